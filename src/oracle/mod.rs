@@ -1,0 +1,1 @@
+//! Operation histories and the built-in checkers.

@@ -1,0 +1,5 @@
+//! Verdicts: taxonomy, decision tree, arm aggregation, session verdict.
+
+pub mod model;
+
+pub use model::*;
