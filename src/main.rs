@@ -1,5 +1,9 @@
-use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
+use clap::{Parser, Subcommand};
+use faultline::{exit, plan};
+
+/// Executes distributed-system test plans for real.
 #[derive(Parser)]
 #[command(name = "faultline", version, about)]
 struct Cli {
@@ -9,15 +13,66 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Internal: the embedded demo system under test.
-    #[command(hide = true)]
-    DemoSut(faultline::demo_sut::Args),
+    /// Load and lint a plan: print its structure and every problem with file:line.
+    ///
+    /// Exits 0 when the plan is runnable, 65 when it is handed back to plan design
+    /// (missing or non-machine-checkable oracle, missing budget tiers, gated claim
+    /// without a filled §7.M block), 66 when the file cannot be read.
+    Lint {
+        /// Path to the markdown test plan.
+        plan: PathBuf,
+        /// Print the parsed structure and problems as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            // Printing clap's own message can only fail if stderr is gone.
+            let _ = err.print();
+            std::process::exit(code);
+        }
+    };
     let code = match cli.command {
-        Command::DemoSut(args) => faultline::demo_sut::run(args),
+        Command::Lint { plan, json } => lint(&plan, json),
     };
     std::process::exit(code);
+}
+
+fn lint(path: &std::path::Path, json: bool) -> i32 {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) => {
+            eprintln!("faultline: cannot read plan {}: {err}", path.display());
+            return exit::UNREADABLE;
+        }
+    };
+    let source = path.display().to_string();
+    let parsed = plan::parse::parse_plan(&source, &text);
+    let problems = plan::lint::lint(&parsed);
+    if json {
+        let value = plan::render::lint_json(&parsed, &problems);
+        match serde_json::to_string_pretty(&value) {
+            Ok(out) => println!("{out}"),
+            Err(err) => {
+                eprintln!("faultline: cannot encode lint result: {err}");
+                return 1;
+            }
+        }
+    } else {
+        print!("{}", plan::render::lint_text(&parsed, &problems));
+    }
+    if plan::lint::hands_back(&problems) {
+        exit::HANDED_BACK
+    } else {
+        exit::OK
+    }
 }
