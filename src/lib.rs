@@ -6,6 +6,7 @@
 //! these seams.
 
 pub mod exit;
+pub mod journal;
 pub mod oracle;
 pub mod plan;
 pub mod verdict;

@@ -1,0 +1,156 @@
+//! The session journal: an append-only, fsync'd JSONL file that is the source of truth
+//! for everything a session did (architecture property 2).
+//!
+//! Each record is written and synced before anyone is told about it, so a session
+//! killed at any point leaves a journal whose every complete line really happened.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Which scenario / arm an event belongs to (both empty for session-wide events).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scope {
+    pub scenario: Option<String>,
+    pub arm: Option<String>,
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// 1-based, strictly increasing within a journal.
+    pub seq: u64,
+    /// UTC wall-clock time, RFC 3339, for people.
+    pub ts: String,
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// Event kind, e.g. `fault-injected`.
+    pub kind: String,
+    /// Event payload.
+    pub data: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path}:{line}: not a journal record: {message}")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("cannot encode journal event `{kind}`: {message}")]
+    Encode { kind: String, message: String },
+}
+
+/// Append handle on a journal file.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    next_seq: u64,
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path` for appending. Existing records
+    /// are kept; numbering continues after the last complete one.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let io_err = |source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let existing = if path.exists() {
+            read(path)?.records
+        } else {
+            Vec::new()
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io_err)?;
+        let next_seq = existing.last().map_or(1, |r| r.seq + 1);
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            next_seq,
+        })
+    }
+
+    /// Appends one event and syncs it to disk before returning its record.
+    pub fn append<T: Serialize>(
+        &mut self,
+        scope: Scope,
+        kind: &str,
+        data: &T,
+    ) -> Result<Record, JournalError> {
+        let data = serde_json::to_value(data).map_err(|e| JournalError::Encode {
+            kind: kind.to_string(),
+            message: e.to_string(),
+        })?;
+        let record = Record {
+            seq: self.next_seq,
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            scope,
+            kind: kind.to_string(),
+            data,
+        };
+        let mut line = serde_json::to_vec(&record).map_err(|e| JournalError::Encode {
+            kind: kind.to_string(),
+            message: e.to_string(),
+        })?;
+        line.push(b'\n');
+        let io_err = |source| JournalError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        // One write call per record keeps concurrent readers from seeing half a line
+        // in the common case; sync_data makes the record survive a crash.
+        self.file.write_all(&line).map_err(io_err)?;
+        self.file.sync_data().map_err(io_err)?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+}
+
+/// What a journal file holds.
+#[derive(Debug, Default)]
+pub struct Contents {
+    pub records: Vec<Record>,
+    /// A final line cut short by a crash mid-write (kept out of `records`).
+    pub torn_tail: Option<String>,
+}
+
+/// Reads every complete record. A torn last line (no newline, not valid JSON) is
+/// reported in `torn_tail`, not treated as corruption; a bad line anywhere else is an
+/// error naming its line number.
+pub fn read(path: &Path) -> Result<Contents, JournalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let ends_with_newline = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut contents = Contents::default();
+    for (index, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(record) => contents.records.push(record),
+            Err(_) if index + 1 == lines.len() && !ends_with_newline => {
+                contents.torn_tail = Some((*line).to_string());
+            }
+            Err(e) => {
+                return Err(JournalError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(contents)
+}

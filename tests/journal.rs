@@ -1,0 +1,95 @@
+//! The journal on real files: append-only, numbered, torn-tail tolerant.
+
+use std::io::Write;
+
+use faultline::journal::{self, Journal, JournalError, Scope};
+
+fn scope(scenario: &str, arm: Option<&str>) -> Scope {
+    Scope {
+        scenario: Some(scenario.to_string()),
+        arm: arm.map(str::to_string),
+    }
+}
+
+#[test]
+fn appends_are_numbered_scoped_and_survive_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    {
+        let mut j = Journal::open(&path).expect("open");
+        let a = j
+            .append(
+                scope("S1", None),
+                "fault-injected",
+                &serde_json::json!({"signal": "SIGKILL"}),
+            )
+            .expect("append");
+        let b = j
+            .append(
+                scope("S5", Some("S5/api")),
+                "fault-healed",
+                &serde_json::json!({}),
+            )
+            .expect("append");
+        assert_eq!((a.seq, b.seq), (1, 2));
+    }
+    let mut j = Journal::open(&path).expect("reopen");
+    let c = j
+        .append(Scope::default(), "session-ended", &"done")
+        .expect("append");
+    assert_eq!(c.seq, 3, "numbering continues after reopen");
+
+    let contents = journal::read(&path).expect("read");
+    assert!(contents.torn_tail.is_none());
+    let kinds: Vec<&str> = contents.records.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["fault-injected", "fault-healed", "session-ended"]);
+    assert_eq!(contents.records[1].scope.arm.as_deref(), Some("S5/api"));
+    assert_eq!(contents.records[0].data["signal"], "SIGKILL");
+}
+
+#[test]
+fn torn_last_line_is_reported_not_fatal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let mut j = Journal::open(&path).expect("open");
+    j.append(scope("S1", None), "step", &1).expect("append");
+    drop(j);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open raw");
+    f.write_all(b"{\"seq\":2,\"ts\":\"2026")
+        .expect("write torn");
+    drop(f);
+
+    let contents = journal::read(&path).expect("read");
+    assert_eq!(contents.records.len(), 1);
+    assert!(
+        contents
+            .torn_tail
+            .as_deref()
+            .is_some_and(|t| t.starts_with("{\"seq\":2"))
+    );
+}
+
+#[test]
+fn corrupt_middle_line_names_its_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let mut j = Journal::open(&path).expect("open");
+    j.append(Scope::default(), "a", &1).expect("append");
+    drop(j);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open raw");
+    f.write_all(b"garbage\n").expect("write");
+    drop(f);
+    let reopened = Journal::open(&path);
+    assert!(
+        matches!(reopened, Err(JournalError::Corrupt { line: 2, .. })),
+        "open must refuse a corrupt journal"
+    );
+    let err = journal::read(&path).expect_err("corrupt");
+    assert!(err.to_string().contains("journal.jsonl:2:"), "{err}");
+}
