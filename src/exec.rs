@@ -1,0 +1,170 @@
+//! Child commands: each in its own process group, output streamed straight to files
+//! under the session's `logs/` (so a slow reader never blocks the child), and every
+//! wait bounded by a deadline.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
+pub const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// Name used for the log files (`<name>.stdout.log`, `<name>.stderr.log`).
+    pub name: String,
+    /// Shell command line, run with `sh -c`.
+    pub command: String,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot create log file {path}: {source}")]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("`{command}` started without a pid")]
+    NoPid { command: String },
+    #[error("waiting for `{command}`: {source}")]
+    Wait {
+        command: String,
+        source: std::io::Error,
+    },
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Exited(i32),
+    Signaled(i32),
+    /// The deadline expired; the whole group was terminated.
+    DeadlineExpired,
+}
+
+/// A started child and its process group.
+pub struct Running {
+    pub name: String,
+    pub command: String,
+    /// Process group id (equal to the leader's pid).
+    pub pgid: i32,
+    pub stdout_log: PathBuf,
+    pub stderr_log: PathBuf,
+    pub started: Instant,
+    child: tokio::process::Child,
+}
+
+fn log_file(path: &Path) -> Result<std::fs::File, ExecError> {
+    std::fs::File::create(path).map_err(|source| ExecError::Log {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Starts `spec` in a new process group with stdout / stderr going to `log_dir`.
+pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
+    let stdout_log = log_dir.join(format!("{}.stdout.log", spec.name));
+    let stderr_log = log_dir.join(format!("{}.stderr.log", spec.name));
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&spec.command)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(log_file(&stdout_log)?)
+        .stderr(log_file(&stderr_log)?)
+        .process_group(0);
+    let child = cmd.spawn().map_err(|source| ExecError::Spawn {
+        command: spec.command.clone(),
+        source,
+    })?;
+    let pid = child.id().ok_or_else(|| ExecError::NoPid {
+        command: spec.command.clone(),
+    })?;
+    let pgid = i32::try_from(pid).map_err(|_| ExecError::NoPid {
+        command: spec.command.clone(),
+    })?;
+    Ok(Running {
+        name: spec.name.clone(),
+        command: spec.command.clone(),
+        pgid,
+        stdout_log,
+        stderr_log,
+        started: Instant::now(),
+        child,
+    })
+}
+
+/// Sends `signal` to every process of group `pgid`. A group that no longer exists is
+/// not an error: there is nothing left to signal.
+pub fn signal_group(pgid: i32, signal: Signal) -> nix::Result<()> {
+    match killpg(Pid::from_raw(pgid), signal) {
+        Err(nix::errno::Errno::ESRCH) => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether any process of group `pgid` is still alive (zombies of reaped leaders aside).
+pub fn group_alive(pgid: i32) -> bool {
+    killpg(Pid::from_raw(pgid), None).is_ok()
+}
+
+impl Running {
+    /// Waits for the child, at most `deadline` from now. On expiry the group gets
+    /// SIGTERM, then SIGKILL after [`TERM_GRACE`], and is reaped.
+    pub async fn wait(&mut self, deadline: Duration) -> Result<Outcome, ExecError> {
+        match tokio::time::timeout(deadline, self.child.wait()).await {
+            Ok(status) => {
+                let status = status.map_err(|source| ExecError::Wait {
+                    command: self.command.clone(),
+                    source,
+                })?;
+                // The leader is gone; anything it left in its group goes with it.
+                let _ = signal_group(self.pgid, Signal::SIGKILL);
+                Ok(outcome_of(status))
+            }
+            Err(_) => {
+                self.terminate().await?;
+                Ok(Outcome::DeadlineExpired)
+            }
+        }
+    }
+
+    /// Ends the whole group: SIGTERM, a grace period, then SIGKILL; reaps the leader.
+    pub async fn terminate(&mut self) -> Result<(), ExecError> {
+        let _ = signal_group(self.pgid, Signal::SIGTERM);
+        if tokio::time::timeout(TERM_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = signal_group(self.pgid, Signal::SIGKILL);
+        }
+        // Members other than the leader may ignore SIGTERM.
+        let _ = signal_group(self.pgid, Signal::SIGKILL);
+        self.child.wait().await.map_err(|source| ExecError::Wait {
+            command: self.command.clone(),
+            source,
+        })?;
+        Ok(())
+    }
+}
+
+fn outcome_of(status: std::process::ExitStatus) -> Outcome {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Outcome::Exited(code),
+        (None, Some(sig)) => Outcome::Signaled(sig),
+        (None, None) => Outcome::Exited(-1),
+    }
+}

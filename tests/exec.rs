@@ -1,0 +1,106 @@
+//! Child processes for real: process groups, logs on disk, deadlines that end the group.
+
+use std::path::Path;
+use std::time::Duration;
+
+use faultline::exec::{self, CommandSpec, Outcome};
+
+fn spec(name: &str, command: &str, cwd: &Path) -> CommandSpec {
+    CommandSpec {
+        name: name.to_string(),
+        command: command.to_string(),
+        cwd: cwd.to_path_buf(),
+        env: vec![("FAULTLINE_TEST_VAR".into(), "seen".into())],
+    }
+}
+
+/// Alive means present in /proc and not a zombie waiting to be reaped by init.
+fn pid_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(") ")
+            .next()
+            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+async fn eventually_dead(pid: i32) -> bool {
+    for _ in 0..50 {
+        if !pid_alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn output_goes_to_files_and_exit_code_is_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut run = exec::spawn(
+        &spec(
+            "w",
+            "echo out-$FAULTLINE_TEST_VAR; echo err >&2; exit 3",
+            dir.path(),
+        ),
+        dir.path(),
+    )
+    .expect("spawn");
+    assert_eq!(
+        run.wait(Duration::from_secs(10)).await.expect("wait"),
+        Outcome::Exited(3)
+    );
+    let out = std::fs::read_to_string(&run.stdout_log).expect("stdout log");
+    let err = std::fs::read_to_string(&run.stderr_log).expect("stderr log");
+    assert_eq!(out, "out-seen\n");
+    assert_eq!(err, "err\n");
+}
+
+#[tokio::test]
+async fn a_child_runs_in_its_own_process_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut run =
+        exec::spawn(&spec("g", "ps -o pgid= -p $$", dir.path()), dir.path()).expect("spawn");
+    run.wait(Duration::from_secs(10)).await.expect("wait");
+    let pgid: i32 = std::fs::read_to_string(&run.stdout_log)
+        .expect("log")
+        .trim()
+        .parse()
+        .expect("pgid printed");
+    assert_eq!(pgid, run.pgid);
+    assert_ne!(
+        pgid,
+        nix::unistd::getpgrp().as_raw(),
+        "child shares the test's group"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_deadline_ends_the_whole_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let command = "sleep 30 & echo $! > bg.pid; trap '' TERM; sleep 30";
+    let mut run = exec::spawn(&spec("slow", command, dir.path()), dir.path()).expect("spawn");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let bg: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
+        .expect("bg pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(pid_alive(bg));
+    let outcome = run.wait(Duration::from_millis(300)).await.expect("wait");
+    assert_eq!(outcome, Outcome::DeadlineExpired);
+    assert!(
+        eventually_dead(bg).await,
+        "background member {bg} outlived the group"
+    );
+    assert!(!pid_alive(run.pgid), "leader outlived its deadline");
+}
+
+#[tokio::test]
+async fn signalling_a_vanished_group_is_not_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut run = exec::spawn(&spec("q", "true", dir.path()), dir.path()).expect("spawn");
+    run.wait(Duration::from_secs(5)).await.expect("wait");
+    assert!(exec::signal_group(run.pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
+}
