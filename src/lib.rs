@@ -10,4 +10,5 @@ pub mod exit;
 pub mod journal;
 pub mod oracle;
 pub mod plan;
+pub mod session;
 pub mod verdict;

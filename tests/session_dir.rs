@@ -1,0 +1,58 @@
+//! Session directory layout and SUT revision on real files and a real git repository.
+
+use std::process::Command;
+
+use chrono::TimeZone;
+use faultline::session;
+
+#[test]
+fn layout_follows_policy_and_never_reuses_a_directory() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let now = chrono::Utc
+        .with_ymd_and_hms(2026, 12, 1, 2, 3, 4)
+        .single()
+        .expect("valid time");
+    let a = session::create(root.path(), "demo-kv", now).expect("create");
+    let b = session::create(root.path(), "demo-kv", now).expect("create again");
+    assert_eq!(a.path, root.path().join("demo-kv/20261201T020304Z"));
+    assert_eq!(b.path, root.path().join("demo-kv/20261201T020304Z-2"));
+    for sub in session::SUBDIRS {
+        assert!(a.path.join(sub).is_dir(), "{sub} missing");
+    }
+    assert_eq!(a.findings_file("S5/api"), a.path.join("findings/S5-api.md"));
+}
+
+#[test]
+fn slugs_cannot_escape_the_root() {
+    assert_eq!(session::safe_slug("../../etc"), "etc");
+    assert_eq!(session::safe_slug("a b/c"), "a-b-c");
+    assert_eq!(session::safe_slug("///"), "plan");
+}
+
+#[test]
+fn revision_reports_commit_and_dirty_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    assert!(session::sut_revision(dir.path()).is_none());
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("f"), "1").expect("write");
+    git(&["add", "f"]);
+    git(&["commit", "-qm", "one"]);
+    let clean = session::sut_revision(dir.path()).expect("revision");
+    assert_eq!(clean.commit.len(), 40);
+    assert!(!clean.dirty);
+    std::fs::write(dir.path().join("f"), "2").expect("write");
+    let dirty = session::sut_revision(dir.path()).expect("revision");
+    assert_eq!(dirty.commit, clean.commit);
+    assert!(dirty.dirty);
+}
