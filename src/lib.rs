@@ -8,6 +8,7 @@
 pub mod exec;
 pub mod exit;
 pub mod journal;
+pub mod nemesis;
 pub mod oracle;
 pub mod plan;
 pub mod session;

@@ -1,0 +1,217 @@
+//! The `process` nemesis: SIGKILL, SIGTERM (then SIGKILL after a grace period), and
+//! SIGSTOP … SIGCONT, aimed by pid or pidfile. Its injector-side evidence is the
+//! victim's state as `/proc` shows it, never the fact that `kill(2)` returned 0.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// Who receives the signal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Pid(i32),
+    Pidfile(PathBuf),
+}
+
+/// What is done to the victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Kill,
+    /// SIGTERM; healing escalates to SIGKILL if the victim outlives `grace`.
+    Term {
+        grace: Duration,
+    },
+    /// SIGSTOP; healing sends SIGCONT.
+    Pause,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessFaultError {
+    #[error("pidfile {path}: {message}")]
+    Pidfile { path: PathBuf, message: String },
+    #[error("pid {pid}: no such process to aim at")]
+    NoVictim { pid: i32 },
+    #[error("signal {signal} to pid {pid}: {errno}")]
+    Signal {
+        pid: i32,
+        signal: Signal,
+        errno: nix::errno::Errno,
+    },
+}
+
+/// What `/proc` says about the victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcState {
+    Running,
+    Stopped,
+    /// Exited and not yet reaped.
+    Zombie,
+    Gone,
+}
+
+/// Reads the state letter of `/proc/<pid>/stat`.
+pub fn proc_state(pid: i32) -> ProcState {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return ProcState::Gone;
+    };
+    // The command name is parenthesised and may itself hold spaces or parentheses.
+    match stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next())
+    {
+        Some('T' | 't') => ProcState::Stopped,
+        Some('Z' | 'X') => ProcState::Zombie,
+        Some(_) => ProcState::Running,
+        None => ProcState::Gone,
+    }
+}
+
+fn read_pidfile(path: &Path) -> Result<i32, ProcessFaultError> {
+    let err = |message: String| ProcessFaultError::Pidfile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let first = text.lines().next().unwrap_or("").trim();
+    first
+        .parse::<i32>()
+        .ok()
+        .filter(|pid| *pid > 0)
+        .ok_or_else(|| err(format!("line 1: expected a positive pid, found {first:?}")))
+}
+
+impl Target {
+    pub fn resolve(&self) -> Result<i32, ProcessFaultError> {
+        let pid = match self {
+            Target::Pid(pid) => *pid,
+            Target::Pidfile(path) => read_pidfile(path)?,
+        };
+        match proc_state(pid) {
+            ProcState::Gone | ProcState::Zombie => Err(ProcessFaultError::NoVictim { pid }),
+            _ => Ok(pid),
+        }
+    }
+}
+
+fn send(pid: i32, signal: Signal) -> Result<(), ProcessFaultError> {
+    kill(Pid::from_raw(pid), signal).map_err(|errno| ProcessFaultError::Signal {
+        pid,
+        signal,
+        errno,
+    })
+}
+
+/// An injected process fault. Dropping it unhealed heals it.
+#[derive(Debug)]
+pub struct Injected {
+    pub pid: i32,
+    pub action: Action,
+    healed: bool,
+}
+
+/// Aims `action` at `target` and fires it.
+pub fn inject(target: &Target, action: Action) -> Result<Injected, ProcessFaultError> {
+    let pid = target.resolve()?;
+    let signal = match action {
+        Action::Kill => Signal::SIGKILL,
+        Action::Term { .. } => Signal::SIGTERM,
+        Action::Pause => Signal::SIGSTOP,
+    };
+    send(pid, signal)?;
+    Ok(Injected {
+        pid,
+        action,
+        healed: false,
+    })
+}
+
+/// Injector-side landing evidence: did the victim reach the state the action implies?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    pub landed: bool,
+    pub state: ProcState,
+    pub detail: String,
+}
+
+impl Injected {
+    /// Looks at the victim now.
+    pub fn observe(&self) -> Observation {
+        let state = proc_state(self.pid);
+        let landed = match self.action {
+            Action::Pause => state == ProcState::Stopped,
+            Action::Kill | Action::Term { .. } => {
+                matches!(state, ProcState::Gone | ProcState::Zombie)
+            }
+        };
+        Observation {
+            landed,
+            state,
+            detail: format!("pid {} is {:?} in /proc", self.pid, state),
+        }
+    }
+
+    /// Polls [`Injected::observe`] until it reports landing or `within` passes.
+    pub async fn await_landing(&self, within: Duration) -> Observation {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let seen = self.observe();
+            if seen.landed || tokio::time::Instant::now() >= deadline {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Reverses what can be reversed: SIGCONT a paused victim; SIGKILL a victim that
+    /// outlived its SIGTERM grace. A killed process is restarted by the cluster, not here.
+    pub async fn heal(mut self) -> Result<String, ProcessFaultError> {
+        let outcome = self.heal_now().await;
+        self.healed = true;
+        outcome
+    }
+
+    async fn heal_now(&self) -> Result<String, ProcessFaultError> {
+        match self.action {
+            Action::Pause => match proc_state(self.pid) {
+                ProcState::Gone | ProcState::Zombie => {
+                    Ok(format!("pid {} exited while paused", self.pid))
+                }
+                _ => {
+                    send(self.pid, Signal::SIGCONT)?;
+                    Ok(format!("SIGCONT sent to pid {}", self.pid))
+                }
+            },
+            Action::Term { grace } => {
+                let seen = self.await_landing(grace).await;
+                if seen.landed {
+                    Ok(format!("pid {} exited after SIGTERM", self.pid))
+                } else {
+                    send(self.pid, Signal::SIGKILL)?;
+                    Ok(format!(
+                        "pid {} outlived SIGTERM by {grace:?}: SIGKILL sent",
+                        self.pid
+                    ))
+                }
+            }
+            Action::Kill => Ok(format!("nothing to undo for SIGKILL of pid {}", self.pid)),
+        }
+    }
+}
+
+impl Drop for Injected {
+    fn drop(&mut self) {
+        // Last line of defence: never leave a victim stopped or a SIGTERM half done.
+        if !self.healed {
+            let signal = match self.action {
+                Action::Pause => Some(Signal::SIGCONT),
+                Action::Term { .. } => Some(Signal::SIGKILL),
+                Action::Kill => None,
+            };
+            if let Some(signal) = signal {
+                let _ = kill(Pid::from_raw(self.pid), signal);
+            }
+        }
+    }
+}
