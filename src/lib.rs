@@ -11,5 +11,6 @@ pub mod journal;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;
+pub mod sanitize;
 pub mod session;
 pub mod verdict;
