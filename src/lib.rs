@@ -11,6 +11,7 @@ pub mod journal;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;
+pub mod runspec;
 pub mod sanitize;
 pub mod session;
 pub mod verdict;

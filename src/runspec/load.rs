@@ -1,0 +1,181 @@
+//! Loading run specs from a plan's fenced `faultline` blocks and its sidecar
+//! `<plan>.run.yaml`, with every error naming file, line, column and field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_saphyr::{Location, Spanned};
+
+use super::model::{Binding, RunSpecFile};
+use crate::plan::Plan;
+
+/// A run-spec problem located in its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: run spec{}: {message}", field.as_ref().map(|f| format!(" field `{f}`")).unwrap_or_default())]
+pub struct SpecError {
+    pub file: String,
+    pub line: u64,
+    pub column: u64,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+/// Where a binding came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub file: String,
+    pub line: u64,
+}
+
+/// Every scenario / arm binding of a plan, by id (`S1`, `S5/api`).
+#[derive(Debug, Default)]
+pub struct RunSpec {
+    pub vars: BTreeMap<String, String>,
+    pub bindings: BTreeMap<String, (Binding, Origin)>,
+}
+
+/// `plan.md` → `plan.run.yaml` beside it.
+pub fn sidecar_path(plan_path: &Path) -> PathBuf {
+    plan_path.with_extension("run.yaml")
+}
+
+fn yaml_error(file: &str, line_offset: u64, err: &serde_saphyr::Error) -> SpecError {
+    let location = err.location().unwrap_or(Location::UNKNOWN);
+    let rendered = err.without_snippet().to_string();
+    let first_line = rendered.lines().next().unwrap_or_default();
+    // The location is reported in our own `file:line:col` prefix, not twice.
+    let message = first_line
+        .rfind(" at line ")
+        .map_or(first_line, |at| &first_line[..at])
+        .to_string();
+    // serde names the offending field inside backticks ("unknown field `x`").
+    let field = message
+        .split('`')
+        .nth(1)
+        .filter(|f| !f.contains(' '))
+        .map(str::to_string);
+    SpecError {
+        file: file.to_string(),
+        line: location.line() + line_offset,
+        column: location.column(),
+        field,
+        message,
+    }
+}
+
+fn check_binding(
+    id: &str,
+    binding: &Binding,
+    file: &str,
+    line_offset: u64,
+    errors: &mut Vec<SpecError>,
+) {
+    for fault in &binding.faults {
+        let kinds =
+            usize::from(fault.value.process.is_some()) + usize::from(fault.value.command.is_some());
+        if kinds != 1 {
+            errors.push(SpecError {
+                file: file.to_string(),
+                line: fault.referenced.line() + line_offset,
+                column: fault.referenced.column(),
+                field: Some("process|command".into()),
+                message: format!(
+                    "fault `{}` of {id} needs exactly one of `process` or `command`",
+                    fault.value.id
+                ),
+            });
+        }
+    }
+    for (arm, inner) in &binding.arms {
+        check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);
+    }
+}
+
+fn insert(
+    spec: &mut RunSpec,
+    id: String,
+    binding: Binding,
+    origin: Origin,
+    errors: &mut Vec<SpecError>,
+) {
+    if let Some((_, first)) = spec.bindings.get(&id) {
+        errors.push(SpecError {
+            file: origin.file.clone(),
+            line: origin.line,
+            column: 1,
+            field: Some(id.clone()),
+            message: format!(
+                "{id} is bound twice: here and at {}:{}; keep one",
+                first.file, first.line
+            ),
+        });
+        return;
+    }
+    spec.bindings.insert(id, (binding, origin));
+}
+
+/// Collects the plan's embedded blocks and the sidecar text (if any) into one spec.
+pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<SpecError>> {
+    let mut spec = RunSpec::default();
+    let mut errors = Vec::new();
+    for block in &plan.embedded_run_specs {
+        // The fence's first YAML line is `block.line`; YAML lines count from 1.
+        let offset = u64::try_from(block.line).unwrap_or(0).saturating_sub(1);
+        match serde_saphyr::from_str::<Spanned<Binding>>(&block.yaml) {
+            Ok(binding) => {
+                check_binding(
+                    &block.scenario_id,
+                    &binding.value,
+                    &plan.source,
+                    offset,
+                    &mut errors,
+                );
+                let origin = Origin {
+                    file: plan.source.clone(),
+                    line: u64::try_from(block.line).unwrap_or(0),
+                };
+                insert(
+                    &mut spec,
+                    block.scenario_id.clone(),
+                    binding.value,
+                    origin,
+                    &mut errors,
+                );
+            }
+            Err(err) => errors.push(yaml_error(&plan.source, offset, &err)),
+        }
+    }
+    if let Some((file, text)) = sidecar {
+        match serde_saphyr::from_str::<RunSpecFile>(text) {
+            Ok(parsed) => {
+                if parsed.version != 1 {
+                    errors.push(SpecError {
+                        file: file.to_string(),
+                        line: 1,
+                        column: 1,
+                        field: Some("version".into()),
+                        message: format!(
+                            "version {} is not supported (expected 1)",
+                            parsed.version
+                        ),
+                    });
+                }
+                spec.vars = parsed.vars;
+                for (id, binding) in parsed.scenarios {
+                    check_binding(&id, &binding.value, file, 0, &mut errors);
+                    let origin = Origin {
+                        file: file.to_string(),
+                        line: binding.referenced.line(),
+                    };
+                    insert(&mut spec, id, binding.value, origin, &mut errors);
+                }
+            }
+            Err(err) => errors.push(yaml_error(file, 0, &err)),
+        }
+    }
+    if errors.is_empty() {
+        Ok(spec)
+    } else {
+        Err(errors)
+    }
+}

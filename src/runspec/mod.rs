@@ -1,0 +1,9 @@
+//! The YAML run spec that binds plan scenarios and arms to commands, faults, landing
+//! probes, quiesce conditions, histories, checkers and budget tiers as numbers.
+
+pub mod duration;
+pub mod load;
+pub mod model;
+
+pub use load::{RunSpec, SpecError, load, sidecar_path};
+pub use model::*;

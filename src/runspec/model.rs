@@ -1,0 +1,212 @@
+//! The run spec: how each scenario / arm of a plan is executed (the plan says what).
+//! See `references/run-spec.md` for the format in prose.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use super::duration::Dur;
+
+/// A sidecar file `<plan>.run.yaml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpecFile {
+    pub version: u32,
+    /// Values substituted for `${name}` in commands.
+    #[serde(default)]
+    pub vars: BTreeMap<String, String>,
+    pub scenarios: BTreeMap<String, Spanned<Binding>>,
+}
+
+/// How one scenario (or arm) runs.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Binding {
+    #[serde(default)]
+    pub cluster: Option<Cluster>,
+    /// Checks that must pass before the workload starts (observability live, baseline
+    /// captured, fault plane responsive …).
+    #[serde(default)]
+    pub preconditions: Vec<Check>,
+    pub workload: Option<Step>,
+    #[serde(default)]
+    pub faults: Vec<Spanned<FaultStep>>,
+    #[serde(default)]
+    pub quiesce: Option<Quiesce>,
+    #[serde(default)]
+    pub history: Option<HistorySpec>,
+    #[serde(default)]
+    pub checker: Option<CheckerSpec>,
+    #[serde(default)]
+    pub tiers: BTreeMap<crate::verdict::Tier, TierBudget>,
+    /// Per-surface arms, keyed by the arm's suffix (`api` for `S5/api`).
+    #[serde(default)]
+    pub arms: BTreeMap<String, Binding>,
+    /// Audit items faultline cannot measure, vouched for by the spec's author.
+    #[serde(default)]
+    pub declare: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    #[serde(default)]
+    pub services: Vec<Service>,
+    /// Cluster up and healthy: retried until it exits 0 or its deadline expires.
+    pub health: Option<Step>,
+}
+
+/// A long-running process faultline starts, owns (by process group) and stops.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    pub name: String,
+    pub run: String,
+}
+
+/// A command with its deadline; long ones declare an expected duration and a status
+/// command that is pulled periodically.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub run: String,
+    pub deadline: Option<Dur>,
+    pub expected_duration: Option<Dur>,
+    pub status: Option<String>,
+    pub status_every: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub name: String,
+    pub run: String,
+    pub deadline: Option<Dur>,
+}
+
+/// One nemesis step of the fault schedule: exactly one of `process` / `command`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultStep {
+    pub id: String,
+    /// Start this long after the workload starts.
+    pub after: Dur,
+    /// How long the fault stays before it is healed.
+    pub duration: Option<Dur>,
+    pub process: Option<ProcessFaultSpec>,
+    pub command: Option<CommandFaultSpec>,
+    /// Declared landing signals; each must be observed inside the fault window.
+    #[serde(default)]
+    pub landing: Vec<LandingSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum SignalName {
+    #[serde(rename = "SIGKILL")]
+    Kill,
+    #[serde(rename = "SIGTERM")]
+    Term,
+    #[serde(rename = "SIGSTOP")]
+    Stop,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessFaultSpec {
+    pub signal: SignalName,
+    pub target: TargetSpec,
+    /// SIGTERM only: time before SIGKILL.
+    pub grace: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum TargetSpec {
+    Service(String),
+    Pid(i32),
+    Pidfile(String),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandFaultSpec {
+    pub inject: String,
+    pub heal: String,
+}
+
+/// Which side of the fault a signal comes from (policy §8 wants one of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Injector,
+    Victim,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LandingSpec {
+    pub side: Side,
+    /// A pattern appearing in a service's log (or any file) inside the window.
+    pub log: Option<LogSignal>,
+    /// How long to wait for the signal after injection.
+    pub within: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSignal {
+    pub service: Option<String>,
+    pub file: Option<String>,
+    pub pattern: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quiesce {
+    /// Exits 0 once the system is quiet (no in-flight work, replicas converged).
+    pub run: String,
+    pub timeout: Dur,
+    pub interval: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryFormat {
+    Jsonl,
+    Edn,
+    Porcupine,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySpec {
+    pub path: String,
+    pub format: HistoryFormat,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckerSpec {
+    /// A built-in checker name, e.g. `no-lost-ack`.
+    pub builtin: Option<String>,
+    /// An external command printing the checker JSON result on its last line.
+    pub external: Option<String>,
+    /// Command writing the final-state dump the checker compares against.
+    pub final_state: Option<String>,
+}
+
+/// A budget tier as numbers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierBudget {
+    pub duration: Dur,
+    #[serde(default = "one")]
+    pub seeds: u32,
+    #[serde(default)]
+    pub faults: u32,
+}
+
+fn one() -> u32 {
+    1
+}

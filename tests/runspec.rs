@@ -1,0 +1,143 @@
+//! Run-spec loading: a complete spec, and errors that name file, line, column and field.
+
+use std::time::Duration;
+
+use faultline::plan::{EmbeddedRunSpec, Plan};
+use faultline::runspec::{self, TargetSpec};
+use faultline::verdict::Tier;
+
+const SIDECAR: &str = "\
+version: 1
+vars:
+  rate: \"50\"
+scenarios:
+  D2:
+    cluster:
+      services:
+        - name: n1
+          run: demo node n1
+      health:
+        run: demo health
+        deadline: 10s
+    preconditions:
+      - name: fault plane responsive
+        run: kill -0 $$
+    workload:
+      run: demo client --seed ${seed}
+      deadline: 60s
+      expected_duration: 4s
+    faults:
+      - id: pause-n3
+        after: 1s
+        duration: 1500ms
+        process:
+          signal: SIGSTOP
+          target:
+            service: n3
+        landing:
+          - side: victim
+            log:
+              service: n1
+              pattern: replication to n3 timed out
+            within: 2s
+    quiesce:
+      run: demo quiet
+      timeout: 20s
+    history:
+      path: history.jsonl
+      format: jsonl
+    checker:
+      builtin: no-lost-ack
+      final_state: demo dump
+    tiers:
+      smoke: { duration: 3s }
+      hardening: { duration: 4s, seeds: 3, faults: 1 }
+";
+
+fn plan_with_block(line: usize, yaml: &str) -> Plan {
+    Plan {
+        source: "plan.md".into(),
+        embedded_run_specs: vec![EmbeddedRunSpec {
+            scenario_id: "D2".into(),
+            line,
+            yaml: yaml.into(),
+        }],
+        ..Plan::default()
+    }
+}
+
+#[test]
+fn a_complete_sidecar_loads() {
+    let spec =
+        runspec::load(&Plan::default(), Some(("plan.run.yaml", SIDECAR))).expect("valid spec");
+    let (binding, origin) = &spec.bindings["D2"];
+    assert_eq!(origin.file, "plan.run.yaml");
+    assert_eq!(spec.vars["rate"], "50");
+    let fault = &binding.faults[0].value;
+    assert_eq!(fault.after.0, Duration::from_secs(1));
+    assert_eq!(
+        fault.duration.map(|d| d.0),
+        Some(Duration::from_millis(1500))
+    );
+    let process = fault.process.as_ref().expect("process fault");
+    assert!(matches!(&process.target, TargetSpec::Service(s) if s == "n3"));
+    assert_eq!(binding.tiers[&Tier::Hardening].seeds, 3);
+    assert_eq!(binding.tiers[&Tier::Smoke].seeds, 1, "seeds default to one");
+    assert_eq!(binding.faults[0].referenced.line(), 21);
+}
+
+#[test]
+fn an_unknown_field_is_named_with_its_location() {
+    let bad = SIDECAR.replace("    workload:", "    wrkload:");
+    let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &bad))).expect_err("typo");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.run.yaml:16:5:"), "{text}");
+    assert_eq!(errors[0].field.as_deref(), Some("wrkload"), "{text}");
+    assert!(!text.contains("at line"), "location said twice: {text}");
+}
+
+#[test]
+fn a_bad_duration_is_located() {
+    let bad = SIDECAR.replace("duration: 1500ms", "duration: 1500 parsecs");
+    let errors =
+        runspec::load(&Plan::default(), Some(("plan.run.yaml", &bad))).expect_err("bad duration");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.run.yaml:23:"), "{text}");
+    assert!(text.contains("parsecs"), "{text}");
+}
+
+#[test]
+fn a_fault_needs_exactly_one_mechanism() {
+    let bad = SIDECAR.replace(
+        "        process:\n          signal: SIGSTOP\n          target:\n            service: n3\n",
+        "",
+    );
+    let errors =
+        runspec::load(&Plan::default(), Some(("plan.run.yaml", &bad))).expect_err("no mechanism");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.run.yaml:21:"), "{text}");
+    assert!(text.contains("pause-n3"), "{text}");
+}
+
+#[test]
+fn embedded_errors_count_lines_from_the_plan() {
+    let plan = plan_with_block(40, "workload:\n  run: x\n  deadline: soon\n");
+    let errors = runspec::load(&plan, None).expect_err("bad deadline");
+    assert!(
+        errors[0].to_string().starts_with("plan.md:42:"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[test]
+fn a_scenario_bound_in_both_places_is_an_error_naming_both() {
+    let plan = plan_with_block(40, "workload:\n  run: x\n");
+    let errors =
+        runspec::load(&plan, Some(("plan.run.yaml", SIDECAR))).expect_err("double binding");
+    let text = errors[0].to_string();
+    assert!(
+        text.starts_with("plan.run.yaml:6:") && text.contains("plan.md:40"),
+        "{text}"
+    );
+}
