@@ -4,3 +4,21 @@
 pub mod command;
 pub mod landing;
 pub mod process;
+
+/// The nemesis kinds a run spec can name (`references/nemesis.md` documents each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Process,
+    Command,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 2] = [Kind::Process, Kind::Command];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Process => "process",
+            Kind::Command => "command",
+        }
+    }
+}

@@ -101,6 +101,17 @@ pub struct FaultStep {
     pub landing: Vec<LandingSpec>,
 }
 
+impl FaultStep {
+    /// The one nemesis kind this step names; `None` when it names none or several.
+    pub fn kind(&self) -> Option<crate::nemesis::Kind> {
+        match (&self.process, &self.command) {
+            (Some(_), None) => Some(crate::nemesis::Kind::Process),
+            (None, Some(_)) => Some(crate::nemesis::Kind::Command),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 pub enum SignalName {
     #[serde(rename = "SIGKILL")]
