@@ -15,3 +15,6 @@ pub mod runspec;
 pub mod sanitize;
 pub mod session;
 pub mod verdict;
+
+#[path = "../examples/demo/sut/mod.rs"]
+pub mod demo_sut;

@@ -25,6 +25,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Internal: the embedded demo system under test.
+    #[command(hide = true)]
+    DemoSut(faultline::demo_sut::Args),
 }
 
 fn main() {
@@ -43,6 +46,7 @@ fn main() {
     };
     let code = match cli.command {
         Command::Lint { plan, json } => lint(&plan, json),
+        Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);
 }

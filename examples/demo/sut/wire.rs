@@ -1,0 +1,63 @@
+//! The store's line protocol: one JSON request per line, one JSON reply per line.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    Put { key: String, value: String },
+    Replicate { key: String, value: String },
+    Ping,
+    Dump,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Reply {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// Sends one request and reads its reply, each bounded by `timeout`.
+pub fn call(addr: SocketAddr, request: &Request, timeout: Duration) -> std::io::Result<Reply> {
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let mut line = serde_json::to_vec(request)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    let mut reply = String::new();
+    BufReader::new(stream).read_line(&mut reply)?;
+    serde_json::from_str(&reply).map_err(std::io::Error::other)
+}
+
+pub fn wait_ready(targets: &[SocketAddr], timeout: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    for target in targets {
+        loop {
+            match call(*target, &Request::Ping, Duration::from_millis(200)) {
+                Ok(reply) if reply.ok => break,
+                _ if start.elapsed() >= timeout => {
+                    return Err(format!("{target} not ready after {timeout:?}"));
+                }
+                _ => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn dump(target: SocketAddr, out: &Path) -> Result<(), String> {
+    let reply = call(target, &Request::Dump, Duration::from_secs(2))
+        .map_err(|e| format!("dump from {target}: {e}"))?;
+    let state = reply.state.unwrap_or_default();
+    let text = serde_json::to_string(&state).map_err(|e| e.to_string())?;
+    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))
+}
