@@ -27,7 +27,7 @@ static SEVEN_M_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:§|Sec\.?\s*)\s*7
 static SEVEN_M_NA_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^(?:(?:§|sec\.?\s*)\s*7\.m\s*:?\s*)?not applicable"));
 /// `H1. rest` at the start of a hypothesis item.
-static HYP_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(H\d+)\.?\s*(.*)$"));
+static HYP_RE: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)^\s*(H\d+)\.?\s*(.*)$"));
 /// An arm id at the start of a §7.M.S item, e.g. `` `S5/api` — … ``.
 static ARM_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"^\s*`?([A-Za-z]+\d+/[A-Za-z0-9_.-]+)`?\s*(?:—|–|-|:)?\s*(?s)(.*)$"));
