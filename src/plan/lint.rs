@@ -1,0 +1,341 @@
+//! Plan lint (method §8 "Plan intake"): finds what makes a plan unrunnable
+//! (hand-back problems) and what is merely suspicious (warnings).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use super::model::*;
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// The plan is not run; it goes back to plan design.
+    HandBack,
+    /// Reported, but the plan may still run.
+    Warning,
+}
+
+/// One lint finding, pointing at a line of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// 1-based line: the scenario heading or the offending field.
+    pub line: usize,
+    /// Scenario id, if the problem belongs to a scenario.
+    pub scenario: Option<String>,
+    /// Field name as the plan template spells it, e.g. `Oracle`, `§7.M`.
+    pub field: String,
+    pub message: String,
+    pub severity: Severity,
+}
+
+/// Phrases whose oracle rests on reading logs, dashboards or eyes.
+static WEAK_ORACLE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r"\blogs?\s+(?:look|looks|seem|seems|appear|appears|are|is|stay|stays)\s+(?:fine|ok|okay|good|clean|normal|healthy|quiet)",
+        r"\bno\s+(?:errors?|exceptions?|warnings?|problems?|issues?)\b",
+        r"\b(?:look|looks|looking|seem|seems|appear|appears)\s+(?:healthy|fine|good|ok|okay|normal|correct|right|stable)",
+        r"\bvisual(?:ly)?\b",
+        r"\bdashboards?\b",
+        r"\bgrafana\s+(?:stays?|looks?|is|remains?)\b",
+        r"\bmanual(?:ly)?\s+(?:check|checks|checking|inspection|inspect|verification|verify|review|confirm)",
+        r"\beyeball",
+        r"\bby\s+eye\b",
+        r"\bhuman\s+(?:review|judg(?:e)?ment|inspection)",
+        r"\b(?:check|inspect|read|review|scan|tail)(?:s|ing)?\s+(?:the\s+)?(?:logs?|dashboards?)\b",
+        r"\bworks?\s+(?:fine|as expected|correctly)\b",
+        r"\bnothing\s+(?:bad|unusual|weird|odd)\b",
+        r"\beverything\s+(?:is\s+|looks\s+|stays\s+)?(?:fine|ok|okay|green|healthy)\b",
+    ]
+    .iter()
+    .map(|p| {
+        Regex::new(&format!("(?i){p}")).unwrap_or_else(|e| panic!("static regex {p}: {e}"))
+    })
+    .collect()
+});
+
+/// Splits an oracle into clauses: bullets, sentences, `;`, ` and `, ` but `, `, `.
+static CLAUSE_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\n|\.\s+|\.$|;|,\s+|\s+and\s+|\s+but\s+")
+        .unwrap_or_else(|e| panic!("static regex: {e}"))
+});
+
+fn is_weak_clause(clause: &str) -> bool {
+    WEAK_ORACLE.iter().any(|r| r.is_match(clause))
+}
+
+/// Clauses of an oracle with at least two words, bullets and labels stripped.
+fn clauses(text: &str) -> Vec<&str> {
+    CLAUSE_SPLIT
+        .split(text)
+        .map(|c| c.trim().trim_start_matches(['-', '*', '•']).trim())
+        .filter(|c| c.split_whitespace().count() >= 2)
+        .collect()
+}
+
+/// True when the text is empty or a placeholder such as `TBD` or `-`.
+fn is_placeholder(text: &str) -> bool {
+    let t = text
+        .trim()
+        .trim_matches(|c: char| c == '.' || c == '*' || c == '`')
+        .to_lowercase();
+    matches!(
+        t.as_str(),
+        "" | "tbd" | "-" | "—" | "–" | "todo" | "?" | "n/a" | "none"
+    )
+}
+
+/// Kebab-case name of a category, as in the plan template.
+pub fn category_name(c: Category) -> &'static str {
+    match c {
+        Category::Safety => "safety",
+        Category::Liveness => "liveness",
+        Category::Durability => "durability",
+        Category::PerformanceSlo => "performance-SLO",
+        Category::Operational => "operational",
+        Category::Idempotency => "idempotency",
+        Category::Isolation => "isolation",
+        Category::Ordering => "ordering",
+        Category::Membership => "membership",
+        Category::Boundary => "boundary",
+        Category::Fairness => "fairness",
+    }
+}
+
+/// First falsified claim of `s` in a gated category, with that category.
+pub fn gated_claim<'p>(plan: &'p Plan, s: &Scenario) -> Option<(&'p Claim, Category)> {
+    s.falsifies.iter().find_map(|id| {
+        let claim = plan.claims.iter().find(|c| &c.id == id)?;
+        let cat = claim.categories.iter().copied().find(|c| c.is_gated())?;
+        Some((claim, cat))
+    })
+}
+
+/// Lint a parsed plan. Problems come in plan order: claims, then scenarios.
+pub fn lint(plan: &Plan) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for claim in &plan.claims {
+        if !claim.unknown_categories.is_empty() {
+            out.push(Problem {
+                line: claim.line,
+                scenario: None,
+                field: "Category".into(),
+                message: format!(
+                    "claim {} has unknown category word(s) {} (kept, treated as not gated)",
+                    claim.id,
+                    claim.unknown_categories.join(", ")
+                ),
+                severity: Severity::Warning,
+            });
+        }
+    }
+    for h in &plan.hypotheses {
+        for id in h.could_falsify.iter().filter(|id| !has_claim(plan, id)) {
+            out.push(warn(
+                h.line,
+                None,
+                "Could falsify",
+                format!(
+                    "hypothesis {} references claim {id}, which is not in §1b",
+                    h.id
+                ),
+            ));
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for s in &plan.scenarios {
+        if seen.contains(&s.id.as_str()) {
+            out.push(warn(
+                s.line,
+                Some(s),
+                "Scenario",
+                format!("duplicate scenario id {}", s.id),
+            ));
+        }
+        seen.push(&s.id);
+        lint_scenario(plan, s, &mut out);
+    }
+    out
+}
+
+fn has_claim(plan: &Plan, id: &str) -> bool {
+    plan.claims.iter().any(|c| c.id == id)
+}
+
+fn problem(
+    line: usize,
+    s: Option<&Scenario>,
+    field: &str,
+    message: String,
+    sev: Severity,
+) -> Problem {
+    Problem {
+        line,
+        scenario: s.map(|s| s.id.clone()),
+        field: field.to_string(),
+        message,
+        severity: sev,
+    }
+}
+
+fn hand_back(line: usize, s: Option<&Scenario>, field: &str, message: String) -> Problem {
+    problem(line, s, field, message, Severity::HandBack)
+}
+
+fn warn(line: usize, s: Option<&Scenario>, field: &str, message: String) -> Problem {
+    problem(line, s, field, message, Severity::Warning)
+}
+
+fn lint_scenario(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
+    let id = &s.id;
+    if let Some(raw) = &s.falsifies_raw {
+        for c in s.falsifies.iter().filter(|c| !has_claim(plan, c)) {
+            out.push(warn(
+                raw.line,
+                Some(s),
+                "Falsifies if it FAILs",
+                format!("{id} references claim {c}, which is not in §1b"),
+            ));
+        }
+    }
+    lint_oracle(s, out);
+    lint_tiers(s, out);
+    lint_seven_m(plan, s, out);
+}
+
+fn lint_oracle(s: &Scenario, out: &mut Vec<Problem>) {
+    let id = &s.id;
+    let Some(oracle) = s.oracle.as_ref().filter(|o| !is_placeholder(&o.text)) else {
+        let line = s.oracle.as_ref().map_or(s.line, |o| o.line);
+        out.push(hand_back(
+            line,
+            Some(s),
+            "Oracle",
+            format!("{id} has no Oracle: a scenario needs a machine-checkable PASS/FAIL condition"),
+        ));
+        return;
+    };
+    let cl = clauses(&oracle.text);
+    let weak: Vec<&str> = cl.iter().copied().filter(|c| is_weak_clause(c)).collect();
+    if cl.is_empty() || weak.len() == cl.len() {
+        out.push(hand_back(oracle.line, Some(s), "Oracle", format!(
+            "{id} Oracle is not machine-checkable (rests on reading logs, dashboards or eyes: \"{}\"); counts as missing",
+            oracle.text.trim()
+        )));
+    } else if !weak.is_empty() {
+        out.push(warn(oracle.line, Some(s), "Oracle", format!(
+            "{id} Oracle has a clause that is not machine-checkable (\"{}\"); only the measurable clauses will be judged",
+            weak.join("\"; \"")
+        )));
+    }
+}
+
+fn lint_tiers(s: &Scenario, out: &mut Vec<Problem>) {
+    let id = &s.id;
+    let t = &s.tiers;
+    let tiers = [
+        ("Smoke budget", &t.smoke),
+        ("Hardening budget", &t.hardening),
+        ("Release budget", &t.release),
+    ];
+    if tiers.iter().all(|(_, f)| f.is_none()) {
+        let message = if t.exit_criteria.is_some() {
+            format!(
+                "{id} has no budget tiers (Smoke / Hardening / Release); the plan uses the older template (Exit criteria only), which does not count as tiers"
+            )
+        } else {
+            format!("{id} has no budget tiers (Smoke / Hardening / Release)")
+        };
+        out.push(hand_back(s.line, Some(s), "Budget tiers", message));
+        return;
+    }
+    for (name, field) in tiers {
+        match field {
+            None => out.push(hand_back(s.line, Some(s), name, format!(
+                "{id} has no {name}; a tier that cannot be given is written \"not provided — <reason>. Revisit when: <condition>\""
+            ))),
+            Some(f) if is_placeholder(&f.text) => out.push(hand_back(f.line, Some(s), name, format!(
+                "{id} {name} is empty or a placeholder (\"{}\")",
+                f.text.trim()
+            ))),
+            Some(f) => {
+                let lower = f.text.to_lowercase();
+                if lower.starts_with("not provided") && !lower.contains("revisit when") {
+                    out.push(warn(f.line, Some(s), name, format!(
+                        "{id} {name} is \"not provided\" without a \"Revisit when:\" condition"
+                    )));
+                }
+            }
+        }
+    }
+}
+
+fn lint_seven_m(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
+    let id = &s.id;
+    let gated = gated_claim(plan, s);
+    match (&s.seven_m, gated) {
+        (SevenM::Missing, Some((claim, cat))) => out.push(hand_back(
+            s.line,
+            Some(s),
+            "§7.M",
+            format!(
+                "{id} falsifies {} ({}, a gated category) but has no §7.M block",
+                claim.id,
+                category_name(cat)
+            ),
+        )),
+        (SevenM::NotApplicable { line, .. }, Some((claim, cat))) => out.push(hand_back(
+            *line,
+            Some(s),
+            "§7.M",
+            format!(
+                "{id} falsifies {} ({}, a gated category) but its §7.M says not applicable",
+                claim.id,
+                category_name(cat)
+            ),
+        )),
+        (SevenM::Filled(b), _) => {
+            let empty = |f: &Option<Field>| f.as_ref().is_none_or(|f| f.text.trim().is_empty());
+            if empty(&b.checker) {
+                out.push(hand_back(b.line, Some(s), "§7.M Checker", format!(
+                    "{id} §7.M block has no Checker (or justification why an assertion suffices)"
+                )));
+            }
+            if empty(&b.nemesis) {
+                out.push(hand_back(
+                    b.line,
+                    Some(s),
+                    "§7.M Nemesis + landing evidence",
+                    format!("{id} §7.M block has no Nemesis + landing evidence field"),
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// True if any problem is a hand-back (the plan must not run).
+pub fn hands_back(problems: &[Problem]) -> bool {
+    problems.iter().any(|p| p.severity == Severity::HandBack)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weak_only_when_all_clauses_weak() {
+        let weak = |t: &str| {
+            let c = clauses(t);
+            !c.is_empty() && c.iter().all(|c| is_weak_clause(c))
+        };
+        assert!(weak("logs look fine"));
+        assert!(weak("No errors observed in the logs."));
+        assert!(weak("visually confirm recovery"));
+        assert!(weak("dashboards stay green"));
+        assert!(!weak("Knossos accepts the history; logs look fine"));
+        assert!(!weak("p99 commit latency below 1.5 s"));
+    }
+}

@@ -1,0 +1,702 @@
+//! Markdown plan parser: walks the pulldown-cmark event stream (with byte offsets)
+//! and fills the [`Plan`] model. Structure comes from the markdown tree; regexes are
+//! only applied to the text of a single heading, field or cell.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use regex::Regex;
+
+use super::model::*;
+use super::norm::{extract_ids, model_kind, normalise_categories};
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| panic!("static regex {pattern}: {e}"))
+}
+
+/// `## 1b. Claims`, `## §7b.`, `## Sec. 7c` → section key.
+static SECTION_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:§|Sec\.?\s*)?(\d+[a-z]?)(?:\.|\s|$)"));
+/// `Scenario S1: name`, `S01: name`, `D3 — name`.
+static SCENARIO_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:Scenario\s+)?([A-Z][A-Za-z]?\d+)\s*(?::|—|–|-)\s*(.*)$"));
+/// `§7.M`, `Sec. 7.M`, optionally followed by `.S`.
+static SEVEN_M_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:§|Sec\.?\s*)\s*7\.M(\.S)?\b"));
+/// `§7.M: not applicable …` written as a line of text.
+static SEVEN_M_NA_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(?:(?:§|sec\.?\s*)\s*7\.m\s*:?\s*)?not applicable"));
+/// `H1. rest` at the start of a hypothesis item.
+static HYP_RE: LazyLock<Regex> = LazyLock::new(|| re(r"(?s)^\s*(H\d+)\.?\s*(.*)$"));
+/// An arm id at the start of a §7.M.S item, e.g. `` `S5/api` — … ``.
+static ARM_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*`?([A-Za-z]+\d+/[A-Za-z0-9_.-]+)`?\s*(?:—|–|-|:)?\s*(?s)(.*)$"));
+/// A header line `**Label:** value`.
+static HEADER_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*\*\*([^*]+?):?\*\*:?\s*(.*?)\s*$"));
+
+/// Converts byte offsets to 1-based line numbers.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&s| s <= offset).max(1)
+    }
+}
+
+/// A list item being collected: its bold leading label, its text and nested items.
+#[derive(Default)]
+struct Item {
+    line: usize,
+    label: Option<String>,
+    in_label: bool,
+    label_done: bool,
+    text: String,
+    children: Vec<Item>,
+}
+
+impl Item {
+    /// Label and value, also splitting an unbolded `Label: value`.
+    fn label_value(&self) -> (String, String) {
+        let text = self.text.trim();
+        if let Some(l) = &self.label {
+            let value = text.trim_start_matches(':').trim();
+            return (clean_label(l), value.to_string());
+        }
+        if let Some((l, v)) = text.split_once(':')
+            && l.len() <= 40
+        {
+            return (clean_label(l), v.trim().to_string());
+        }
+        (String::new(), text.to_string())
+    }
+
+    /// Item text (without the label) followed by nested items as `- …` lines.
+    fn full_value(&self) -> String {
+        let (_, value) = self.label_value();
+        let mut out = value;
+        for child in &self.children {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("- ");
+            out.push_str(&child.whole_text());
+        }
+        out
+    }
+
+    /// Label, text and children as one string.
+    fn whole_text(&self) -> String {
+        let mut s = match &self.label {
+            Some(l) => format!("{} {}", l.trim(), self.text.trim()),
+            None => self.text.trim().to_string(),
+        };
+        for child in &self.children {
+            s.push_str("\n- ");
+            s.push_str(&child.whole_text());
+        }
+        s
+    }
+}
+
+fn clean_label(label: &str) -> String {
+    label
+        .trim()
+        .trim_end_matches(':')
+        .trim()
+        .to_lowercase()
+        .replace('’', "'")
+}
+
+/// What the scenario-level cursor is inside.
+#[derive(PartialEq, Clone, Copy)]
+enum Mode {
+    Scenario,
+    SevenM,
+    SevenMS,
+}
+
+/// A scenario under construction.
+struct ScenarioBuilder {
+    s: Scenario,
+    mode: Mode,
+    seven_m: Option<SevenMBlock>,
+    not_applicable: Option<(String, usize)>,
+    skeleton_code: Option<Field>,
+}
+
+impl ScenarioBuilder {
+    fn new(id: String, name: String, line: usize) -> Self {
+        ScenarioBuilder {
+            s: Scenario {
+                id,
+                name,
+                line,
+                falsifies: Vec::new(),
+                falsifies_raw: None,
+                closes: Vec::new(),
+                technique: None,
+                workload: None,
+                faults: None,
+                oracle: None,
+                observability: None,
+                tiers: BudgetTiers::default(),
+                target_test_file: None,
+                skeleton_language: None,
+                skeleton: None,
+                seven_m: SevenM::Missing,
+                arms: Vec::new(),
+            },
+            mode: Mode::Scenario,
+            seven_m: None,
+            not_applicable: None,
+            skeleton_code: None,
+        }
+    }
+
+    fn finish(mut self) -> Scenario {
+        let filled = self
+            .seven_m
+            .filter(|b| !block_is_empty(b) || self.not_applicable.is_none());
+        self.s.seven_m = match (self.not_applicable, filled) {
+            (_, Some(block)) => SevenM::Filled(block),
+            (Some((text, line)), None) => SevenM::NotApplicable { text, line },
+            (None, None) => SevenM::Missing,
+        };
+        if let Some(code) = self.skeleton_code {
+            self.s.skeleton = Some(code);
+        }
+        self.s
+    }
+
+    fn field(&mut self, item: &Item) {
+        let (label, _) = item.label_value();
+        let field = Field {
+            text: item.full_value(),
+            line: item.line,
+        };
+        match self.mode {
+            Mode::SevenMS => self.arm(item),
+            Mode::SevenM => self.seven_m_field(&label, field),
+            Mode::Scenario => self.scenario_field(&label, field, item),
+        }
+    }
+
+    fn arm(&mut self, item: &Item) {
+        let text = item.whole_text();
+        if let Some(c) = ARM_RE.captures(&text) {
+            let id = c.get(1).map(|m| m.as_str()).unwrap_or_default().to_string();
+            let description = c.get(2).map(|m| m.as_str().trim()).unwrap_or_default();
+            self.s.arms.push(Arm {
+                id,
+                description: description.to_string(),
+                line: item.line,
+            });
+        }
+    }
+
+    fn seven_m_field(&mut self, label: &str, field: Field) {
+        let block = self.seven_m.get_or_insert_with(SevenMBlock::default);
+        if label.starts_with("model") {
+            block.model_kind = model_kind(&field.text);
+            block.model = Some(field);
+        } else if label.contains("history") {
+            block.history = Some(field);
+        } else if label.starts_with("checker") {
+            block.checker = Some(field);
+        } else if label.starts_with("nemesis") || label.contains("landing") {
+            block.nemesis = Some(field);
+        } else if label.starts_with("ambiguous") {
+            block.ambiguous_outcomes = Some(field);
+        } else if label.starts_with("reduction") {
+            block.reduction_plan = Some(field);
+        }
+    }
+
+    fn scenario_field(&mut self, label: &str, field: Field, item: &Item) {
+        let s = &mut self.s;
+        let tier = |l: &str| -> Option<&'static str> {
+            ["smoke", "hardening", "release"]
+                .into_iter()
+                .find(|t| l == *t || l == format!("{t} budget") || l == format!("{t} tier"))
+        };
+        if label.starts_with("falsifies") {
+            s.falsifies = extract_ids(&field.text, 'C');
+            s.falsifies_raw = Some(field);
+        } else if label.starts_with("closes") {
+            s.closes = extract_ids(&field.text, 'H');
+        } else if label.starts_with("technique") {
+            s.technique = Some(field);
+        } else if label.starts_with("workload") {
+            s.workload = Some(field);
+        } else if label.starts_with("fault") {
+            s.faults = Some(field);
+        } else if label.starts_with("oracle") {
+            s.oracle = Some(field);
+        } else if label.starts_with("observability") {
+            s.observability = Some(field);
+        } else if label.starts_with("exit criteria") {
+            s.tiers.exit_criteria = Some(field);
+        } else if let Some(t) = tier(label) {
+            set_tier(&mut s.tiers, t, field);
+        } else if label.starts_with("budget") {
+            for child in &item.children {
+                let (cl, cv) = child.label_value();
+                if let Some(t) = tier(&cl) {
+                    let text = child.full_value();
+                    let text = if text.is_empty() { cv } else { text };
+                    set_tier(
+                        &mut s.tiers,
+                        t,
+                        Field {
+                            text,
+                            line: child.line,
+                        },
+                    );
+                }
+            }
+        } else if label.starts_with("target test file") {
+            s.target_test_file = Some(field);
+        } else if label.starts_with("skeleton language") {
+            s.skeleton_language = Some(field);
+        } else if label == "skeleton" {
+            s.skeleton = Some(field);
+        }
+    }
+}
+
+fn block_is_empty(b: &SevenMBlock) -> bool {
+    b.model.is_none()
+        && b.history.is_none()
+        && b.checker.is_none()
+        && b.nemesis.is_none()
+        && b.ambiguous_outcomes.is_none()
+        && b.reduction_plan.is_none()
+}
+
+fn set_tier(tiers: &mut BudgetTiers, tier: &str, field: Field) {
+    match tier {
+        "smoke" => tiers.smoke = Some(field),
+        "hardening" => tiers.hardening = Some(field),
+        _ => tiers.release = Some(field),
+    }
+}
+
+/// A table being collected: header cells and rows with their lines.
+#[derive(Default)]
+struct Table {
+    header: Vec<String>,
+    rows: Vec<(usize, Vec<String>)>,
+    in_head: bool,
+}
+
+impl Table {
+    /// Cell of `row` in the first column whose header contains `name`, else `fallback`.
+    fn cell<'a>(&self, row: &'a [String], name: &str, fallback: usize) -> &'a str {
+        let idx = self
+            .header
+            .iter()
+            .position(|h| h.to_lowercase().contains(name))
+            .unwrap_or(fallback);
+        row.get(idx).map(|s| s.trim()).unwrap_or_default()
+    }
+}
+
+/// Walks the events and owns all intermediate state.
+struct Walker<'t> {
+    text: &'t str,
+    lines: Lines,
+    plan: Plan,
+    section: String,
+    scenario: Option<ScenarioBuilder>,
+    heading: Option<(HeadingLevel, String, usize)>,
+    items: Vec<Item>,
+    table: Option<Table>,
+    cell: Option<String>,
+    para: Option<(String, std::ops::Range<usize>)>,
+    code: Option<(String, String, usize)>,
+}
+
+/// Parse a markdown plan. `source` is the path (used for the slug fallback and reports).
+pub fn parse_plan(source: &str, text: &str) -> Plan {
+    let mut w = Walker {
+        text,
+        lines: Lines::new(text),
+        plan: Plan {
+            source: source.to_string(),
+            ..Plan::default()
+        },
+        section: String::new(),
+        scenario: None,
+        heading: None,
+        items: Vec::new(),
+        table: None,
+        cell: None,
+        para: None,
+        code: None,
+    };
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
+        w.event(event, range);
+    }
+    w.end_scenario();
+    let mut plan = w.plan;
+    plan.slug = plan.title.clone().unwrap_or_else(|| {
+        Path::new(source)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| source.to_string())
+    });
+    plan
+}
+
+impl Walker<'_> {
+    fn event(&mut self, event: Event<'_>, range: std::ops::Range<usize>) {
+        let line = self.lines.line(range.start);
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                self.heading = Some((level, String::new(), line));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, text, line)) = self.heading.take() {
+                    self.heading_done(level, text.trim(), line);
+                }
+            }
+            Event::Start(Tag::Paragraph) if self.items.is_empty() && self.cell.is_none() => {
+                self.para = Some((String::new(), range));
+            }
+            Event::End(TagEnd::Paragraph) => {
+                if let Some((text, range)) = self.para.take() {
+                    self.paragraph_done(text.trim(), range);
+                } else if let Some(item) = self.items.last_mut() {
+                    item.text.push('\n');
+                }
+            }
+            Event::Start(Tag::Item) => self.items.push(Item {
+                line,
+                ..Item::default()
+            }),
+            Event::End(TagEnd::Item) => {
+                if let Some(item) = self.items.pop() {
+                    match self.items.last_mut() {
+                        Some(parent) => parent.children.push(item),
+                        None => self.item_done(item),
+                    }
+                }
+            }
+            Event::Start(Tag::Strong) => {
+                if let Some(item) = self.items.last_mut()
+                    && self.code.is_none()
+                    && self.heading.is_none()
+                    && item.label.is_none()
+                    && !item.label_done
+                    && item.text.trim().is_empty()
+                {
+                    item.in_label = true;
+                    item.label = Some(String::new());
+                }
+            }
+            Event::End(TagEnd::Strong) => {
+                if let Some(item) = self.items.last_mut()
+                    && item.in_label
+                {
+                    item.in_label = false;
+                    item.label_done = true;
+                }
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let info = match kind {
+                    CodeBlockKind::Fenced(info) => info.trim().to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some((info, String::new(), line));
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some((info, body, line)) = self.code.take() {
+                    self.code_done(&info, body, line);
+                }
+            }
+            Event::Start(Tag::Table(_)) => self.table = Some(Table::default()),
+            Event::End(TagEnd::Table) => {
+                if let Some(t) = self.table.take() {
+                    self.table_done(t);
+                }
+            }
+            Event::Start(Tag::TableHead) => {
+                if let Some(t) = self.table.as_mut() {
+                    t.in_head = true;
+                }
+            }
+            Event::End(TagEnd::TableHead) => {
+                if let Some(t) = self.table.as_mut() {
+                    t.in_head = false;
+                }
+            }
+            Event::Start(Tag::TableRow) => {
+                if let Some(t) = self.table.as_mut() {
+                    t.rows.push((line, Vec::new()));
+                }
+            }
+            Event::Start(Tag::TableCell) => self.cell = Some(String::new()),
+            Event::End(TagEnd::TableCell) => {
+                if let (Some(cell), Some(t)) = (self.cell.take(), self.table.as_mut()) {
+                    if t.in_head {
+                        t.header.push(cell.trim().to_string());
+                    } else if let Some((_, row)) = t.rows.last_mut() {
+                        row.push(cell.trim().to_string());
+                    }
+                }
+            }
+            Event::Text(s) => self.push_text(&s),
+            Event::Code(s) => self.push_text(&format!("`{s}`")),
+            Event::SoftBreak | Event::HardBreak => self.push_text(" "),
+            _ => {}
+        }
+    }
+
+    /// Route inline text to the innermost open container.
+    fn push_text(&mut self, s: &str) {
+        if let Some((_, body, _)) = self.code.as_mut() {
+            body.push_str(s);
+        } else if let Some(cell) = self.cell.as_mut() {
+            cell.push_str(s);
+        } else if let Some((_, h, _)) = self.heading.as_mut() {
+            h.push_str(s);
+        } else if let Some(item) = self.items.last_mut() {
+            match (item.in_label, item.label.as_mut()) {
+                (true, Some(label)) => label.push_str(s),
+                _ => item.text.push_str(s),
+            }
+        } else if let Some((p, _)) = self.para.as_mut() {
+            p.push_str(s);
+        }
+    }
+
+    fn end_scenario(&mut self) {
+        if let Some(b) = self.scenario.take() {
+            self.plan.scenarios.push(b.finish());
+        }
+    }
+
+    fn heading_done(&mut self, level: HeadingLevel, text: &str, line: usize) {
+        match level {
+            HeadingLevel::H1 => {
+                if let Some(t) = text.strip_prefix("Test Plan:") {
+                    self.plan.title = Some(t.trim().to_string());
+                }
+            }
+            HeadingLevel::H2 => {
+                self.end_scenario();
+                self.section = SECTION_RE
+                    .captures(text)
+                    .and_then(|c| c.get(1))
+                    .map(|m| m.as_str().to_string())
+                    .unwrap_or_default();
+            }
+            HeadingLevel::H3 if self.section == "7" => {
+                if let Some(c) = SCENARIO_RE.captures(text) {
+                    self.end_scenario();
+                    let id = c.get(1).map(|m| m.as_str()).unwrap_or_default();
+                    let name = c.get(2).map(|m| m.as_str().trim()).unwrap_or_default();
+                    self.scenario = Some(ScenarioBuilder::new(id.into(), name.into(), line));
+                }
+            }
+            _ => {
+                let Some(b) = self.scenario.as_mut() else {
+                    return;
+                };
+                match SEVEN_M_RE.captures(text) {
+                    Some(c) if c.get(1).is_some() => b.mode = Mode::SevenMS,
+                    Some(_) => {
+                        b.mode = Mode::SevenM;
+                        b.seven_m.get_or_insert_with(|| SevenMBlock {
+                            line,
+                            ..SevenMBlock::default()
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    fn paragraph_done(&mut self, text: &str, range: std::ops::Range<usize>) {
+        let line = self.lines.line(range.start);
+        if self.section.is_empty() || self.plan.header.date.is_none() {
+            self.header_lines(&range);
+        }
+        if self.section == "7d" {
+            let conf = self.plan.confidence.get_or_insert_with(String::new);
+            if !conf.is_empty() {
+                conf.push_str("\n\n");
+            }
+            conf.push_str(text);
+            return;
+        }
+        let Some(b) = self.scenario.as_mut() else {
+            return;
+        };
+        let na_here =
+            SEVEN_M_NA_RE.is_match(text) && (b.mode == Mode::SevenM || SEVEN_M_RE.is_match(text));
+        if na_here && b.not_applicable.is_none() {
+            b.not_applicable = Some((text.to_string(), line));
+        } else if b.mode == Mode::SevenMS && ARM_RE.is_match(text) {
+            let item = Item {
+                line,
+                text: text.to_string(),
+                ..Item::default()
+            };
+            b.arm(&item);
+        }
+    }
+
+    /// `**Date:** …` header lines, read from the paragraph's own source lines.
+    fn header_lines(&mut self, range: &std::ops::Range<usize>) {
+        let raw = self.text.get(range.clone()).unwrap_or_default();
+        for l in raw.lines() {
+            let Some(c) = HEADER_RE.captures(l) else {
+                continue;
+            };
+            let value = c.get(2).map(|m| m.as_str().to_string());
+            let h = &mut self.plan.header;
+            match clean_label(c.get(1).map(|m| m.as_str()).unwrap_or_default()).as_str() {
+                "date" => h.date = value,
+                "plan mode" => h.plan_mode = value,
+                "sut" => h.sut = value,
+                "change under test" => h.change_under_test = value,
+                "plan author" => h.plan_author = value,
+                "status" => h.status = value,
+                _ => {}
+            }
+        }
+    }
+
+    fn item_done(&mut self, item: Item) {
+        if let Some(b) = self.scenario.as_mut() {
+            b.field(&item);
+        } else if self.section == "4" {
+            self.hypothesis(&item);
+        }
+    }
+
+    fn hypothesis(&mut self, item: &Item) {
+        let whole = item.whole_text();
+        let Some(c) = HYP_RE.captures(&whole) else {
+            return;
+        };
+        let id = c.get(1).map(|m| m.as_str()).unwrap_or_default().to_string();
+        let (title, statement) = match &item.label {
+            Some(label) => {
+                let t = HYP_RE
+                    .captures(label)
+                    .and_then(|c| c.get(2))
+                    .map_or(label.as_str(), |m| m.as_str());
+                let st = item.text.trim();
+                // `H1. **title** — statement`: the id sits in the text, not the label.
+                let st = st.strip_prefix(&format!("{id}.")).unwrap_or(st);
+                (t.trim().trim_end_matches('.').to_string(), st)
+            }
+            None => {
+                let rest = c.get(2).map_or("", |m| m.as_str());
+                let rest = rest.lines().next().unwrap_or_default();
+                match rest.split_once(" — ").or_else(|| rest.split_once(". ")) {
+                    Some((t, st)) => (t.trim().to_string(), st),
+                    None => (rest.trim().to_string(), ""),
+                }
+            }
+        };
+        let statement = statement
+            .trim()
+            .trim_start_matches(['—', '–', '-', ':'])
+            .trim();
+        let after = |key: &str| -> Option<String> {
+            let lower = whole.to_lowercase();
+            let at = lower.find(key)? + key.len();
+            let tail = whole.get(at..)?.trim_start_matches([':', ' ']);
+            let end = tail.find(['\n']).unwrap_or(tail.len());
+            let sentence = &tail[..end];
+            let cut = sentence.find(". ").map_or(sentence.len(), |i| i + 1);
+            Some(sentence[..cut].trim().to_string())
+        };
+        let could = after("could falsify").unwrap_or_default();
+        self.plan.hypotheses.push(Hypothesis {
+            id,
+            title,
+            statement: statement.lines().next().unwrap_or_default().to_string(),
+            could_falsify: extract_ids(&could, 'C'),
+            suspected_because: after("suspected because"),
+            subsystem: after("subsystem"),
+            line: item.line,
+        });
+    }
+
+    fn code_done(&mut self, info: &str, body: String, line: usize) {
+        let Some(b) = self.scenario.as_mut() else {
+            return;
+        };
+        if info.split_whitespace().next() == Some("faultline") {
+            self.plan.embedded_run_specs.push(EmbeddedRunSpec {
+                scenario_id: b.s.id.clone(),
+                line: line + 1,
+                yaml: body,
+            });
+        } else if b.mode == Mode::Scenario && b.skeleton_code.is_none() {
+            b.skeleton_code = Some(Field { text: body, line });
+        }
+    }
+
+    fn table_done(&mut self, t: Table) {
+        for (line, row) in &t.rows {
+            let line = *line;
+            match self.section.as_str() {
+                "1b" | "1c" => {
+                    let id = t.cell(row, "id", 0).to_string();
+                    if id.is_empty() {
+                        continue;
+                    }
+                    let mut claim = Claim {
+                        id,
+                        line,
+                        ..Claim::default()
+                    };
+                    if self.section == "1b" {
+                        claim.text = t.cell(row, "claim", 1).into();
+                        claim.category_raw = t.cell(row, "categ", 2).into();
+                        (claim.categories, claim.unknown_categories) =
+                            normalise_categories(&claim.category_raw);
+                        claim.source = t.cell(row, "source", 3).into();
+                        claim.inferred = t.cell(row, "inferred", 4).into();
+                        self.plan.claims.push(claim);
+                    } else {
+                        claim.text = t.cell(row, "behav", 1).into();
+                        claim.source = t.cell(row, "source", 2).into();
+                        self.plan.missing_claims.push(claim);
+                    }
+                }
+                "6b" => self.plan.requirements.push(Requirement {
+                    requirement: t.cell(row, "requirement", 0).into(),
+                    version_floor: t.cell(row, "version", 1).into(),
+                    used_by: t.cell(row, "used by", 2).into(),
+                    install_hint: t.cell(row, "install", 3).into(),
+                    brought_up_by_sut: row
+                        .iter()
+                        .any(|c| c.to_lowercase().contains("brought up by sut")),
+                    line,
+                }),
+                "7b" => self.plan.adequacy.push(AdequacyRow {
+                    claim: t.cell(row, "claim", 0).into(),
+                    threat_model: t.cell(row, "threat", 1).into(),
+                    scenarios: t.cell(row, "scenario", 2).into(),
+                    why_sufficient: t.cell(row, "why", 3).into(),
+                    line,
+                }),
+                "7c" => self.plan.residual.push(row.clone()),
+                _ => {}
+            }
+        }
+    }
+}
