@@ -1,5 +1,9 @@
 //! Verdicts: taxonomy, decision tree, arm aggregation, session verdict.
 
+pub mod aggregate;
 pub mod model;
+pub mod tree;
 
+pub use aggregate::{aggregate_arms, session_verdict};
 pub use model::*;
+pub use tree::decide;

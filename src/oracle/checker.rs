@@ -1,0 +1,103 @@
+//! What every checker reports, and the field-requirement contract.
+
+use super::history::History;
+use crate::verdict::CheckerRun;
+
+/// One violation found by a checker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anomaly {
+    /// Op ids involved.
+    pub ops: Vec<String>,
+    /// Why these ops violate the property.
+    pub why: String,
+}
+
+/// A checker's result, with execution evidence and its declared scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckerReport {
+    /// Checker name, e.g. `no-lost-ack`.
+    pub checker: String,
+    /// How the run ended (feeds the decision tree).
+    pub run: CheckerRun,
+    pub anomalies: Vec<Anomaly>,
+    /// What the checker cannot detect.
+    pub scope: String,
+    /// Execution evidence, e.g. "checked 4,217 ops, 0 anomalies".
+    pub evidence: String,
+}
+
+impl CheckerReport {
+    /// Ops the checker consumed (0 unless it judged the history).
+    pub fn ops_checked(&self) -> u64 {
+        match self.run {
+            CheckerRun::Judged { ops_checked, .. } => ops_checked,
+            _ => 0,
+        }
+    }
+}
+
+/// A built-in checker: a name, the fields it needs, and its scope.
+pub trait Checker {
+    /// Stable name, e.g. `no-lost-ack`.
+    fn name() -> &'static str;
+    /// History fields the checker cannot judge without.
+    fn required_fields() -> &'static [&'static str];
+    /// What the checker cannot detect.
+    fn scope() -> &'static str;
+}
+
+/// The report for a history lacking some of `required`, or `None` if all present.
+pub fn missing_fields_report(
+    checker: &str,
+    scope: &str,
+    history: &History,
+    required: &[&str],
+) -> Option<CheckerReport> {
+    let fields = history.missing_fields(required);
+    if fields.is_empty() {
+        return None;
+    }
+    let evidence = format!(
+        "refused: {} lacks field(s) {}",
+        history.source,
+        fields.join(", ")
+    );
+    Some(CheckerReport {
+        checker: checker.to_string(),
+        run: CheckerRun::MissingFields { fields },
+        anomalies: Vec::new(),
+        scope: scope.to_string(),
+        evidence,
+    })
+}
+
+/// Format a count with thousands separators ("4,217").
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Standard evidence line: "checked 4,217 of 4,300 ops, 0 anomalies".
+pub fn evidence_line(checked: u64, produced: u64, anomalies: usize) -> String {
+    let noun = if anomalies == 1 {
+        "anomaly"
+    } else {
+        "anomalies"
+    };
+    if checked == produced {
+        format!("checked {} ops, {anomalies} {noun}", thousands(checked))
+    } else {
+        format!(
+            "checked {} of {} ops, {anomalies} {noun}",
+            thousands(checked),
+            thousands(produced)
+        )
+    }
+}

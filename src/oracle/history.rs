@@ -1,0 +1,261 @@
+//! faultline's JSONL operation history: one JSON object per line, one line per
+//! client operation, with the twelve default field names.
+//!
+//! Every field is expected in every record (unused ones are `null`); an absent
+//! key means the recorder does not capture that field at all, which a checker
+//! reports as a missing field. Timestamps are integer nanoseconds from a
+//! per-recorder monotonic clock; a timed-out op has `complete_ts: null`.
+
+use serde_json::{Map, Value};
+use std::collections::{BTreeSet, HashMap};
+
+/// The default field names, in record order.
+pub const DEFAULT_FIELDS: [&str; 12] = [
+    "op_id",
+    "process",
+    "invoke_ts",
+    "complete_ts",
+    "op_type",
+    "key",
+    "input",
+    "output",
+    "error",
+    "timeout",
+    "node",
+    "fault_epoch",
+];
+
+/// One client operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    /// Unique id of the op (numbers are stored in their decimal form).
+    pub op_id: String,
+    /// Client / session that issued it.
+    pub process: String,
+    /// Invoke time, ns, recorder-monotonic.
+    pub invoke_ts: u64,
+    /// Completion time; `None` for a timeout / unknown outcome.
+    pub complete_ts: Option<u64>,
+    pub op_type: String,
+    pub key: Option<String>,
+    pub input: Value,
+    pub output: Value,
+    pub error: Option<String>,
+    /// Timeout / unknown-commit marker: the op's effect is unknown.
+    pub timeout: bool,
+    /// Node the client saw answer.
+    pub node: Option<String>,
+    /// Fault epoch active at invoke, if any.
+    pub fault_epoch: Option<u64>,
+}
+
+impl Op {
+    /// Acknowledged: completed, no error, not timed out.
+    pub fn is_acked(&self) -> bool {
+        !self.timeout && self.error.is_none() && self.complete_ts.is_some()
+    }
+}
+
+/// A parsed history.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct History {
+    pub ops: Vec<Op>,
+    /// Keys present in EVERY record (absent anywhere → not listed).
+    pub present_fields: BTreeSet<String>,
+    /// Where it came from (file name), for messages.
+    pub source: String,
+}
+
+impl History {
+    /// Required fields that are not present in every record, in the given order.
+    pub fn missing_fields(&self, required: &[&str]) -> Vec<String> {
+        required
+            .iter()
+            .filter(|f| !self.present_fields.contains(**f))
+            .map(|f| f.to_string())
+            .collect()
+    }
+}
+
+/// Why a history could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HistoryError {
+    #[error("{source_name}:{line}: field `{field}`: {message}")]
+    Field {
+        source_name: String,
+        line: usize,
+        field: String,
+        message: String,
+    },
+    #[error("{source_name}:{line}: {message}")]
+    Line {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Parse a JSONL history. `source` names it in error messages.
+pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
+    let mut ops = Vec::new();
+    let mut present: Option<BTreeSet<String>> = None;
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last_index = lines.len().saturating_sub(1);
+    for (i, raw) in lines.iter().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line_err = |message: String| HistoryError::Line {
+            source_name: source.to_string(),
+            line: line_no,
+            message,
+        };
+        let map: Map<String, Value> = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(line_err("expected a JSON object".into())),
+            Err(e) if i == last_index => {
+                // No trailing newline and invalid JSON: the recorder was cut off.
+                return Err(line_err(format!(
+                    "truncated final line (no trailing newline, invalid JSON: {e})"
+                )));
+            }
+            Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
+        };
+        let keys: BTreeSet<String> = map.keys().cloned().collect();
+        present = Some(match present {
+            None => keys,
+            Some(p) => p.intersection(&keys).cloned().collect(),
+        });
+        let op = op_from_map(source, line_no, &map)?;
+        if op.timeout && op.complete_ts.is_some() {
+            return Err(HistoryError::Field {
+                source_name: source.to_string(),
+                line: line_no,
+                field: "complete_ts".into(),
+                message: "a timed-out op must have complete_ts null".into(),
+            });
+        }
+        if op.op_id.is_empty() {
+            // op_id not captured: nothing to de-duplicate on.
+        } else if let Some(first) = seen.insert(op.op_id.clone(), line_no) {
+            return Err(HistoryError::Field {
+                source_name: source.to_string(),
+                line: line_no,
+                field: "op_id".into(),
+                message: format!(
+                    "op_id {} already seen on line {first}: duplicate response (recorder error)",
+                    op.op_id
+                ),
+            });
+        }
+        ops.push(op);
+    }
+    Ok(History {
+        ops,
+        present_fields: present.unwrap_or_default(),
+        source: source.to_string(),
+    })
+}
+
+/// Field readers for one record; absent keys read as their "unused" value.
+struct Rec<'a> {
+    source: &'a str,
+    line: usize,
+    map: &'a Map<String, Value>,
+}
+
+impl Rec<'_> {
+    fn err(&self, field: &str, message: &str) -> HistoryError {
+        HistoryError::Field {
+            source_name: self.source.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    fn get(&self, field: &str) -> Option<&Value> {
+        match self.map.get(field) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// String or number, rendered as a string; absent / null → empty.
+    fn id(&self, field: &str) -> Result<String, HistoryError> {
+        match self.get(field) {
+            None => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            Some(_) => Err(self.err(field, "expected a string or a number")),
+        }
+    }
+
+    fn opt_u64(&self, field: &str) -> Result<Option<u64>, HistoryError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.err(field, "expected an integer")),
+        }
+    }
+
+    fn opt_string(&self, field: &str) -> Result<Option<String>, HistoryError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(_) => Err(self.err(field, "expected a string")),
+        }
+    }
+
+    fn value(&self, field: &str) -> Value {
+        self.map.get(field).cloned().unwrap_or(Value::Null)
+    }
+}
+
+fn op_from_map(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op, HistoryError> {
+    let r = Rec { source, line, map };
+    // An absent key means "not captured" (checkers report it as missing);
+    // a present one must be well-typed.
+    let invoke_ts = if map.contains_key("invoke_ts") {
+        r.opt_u64("invoke_ts")?
+            .ok_or_else(|| r.err("invoke_ts", "expected an integer"))?
+    } else {
+        0
+    };
+    let op_type = if map.contains_key("op_type") {
+        r.opt_string("op_type")?
+            .ok_or_else(|| r.err("op_type", "expected a string"))?
+    } else {
+        String::new()
+    };
+    let timeout = match r.get("timeout") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(r.err("timeout", "expected a boolean")),
+    };
+    let error = match r.get("error") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+    };
+    Ok(Op {
+        op_id: r.id("op_id")?,
+        process: r.id("process")?,
+        invoke_ts,
+        complete_ts: r.opt_u64("complete_ts")?,
+        op_type,
+        key: r.opt_string("key")?,
+        input: r.value("input"),
+        output: r.value("output"),
+        error,
+        timeout,
+        node: r.opt_string("node")?,
+        fault_epoch: r.opt_u64("fault_epoch")?,
+    })
+}

@@ -1,0 +1,116 @@
+//! The no-lost-ack checker: every acknowledged write is in the final state at
+//! quiescence (unless a later write on the same key explains the value seen).
+
+use super::checker::{Anomaly, Checker, CheckerReport, evidence_line, missing_fields_report};
+use super::history::{History, Op};
+use crate::verdict::CheckerRun;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Marker type carrying the checker's declarations.
+pub struct NoLostAck;
+
+impl Checker for NoLostAck {
+    fn name() -> &'static str {
+        "no-lost-ack"
+    }
+    fn required_fields() -> &'static [&'static str] {
+        &[
+            "op_id",
+            "op_type",
+            "key",
+            "input",
+            "output",
+            "error",
+            "timeout",
+            "invoke_ts",
+            "complete_ts",
+        ]
+    }
+    fn scope() -> &'static str {
+        "detects acknowledged writes missing from the final state; does not judge reads, \
+         ordering, stale reads, or writes lost and then rewritten with the same value"
+    }
+}
+
+/// Fields the checker needs (see [`Checker::required_fields`]).
+pub fn required_fields() -> &'static [&'static str] {
+    NoLostAck::required_fields()
+}
+
+fn is_write(op: &Op) -> bool {
+    op.op_type == "write" || op.op_type == "put"
+}
+
+/// Judge `history` against the quiescent `final_state` (key → value).
+pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> CheckerReport {
+    if let Some(r) = missing_fields_report(
+        NoLostAck::name(),
+        NoLostAck::scope(),
+        history,
+        NoLostAck::required_fields(),
+    ) {
+        return r;
+    }
+    let writes: Vec<&Op> = history.ops.iter().filter(|o| is_write(o)).collect();
+    let mut anomalies = Vec::new();
+    for w in writes.iter().filter(|w| w.is_acked()) {
+        let Some(key) = &w.key else {
+            anomalies.push(Anomaly {
+                ops: vec![w.op_id.clone()],
+                why: "acknowledged write has no key".into(),
+            });
+            continue;
+        };
+        match final_state.get(key) {
+            None => anomalies.push(Anomaly {
+                ops: vec![w.op_id.clone()],
+                why: format!(
+                    "acknowledged write to `{key}` but the key is absent from the final state"
+                ),
+            }),
+            Some(v) if *v == w.input => {}
+            Some(v) => {
+                // Acked or indeterminate writes invoked at or after w can overwrite it.
+                let explained = writes.iter().any(|o| {
+                    o.op_id != w.op_id
+                        && o.key.as_deref() == Some(key.as_str())
+                        && o.invoke_ts >= w.invoke_ts
+                        && (o.is_acked() || o.timeout)
+                        && o.input == *v
+                });
+                if !explained {
+                    anomalies.push(Anomaly {
+                        ops: vec![w.op_id.clone()],
+                        why: format!(
+                            "acknowledged write of {} to `{key}` lost: final value {v} written by no later write",
+                            w.input
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    let produced = history.ops.len() as u64;
+    let checked = produced;
+    CheckerReport {
+        checker: NoLostAck::name().into(),
+        run: CheckerRun::Judged {
+            anomalies: anomalies.len() as u64,
+            ops_checked: checked,
+            ops_produced: produced,
+        },
+        evidence: evidence_line(checked, produced, anomalies.len()),
+        anomalies,
+        scope: NoLostAck::scope().into(),
+    }
+}
+
+/// Parse a final-state dump: a JSON object of key → value.
+pub fn parse_final_state(text: &str) -> Result<BTreeMap<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m.into_iter().collect()),
+        Ok(_) => Err("final state: expected a JSON object of key → value".into()),
+        Err(e) => Err(format!("final state: invalid JSON: {e}")),
+    }
+}
