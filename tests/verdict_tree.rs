@@ -474,3 +474,18 @@ proptest! {
         prop_assert_eq!(decide(&e), decide(&e.clone()));
     }
 }
+
+#[test]
+fn fault_check_outranks_other_green_but_broken_failures() {
+    let mut e = evidence(&clean_hardening());
+    for item in &mut e.green_but_broken {
+        item.status = AuditStatus::Failed;
+    }
+    let d = decide(&e);
+    assert_eq!(d.verdict, Verdict::InconclusiveFaultNotProven);
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.answer.contains("gbb-3-fault-injected"))
+    );
+}
