@@ -351,3 +351,18 @@ fn monotonic_and_fault_window() {
     assert!(fault_window_covered(&h));
     assert_eq!(h.ops[0].fault_epoch, Some(2));
 }
+
+#[test]
+fn empty_history_is_judged_with_zero_ops() {
+    let h = parse_jsonl("h", "").expect("parses");
+    let r = no_lost_ack::check(&h, &BTreeMap::new());
+    assert_eq!(
+        r.run,
+        CheckerRun::Judged {
+            anomalies: 0,
+            ops_checked: 0,
+            ops_produced: 0
+        }
+    );
+    assert_eq!(oracle_consumed(&r).status, AuditStatus::Failed);
+}

@@ -21,8 +21,8 @@ enum Chk {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Gbb {
     AllPassed,
-    Gbb1Failed,
-    Gbb3Failed,
+    FirstFailed,
+    ThirdFailed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -86,12 +86,12 @@ fn evidence(c: &Case) -> Evidence {
             reason: "queue model, register checker".into(),
         },
     };
-    let gbb1 = if c.gbb == Gbb::Gbb1Failed {
+    let gbb1 = if c.gbb == Gbb::FirstFailed {
         AuditStatus::Failed
     } else {
         AuditStatus::Passed
     };
-    let gbb3 = if c.gbb == Gbb::Gbb3Failed {
+    let gbb3 = if c.gbb == Gbb::ThirdFailed {
         AuditStatus::Failed
     } else {
         AuditStatus::Passed
@@ -154,8 +154,8 @@ fn reference(c: &Case) -> Verdict {
     }
     let mut hardening = c.fault_active;
     match c.gbb {
-        Gbb::Gbb1Failed => return Verdict::PartialSurface,
-        Gbb::Gbb3Failed => return Verdict::InconclusiveFaultNotProven,
+        Gbb::FirstFailed => return Verdict::PartialSurface,
+        Gbb::ThirdFailed => return Verdict::InconclusiveFaultNotProven,
         Gbb::AllPassed => {}
     }
     match c.tier {
@@ -196,7 +196,7 @@ fn all_cases() -> Vec<Case> {
         Some(Tier::Hardening),
         Some(Tier::Release),
     ];
-    let gbbs = [Gbb::AllPassed, Gbb::Gbb1Failed, Gbb::Gbb3Failed];
+    let gbbs = [Gbb::AllPassed, Gbb::FirstFailed, Gbb::ThirdFailed];
     let weaks = [Weak::AllPassed, Weak::OneUnchecked, Weak::SeedsFailed];
     let mut out = Vec::new();
     for not_run in b {
@@ -324,7 +324,7 @@ fn reasons_name_fields_unchecked_count_and_no_rerun() {
     assert!(d.reasons.iter().any(|r| r.answer.contains("no re-run")));
 
     c.chk = Chk::CleanFull;
-    c.gbb = Gbb::Gbb1Failed;
+    c.gbb = Gbb::FirstFailed;
     let d = decide(&evidence(&c));
     assert!(
         d.reasons
@@ -430,7 +430,7 @@ proptest! {
     fn no_unproven_pass(e in arb_evidence()) {
         let v = decide(&e).verdict;
         if v.is_pass() {
-            prop_assert!(!(e.fault_planned && !e.landing_proven), "landing unproven");
+            prop_assert!(!e.fault_planned || e.landing_proven, "landing unproven");
             match &e.checker {
                 CheckerRun::Judged { anomalies, ops_checked, ops_produced } => {
                     prop_assert_eq!(*anomalies, 0);
@@ -473,4 +473,19 @@ proptest! {
     fn decide_is_pure(e in arb_evidence()) {
         prop_assert_eq!(decide(&e), decide(&e.clone()));
     }
+}
+
+#[test]
+fn fault_check_outranks_other_green_but_broken_failures() {
+    let mut e = evidence(&clean_hardening());
+    for item in &mut e.green_but_broken {
+        item.status = AuditStatus::Failed;
+    }
+    let d = decide(&e);
+    assert_eq!(d.verdict, Verdict::InconclusiveFaultNotProven);
+    assert!(
+        d.reasons
+            .iter()
+            .any(|r| r.answer.contains("gbb-3-fault-injected"))
+    );
 }

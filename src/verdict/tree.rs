@@ -238,12 +238,18 @@ fn walk(e: &Evidence, c: &mut Chain<'_>) -> Verdict {
 /// Apply the downgrade rules (a)–(d) to a PASS, in order.
 fn downgrade(e: &Evidence, base: Verdict, c: &mut Chain<'_>) -> Verdict {
     // (a) green-but-broken checks.
-    if let Some(item) = e
+    // A failed fault check (3–4) outranks the others: the fault itself is unproven.
+    let bad: Vec<&AuditItem> = e
         .green_but_broken
         .iter()
-        .find(|i| matches!(i.status, AuditStatus::Failed | AuditStatus::Unchecked))
+        .filter(|i| matches!(i.status, AuditStatus::Failed | AuditStatus::Unchecked))
+        .collect();
+    if let Some(item) = bad
+        .iter()
+        .find(|i| is_fault_check(i))
+        .or_else(|| bad.first())
     {
-        let fault_check = item.id.starts_with("gbb-3") || item.id.starts_with("gbb-4");
+        let fault_check = is_fault_check(item);
         let v = if fault_check {
             Verdict::InconclusiveFaultNotProven
         } else {
@@ -344,6 +350,11 @@ fn downgrade(e: &Evidence, base: Verdict, c: &mut Chain<'_>) -> Verdict {
         );
     }
     v
+}
+
+/// Green-but-broken checks 3 (fault injected) and 4 (fault not a silent no-op).
+fn is_fault_check(item: &AuditItem) -> bool {
+    item.id.starts_with("gbb-3") || item.id.starts_with("gbb-4")
 }
 
 fn status_word(s: AuditStatus) -> &'static str {
