@@ -62,8 +62,19 @@ static CLAUSE_SPLIT: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| panic!("static regex: {e}"))
 });
 
+/// Marks of a measurable clause (threshold, percentile, count, checker, status code):
+/// a clause carrying one is never weak, e.g. "no errors (5xx count = 0)".
+static MEASURABLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)[<>=≤≥]|\bp\d{2}\b|\b\d+(?:\.\d+)?\s*(?:ms|s|%)(?:\W|$)|\bchecker\b|\bcount\b|\bexit code\b|\bhttp\s*\d{3}\b",
+    )
+    .unwrap_or_else(|e| panic!("static regex: {e}"))
+});
+
+/// A clause is weak when it rests on reading logs, dashboards or eyes and carries
+/// nothing measurable.
 fn is_weak_clause(clause: &str) -> bool {
-    WEAK_ORACLE.iter().any(|r| r.is_match(clause))
+    WEAK_ORACLE.iter().any(|r| r.is_match(clause)) && !MEASURABLE.is_match(clause)
 }
 
 /// Clauses of an oracle with at least two words, bullets and labels stripped.
@@ -337,5 +348,8 @@ mod tests {
         assert!(weak("dashboards stay green"));
         assert!(!weak("Knossos accepts the history; logs look fine"));
         assert!(!weak("p99 commit latency below 1.5 s"));
+        assert!(!weak("no errors returned to clients (5xx count = 0)"));
+        assert!(weak("manual inspection of the cluster"));
+        assert!(weak("everything looks healthy"));
     }
 }

@@ -485,8 +485,12 @@ impl Walker<'_> {
     fn heading_done(&mut self, level: HeadingLevel, text: &str, line: usize) {
         match level {
             HeadingLevel::H1 => {
-                if let Some(t) = text.strip_prefix("Test Plan:") {
-                    self.plan.title = Some(t.trim().to_string());
+                let lower = text.to_lowercase();
+                if lower.starts_with("test plan:") {
+                    let t = text.get("test plan:".len()..).unwrap_or_default().trim();
+                    if !t.is_empty() {
+                        self.plan.title = Some(t.to_string());
+                    }
                 }
             }
             HeadingLevel::H2 => {
@@ -513,6 +517,9 @@ impl Walker<'_> {
                     Some(c) if c.get(1).is_some() => b.mode = Mode::SevenMS,
                     Some(_) => {
                         b.mode = Mode::SevenM;
+                        if text.to_lowercase().contains("not applicable") {
+                            b.not_applicable = Some((text.to_string(), line));
+                        }
                         b.seven_m.get_or_insert_with(|| SevenMBlock {
                             line,
                             ..SevenMBlock::default()
@@ -526,7 +533,7 @@ impl Walker<'_> {
 
     fn paragraph_done(&mut self, text: &str, range: std::ops::Range<usize>) {
         let line = self.lines.line(range.start);
-        if self.section.is_empty() || self.plan.header.date.is_none() {
+        if self.section.is_empty() {
             self.header_lines(&range);
         }
         if self.section == "7d" {
