@@ -72,6 +72,8 @@ struct Walker<'t> {
     lines: Lines,
     plan: Plan,
     section: String,
+    /// Latest `###` heading inside §4 (the hypotheses' subsystem group).
+    subheading: Option<String>,
     scenario: Option<ScenarioBuilder>,
     heading: Option<(HeadingLevel, String, usize)>,
     items: Vec<Item>,
@@ -91,6 +93,7 @@ pub fn parse_plan(source: &str, text: &str) -> Plan {
             ..Plan::default()
         },
         section: String::new(),
+        subheading: None,
         scenario: None,
         heading: None,
         items: Vec::new(),
@@ -261,6 +264,7 @@ impl Walker<'_> {
                     .map(|m| m.as_str().to_string())
                     .unwrap_or_default();
             }
+            HeadingLevel::H3 if self.section == "4" => self.subheading = Some(text.to_string()),
             HeadingLevel::H3 if self.section == "7" => {
                 if let Some(c) = SCENARIO_RE.captures(text) {
                     self.end_scenario();
@@ -396,7 +400,7 @@ impl Walker<'_> {
             statement: statement.lines().next().unwrap_or_default().to_string(),
             could_falsify: extract_ids(&could, 'C'),
             suspected_because: after("suspected because"),
-            subsystem: after("subsystem"),
+            subsystem: after("subsystem").or_else(|| self.subheading.clone()),
             line: item.line,
         });
     }
