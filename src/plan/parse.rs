@@ -21,7 +21,7 @@ static SECTION_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:§|Sec\.?\s*)?(\d+[a-z]?)(?:\.|\s|$)"));
 /// `Scenario S1: name`, `S01: name`, `D3 — name`.
 static SCENARIO_RE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:Scenario\s+)?([A-Z][A-Za-z]?\d+)\s*(?::|—|–|-)\s*(.*)$"));
+    LazyLock::new(|| re(r"^(?:Scenario\s+)?([A-Z][A-Za-z]?\d+[a-z]?)\s*(?::|—|–|-)\s*(.*)$"));
 /// `§7.M`, `Sec. 7.M`, optionally followed by `.S`.
 static SEVEN_M_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^(?:§|Sec\.?\s*)\s*7\.M(\.S)?\b"));
 /// `§7.M: not applicable …` written as a line of text.
