@@ -131,6 +131,12 @@ fn corpus_hypotheses_and_tables() {
     assert_eq!(h1.id, "H1");
     assert!(h1.title.starts_with("Leader Completeness"), "{}", h1.title);
     assert_eq!(h1.could_falsify, vec!["C1", "C4", "C5"]);
+    assert_eq!(h1.subsystem.as_deref(), Some("Node / protocol core"));
+    assert!(
+        h1.suspected_because
+            .as_deref()
+            .is_some_and(|s| s.contains("advance_commit_index"))
+    );
     let h3 = &plan.hypotheses[2];
     assert_eq!(h3.could_falsify, vec!["C1", "C2", "C3", "C4", "C5"]);
     assert_eq!(plan.requirements.len(), 12);

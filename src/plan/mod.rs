@@ -1,5 +1,6 @@
 //! Markdown test plans: model, parser and lint.
 
+mod builder;
 pub mod lint;
 pub mod model;
 mod norm;
