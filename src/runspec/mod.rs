@@ -4,6 +4,7 @@
 pub mod duration;
 pub mod load;
 pub mod model;
+pub mod vars;
 
 pub use load::{RunSpec, SpecError, load, sidecar_path};
 pub use model::*;
