@@ -1,0 +1,126 @@
+//! The `Operator` seam: every decision the engine cannot make alone is a [`Question`]
+//! with a stable id. The TUI answers interactively; [`Scripted`] answers headless runs
+//! from `--yes` and an answers file (YAML keyed by question id).
+
+use std::collections::BTreeMap;
+
+use tokio::sync::oneshot;
+
+/// The FAIL classification `--yes` gives (method §2.7).
+pub const UNKNOWN_BLAME: &str = "unknown — pending re-run on alternative harness/host";
+
+/// What kind of decision a question asks for; decides what `--yes` may answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionKind {
+    /// Confirm a capability as the probes found it.
+    ConfirmCapability,
+    /// Classify a FAIL: blame class and bug type.
+    ClassifyFailure,
+    /// Approve a change to the machine (install, system setting). Never by `--yes`.
+    ApproveChange,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// Stable id, e.g. `S3.classify` or `install.libfaketime`; keys the answers file.
+    pub id: String,
+    pub kind: QuestionKind,
+    pub prompt: String,
+    /// What `--yes` answers, when its policy allows an answer at all.
+    pub default: String,
+}
+
+/// An answer and who gave it (journaled with the question).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub text: String,
+    pub by: String,
+}
+
+/// A question a headless run could not answer: the run stops and names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("question `{id}` needs an answer ({prompt}); give it in the answers file{hint}")]
+pub struct Unanswered {
+    pub id: String,
+    pub prompt: String,
+    pub hint: String,
+}
+
+pub trait Operator: Send {
+    /// Asks `question`; the answer arrives on the returned channel, so an interactive
+    /// operator can take its time without blocking the engine.
+    fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>>;
+}
+
+/// Headless operator: the answers file first, then the `--yes` policy.
+#[derive(Debug, Default)]
+pub struct Scripted {
+    pub yes: bool,
+    pub answers: BTreeMap<String, String>,
+    /// Where the answers came from, for the journal (`answers file x.yaml`, `--yes`).
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{column}: answers file: {message}")]
+pub struct AnswersError {
+    pub file: String,
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+}
+
+/// Parses an answers file: a YAML mapping from question id to answer text.
+pub fn parse_answers(file: &str, text: &str) -> Result<BTreeMap<String, String>, AnswersError> {
+    serde_saphyr::from_str::<BTreeMap<String, String>>(text).map_err(|err| {
+        let location = err.location().unwrap_or(serde_saphyr::Location::UNKNOWN);
+        let rendered = err.without_snippet().to_string();
+        let first = rendered.lines().next().unwrap_or_default();
+        AnswersError {
+            file: file.to_string(),
+            line: location.line(),
+            column: location.column(),
+            message: first
+                .rfind(" at line ")
+                .map_or(first, |at| &first[..at])
+                .to_string(),
+        }
+    })
+}
+
+impl Scripted {
+    fn decide(&self, question: &Question) -> Result<Answer, Unanswered> {
+        if let Some(text) = self.answers.get(&question.id) {
+            return Ok(Answer {
+                text: text.clone(),
+                by: self.source.clone(),
+            });
+        }
+        let yes_may_answer = question.kind != QuestionKind::ApproveChange;
+        if self.yes && yes_may_answer {
+            return Ok(Answer {
+                text: question.default.clone(),
+                by: "--yes".to_string(),
+            });
+        }
+        let hint = if yes_may_answer {
+            " or pass --yes".to_string()
+        } else {
+            " or pass --approve-installs: --yes never approves a change to the machine".to_string()
+        };
+        Err(Unanswered {
+            id: question.id.clone(),
+            prompt: question.prompt.clone(),
+            hint,
+        })
+    }
+}
+
+impl Operator for Scripted {
+    fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>> {
+        let (tx, rx) = oneshot::channel();
+        // The receiver is returned below, so it is alive and the send cannot fail.
+        let _ = tx.send(self.decide(question));
+        rx
+    }
+}

@@ -1,0 +1,75 @@
+//! The scripted operator: answers file first, `--yes` policy second, never an install.
+
+use faultline::engine::operator::{
+    Operator, Question, QuestionKind, Scripted, UNKNOWN_BLAME, parse_answers,
+};
+
+fn classify(id: &str) -> Question {
+    Question {
+        id: id.into(),
+        kind: QuestionKind::ClassifyFailure,
+        prompt: "blame class and bug type".into(),
+        default: UNKNOWN_BLAME.into(),
+    }
+}
+
+fn install() -> Question {
+    Question {
+        id: "install.libfaketime".into(),
+        kind: QuestionKind::ApproveChange,
+        prompt: "apt-get install faketime".into(),
+        default: "approve".into(),
+    }
+}
+
+#[tokio::test]
+async fn yes_classifies_failures_as_unknown_but_never_approves_installs() {
+    let mut op = Scripted {
+        yes: true,
+        ..Scripted::default()
+    };
+    let answer = op.ask(&classify("D3.classify")).await.expect("answered");
+    assert_eq!(answer.expect("yes answers").text, UNKNOWN_BLAME);
+    let refused = op.ask(&install()).await.expect("answered");
+    let err = refused.expect_err("--yes must not approve an install");
+    assert!(err.to_string().contains("install.libfaketime"), "{err}");
+    assert!(err.to_string().contains("--approve-installs"), "{err}");
+}
+
+#[tokio::test]
+async fn the_answers_file_wins_and_is_credited() {
+    let answers = parse_answers(
+        "answers.yaml",
+        "D3.classify: \"SUT; crash-recovery; durability\"\ninstall.libfaketime: approve\n",
+    )
+    .expect("valid answers file");
+    let mut op = Scripted {
+        yes: false,
+        answers,
+        source: "answers file answers.yaml".into(),
+    };
+    let a = op
+        .ask(&classify("D3.classify"))
+        .await
+        .expect("sent")
+        .expect("answered");
+    assert_eq!(a.text, "SUT; crash-recovery; durability");
+    assert_eq!(a.by, "answers file answers.yaml");
+    assert!(op.ask(&install()).await.expect("sent").is_ok());
+    let missing = op.ask(&classify("D9.classify")).await.expect("sent");
+    assert!(
+        missing
+            .expect_err("unanswered")
+            .to_string()
+            .contains("D9.classify")
+    );
+}
+
+#[test]
+fn a_malformed_answers_file_names_file_and_line() {
+    let err =
+        parse_answers("answers.yaml", "D3.classify: ok\nbad: [1, 2\n").expect_err("malformed");
+    let text = err.to_string();
+    assert!(text.starts_with("answers.yaml:"), "{text}");
+    assert!(err.line >= 2, "{text}");
+}
