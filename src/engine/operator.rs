@@ -73,17 +73,12 @@ pub struct AnswersError {
 /// Parses an answers file: a YAML mapping from question id to answer text.
 pub fn parse_answers(file: &str, text: &str) -> Result<BTreeMap<String, String>, AnswersError> {
     serde_saphyr::from_str::<BTreeMap<String, String>>(text).map_err(|err| {
-        let location = err.location().unwrap_or(serde_saphyr::Location::UNKNOWN);
-        let rendered = err.without_snippet().to_string();
-        let first = rendered.lines().next().unwrap_or_default();
+        let (line, column, message) = crate::runspec::load::yaml_message(&err);
         AnswersError {
             file: file.to_string(),
-            line: location.line(),
-            column: location.column(),
-            message: first
-                .rfind(" at line ")
-                .map_or(first, |at| &first[..at])
-                .to_string(),
+            line,
+            column,
+            message,
         }
     })
 }

@@ -39,15 +39,21 @@ pub fn sidecar_path(plan_path: &Path) -> PathBuf {
     plan_path.with_extension("run.yaml")
 }
 
-fn yaml_error(file: &str, line_offset: u64, err: &serde_saphyr::Error) -> SpecError {
+/// Line, column and one-line message of a serde-saphyr error; the location goes into
+/// our own `file:line:col` prefix, so it is cut from the message.
+pub(crate) fn yaml_message(err: &serde_saphyr::Error) -> (u64, u64, String) {
     let location = err.location().unwrap_or(Location::UNKNOWN);
     let rendered = err.without_snippet().to_string();
     let first_line = rendered.lines().next().unwrap_or_default();
-    // The location is reported in our own `file:line:col` prefix, not twice.
     let message = first_line
         .rfind(" at line ")
         .map_or(first_line, |at| &first_line[..at])
         .to_string();
+    (location.line(), location.column(), message)
+}
+
+fn yaml_error(file: &str, line_offset: u64, err: &serde_saphyr::Error) -> SpecError {
+    let (line, column, message) = yaml_message(err);
     // serde names the offending field inside backticks ("unknown field `x`").
     let field = message
         .split('`')
@@ -56,8 +62,8 @@ fn yaml_error(file: &str, line_offset: u64, err: &serde_saphyr::Error) -> SpecEr
         .map(str::to_string);
     SpecError {
         file: file.to_string(),
-        line: location.line() + line_offset,
-        column: location.column(),
+        line: line + line_offset,
+        column,
         field,
         message,
     }
