@@ -213,6 +213,28 @@ pub enum CheckerRun {
     Mismatch { reason: String },
 }
 
+impl CheckerRun {
+    /// For a checker that ran but cannot tell PASS from FAIL: the tree's question and
+    /// its answer. `None` when it judged the history or never ran.
+    pub fn too_weak(&self) -> Option<(&'static str, String)> {
+        match self {
+            CheckerRun::MissingFields { fields } => Some((
+                "does the history have the checker's required fields?",
+                format!("no: missing {}", fields.join(", ")),
+            )),
+            CheckerRun::Unknown { reason } => Some((
+                "could the checker tell PASS from FAIL?",
+                format!("no: checker answered unknown ({reason})"),
+            )),
+            CheckerRun::Mismatch { reason } => Some((
+                "does the checker match the model and claim?",
+                format!("no: {reason}"),
+            )),
+            CheckerRun::NotRun | CheckerRun::Judged { .. } => None,
+        }
+    }
+}
+
 /// Everything the decision tree looks at, for one scenario or arm.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {

@@ -147,43 +147,19 @@ fn walk(e: &Evidence, c: &mut Chain<'_>) -> Verdict {
         );
     }
 
-    let (checked, produced) = match &e.checker {
-        CheckerRun::NotRun => {
-            c.ask("checker", "did the declared checker run?", "no");
-            return Verdict::PartialSurface;
-        }
-        CheckerRun::MissingFields { fields } => {
-            c.ask("checker", "did the declared checker run?", "yes");
-            c.ask(
-                "fields",
-                "does the history have the checker's required fields?",
-                format!("no: missing {}", fields.join(", ")),
-            );
-            return Verdict::InconclusiveOracleTooWeak;
-        }
-        CheckerRun::Unknown { reason } => {
-            c.ask("checker", "did the declared checker run?", "yes");
-            c.ask(
-                "fields",
-                "could the checker tell PASS from FAIL?",
-                format!("no: checker answered unknown ({reason})"),
-            );
-            return Verdict::InconclusiveOracleTooWeak;
-        }
-        CheckerRun::Mismatch { reason } => {
-            c.ask("checker", "did the declared checker run?", "yes");
-            c.ask(
-                "fields",
-                "does the checker match the model and claim?",
-                format!("no: {reason}"),
-            );
-            return Verdict::InconclusiveOracleTooWeak;
-        }
-        CheckerRun::Judged {
-            ops_checked,
-            ops_produced,
-            ..
-        } => (*ops_checked, *ops_produced),
+    if let Some((question, answer)) = e.checker.too_weak() {
+        c.ask("checker", "did the declared checker run?", "yes");
+        c.ask("fields", question, answer);
+        return Verdict::InconclusiveOracleTooWeak;
+    }
+    let CheckerRun::Judged {
+        ops_checked: checked,
+        ops_produced: produced,
+        ..
+    } = e.checker
+    else {
+        c.ask("checker", "did the declared checker run?", "no");
+        return Verdict::PartialSurface;
     };
     c.ask("checker", "did the declared checker run?", "yes");
     c.ask(
