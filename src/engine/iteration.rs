@@ -384,7 +384,18 @@ impl Runner<'_> {
                 .await?;
         }
         let path = PathBuf::from(self.expand(&history.path)?);
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        // A missing history is journaled, never read as an empty (clean) one.
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) => {
+                let path = path.display().to_string();
+                self.log(
+                    "history-unreadable",
+                    json!({"path": path, "error": e.to_string()}),
+                )?;
+                return Ok(());
+            }
+        };
         let parsed = match parse_jsonl(&path.display().to_string(), &text) {
             Ok(h) => h,
             Err(e) => {
