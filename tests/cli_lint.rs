@@ -1,6 +1,8 @@
 //! `faultline lint` end to end: the real binary on real files.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn faultline(args: &[&str], cwd: &Path) -> Output {
@@ -9,17 +11,6 @@ fn faultline(args: &[&str], cwd: &Path) -> Output {
         .current_dir(cwd)
         .output()
         .expect("the faultline binary runs")
-}
-
-fn corpus_plan() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/plans/raft-cr-project-stability.md");
-    assert!(
-        path.exists(),
-        "corpus plan missing at {} (CI lays ../shared beside the clone)",
-        path.display()
-    );
-    path
 }
 
 /// A plan in the newer template whose one scenario has every field lint needs.
@@ -53,7 +44,7 @@ fn plan_with_oracle(oracle: &str) -> String {
 #[test]
 fn corpus_plan_is_handed_back_with_all_17_scenarios() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = corpus_plan();
+    let plan = common::corpus_path();
     let out = faultline(
         &["lint", plan.to_str().expect("utf-8 path"), "--json"],
         dir.path(),
@@ -101,7 +92,7 @@ fn corpus_plan_is_handed_back_with_all_17_scenarios() {
 
 #[test]
 fn corpus_plan_text_output_names_file_and_line() {
-    let plan = corpus_plan();
+    let plan = common::corpus_path();
     let out = faultline(
         &["lint", plan.to_str().expect("utf-8 path")],
         Path::new("."),

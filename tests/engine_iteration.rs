@@ -1,27 +1,19 @@
 //! One iteration of the demo's scenarios, for real: the demo store, the workload
 //! client, the process nemesis, landing probes, quiesce and no-lost-ack.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
 use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
 use faultline::journal::{self, Journal, Scope};
-use faultline::plan::parse_plan;
 use faultline::runspec::{self, vars::Vars};
 use faultline::verdict::CheckerRun;
 
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(") ")
-            .next()
-            .is_some_and(|r| !r.starts_with('Z') && !r.starts_with('X'))
-    })
-}
-
 async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let plan_text = std::fs::read_to_string(root.join("examples/demo/plan.md")).expect("plan");
-    let plan = parse_plan("examples/demo/plan.md", &plan_text);
+    let plan = common::demo_plan();
     let yaml = std::fs::read_to_string(root.join("examples/demo/plan.run.yaml")).expect("spec");
     let spec = runspec::load(&plan, Some(("plan.run.yaml", &yaml))).expect("valid spec");
     let mut vars = Vars::default();
@@ -50,7 +42,10 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
         .await
         .expect("iteration runs");
     for pgid in &facts.pgids {
-        assert!(!alive(*pgid), "process group {pgid} outlived the iteration");
+        assert!(
+            !common::pid_alive(*pgid),
+            "process group {pgid} outlived the iteration"
+        );
     }
     let records = journal::read(&dir.join("journal.jsonl"))
         .expect("journal")

@@ -3,6 +3,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+mod common;
+
+use common::pid_alive;
 use faultline::exec::{self, CommandSpec, Outcome};
 
 fn spec(name: &str, command: &str, cwd: &Path) -> CommandSpec {
@@ -11,17 +14,6 @@ fn spec(name: &str, command: &str, cwd: &Path) -> CommandSpec {
         command: command.to_string(),
         cwd: cwd.to_path_buf(),
         env: vec![("FAULTLINE_TEST_VAR".into(), "seen".into())],
-    }
-}
-
-/// Alive means present in /proc and not a zombie waiting to be reaped by init.
-fn pid_alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit(") ")
-            .next()
-            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X')),
-        Err(_) => false,
     }
 }
 

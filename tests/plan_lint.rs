@@ -1,19 +1,10 @@
 //! Lint tests: hand-back rules of method §8 "Plan intake".
 
+mod common;
+
+use common::fixture;
+use faultline::plan::{Problem, Severity, hands_back, lint, lint_json, lint_text, parse_plan};
 use std::path::Path;
-
-use faultline::plan::{
-    Plan, Problem, Severity, hands_back, lint, lint_json, lint_text, parse_plan,
-};
-
-fn fixture(name: &str) -> Plan {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plans")
-        .join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("fixture {} unreadable: {e}", path.display()));
-    parse_plan(&format!("tests/fixtures/plans/{name}"), &text)
-}
 
 fn hand_backs(problems: &[Problem]) -> Vec<(String, String)> {
     problems
@@ -25,11 +16,7 @@ fn hand_backs(problems: &[Problem]) -> Vec<(String, String)> {
 
 #[test]
 fn corpus_hands_back_every_scenario_for_tiers_and_s11() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/plans/raft-cr-project-stability.md");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("corpus plan not found at {} ({e})", path.display()));
-    let plan = parse_plan("raft-cr-project-stability.md", &text);
+    let plan = common::corpus();
     let problems = lint(&plan);
     assert!(hands_back(&problems));
     for s in &plan.scenarios {

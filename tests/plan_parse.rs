@@ -1,33 +1,9 @@
 //! Parser tests against the real corpus plan and small fixture plans.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use faultline::plan::{Category, Plan, SevenM, parse_plan};
-
-fn corpus_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/plans/raft-cr-project-stability.md")
-}
-
-fn corpus() -> Plan {
-    let path = corpus_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "corpus plan not found at {} ({e}); the repo must sit next to a `shared/` copy",
-            path.display()
-        )
-    });
-    parse_plan(&path.to_string_lossy(), &text)
-}
-
-fn fixture(name: &str) -> Plan {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plans")
-        .join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("fixture {} unreadable: {e}", path.display()));
-    parse_plan(&format!("tests/fixtures/plans/{name}"), &text)
-}
+use common::{corpus, fixture};
+use faultline::plan::{Category, SevenM};
 
 fn state(m: &SevenM) -> &'static str {
     match m {

@@ -1,0 +1,47 @@
+//! Helpers shared by the integration tests. Each test binary uses a subset.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use faultline::plan::{Plan, parse_plan};
+
+/// The real plan nobody here wrote; CI lays `../shared` beside the clone.
+pub fn corpus_path() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/plans/raft-cr-project-stability.md");
+    assert!(
+        path.exists(),
+        "corpus plan missing at {} (the repo must sit next to a `shared/` copy)",
+        path.display()
+    );
+    path
+}
+
+/// Parses a plan file given relative to the crate root, named by that relative path.
+pub fn plan_at(relative: &str) -> Plan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("plan {} unreadable: {e}", path.display()));
+    parse_plan(relative, &text)
+}
+
+pub fn corpus() -> Plan {
+    plan_at("../shared/corpus/plans/raft-cr-project-stability.md")
+}
+
+pub fn fixture(name: &str) -> Plan {
+    plan_at(&format!("tests/fixtures/plans/{name}"))
+}
+
+pub fn demo_plan() -> Plan {
+    plan_at("examples/demo/plan.md")
+}
+
+/// Alive means present in /proc and not a zombie waiting to be reaped.
+pub fn pid_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(") ")
+            .next()
+            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+    })
+}
