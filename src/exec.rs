@@ -115,11 +115,6 @@ pub fn signal_group(pgid: i32, signal: Signal) -> nix::Result<()> {
     }
 }
 
-/// Whether any process of group `pgid` is still alive (zombies of reaped leaders aside).
-pub fn group_alive(pgid: i32) -> bool {
-    killpg(Pid::from_raw(pgid), None).is_ok()
-}
-
 impl Running {
     /// Waits for the child, at most `deadline` from now. On expiry the group gets
     /// SIGTERM, then SIGKILL after [`TERM_GRACE`], and is reaped.

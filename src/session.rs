@@ -16,10 +16,6 @@ pub struct SessionDir {
 }
 
 impl SessionDir {
-    pub fn journal(&self) -> PathBuf {
-        self.path.join("journal.jsonl")
-    }
-
     pub fn findings_file(&self, scenario_or_arm: &str) -> PathBuf {
         self.path
             .join("findings")
