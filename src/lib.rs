@@ -12,6 +12,7 @@ pub mod journal;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;
+pub mod report;
 pub mod runspec;
 pub mod sanitize;
 pub mod session;
