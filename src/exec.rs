@@ -63,6 +63,8 @@ pub struct Running {
     pub stderr_log: PathBuf,
     pub started: Instant,
     child: tokio::process::Child,
+    /// The leader was reaped and its group killed; nothing is left to clean up.
+    reaped: bool,
 }
 
 fn log_file(path: &Path) -> Result<std::fs::File, ExecError> {
@@ -103,6 +105,7 @@ pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
         stderr_log,
         started: Instant::now(),
         child,
+        reaped: false,
     })
 }
 
@@ -127,6 +130,7 @@ impl Running {
                 })?;
                 // The leader is gone; anything it left in its group goes with it.
                 let _ = signal_group(self.pgid, Signal::SIGKILL);
+                self.reaped = true;
                 Ok(outcome_of(status))
             }
             Err(_) => {
@@ -151,7 +155,17 @@ impl Running {
             command: self.command.clone(),
             source,
         })?;
+        self.reaped = true;
         Ok(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A child abandoned on an error or interrupt path takes its group with it.
+        if !self.reaped {
+            let _ = signal_group(self.pgid, Signal::SIGKILL);
+        }
     }
 }
 

@@ -51,6 +51,8 @@ pub struct Journal {
     path: PathBuf,
     file: File,
     next_seq: u64,
+    /// Live listeners (headless progress, the TUI); a closed one is ignored.
+    tap: Option<tokio::sync::mpsc::UnboundedSender<Record>>,
 }
 
 impl Journal {
@@ -76,7 +78,13 @@ impl Journal {
             path: path.to_path_buf(),
             file,
             next_seq,
+            tap: None,
         })
+    }
+
+    /// Sends a copy of every record appended from now on to `tx`.
+    pub fn tap(&mut self, tx: tokio::sync::mpsc::UnboundedSender<Record>) {
+        self.tap = Some(tx);
     }
 
     /// Appends one event and syncs it to disk before returning its record.
@@ -111,6 +119,9 @@ impl Journal {
         self.file.write_all(&line).map_err(io_err)?;
         self.file.sync_data().map_err(io_err)?;
         self.next_seq += 1;
+        if let Some(tap) = &self.tap {
+            let _ = tap.send(record.clone());
+        }
         Ok(record)
     }
 }

@@ -37,6 +37,7 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
         vars,
         seed: 1,
         duration: Duration::from_secs(3),
+        cancel: Default::default(),
     };
     let facts = iteration::run(binding, &mut ctx, &mut journal)
         .await

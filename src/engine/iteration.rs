@@ -7,14 +7,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::journal::{Journal, JournalError, Scope};
+use crate::nemesis::command::CommandFault;
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::process::{self, Action, Target};
-use crate::oracle::{CheckerReport, History, no_lost_ack, parse_jsonl};
+use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
-use crate::runspec::{Binding, FaultStep, SignalName, TargetSpec};
+use crate::runspec::{Binding, FaultStep, Side, SignalName, TargetSpec};
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -33,6 +35,9 @@ pub struct IterationCtx {
     pub vars: Vars,
     pub seed: u64,
     pub duration: Duration,
+    /// Cancelled when the operator interrupts the session: every wait ends early, the
+    /// faults already injected are healed and journaled, the services are stopped.
+    pub cancel: CancellationToken,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +48,8 @@ pub enum EngineError {
     Var { id: String, source: VarError },
     #[error("{id}: {message}")]
     Io { id: String, message: String },
+    #[error("{id}: interrupted")]
+    Interrupted { id: String },
 }
 
 /// What happened to one planned fault.
@@ -56,7 +63,16 @@ pub struct FaultFacts {
     pub declared_landed: bool,
     pub victim_side_seen: bool,
     pub healed: bool,
+    /// One line per observation, for the report.
+    pub detail: Vec<String>,
     pub cites: Vec<u64>,
+}
+
+/// A fault between injection and heal.
+enum Held {
+    Process(process::Injected),
+    Command(crate::nemesis::command::InjectedCommand),
+    Failed(String),
 }
 
 /// Everything the iteration learned, for the audits and the decision tree.
@@ -68,6 +84,12 @@ pub struct IterationFacts {
     pub faults: Vec<FaultFacts>,
     pub history: Option<History>,
     pub checker: Option<(CheckerReport, u64)>,
+    /// How long the workload command ran and whether it exited 0.
+    pub workload: Option<(Duration, bool, u64)>,
+    /// Quiescence reached (`None` when the binding declares no quiesce condition).
+    pub quiesced: Option<(bool, u64)>,
+    /// Log files of the long-running services (grepped for swallowed errors).
+    pub service_logs: Vec<PathBuf>,
     /// Process groups this iteration started (all ended before it returns).
     pub pgids: Vec<i32>,
 }
@@ -87,6 +109,21 @@ impl Runner<'_> {
             .seq)
     }
 
+    fn io(&self, message: impl ToString) -> EngineError {
+        EngineError::Io {
+            id: self.ctx.id.clone(),
+            message: message.to_string(),
+        }
+    }
+
+    /// Awaits `fut` unless the session is interrupted first.
+    async fn guard<T>(&self, fut: impl std::future::Future<Output = T>) -> Result<T, EngineError> {
+        tokio::select! {
+            out = fut => Ok(out),
+            () = self.ctx.cancel.cancelled() => Err(EngineError::Interrupted { id: self.ctx.id.clone() }),
+        }
+    }
+
     fn expand(&mut self, text: &str) -> Result<String, EngineError> {
         self.ctx
             .vars
@@ -104,10 +141,7 @@ impl Runner<'_> {
             cwd: self.ctx.cwd.clone(),
             env: Vec::new(),
         };
-        let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| EngineError::Io {
-            id: self.ctx.id.clone(),
-            message: e.to_string(),
-        })?;
+        let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| self.io(e))?;
         self.facts.pgids.push(running.pgid);
         self.log(
             "command-started",
@@ -125,10 +159,10 @@ impl Runner<'_> {
         deadline: Duration,
     ) -> Result<(Outcome, u64), EngineError> {
         let mut running = self.spawn(name, command)?;
-        let outcome = running.wait(deadline).await.map_err(|e| EngineError::Io {
-            id: self.ctx.id.clone(),
-            message: e.to_string(),
-        })?;
+        let outcome = self
+            .guard(running.wait(deadline))
+            .await?
+            .map_err(|e| self.io(e))?;
         let seq = self.log(
             "command-exited",
             json!({"name": name, "outcome": format!("{outcome:?}"),
@@ -154,7 +188,7 @@ impl Runner<'_> {
             if start.elapsed() >= within {
                 return Ok((false, seq));
             }
-            tokio::time::sleep(RETRY_EVERY).await;
+            self.guard(tokio::time::sleep(RETRY_EVERY)).await?;
         }
     }
 
@@ -165,6 +199,8 @@ impl Runner<'_> {
         for service in &cluster.services {
             let command = self.expand(&service.run)?;
             let running = self.spawn(&service.name, &command)?;
+            self.facts.service_logs.push(running.stderr_log.clone());
+            self.facts.service_logs.push(running.stdout_log.clone());
             self.services.insert(service.name.clone(), running);
         }
         if let Some(health) = &cluster.health {
@@ -204,20 +240,20 @@ impl Runner<'_> {
             TargetSpec::Service(name) => match self.services.get(name) {
                 Some(running) => Target::Pid(running.pgid),
                 None => {
-                    return Err(EngineError::Io {
-                        id: self.ctx.id.clone(),
-                        message: format!("fault target service `{name}` is not in the cluster"),
-                    });
+                    return Err(self.io(format!(
+                        "fault target service `{name}` is not in the cluster"
+                    )));
                 }
             },
         })
     }
 
-    async fn fault(&mut self, step: &FaultStep, epoch: u64) -> Result<FaultFacts, EngineError> {
-        let mut facts = FaultFacts {
-            id: step.id.clone(),
-            ..FaultFacts::default()
-        };
+    /// Log watches for the step's declared landing signals, started before injection so
+    /// only lines written after it count.
+    fn landing_watches(
+        &mut self,
+        step: &FaultStep,
+    ) -> Result<Vec<(LogWatch, Duration, Side)>, EngineError> {
         let mut watches = Vec::new();
         for signal in &step.landing {
             let Some(log) = &signal.log else { continue };
@@ -226,93 +262,154 @@ impl Runner<'_> {
                 (None, Some(file)) => PathBuf::from(self.expand(file)?),
                 (None, None) => continue,
             };
-            let pattern = regex::Regex::new(&log.pattern).map_err(|e| EngineError::Io {
-                id: self.ctx.id.clone(),
-                message: format!("fault {} landing pattern: {e}", step.id),
-            })?;
+            let pattern = regex::Regex::new(&log.pattern)
+                .map_err(|e| self.io(format!("fault {} landing pattern: {e}", step.id)))?;
             let within = signal.within.map_or(DEFAULT_LANDING_WITHIN, |d| d.0);
             watches.push((LogWatch::begin(&file, pattern), within, signal.side));
         }
-        let epoch_file = self.ctx.artifacts.join("fault_epoch");
-        let write_epoch =
-            |text: String| std::fs::write(&epoch_file, text).map_err(|e| e.to_string());
+        Ok(watches)
+    }
+
+    fn write_epoch(&self, text: &str) -> Result<(), EngineError> {
+        std::fs::write(self.ctx.artifacts.join("fault_epoch"), text).map_err(|e| self.io(e))
+    }
+
+    /// Injects one fault, gathers its landing evidence, holds it for its duration and
+    /// heals it. The heal runs (and is journaled) even when the session is interrupted
+    /// meanwhile; the interruption is returned after it.
+    async fn fault(
+        &mut self,
+        step: &FaultStep,
+        epoch: u64,
+        facts: &mut FaultFacts,
+    ) -> Result<(), EngineError> {
+        facts.id = step.id.clone();
+        let watches = self.landing_watches(step)?;
         facts
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
-        let Some(spec) = &step.process else {
-            // Only process faults are wired into the runner so far; say so loudly
-            // rather than pretend: the fault stays uninjected and cannot be proven.
+        self.write_epoch(&epoch.to_string())?;
+        let held = match (&step.process, &step.command) {
+            (Some(spec), None) => {
+                let target = self.victim_pid(&spec.target)?;
+                let action = match spec.signal {
+                    SignalName::Kill => Action::Kill,
+                    SignalName::Term => Action::Term {
+                        grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
+                    },
+                    SignalName::Stop => Action::Pause,
+                };
+                match process::inject(&target, action) {
+                    Ok(injected) => Held::Process(injected),
+                    Err(e) => Held::Failed(e.to_string()),
+                }
+            }
+            (None, Some(spec)) => {
+                let fault = CommandFault {
+                    id: step.id.clone(),
+                    inject: self.expand(&spec.inject)?,
+                    heal: self.expand(&spec.heal)?,
+                    cwd: self.ctx.cwd.clone(),
+                    deadline: DEFAULT_DEADLINE,
+                };
+                match self.guard(fault.inject(&self.ctx.logs)).await? {
+                    Ok(injected) => Held::Command(injected),
+                    Err(e) => Held::Failed(e.to_string()),
+                }
+            }
+            _ => Held::Failed("the step names no single nemesis kind".into()),
+        };
+        if let Held::Failed(error) = &held {
+            self.write_epoch("")?;
             facts.cites.push(self.log(
-                "fault-not-injected",
-                json!({"fault": step.id, "reason": "this fault kind is not wired into the runner yet"}),
+                "fault-inject-failed",
+                json!({"fault": step.id, "error": error}),
             )?);
-            return Ok(facts);
-        };
-        let target = self.victim_pid(&spec.target)?;
-        let action = match spec.signal {
-            SignalName::Kill => Action::Kill,
-            SignalName::Term => Action::Term {
-                grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
-            },
-            SignalName::Stop => Action::Pause,
-        };
-        if let Err(message) = write_epoch(epoch.to_string()) {
-            return Err(EngineError::Io {
-                id: self.ctx.id.clone(),
-                message,
-            });
+            facts.detail.push(format!("inject failed: {error}"));
+            return Ok(());
         }
-        let injected = match process::inject(&target, action) {
-            Ok(injected) => injected,
-            Err(e) => {
-                facts.cites.push(self.log(
-                    "fault-inject-failed",
-                    json!({"fault": step.id, "error": e.to_string()}),
-                )?);
-                return Ok(facts);
-            }
-        };
         facts.injected = true;
-        facts.cites.push(self.log(
-            "fault-injected",
-            json!({"fault": step.id, "pid": injected.pid}),
-        )?);
-        let seen = injected.await_landing(Duration::from_secs(2)).await;
-        facts.injector_landed = seen.landed;
-        facts.cites.push(self.log(
-            "landing-injector",
-            json!({"fault": step.id, "landed": seen.landed, "detail": seen.detail}),
-        )?);
-        let mut all = !watches.is_empty();
-        for (watch, within, side) in &watches {
-            let found = watch
-                .await_match(*within)
+        let pid = match &held {
+            Held::Process(injected) => Some(injected.pid),
+            _ => None,
+        };
+        facts
+            .cites
+            .push(self.log("fault-injected", json!({"fault": step.id, "pid": pid}))?);
+        let observed = self.observe(step, &held, &watches, facts).await;
+        let hold = match (&observed, step.duration) {
+            (Ok(()), Some(duration)) => self.guard(tokio::time::sleep(duration.0)).await,
+            _ => Ok(()),
+        };
+        let healed = match held {
+            Held::Process(injected) => injected.heal().await.map_err(|e| e.to_string()),
+            Held::Command(injected) => injected
+                .heal()
                 .await
-                .map_err(|e| EngineError::Io {
-                    id: self.ctx.id.clone(),
-                    message: e.to_string(),
-                })?;
+                .map(|()| "heal command exited 0".to_string())
+                .map_err(|e| e.to_string()),
+            Held::Failed(_) => Ok(String::new()),
+        };
+        self.write_epoch("")?;
+        facts.healed = healed.is_ok();
+        facts.cites.push(self.log(
+            "fault-healed",
+            json!({"fault": step.id, "result": healed}),
+        )?);
+        observed?;
+        hold
+    }
+
+    /// Injector-side and declared landing evidence for an injected fault.
+    async fn observe(
+        &mut self,
+        step: &FaultStep,
+        held: &Held,
+        watches: &[(LogWatch, Duration, Side)],
+        facts: &mut FaultFacts,
+    ) -> Result<(), EngineError> {
+        if let Held::Process(injected) = held {
+            let seen = self
+                .guard(injected.await_landing(Duration::from_secs(2)))
+                .await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed, "detail": seen.detail}),
+            )?);
+        }
+        let mut all = !watches.is_empty();
+        for (watch, within, side) in watches {
+            let found = self
+                .guard(watch.await_match(*within))
+                .await?
+                .map_err(|e| self.io(e))?;
             all &= found.is_some();
-            if found.is_some() && *side == crate::runspec::Side::Victim {
-                facts.victim_side_seen = true;
+            if found.is_some() {
+                match side {
+                    Side::Victim => facts.victim_side_seen = true,
+                    Side::Injector => facts.injector_landed = true,
+                }
             }
+            let side_name = match side {
+                Side::Victim => "victim",
+                Side::Injector => "injector",
+            };
+            facts.detail.push(match &found {
+                Some(line) => format!("{side_name}: {}", crate::sanitize::line(line)),
+                None => format!(
+                    "{side_name}: `{}` not seen within {within:?}",
+                    watch.pattern.as_str()
+                ),
+            });
             facts.cites.push(self.log(
                 "landing-declared",
                 json!({"fault": step.id, "side": side, "pattern": watch.pattern.as_str(), "seen": found}),
             )?);
         }
         facts.declared_landed = all;
-        if let Some(duration) = step.duration {
-            tokio::time::sleep(duration.0).await;
-        }
-        let healed = injected.heal().await;
-        let _ = write_epoch(String::new());
-        facts.healed = healed.is_ok();
-        facts.cites.push(self.log(
-            "fault-healed",
-            json!({"fault": step.id, "result": healed.map_err(|e| e.to_string())}),
-        )?);
-        Ok(facts)
+        Ok(())
     }
 
     async fn cluster_down(&mut self) -> Result<(), EngineError> {
@@ -335,27 +432,40 @@ impl Runner<'_> {
             return Ok(());
         };
         let command = self.expand(&workload.run)?;
-        let mut client = self.spawn("workload", &command)?;
+        let client = self.spawn("workload", &command)?;
+        let started = client.started;
+        // Kept with the services so every exit path stops it.
+        self.services.insert("workload".into(), client);
         let mut faults: Vec<&FaultStep> = binding.faults.iter().map(|f| &f.value).collect();
         faults.sort_by_key(|f| f.after);
         for (index, fault) in faults.into_iter().enumerate() {
-            let wait = fault.after.0.saturating_sub(client.started.elapsed());
-            tokio::time::sleep(wait).await;
-            let facts = self.fault(fault, index as u64 + 1).await?;
+            let wait = fault.after.0.saturating_sub(started.elapsed());
+            self.guard(tokio::time::sleep(wait)).await?;
+            let mut facts = FaultFacts::default();
+            let result = self.fault(fault, index as u64 + 1, &mut facts).await;
             self.facts.faults.push(facts);
+            result?;
         }
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-        let outcome = client
-            .wait(deadline.saturating_sub(client.started.elapsed()))
-            .await
-            .map_err(|e| EngineError::Io {
-                id: self.ctx.id.clone(),
-                message: e.to_string(),
-            })?;
-        self.log(
+        let left = deadline.saturating_sub(started.elapsed());
+        let outcome = match self.services.get_mut("workload") {
+            Some(client) => {
+                let waited = tokio::select! {
+                    out = client.wait(left) => Ok(out),
+                    () = self.ctx.cancel.cancelled() => Err(EngineError::Interrupted { id: self.ctx.id.clone() }),
+                };
+                waited?.map_err(|e| self.io(e))?
+            }
+            None => return Err(self.io("workload vanished from the running set")),
+        };
+        self.services.remove("workload");
+        let elapsed = started.elapsed();
+        let seq = self.log(
             "command-exited",
-            json!({"name": "workload", "outcome": format!("{outcome:?}")}),
+            json!({"name": "workload", "outcome": format!("{outcome:?}"),
+                   "elapsed_ms": elapsed.as_millis()}),
         )?;
+        self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
         if outcome == Outcome::DeadlineExpired {
             self.facts.expired_step = Some("workload".into());
         }
@@ -364,7 +474,8 @@ impl Runner<'_> {
             let (quiet, seq) = self
                 .until_ok("quiesce", &command, quiesce.timeout.0)
                 .await?;
-            self.log("quiesce", json!({"reached": quiet, "cites": [seq]}))?;
+            let seq = self.log("quiesce", json!({"reached": quiet, "cites": [seq]}))?;
+            self.facts.quiesced = Some((quiet, seq));
             if !quiet {
                 self.facts
                     .expired_step
@@ -403,22 +514,19 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        if checker.builtin.as_deref() == Some("no-lost-ack") {
-            let final_path = self.ctx.artifacts.join("final.json");
-            let state = std::fs::read_to_string(&final_path)
-                .map_err(|e| e.to_string())
-                .and_then(|t| no_lost_ack::parse_final_state(&t));
-            let state = match state {
-                Ok(state) => state,
-                Err(e) => {
-                    self.log(
-                        "final-state-missing",
-                        json!({"path": final_path.display().to_string(), "error": e}),
-                    )?;
-                    return Ok(());
-                }
-            };
-            let report = no_lost_ack::check(&parsed, &state);
+        let report = match (&checker.builtin, &checker.external) {
+            (Some(name), _) if name == "no-lost-ack" => self.no_lost_ack(&parsed)?,
+            (Some(name), _) => {
+                self.log(
+                    "checker-unknown",
+                    json!({"checker": name, "error": "no built-in checker of that name"}),
+                )?;
+                None
+            }
+            (None, Some(command)) => self.external(command).await?,
+            (None, None) => None,
+        };
+        if let Some(report) = report {
             let seq = self.log(
                 "oracle-result",
                 json!({"checker": report.checker, "evidence": report.evidence, "run": report.run}),
@@ -427,6 +535,43 @@ impl Runner<'_> {
         }
         self.facts.history = Some(parsed);
         Ok(())
+    }
+
+    fn no_lost_ack(&mut self, history: &History) -> Result<Option<CheckerReport>, EngineError> {
+        let final_path = self.ctx.artifacts.join("final.json");
+        let state = std::fs::read_to_string(&final_path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| no_lost_ack::parse_final_state(&t));
+        match state {
+            Ok(state) => Ok(Some(no_lost_ack::check(history, &state))),
+            Err(e) => {
+                self.log(
+                    "final-state-missing",
+                    json!({"path": final_path.display().to_string(), "error": e}),
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs an external checker; its last stdout line is the JSON result.
+    async fn external(&mut self, command: &str) -> Result<Option<CheckerReport>, EngineError> {
+        let command = self.expand(command)?;
+        let (outcome, _) = self
+            .run_once("checker", &command, DEFAULT_DEADLINE)
+            .await?;
+        let stdout_path = self.ctx.logs.join("checker.stdout.log");
+        let stdout = std::fs::read_to_string(&stdout_path).map_err(|e| self.io(e))?;
+        match parse_external_result(&command, &stdout) {
+            Ok(report) => Ok(Some(report)),
+            Err(error) => {
+                self.log(
+                    "checker-output-rejected",
+                    json!({"outcome": format!("{outcome:?}"), "error": error}),
+                )?;
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -441,6 +586,8 @@ pub async fn run(
         id: ctx.id.clone(),
         message: e.to_string(),
     })?;
+    // A fault epoch left by an earlier iteration must not tag this one's ops.
+    let _ = std::fs::remove_file(ctx.artifacts.join("fault_epoch"));
     ctx.vars.set("seed", ctx.seed.to_string());
     ctx.vars
         .set("duration_ms", ctx.duration.as_millis().to_string());
