@@ -352,10 +352,9 @@ impl Runner<'_> {
         };
         self.write_epoch("")?;
         facts.healed = healed.is_ok();
-        facts.cites.push(self.log(
-            "fault-healed",
-            json!({"fault": step.id, "result": healed}),
-        )?);
+        facts
+            .cites
+            .push(self.log("fault-healed", json!({"fault": step.id, "result": healed}))?);
         observed?;
         hold
     }
@@ -557,9 +556,7 @@ impl Runner<'_> {
     /// Runs an external checker; its last stdout line is the JSON result.
     async fn external(&mut self, command: &str) -> Result<Option<CheckerReport>, EngineError> {
         let command = self.expand(command)?;
-        let (outcome, _) = self
-            .run_once("checker", &command, DEFAULT_DEADLINE)
-            .await?;
+        let (outcome, _) = self.run_once("checker", &command, DEFAULT_DEADLINE).await?;
         let stdout_path = self.ctx.logs.join("checker.stdout.log");
         let stdout = std::fs::read_to_string(&stdout_path).map_err(|e| self.io(e))?;
         match parse_external_result(&command, &stdout) {

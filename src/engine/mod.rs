@@ -1,6 +1,8 @@
-//! The session engine's seams. The engine never knows a terminal exists: it asks an
+//! The session engine. It never knows a terminal exists: it asks an
 //! [`operator::Operator`] whatever needs a human decision and journals the answer.
 
+pub mod audit;
 pub mod iteration;
-pub mod outcome;
 pub mod operator;
+pub mod outcome;
+pub mod scenario;
