@@ -8,7 +8,10 @@
 pub mod engine;
 pub mod exec;
 pub mod exit;
+pub mod headless;
 pub mod journal;
+pub mod launch;
+pub mod logging;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;

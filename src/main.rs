@@ -1,6 +1,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use faultline::verdict::Tier;
 use faultline::{exit, plan};
 
 /// Executes distributed-system test plans for real.
@@ -25,12 +26,30 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a plan: every scenario and arm, verdicts by the decision tree, the report.
+    ///
+    /// Exits 0 DONE, 1 FAIL, 2 DONE_WITH_CONCERNS, 3 INCONCLUSIVE, 4 BLOCKED, 65 when
+    /// the plan or its run spec is handed back (nothing is started), 66 when input
+    /// cannot be read, 128+N when stopped by signal N (after healing every fault).
+    Run {
+        /// Path to the markdown test plan (its run spec: fenced blocks or `<plan>.run.yaml`).
+        plan: PathBuf,
+        #[command(flatten)]
+        args: faultline::launch::RunArgs,
+    },
+    /// Run the embedded demo plan against the embedded three-node store.
+    Demo {
+        #[command(flatten)]
+        args: faultline::launch::RunArgs,
+    },
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
 }
 
 fn main() {
+    // A panic restores the terminal and prints a readable report (color-eyre).
+    let _ = color_eyre::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -46,9 +65,27 @@ fn main() {
     };
     let code = match cli.command {
         Command::Lint { plan, json } => lint(&plan, json),
+        Command::Run { plan, args } => match faultline::launch::read_plan(&plan) {
+            Ok(input) => block_on(faultline::launch::run(input, args, Tier::Smoke)),
+            Err(code) => code,
+        },
+        Command::Demo { args } => block_on(faultline::launch::demo(args)),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);
+}
+
+fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(fut),
+        Err(e) => {
+            eprintln!("faultline: cannot start the async runtime: {e}");
+            1
+        }
+    }
 }
 
 fn lint(path: &std::path::Path, json: bool) -> i32 {

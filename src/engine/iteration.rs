@@ -84,6 +84,8 @@ pub struct IterationFacts {
     pub faults: Vec<FaultFacts>,
     pub history: Option<History>,
     pub checker: Option<(CheckerReport, u64)>,
+    /// Journal records of the preconditions that were checked (passed or not).
+    pub preconditions: Vec<u64>,
     /// How long the workload command ran and whether it exited 0.
     pub workload: Option<(Duration, bool, u64)>,
     /// Quiescence reached (`None` when the binding declares no quiesce condition).
@@ -211,6 +213,7 @@ impl Runner<'_> {
                 "precondition",
                 json!({"name": "cluster up and healthy", "ok": ok, "cites": [seq]}),
             )?;
+            self.facts.preconditions.push(seq);
             if !ok {
                 self.facts.env_missing = Some(("cluster up and healthy".into(), seq));
                 return Ok(false);
@@ -225,6 +228,7 @@ impl Runner<'_> {
                 "precondition",
                 json!({"name": check.name, "ok": ok, "cites": [seq]}),
             )?;
+            self.facts.preconditions.push(seq);
             if !ok {
                 self.facts.env_missing = Some((check.name.clone(), seq));
                 return Ok(false);

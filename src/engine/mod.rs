@@ -2,7 +2,9 @@
 //! [`operator::Operator`] whatever needs a human decision and journals the answer.
 
 pub mod audit;
+pub mod driver;
 pub mod iteration;
 pub mod operator;
 pub mod outcome;
+pub mod outputs;
 pub mod scenario;

@@ -52,6 +52,8 @@ pub enum Phase {
     Pending,
     Preconditions,
     Workload,
+    Fault,
+    Quiesce,
     Oracle,
     Audits,
     Rerun,

@@ -224,8 +224,12 @@ impl BindingRun<'_> {
                 .collect(),
         );
         let env_missing = facts.iter().find_map(|f| f.env_missing.clone());
-        if let Some((_, seq)) = &env_missing {
-            cite("env", vec![*seq]);
+        match &env_missing {
+            Some((_, seq)) => cite("env", vec![*seq]),
+            None => cite(
+                "env",
+                facts.iter().flat_map(|f| f.preconditions.clone()).collect(),
+            ),
         }
         let failing = facts.iter().find(|f| anomalies(f) > 0);
         let checker = match failing {

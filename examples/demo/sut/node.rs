@@ -1,9 +1,11 @@
 //! One store node. A node with followers is the primary: it replicates each write to
 //! every follower before acknowledging it — unless `--ack-before-replicate` plants the
 //! bug, in which case writes are acknowledged at once and shipped in batches.
+//! A follower that misses a replication deadline leaves the in-sync set (writes stop
+//! waiting for it) until the resync loop has shipped it the whole state again.
 //! Log lines on stderr double as victim-side landing evidence.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -38,6 +40,8 @@ struct Node {
     state: Mutex<BTreeMap<String, String>>,
     pending: Mutex<Vec<(String, String)>>,
     last_contact: Mutex<Option<Instant>>,
+    /// Followers every write waits for.
+    in_sync: Mutex<BTreeSet<String>>,
 }
 
 fn log(node: &str, message: &str) {
@@ -68,9 +72,12 @@ fn parse_followers(specs: &[String]) -> Result<Vec<(String, SocketAddr)>, String
 pub fn run(args: &NodeArgs) -> Result<(), String> {
     let listener =
         TcpListener::bind(args.listen).map_err(|e| format!("bind {}: {e}", args.listen))?;
+    let followers = parse_followers(&args.followers)?;
+    let in_sync = followers.iter().map(|(name, _)| name.clone()).collect();
     let node = Arc::new(Node {
         name: args.name.clone(),
-        followers: parse_followers(&args.followers)?,
+        followers,
+        in_sync: Mutex::new(in_sync),
         buggy: args.ack_before_replicate,
         state: Mutex::new(BTreeMap::new()),
         pending: Mutex::new(Vec::new()),
@@ -130,8 +137,11 @@ fn spawn_background(node: &Arc<Node>) {
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(HEARTBEAT_EVERY);
-            for (_, addr) in &primary.followers {
-                let _ = wire::call(*addr, &Request::Ping, REPLICATION_TIMEOUT);
+            for (name, addr) in &primary.followers {
+                let answered = wire::call(*addr, &Request::Ping, REPLICATION_TIMEOUT).is_ok();
+                if answered && !lock(&primary.in_sync).contains(name) {
+                    resync(&primary, name, *addr);
+                }
             }
         }
     });
@@ -149,29 +159,56 @@ fn spawn_background(node: &Arc<Node>) {
     }
 }
 
-/// Sends one write to every follower; true when all of them stored it.
+/// Brings a follower back: it rejoins the in-sync set first (so no new write skips
+/// it), then receives every key the primary holds.
+fn resync(node: &Node, name: &str, addr: SocketAddr) {
+    lock(&node.in_sync).insert(name.to_string());
+    let snapshot = lock(&node.state).clone();
+    for (key, value) in &snapshot {
+        let request = Request::Replicate {
+            key: key.clone(),
+            value: value.clone(),
+        };
+        if !matches!(wire::call(addr, &request, REPLICATION_TIMEOUT), Ok(reply) if reply.ok) {
+            lock(&node.in_sync).remove(name);
+            return;
+        }
+    }
+    log(
+        &node.name,
+        &format!("INFO {name} back in sync ({} keys shipped)", snapshot.len()),
+    );
+}
+
+/// Sends one write to every in-sync follower; true when at least one follower is in
+/// sync and all in-sync followers stored it. A follower that times out leaves the set.
 fn replicate(node: &Node, key: &str, value: &str) -> bool {
     let mut all = true;
+    let mut reached = 0;
     for (name, addr) in &node.followers {
+        if !lock(&node.in_sync).contains(name) {
+            continue;
+        }
         let request = Request::Replicate {
             key: key.to_string(),
             value: value.to_string(),
         };
         match wire::call(*addr, &request, REPLICATION_TIMEOUT) {
-            Ok(reply) if reply.ok => {}
+            Ok(reply) if reply.ok => reached += 1,
             _ => {
                 log(
                     &node.name,
                     &format!(
-                        "WARN replication to {name} timed out after {}ms",
+                        "WARN replication to {name} timed out after {}ms; {name} leaves the in-sync set",
                         REPLICATION_TIMEOUT.as_millis()
                     ),
                 );
+                lock(&node.in_sync).remove(name);
                 all = false;
             }
         }
     }
-    all
+    all && reached > 0
 }
 
 fn handle(node: &Node, request: Request) -> Reply {

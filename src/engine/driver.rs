@@ -1,0 +1,525 @@
+//! A whole session: the session directory and journal, every scenario and arm in
+//! plan order, FAIL classification through the [`Operator`], arm aggregation, the
+//! session verdict, and the outputs rewritten as the session goes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::json;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::iteration::EngineError;
+use super::operator::{Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered};
+use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
+use super::outputs::Outputs;
+use super::scenario::{BindingResult, BindingRun};
+use crate::journal::{Journal, JournalError, Record, Scope};
+use crate::plan::{Category, Plan, Scenario, SevenM};
+use crate::runspec::vars::Vars;
+use crate::runspec::{Binding, RunSpec};
+use crate::session::{self, SessionDir};
+use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
+
+/// Everything a session needs, decided before it starts.
+pub struct Request {
+    pub plan: Plan,
+    pub plan_path: PathBuf,
+    pub spec: RunSpec,
+    /// Commands run here; its git revision is recorded.
+    pub sut_dir: PathBuf,
+    /// The session root (`<root>/<plan_slug>/<timestamp>/` is created in it).
+    pub out_root: PathBuf,
+    pub tier: Tier,
+    /// Scenario or arm ids to run; the rest are NOT-RUN "excluded by --only".
+    pub only: Option<Vec<String>>,
+    pub report_path: Option<PathBuf>,
+    /// Variables set before the run spec's own (`faultline`, `sut`).
+    pub vars: BTreeMap<String, String>,
+    /// Who started the run, for the journal.
+    pub started_by: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("cannot create the session directory under {root}: {source}")]
+    SessionDir {
+        root: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// How the session ended, beyond its verdicts.
+pub struct Ended {
+    pub outcome: SessionOutcome,
+    /// A question nobody could answer stopped the run.
+    pub unanswered: Option<Unanswered>,
+    /// Where the report went (or why it could not be written).
+    pub report: Result<PathBuf, String>,
+}
+
+struct Driver<'a> {
+    req: &'a Request,
+    dir: SessionDir,
+    journal: Journal,
+    outcome: SessionOutcome,
+    outputs: Outputs,
+    cancel: CancellationToken,
+    findings: usize,
+}
+
+/// Runs the session. `tap` receives every journal record as it is written.
+pub async fn run(
+    req: &Request,
+    operator: &mut dyn Operator,
+    cancel: CancellationToken,
+    tap: Option<UnboundedSender<Record>>,
+) -> Result<Ended, DriverError> {
+    let now = chrono::Utc::now();
+    let dir = session::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
+        DriverError::SessionDir {
+            root: req.out_root.clone(),
+            source,
+        }
+    })?;
+    let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
+    let (tx, rx) = unbounded_channel();
+    journal.tap(tx);
+    let revision = session::sut_revision(&req.sut_dir);
+    let outcome = SessionOutcome {
+        plan_path: req.plan_path.display().to_string(),
+        plan_slug: req.plan.slug.clone(),
+        sut_dir: req.sut_dir.display().to_string(),
+        session_dir: dir.path.display().to_string(),
+        revision: revision.clone(),
+        operator: req.started_by.clone(),
+        tier: req.tier,
+        started: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        finished: None,
+        scenarios: req.plan.scenarios.iter().map(pending).collect(),
+        verdict: None,
+        interrupted: None,
+    };
+    let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
+    let watcher = tokio::spawn(outputs.clone().follow(rx, tap));
+    let mut driver = Driver {
+        req,
+        dir,
+        journal,
+        outcome,
+        outputs,
+        cancel,
+        findings: 0,
+    };
+    driver.journal.append(
+        Scope::default(),
+        "session-started",
+        &json!({"plan": req.plan_path.display().to_string(), "sut": req.sut_dir.display().to_string(),
+                "tier": req.tier, "started_by": req.started_by, "revision": revision,
+                "faults_approved": "starting the run approves the faults the plan declares"}),
+    )?;
+    let unanswered = driver.scenarios(operator).await?;
+    let ended = driver.finish(unanswered)?;
+    // Closing the journal's channel lets the watcher drain and stop.
+    drop(driver);
+    let _ = watcher.await;
+    Ok(ended)
+}
+
+fn pending(s: &Scenario) -> ScenarioOutcome {
+    ScenarioOutcome {
+        id: s.id.clone(),
+        name: s.name.clone(),
+        phase: Phase::Pending,
+        verdict: None,
+        tier_met: None,
+        reasons: Vec::new(),
+        runs: Vec::new(),
+        finding: None,
+    }
+}
+
+impl Driver<'_> {
+    fn publish(&self) {
+        self.outputs.publish(&self.outcome);
+    }
+
+    async fn scenarios(
+        &mut self,
+        operator: &mut dyn Operator,
+    ) -> Result<Option<Unanswered>, DriverError> {
+        let mut stop: Option<String> = None;
+        let mut unanswered = None;
+        for index in 0..self.req.plan.scenarios.len() {
+            let scenario = &self.req.plan.scenarios[index];
+            if let Some(reason) = &stop {
+                self.skip_all(index, reason)?;
+                continue;
+            }
+            self.outcome.scenarios[index].phase = Phase::Preconditions;
+            self.publish();
+            match self.scenario(index, scenario).await {
+                Ok(()) => {}
+                Err(DriverError::Engine(EngineError::Interrupted { .. })) => {
+                    let reason = "session interrupted by the operator".to_string();
+                    self.journal.append(
+                        Scope::default(),
+                        "interrupted",
+                        &json!({"during": scenario.id}),
+                    )?;
+                    self.skip_all(index, &reason)?;
+                    stop = Some(reason);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            if self.outcome.scenarios[index]
+                .verdict
+                .is_some_and(Verdict::is_fail)
+            {
+                if let Err(question) = self.classify(index, operator).await {
+                    let reason = format!("stopped: question `{}` unanswered", question.id);
+                    self.journal.append(
+                        Scope::default(),
+                        "stopped-unanswered",
+                        &json!({"question": question.id}),
+                    )?;
+                    stop = Some(reason);
+                    unanswered = Some(question);
+                }
+            }
+            self.outcome.scenarios[index].phase = Phase::Done;
+            self.publish();
+        }
+        Ok(unanswered)
+    }
+
+    /// Marks scenario `index` (and its arms) NOT-RUN with `reason`, keeping any run
+    /// that already has a verdict.
+    fn skip_all(&mut self, index: usize, reason: &str) -> Result<(), DriverError> {
+        let scenario = &self.req.plan.scenarios[index];
+        let ids = run_ids(scenario);
+        for id in ids {
+            if self.outcome.scenarios[index]
+                .runs
+                .iter()
+                .any(|r| r.id == id && r.decision.is_some())
+            {
+                continue;
+            }
+            let result = self.not_run(scenario, &id, reason)?;
+            self.outcome.scenarios[index].runs.retain(|r| r.id != id);
+            self.outcome.scenarios[index].runs.push(result.outcome);
+        }
+        self.settle(index)?;
+        Ok(())
+    }
+
+    fn scope(scenario: &Scenario, id: &str) -> Scope {
+        Scope {
+            scenario: Some(scenario.id.clone()),
+            arm: (id != scenario.id).then(|| id.to_string()),
+        }
+    }
+
+    fn not_run(
+        &mut self,
+        scenario: &Scenario,
+        id: &str,
+        reason: &str,
+    ) -> Result<BindingResult, DriverError> {
+        let seq = self
+            .journal
+            .append(
+                Self::scope(scenario, id),
+                "not-run",
+                &json!({"reason": reason}),
+            )?
+            .seq;
+        let evidence = crate::verdict::Evidence {
+            not_run: Some(reason.to_string()),
+            cites: BTreeMap::from([("not_run".to_string(), vec![seq])]),
+            ..super::scenario::empty_evidence()
+        };
+        let decision = crate::verdict::decide(&evidence);
+        self.journal.append(
+            Self::scope(scenario, id),
+            "verdict",
+            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
+        )?;
+        Ok(BindingResult {
+            evidence,
+            outcome: RunOutcome {
+                id: id.to_string(),
+                decision: Some(decision),
+                seeds: Vec::new(),
+                rerun: None,
+                audits: Vec::new(),
+                artifacts: Vec::new(),
+            },
+        })
+    }
+
+    async fn scenario(&mut self, index: usize, scenario: &Scenario) -> Result<(), DriverError> {
+        for id in run_ids(scenario) {
+            let excluded = self
+                .req
+                .only
+                .as_ref()
+                .is_some_and(|only| !only.iter().any(|o| *o == id || *o == scenario.id));
+            let binding = binding_for(&self.req.spec, &scenario.id, &id);
+            let result = match (excluded, binding) {
+                (true, _) => self.not_run(scenario, &id, "excluded by --only")?,
+                (false, None) => self.not_run(scenario, &id, "no run spec binding")?,
+                (false, Some(binding)) => {
+                    let result = self.binding(scenario, &id, binding).await?;
+                    let decision = result.outcome.decision.clone();
+                    if let Some(decision) = decision {
+                        self.journal.append(
+                            Self::scope(scenario, &id),
+                            "verdict",
+                            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
+                        )?;
+                    }
+                    result
+                }
+            };
+            self.outcome.scenarios[index].runs.push(result.outcome);
+            self.publish();
+        }
+        self.settle(index)
+    }
+
+    async fn binding(
+        &mut self,
+        scenario: &Scenario,
+        id: &str,
+        binding: &Binding,
+    ) -> Result<BindingResult, DriverError> {
+        let mut vars = Vars::default();
+        for (k, v) in self.req.vars.iter().chain(self.req.spec.vars.iter()) {
+            vars.set(k, v.clone());
+        }
+        let claims: Vec<&crate::plan::Claim> = self
+            .req
+            .plan
+            .claims
+            .iter()
+            .filter(|c| scenario.falsifies.contains(&c.id))
+            .collect();
+        let any_size =
+            regex::Regex::new(r"(?i)\bany (cluster )?size\b|\bany number of (nodes|replicas)\b")
+                .is_ok_and(|re| claims.iter().any(|c| re.is_match(&c.text)));
+        let run = BindingRun {
+            id: id.to_string(),
+            scope: Self::scope(scenario, id),
+            binding,
+            requested: self.req.tier,
+            serious: matches!(scenario.seven_m, SevenM::Filled(_)),
+            statistical: claims
+                .iter()
+                .any(|c| c.categories.contains(&Category::PerformanceSlo)),
+            any_size,
+            cwd: self.req.sut_dir.clone(),
+            logs: self.dir.path.join("logs"),
+            artifacts: self.dir.path.join("artifacts"),
+            vars,
+            cancel: self.cancel.clone(),
+        };
+        Ok(run.run(&mut self.journal).await?)
+    }
+
+    /// The scenario's verdict: its one run's, or the aggregation of its arms'.
+    fn settle(&mut self, index: usize) -> Result<(), DriverError> {
+        let scenario = &self.req.plan.scenarios[index];
+        let state = &mut self.outcome.scenarios[index];
+        let decisions: Vec<(String, Decision)> = state
+            .runs
+            .iter()
+            .filter_map(|r| r.decision.clone().map(|d| (r.id.clone(), d)))
+            .collect();
+        if scenario.arms.is_empty() {
+            if let Some((_, decision)) = decisions.first() {
+                state.verdict = Some(decision.verdict);
+                state.tier_met = decision.tier_met;
+                state.reasons = decision.reasons.clone();
+            }
+            return Ok(());
+        }
+        let verdicts: Vec<Verdict> = decisions.iter().map(|(_, d)| d.verdict).collect();
+        let verdict = aggregate_arms(&verdicts);
+        let listing = decisions
+            .iter()
+            .map(|(id, d)| format!("{id} {}", d.verdict))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let seq = self
+            .journal
+            .append(
+                Scope {
+                    scenario: Some(scenario.id.clone()),
+                    arm: None,
+                },
+                "arms-aggregated",
+                &json!({"arms": listing, "verdict": verdict}),
+            )?
+            .seq;
+        let state = &mut self.outcome.scenarios[index];
+        state.verdict = Some(verdict);
+        state.tier_met = decisions.iter().filter_map(|(_, d)| d.tier_met).min();
+        state.reasons = vec![ReasonStep {
+            question: "how do the arms aggregate?".into(),
+            answer: format!("{listing}: {verdict}"),
+            cites: vec![seq],
+        }];
+        Ok(())
+    }
+
+    /// Asks the blame class and bug type of a FAIL (method §2.7, §5, §6).
+    async fn classify(
+        &mut self,
+        index: usize,
+        operator: &mut dyn Operator,
+    ) -> Result<(), Unanswered> {
+        let scenario = &self.req.plan.scenarios[index];
+        let mut answers = Vec::new();
+        for (suffix, prompt) in [
+            (
+                "blame",
+                "blame class of this FAIL: SUT, harness, checker or environment",
+            ),
+            (
+                "bug-type",
+                "bug type: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling or performance (+ tags)",
+            ),
+        ] {
+            let question = Question {
+                id: format!("{}.{suffix}", scenario.id),
+                kind: QuestionKind::ClassifyFailure,
+                prompt: format!("{}: {prompt}", scenario.id),
+                default: UNKNOWN_BLAME.to_string(),
+            };
+            let answer = match operator.ask(&question).await {
+                Ok(answer) => answer?,
+                Err(_) => {
+                    return Err(Unanswered {
+                        id: question.id,
+                        prompt: question.prompt,
+                        hint: " (the operator went away)".into(),
+                    });
+                }
+            };
+            let _ = self.journal.append(
+                Scope {
+                    scenario: Some(scenario.id.clone()),
+                    arm: None,
+                },
+                "operator-answer",
+                &json!({"question": question.id, "answer": answer.text, "by": answer.by}),
+            );
+            answers.push(answer.text);
+        }
+        self.findings += 1;
+        let state = &self.outcome.scenarios[index];
+        let failing = state
+            .runs
+            .iter()
+            .find(|r| r.decision.as_ref().is_some_and(|d| d.verdict.is_fail()));
+        let reproduced = state.verdict == Some(Verdict::FailReproducible);
+        let (what, evidence, seed) = match failing {
+            Some(run) => (
+                run.seeds
+                    .iter()
+                    .filter_map(|s| s.oracle.as_ref())
+                    .find(|o| o.anomalies > 0)
+                    .map_or_else(
+                        || "the checker reported anomalies".to_string(),
+                        |o| o.evidence.clone(),
+                    ),
+                run.artifacts.clone(),
+                run.seeds.last().map_or(1, |s| s.seed),
+            ),
+            None => (String::new(), Vec::new(), 1),
+        };
+        let finding = Finding {
+            id: format!("F{}", self.findings),
+            scenario: scenario.id.clone(),
+            hypothesis: scenario.closes.clone(),
+            what_happened: what,
+            reproducer: format!(
+                "faultline run {} --only {} --tier {} (seed {seed}); re-run with the same seed {}",
+                self.req.plan_path.display(),
+                scenario.id,
+                self.req.tier,
+                if reproduced {
+                    "reproduced it"
+                } else {
+                    "did not reproduce it"
+                }
+            ),
+            reproduced,
+            blame: answers.first().cloned().unwrap_or_default(),
+            bug_type: answers.get(1).cloned().unwrap_or_default(),
+            evidence,
+            next_action: if reproduced {
+                "reduce the fault schedule (method §5) and hand the reproducer to the owning subsystem".into()
+            } else {
+                "re-run with more seeds to find a reproducing interleaving".into()
+            },
+        };
+        self.outcome.scenarios[index].finding = Some(finding);
+        Ok(())
+    }
+
+    fn finish(&mut self, unanswered: Option<Unanswered>) -> Result<Ended, DriverError> {
+        let verdicts: Vec<Verdict> = self
+            .outcome
+            .scenarios
+            .iter()
+            .filter_map(|s| s.verdict)
+            .collect();
+        let verdict = session_verdict(&verdicts);
+        self.outcome.verdict = Some(verdict);
+        self.outcome.finished =
+            Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        if self.cancel.is_cancelled() {
+            self.outcome.interrupted = Some("interrupted by the operator".into());
+        }
+        self.journal.append(
+            Scope::default(),
+            "session-verdict",
+            &json!({"verdict": verdict, "scenarios": self.outcome.scenarios.iter().map(|s| json!({"id": s.id, "verdict": s.verdict})).collect::<Vec<_>>()}),
+        )?;
+        let report = self.outputs.finish(&self.outcome);
+        Ok(Ended {
+            outcome: self.outcome.clone(),
+            unanswered,
+            report,
+        })
+    }
+}
+
+/// The ids a scenario runs under: its arms' ids, or its own.
+fn run_ids(scenario: &Scenario) -> Vec<String> {
+    if scenario.arms.is_empty() {
+        vec![scenario.id.clone()]
+    } else {
+        scenario.arms.iter().map(|a| a.id.clone()).collect()
+    }
+}
+
+/// The binding for `id` (`D5/api` is looked up as arm `api` of `D5`, or as its own key).
+fn binding_for<'s>(spec: &'s RunSpec, scenario: &str, id: &str) -> Option<&'s Binding> {
+    if let Some((binding, _)) = spec.bindings.get(id) {
+        return Some(binding);
+    }
+    let arm = id.strip_prefix(scenario)?.strip_prefix('/')?;
+    spec.bindings.get(scenario)?.0.arms.get(arm)
+}
+
+/// Consumed by [`Outputs::follow`]; re-exported for its signature.
+pub type Records = UnboundedReceiver<Record>;

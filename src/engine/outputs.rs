@@ -1,0 +1,167 @@
+//! Keeps the session directory's documents current while the session runs:
+//! `session-log.md` and `findings/<id>.md` are rewritten as journal records arrive
+//! (so a killed run still leaves partial findings); `verdicts.json` and the report
+//! are written at the end.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::driver::Records;
+use super::outcome::{Phase, SessionOutcome};
+use crate::journal::Record;
+use crate::plan::Plan;
+use crate::report;
+use crate::session::SessionDir;
+
+#[derive(Clone)]
+pub struct Outputs {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    plan: Plan,
+    dir: SessionDir,
+    report_path: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    outcome: Option<SessionOutcome>,
+    records: Vec<Record>,
+}
+
+/// The phase a journal event moves its scenario into, if any.
+fn phase_of(record: &Record) -> Option<Phase> {
+    let name = record.data.get("name").and_then(|n| n.as_str());
+    let label = record.data.get("label").and_then(|n| n.as_str());
+    match (record.kind.as_str(), name) {
+        ("iteration-started", _) if label.is_some_and(|l| l.ends_with("rerun")) => {
+            Some(Phase::Rerun)
+        }
+        ("iteration-started", _) => Some(Phase::Preconditions),
+        ("command-started", Some("workload")) | ("fault-healed", _) => Some(Phase::Workload),
+        ("fault-intent", _) => Some(Phase::Fault),
+        ("command-started", Some("quiesce")) => Some(Phase::Quiesce),
+        ("command-started", Some("final-state" | "checker")) | ("oracle-result", _) => {
+            Some(Phase::Oracle)
+        }
+        ("verdict", _) => Some(Phase::Audits),
+        _ => None,
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    if let Err(e) = std::fs::write(path, text) {
+        tracing::warn!("cannot write {}: {e}", path.display());
+    }
+}
+
+impl Outputs {
+    pub fn new(plan: &Plan, dir: &SessionDir, report_path: Option<PathBuf>) -> Outputs {
+        Outputs {
+            shared: Arc::new(Shared {
+                plan: plan.clone(),
+                dir: dir.clone(),
+                report_path,
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the engine's latest view and rewrites the documents from it.
+    pub fn publish(&self, outcome: &SessionOutcome) {
+        let mut state = self.lock();
+        state.outcome = Some(outcome.clone());
+        self.render(&state, None);
+    }
+
+    /// Rewrites the session log, and the findings file of `only` (or of every scenario
+    /// that has started).
+    fn render(&self, state: &State, only: Option<&str>) {
+        let Some(outcome) = &state.outcome else {
+            return;
+        };
+        let plan = &self.shared.plan;
+        match report::session_log(plan, outcome, &state.records) {
+            Ok(text) => write(&self.shared.dir.path.join("session-log.md"), &text),
+            Err(e) => tracing::warn!("session log: {e}"),
+        }
+        for scenario in &outcome.scenarios {
+            let wanted = only.map_or(scenario.phase != Phase::Pending, |id| id == scenario.id);
+            if !wanted {
+                continue;
+            }
+            match report::finding(plan, outcome, scenario) {
+                Ok(text) => write(&self.shared.dir.findings_file(&scenario.id), &text),
+                Err(e) => tracing::warn!("findings for {}: {e}", scenario.id),
+            }
+        }
+    }
+
+    /// Follows the journal: every record is forwarded to `tap`, moves its scenario's
+    /// phase, and refreshes that scenario's findings file. Ends when the journal closes.
+    pub async fn follow(self, mut rx: Records, tap: Option<UnboundedSender<Record>>) {
+        while let Some(record) = rx.recv().await {
+            let scenario = record.scope.scenario.clone();
+            let phase = phase_of(&record);
+            if let Some(tap) = &tap {
+                let _ = tap.send(record.clone());
+            }
+            let mut state = self.lock();
+            state.records.push(record);
+            if let (Some(id), Some(phase), Some(outcome)) =
+                (&scenario, phase, state.outcome.as_mut())
+                && let Some(s) = outcome
+                    .scenarios
+                    .iter_mut()
+                    .find(|s| s.id == *id && s.phase != Phase::Done)
+            {
+                s.phase = phase;
+            }
+            self.render(&state, scenario.as_deref().or(Some("")));
+        }
+    }
+
+    /// Final documents: session log from the whole journal on disk, every findings
+    /// file, `verdicts.json`, and the report (printed whole if it cannot be written).
+    pub fn finish(&self, outcome: &SessionOutcome) -> Result<PathBuf, String> {
+        let journal_path = self.shared.dir.path.join("journal.jsonl");
+        let mut state = self.lock();
+        if let Ok(contents) = crate::journal::read(&journal_path) {
+            state.records = contents.records;
+        }
+        state.outcome = Some(outcome.clone());
+        self.render(&state, None);
+        drop(state);
+        let json = report::verdicts_json(outcome);
+        match serde_json::to_string_pretty(&json) {
+            Ok(text) => write(&self.shared.dir.path.join("verdicts.json"), &text),
+            Err(e) => tracing::warn!("verdicts.json: {e}"),
+        }
+        let path = self
+            .shared
+            .report_path
+            .clone()
+            .unwrap_or_else(|| self.shared.dir.path.join("findings").join("report.md"));
+        let text = report::report(&self.shared.plan, outcome).map_err(|e| e.to_string())?;
+        let mut stdout = std::io::stdout();
+        match report::write_report(&path, &text, &mut stdout) {
+            Ok(true) => Ok(path),
+            Ok(false) => Err(format!(
+                "report printed above: {} could not be written",
+                path.display()
+            )),
+            Err(e) => Err(format!("report: {e}")),
+        }
+    }
+}

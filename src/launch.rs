@@ -1,0 +1,254 @@
+//! `faultline run` and `faultline demo`: plan intake (hand-back before anything is
+//! created), the scripted operator, signal handling, headless progress, exit codes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use tokio::sync::mpsc::unbounded_channel;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::driver::{self, Request};
+use crate::engine::operator::{Scripted, parse_answers};
+use crate::exit;
+use crate::plan::{self, Plan};
+use crate::runspec;
+use crate::verdict::Tier;
+
+/// The demo plan and run spec, compiled in so `faultline demo` needs no checkout.
+pub const DEMO_PLAN: &str = include_str!("../examples/demo/plan.md");
+pub const DEMO_RUN_SPEC: &str = include_str!("../examples/demo/plan.run.yaml");
+
+/// Options shared by `run` and `demo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// The SUT repository commands run in (default: the current directory).
+    #[arg(long)]
+    pub sut: Option<PathBuf>,
+    /// Session root; the session directory is `<out>/<plan_slug>/<timestamp>/`
+    /// (default: `<sut>/test-sessions`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Budget tier to run (`run` defaults to smoke, `demo` to hardening).
+    #[arg(long, value_enum)]
+    pub tier: Option<Tier>,
+    /// Comma-separated scenario or arm ids to run; the rest are NOT-RUN.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
+    /// Answer every question with its default (never approves a machine change).
+    #[arg(long)]
+    pub yes: bool,
+    /// YAML answers keyed by question id.
+    #[arg(long)]
+    pub answers: Option<PathBuf>,
+    /// Plain progress lines instead of the terminal UI.
+    #[arg(long)]
+    pub headless: bool,
+    /// Write the findings report here instead of `findings/report.md`.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// A plan and its run-spec text, with the names to report them under.
+pub struct PlanInput {
+    pub plan_label: PathBuf,
+    pub plan_text: String,
+    pub spec: Option<(String, String)>,
+}
+
+/// Reads a plan file and its sidecar `<plan>.run.yaml` (if present).
+pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
+    let plan_text = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("faultline: cannot read plan {}: {e}", path.display());
+        exit::UNREADABLE
+    })?;
+    let sidecar = runspec::sidecar_path(path);
+    let spec = match std::fs::read_to_string(&sidecar) {
+        Ok(text) => Some((sidecar.display().to_string(), text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            eprintln!("faultline: cannot read run spec {}: {e}", sidecar.display());
+            return Err(exit::UNREADABLE);
+        }
+    };
+    Ok(PlanInput {
+        plan_label: path.to_path_buf(),
+        plan_text,
+        spec,
+    })
+}
+
+/// Lints the plan and loads its run spec; any hand-back is printed and returns 65
+/// before anything is created or started.
+fn accept(input: &PlanInput) -> Result<(Plan, runspec::RunSpec), i32> {
+    let source = input.plan_label.display().to_string();
+    let parsed = plan::parse::parse_plan(&source, &input.plan_text);
+    let problems = plan::lint::lint(&parsed);
+    if plan::lint::hands_back(&problems) {
+        eprint!("{}", plan::render::lint_text(&parsed, &problems));
+        eprintln!("faultline: plan handed back; nothing was started");
+        return Err(exit::HANDED_BACK);
+    }
+    let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
+    let spec = runspec::load(&parsed, sidecar).map_err(|errors| {
+        for e in &errors {
+            eprintln!("{e}");
+        }
+        eprintln!("faultline: run spec rejected; nothing was started");
+        exit::HANDED_BACK
+    })?;
+    Ok((parsed, spec))
+}
+
+fn operator(args: &RunArgs) -> Result<Scripted, i32> {
+    let mut op = Scripted {
+        yes: args.yes,
+        answers: BTreeMap::new(),
+        source: if args.yes {
+            "--yes".into()
+        } else {
+            "headless".into()
+        },
+    };
+    if let Some(path) = &args.answers {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            eprintln!(
+                "faultline: cannot read answers file {}: {e}",
+                path.display()
+            );
+            exit::UNREADABLE
+        })?;
+        op.answers = parse_answers(&path.display().to_string(), &text).map_err(|e| {
+            eprintln!("faultline: {e}");
+            exit::USAGE
+        })?;
+        op.source = format!("answers file {}", path.display());
+    }
+    Ok(op)
+}
+
+/// Cancels `token` on SIGINT / SIGTERM / SIGHUP and remembers which signal came.
+fn watch_signals(token: CancellationToken) -> Arc<AtomicI32> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let caught = Arc::new(AtomicI32::new(0));
+    for (kind, number) in [
+        (
+            SignalKind::interrupt(),
+            libc_number(nix::sys::signal::Signal::SIGINT),
+        ),
+        (
+            SignalKind::terminate(),
+            libc_number(nix::sys::signal::Signal::SIGTERM),
+        ),
+        (
+            SignalKind::hangup(),
+            libc_number(nix::sys::signal::Signal::SIGHUP),
+        ),
+    ] {
+        let Ok(mut stream) = signal(kind) else {
+            tracing::warn!("cannot listen for signal {number}");
+            continue;
+        };
+        let token = token.clone();
+        let caught = caught.clone();
+        tokio::spawn(async move {
+            if stream.recv().await.is_some() {
+                let _ = caught.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst);
+                token.cancel();
+            }
+        });
+    }
+    caught
+}
+
+fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
+    signal as i32
+}
+
+/// Runs an accepted plan to its session verdict; returns the process exit code.
+pub async fn run(input: PlanInput, args: RunArgs, default_tier: Tier) -> i32 {
+    let (plan, spec) = match accept(&input) {
+        Ok(accepted) => accepted,
+        Err(code) => return code,
+    };
+    let mut operator = match operator(&args) {
+        Ok(op) => op,
+        Err(code) => return code,
+    };
+    let sut_dir = match args.sut.clone().map_or_else(std::env::current_dir, Ok) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("faultline: cannot resolve the SUT directory: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    let out_root = args
+        .out
+        .clone()
+        .unwrap_or_else(|| sut_dir.join("test-sessions"));
+    let _log_guard = crate::logging::to_file(&out_root);
+    let exe = std::env::current_exe()
+        .map_or_else(|_| "faultline".to_string(), |p| p.display().to_string());
+    if !args.headless {
+        eprintln!("faultline: the terminal UI is not built yet; running headless");
+    }
+    let request = Request {
+        plan,
+        plan_path: input.plan_label.clone(),
+        spec,
+        sut_dir: sut_dir.clone(),
+        out_root,
+        tier: args.tier.unwrap_or(default_tier),
+        only: args.only.clone(),
+        report_path: args.report.clone(),
+        vars: BTreeMap::from([
+            ("faultline".to_string(), exe),
+            ("sut".to_string(), sut_dir.display().to_string()),
+        ]),
+        started_by: operator.source.clone(),
+    };
+    let cancel = CancellationToken::new();
+    let caught = watch_signals(cancel.clone());
+    let (tx, rx) = unbounded_channel();
+    let printer = tokio::spawn(crate::headless::print(rx, std::io::stdout()));
+    let ended = driver::run(&request, &mut operator, cancel, Some(tx)).await;
+    let _ = printer.await;
+    let ended = match ended {
+        Ok(ended) => ended,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    if let Some(question) = &ended.unanswered {
+        eprintln!("faultline: {question}");
+    }
+    match &ended.report {
+        Ok(path) => println!("report: {}", path.display()),
+        Err(why) => println!("report: {why}"),
+    }
+    let verdict = ended
+        .outcome
+        .verdict
+        .unwrap_or(crate::verdict::SessionVerdict::Blocked);
+    println!("session verdict: {verdict}");
+    println!("session: {}", ended.outcome.session_dir);
+    match caught.load(Ordering::SeqCst) {
+        0 => verdict.exit_code(),
+        signal => 128 + signal,
+    }
+}
+
+/// `faultline demo`: the embedded plan and run spec against the embedded store.
+pub async fn demo(args: RunArgs) -> i32 {
+    let input = PlanInput {
+        plan_label: PathBuf::from("examples/demo/plan.md"),
+        plan_text: DEMO_PLAN.to_string(),
+        spec: Some((
+            "examples/demo/plan.run.yaml".to_string(),
+            DEMO_RUN_SPEC.to_string(),
+        )),
+    };
+    run(input, args, Tier::Hardening).await
+}

@@ -1,0 +1,26 @@
+//! Diagnostics go to a file under the session root, never to the terminal: the
+//! terminal belongs to the operator (progress lines now, the UI later).
+
+use std::path::Path;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+
+/// Sends `tracing` output to `<dir>/faultline.log` (filter from `FAULTLINE_LOG`,
+/// default `info`). Keep the guard alive until exit so buffered lines are flushed.
+/// Returns `None` (and logs nowhere) if the directory cannot be created or a
+/// subscriber is already installed.
+pub fn to_file(dir: &Path) -> Option<WorkerGuard> {
+    std::fs::create_dir_all(dir).ok()?;
+    let appender = tracing_appender::rolling::never(dir, "faultline.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter =
+        EnvFilter::try_from_env("FAULTLINE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
