@@ -45,3 +45,19 @@ pub fn pid_alive(pid: i32) -> bool {
             .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
     })
 }
+
+/// Any live (non-zombie) process in /proc whose process group is `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            // Fields after the command name: state ppid pgrp …
+            let mut rest = stat.rsplit(") ").next().unwrap_or("").split_whitespace();
+            let state = rest.next().unwrap_or("Z");
+            let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
+            pgrp == Some(pgid) && state != "Z" && state != "X"
+        })
+    })
+}

@@ -1,0 +1,357 @@
+//! The whole method on the embedded demo, for real: `faultline demo` / `faultline run`
+//! as child processes, then the session directory they leave is read back.
+//! Tests run one at a time: the demo's rate checks should not compete for 2 cores.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use faultline::journal::{self, Record};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn faultline(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("faultline runs")
+}
+
+/// The `session: <path>` line every run ends with.
+fn session_of(out: &Output) -> PathBuf {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let path = last
+        .strip_prefix("session: ")
+        .unwrap_or_else(|| panic!("last line is not `session: …`: {last:?}\n{stdout}"));
+    PathBuf::from(path)
+}
+
+fn verdicts(session: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
+    serde_json::from_str(&text).expect("verdicts.json is JSON")
+}
+
+/// Scenario id → verdict.
+fn scenario_verdicts(v: &serde_json::Value) -> BTreeMap<String, String> {
+    v["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn records(session: &Path) -> Vec<Record> {
+    let contents = journal::read(&session.join("journal.jsonl")).expect("journal");
+    assert!(contents.torn_tail.is_none(), "journal has a torn tail");
+    contents.records
+}
+
+/// Every process group the journal says was started is gone, and every injected
+/// fault has a heal event.
+fn assert_clean_exit(records: &[Record]) {
+    for r in records.iter().filter(|r| r.kind == "command-started") {
+        let pgid = r.data["pgid"].as_i64().expect("pgid") as i32;
+        assert!(
+            !common::group_alive(pgid),
+            "process group {pgid} ({}) is still alive",
+            r.data["name"]
+        );
+    }
+    let count = |kind: &str| records.iter().filter(|r| r.kind == kind).count();
+    assert!(count("fault-injected") > 0, "no fault was injected at all");
+    assert_eq!(
+        count("fault-injected"),
+        count("fault-healed"),
+        "every injected fault needs a heal event"
+    );
+}
+
+/// Every file under `root` except those under `skip`, with sizes.
+fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.starts_with(skip) {
+                continue;
+            }
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert((path, meta.len()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        work.path().join("README"),
+        "a tree the demo must not touch\n",
+    )
+    .expect("seed");
+    let root = work.path().join("sessions");
+    let before = tree(work.path(), &root);
+    let started = Instant::now();
+    let out = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--out",
+            root.to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    let took = started.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "session FAIL expected\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(180), "the demo took {took:?}");
+    let session = session_of(&out);
+    assert!(session.starts_with(&root));
+    assert_eq!(
+        tree(work.path(), &root),
+        before,
+        "the demo wrote outside the session root"
+    );
+
+    let v = verdicts(&session);
+    assert_eq!(v["session_verdict"], "FAIL");
+    let expected: BTreeMap<String, String> = [
+        ("D1", "PASS-smoke"),
+        ("D2", "PASS-hardening"),
+        ("D3", "FAIL-reproducible"),
+        ("D4", "INCONCLUSIVE-fault-not-proven"),
+        ("D5", "PARTIAL-surface"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(scenario_verdicts(&v), expected);
+
+    // Every reason chain cites journal records that exist.
+    let records = records(&session);
+    let seqs: BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
+    for scenario in v["scenarios"].as_array().expect("scenarios") {
+        let reasons = scenario["reasons"].as_array().expect("reasons");
+        assert!(
+            !reasons.is_empty(),
+            "{} has no reason chain",
+            scenario["id"]
+        );
+        let cited: Vec<u64> = reasons
+            .iter()
+            .flat_map(|r| r["cites"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c.as_u64())
+            .collect();
+        assert!(
+            !cited.is_empty(),
+            "{} cites no journal event",
+            scenario["id"]
+        );
+        assert!(
+            cited.iter().all(|c| seqs.contains(c)),
+            "{} cites a missing record",
+            scenario["id"]
+        );
+    }
+    assert_clean_exit(&records);
+    for file in [
+        "session-log.md",
+        "findings/report.md",
+        "findings/D3.md",
+        "findings/D5.md",
+    ] {
+        assert!(session.join(file).is_file(), "{file} missing");
+    }
+
+    let again = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--out",
+            root.to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    assert_eq!(again.status.code(), Some(1));
+    let second = session_of(&again);
+    assert_ne!(second, session, "a rerun gets its own session directory");
+    assert_eq!(scenario_verdicts(&verdicts(&second)), expected);
+}
+
+/// A copy of the demo plan and run spec in `dir`, with `edit` applied to the run spec.
+fn mutated_demo(dir: &Path, edit: impl Fn(&str) -> String) -> PathBuf {
+    let plan = dir.join("plan.md");
+    std::fs::write(&plan, faultline::launch::DEMO_PLAN).expect("plan copy");
+    let spec = edit(faultline::launch::DEMO_RUN_SPEC);
+    assert_ne!(
+        spec,
+        faultline::launch::DEMO_RUN_SPEC,
+        "the mutation changed nothing"
+    );
+    std::fs::write(dir.join("plan.run.yaml"), spec).expect("spec copy");
+    plan
+}
+
+fn run_mutant(
+    edit: impl Fn(&str) -> String,
+    only: &str,
+) -> (PathBuf, BTreeMap<String, String>, tempfile::TempDir) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), edit);
+    let out = faultline(
+        &[
+            "run",
+            plan.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--tier",
+            "hardening",
+            "--only",
+            only,
+        ],
+        work.path(),
+    );
+    let session = session_of(&out);
+    let v = verdicts(&session);
+    (session, scenario_verdicts(&v), work)
+}
+
+#[test]
+fn aiming_the_misaimed_pause_at_a_follower_turns_it_into_pass_hardening() {
+    let _one = serial();
+    let (_, v, _keep) = run_mutant(
+        |s| s.replace("target: { service: n4 }", "target: { service: n3 }"),
+        "D4",
+    );
+    assert_eq!(v["D4"], "PASS-hardening");
+    assert_eq!(v["D1"], "NOT-RUN");
+}
+
+#[test]
+fn removing_the_planted_bug_removes_the_fail() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant(|s| s.replace(" --ack-before-replicate", ""), "D3");
+    assert!(!v["D3"].starts_with("FAIL"), "D3 still {}", v["D3"]);
+    let records = records(&session);
+    assert!(
+        records.iter().any(|r| r.kind == "oracle-result"),
+        "the checker never ran"
+    );
+}
+
+#[test]
+fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant(
+        |s| s.replace("--rate 50", "--rate 50 --halt-at 0.5"),
+        "D1,D2",
+    );
+    assert!(!v["D1"].starts_with("PASS"), "D1 {}", v["D1"]);
+    assert!(!v["D2"].starts_with("PASS"), "D2 {}", v["D2"]);
+    let all = verdicts(&session);
+    let d1 = &all["scenarios"][0];
+    let text = d1.to_string();
+    assert!(
+        text.contains("gbb-1-workload-rate") && text.contains("failed"),
+        "gbb-1 should fail: {text}"
+    );
+}
+
+#[test]
+fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), |s| {
+        s.replace("duration: 1500ms", "duration: 20s")
+    });
+    let root = work.path().join("sessions");
+    let child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args([
+            "run",
+            plan.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--tier",
+            "hardening",
+            "--only",
+            "D2",
+            "--out",
+        ])
+        .arg(&root)
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("faultline starts");
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    // Wait for the pause to be injected (its journal record), then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let journal_path = loop {
+        let found = std::fs::read_dir(root.join("demo-kv-replication"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found
+            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"fault-injected\""))
+        {
+            break path;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no fault was injected within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let out = child.wait_with_output().expect("faultline exits");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let session = journal_path.parent().expect("session dir").to_path_buf();
+    assert_eq!(session_of(&out), session);
+    let records = records(&session);
+    assert!(records.iter().any(|r| r.kind == "interrupted"));
+    assert_clean_exit(&records);
+    let v = verdicts(&session);
+    assert_eq!(
+        v["interrupted"].is_null(),
+        false,
+        "verdicts.json must say it was interrupted"
+    );
+}
