@@ -2,5 +2,5 @@
 //! [`operator::Operator`] whatever needs a human decision and journals the answer.
 
 pub mod iteration;
-pub mod outcome;
 pub mod operator;
+pub mod outcome;

@@ -13,7 +13,11 @@ pub fn cell(value: &Value) -> String {
         return "—".to_string();
     }
     let text = escape(&one_line(&value.to_string()));
-    if text.is_empty() { "—".to_string() } else { text }
+    if text.is_empty() {
+        "—".to_string()
+    } else {
+        text
+    }
 }
 
 /// Text collapsed onto one line (for list items and headings), without escaping `|`.

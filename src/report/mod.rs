@@ -65,11 +65,7 @@ pub fn report(plan: &Plan, outcome: &SessionOutcome) -> Result<String, RenderErr
 
 /// Writes `text` to `path` (creating parent directories). When that fails, says so on
 /// `fallback` and prints the whole text there instead, returning `Ok(false)`.
-pub fn write_report(
-    path: &Path,
-    text: &str,
-    fallback: &mut dyn Write,
-) -> std::io::Result<bool> {
+pub fn write_report(path: &Path, text: &str, fallback: &mut dyn Write) -> std::io::Result<bool> {
     let written = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir),
         _ => Ok(()),

@@ -10,7 +10,10 @@ use super::{RenderError, cells};
 /// Every template, by the name other templates import it under.
 const TEMPLATES: [(&str, &str); 4] = [
     ("macros.md.j2", include_str!("../../assets/macros.md.j2")),
-    ("session-log.md.j2", include_str!("../../assets/session-log.md.j2")),
+    (
+        "session-log.md.j2",
+        include_str!("../../assets/session-log.md.j2"),
+    ),
     ("finding.md.j2", include_str!("../../assets/finding.md.j2")),
     ("report.md.j2", include_str!("../../assets/report.md.j2")),
 ];

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::journal::Record;
 use crate::engine::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
+use crate::journal::Record;
 use crate::plan::{Plan, Scenario};
 use crate::verdict::{ReasonStep, Tier, Verdict};
 
@@ -42,6 +42,8 @@ pub struct Labelled<'a> {
 #[derive(Serialize)]
 pub struct Ran<'a> {
     pub id: &'a str,
+    /// The session holds this scenario at all.
+    pub present: bool,
     pub verdict: Option<Verdict>,
     pub reason: Option<&'a str>,
 }
@@ -192,6 +194,7 @@ fn ran<'a>(outcome: &'a SessionOutcome, id: &'a str) -> Ran<'a> {
     let found = outcome.scenarios.iter().find(|s| s.id == id);
     Ran {
         id,
+        present: found.is_some(),
         verdict: found.and_then(|s| s.verdict),
         reason: found.and_then(|s| last_answer(&s.reasons)),
     }
@@ -276,7 +279,9 @@ fn adequacy<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> Vec<AdequacyView
             let verdicts: Vec<Option<Verdict>> = ran.iter().map(|r| r.verdict).collect();
             let assessment = if verdicts.iter().flatten().any(|v| v.is_fail()) {
                 "broken"
-            } else if !verdicts.is_empty() && verdicts.iter().all(|v| v.is_some_and(|v| v.is_pass())) {
+            } else if !verdicts.is_empty()
+                && verdicts.iter().all(|v| v.is_some_and(|v| v.is_pass()))
+            {
                 "holds"
             } else {
                 "not fully exercised"
@@ -305,15 +310,15 @@ fn names_scenario(cell: &str, id: &str) -> bool {
 }
 
 fn confidence<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> Confidence<'a> {
-    let because: Vec<Ran<'a>> = outcome
+    let because: Vec<Ran<'a>> = plan
         .scenarios
         .iter()
-        .filter(|s| !s.verdict.is_some_and(|v| v.is_pass()))
         .map(|s| ran(outcome, &s.id))
+        .filter(|r| !r.verdict.is_some_and(|v| v.is_pass()))
         .collect();
     Confidence {
         statement: plan.confidence.as_deref(),
-        delta: if because.is_empty() && !outcome.scenarios.is_empty() {
+        delta: if because.is_empty() && !plan.scenarios.is_empty() {
             "unchanged"
         } else {
             "less"
