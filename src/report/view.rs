@@ -17,6 +17,8 @@ pub struct ScenarioView<'a> {
     /// `pending`, `running` or `done`.
     pub state: &'static str,
     pub reason: Option<&'a str>,
+    /// The last reason step, shown as a verdict's note.
+    pub last_step: Option<&'a ReasonStep>,
     pub runs: Vec<RunView<'a>>,
     pub claims: Vec<Labelled<'a>>,
     pub hypotheses: Vec<Labelled<'a>>,
@@ -29,6 +31,7 @@ pub struct RunView<'a> {
     pub verdict: Option<Verdict>,
     pub tier_met: Option<Tier>,
     pub reason: Option<&'a str>,
+    pub last_step: Option<&'a ReasonStep>,
 }
 
 /// A plan item id with its text (claim text, hypothesis title).
@@ -124,6 +127,7 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
             verdict: run.decision.as_ref().map(|d| d.verdict),
             tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
             reason: run.decision.as_ref().and_then(|d| last_answer(&d.reasons)),
+            last_step: run.decision.as_ref().and_then(|d| d.reasons.last()),
         })
         .collect();
     let has_arms = planned.is_some_and(|s| !s.arms.is_empty())
@@ -165,6 +169,7 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
         has_arms,
         state,
         reason: last_answer(&outcome.reasons),
+        last_step: outcome.reasons.last(),
         runs,
         claims,
         hypotheses,
