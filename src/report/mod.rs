@@ -2,6 +2,7 @@
 //! from the templates in `assets/`.
 
 mod cells;
+mod derived;
 mod json;
 mod templates;
 mod view;
