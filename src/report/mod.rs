@@ -1,28 +1,88 @@
 //! Renders what a session produced (session log, findings, report, verdicts.json)
 //! from the templates in `assets/`.
+
+mod cells;
+mod derived;
+mod json;
+mod templates;
+mod view;
+
+use std::io::Write;
+use std::path::Path;
+
 use crate::engine::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::journal::Record;
 use crate::plan::Plan;
+
+pub use json::verdicts_json;
+
+/// A template failed to load or render.
 #[derive(Debug, thiserror::Error)]
-#[error("x")]
-pub struct RenderError;
-pub fn session_log(_: &Plan, o: &SessionOutcome, r: &[Record]) -> Result<String, RenderError> {
-    Ok(format!("{o:#?}\n{r:#?}"))
+#[error("template {template}: {source:#}")]
+pub struct RenderError {
+    /// The template's name, e.g. `report.md.j2`.
+    pub template: &'static str,
+    #[source]
+    pub source: minijinja::Error,
 }
-pub fn finding(_: &Plan, _: &SessionOutcome, s: &ScenarioOutcome) -> Result<String, RenderError> {
-    Ok(format!("{s:#?}"))
+
+/// `session-log.md`: header, toolbox, capabilities, preconditions, timeline, verdicts,
+/// artifacts (method §2.4).
+pub fn session_log(
+    plan: &Plan,
+    outcome: &SessionOutcome,
+    journal: &[Record],
+) -> Result<String, RenderError> {
+    templates::render(
+        "session-log.md.j2",
+        &view::session_log(plan, outcome, journal),
+    )
 }
-pub fn report(_: &Plan, o: &SessionOutcome) -> Result<String, RenderError> {
-    Ok(format!("{o:#?}"))
+
+/// `findings/<id>.md` for one scenario, readable at any phase.
+pub fn finding(
+    plan: &Plan,
+    outcome: &SessionOutcome,
+    scenario: &ScenarioOutcome,
+) -> Result<String, RenderError> {
+    #[derive(serde::Serialize)]
+    struct FindingView<'a> {
+        outcome: &'a SessionOutcome,
+        scenario: view::ScenarioView<'a>,
+    }
+    templates::render(
+        "finding.md.j2",
+        &FindingView {
+            outcome,
+            scenario: view::scenario(plan, scenario),
+        },
+    )
 }
-pub fn verdicts_json(o: &SessionOutcome) -> serde_json::Value {
-    serde_json::to_value(o).unwrap_or_default()
+
+/// `findings/report.md` (method §7).
+pub fn report(plan: &Plan, outcome: &SessionOutcome) -> Result<String, RenderError> {
+    templates::render("report.md.j2", &view::report(plan, outcome))
 }
-pub fn write_report(
-    p: &std::path::Path,
-    t: &str,
-    _: &mut dyn std::io::Write,
-) -> std::io::Result<bool> {
-    std::fs::write(p, t)?;
-    Ok(true)
+
+/// Writes `text` to `path` (creating parent directories). When that fails, says so on
+/// `fallback` and prints the whole text there instead, returning `Ok(false)`.
+pub fn write_report(path: &Path, text: &str, fallback: &mut dyn Write) -> std::io::Result<bool> {
+    let written = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir),
+        _ => Ok(()),
+    }
+    .and_then(|()| std::fs::write(path, text));
+    match written {
+        Ok(()) => Ok(true),
+        Err(reason) => {
+            writeln!(
+                fallback,
+                "report could not be written to {}: {reason}; here it is in full:",
+                path.display()
+            )?;
+            fallback.write_all(text.as_bytes())?;
+            fallback.flush()?;
+            Ok(false)
+        }
+    }
 }

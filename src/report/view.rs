@@ -1,0 +1,203 @@
+//! What the templates lay out: plan and outcome joined per scenario and run.
+
+use serde::Serialize;
+
+use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, SurfaceRow};
+use crate::engine::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
+use crate::journal::Record;
+use crate::plan::{Plan, Scenario};
+use crate::verdict::{ReasonStep, Tier, Verdict};
+
+/// One scenario with its plan entry and its runs.
+#[derive(Serialize)]
+pub struct ScenarioView<'a> {
+    pub outcome: &'a ScenarioOutcome,
+    pub plan: Option<&'a Scenario>,
+    pub has_arms: bool,
+    /// `pending`, `running` or `done`.
+    pub state: &'static str,
+    pub reason: Option<&'a str>,
+    /// The last reason step, shown as a verdict's note.
+    pub last_step: Option<&'a ReasonStep>,
+    pub runs: Vec<RunView<'a>>,
+    pub claims: Vec<Labelled<'a>>,
+    pub hypotheses: Vec<Labelled<'a>>,
+}
+
+/// One arm or scenario run with its own verdict.
+#[derive(Serialize)]
+pub struct RunView<'a> {
+    pub run: &'a RunOutcome,
+    pub verdict: Option<Verdict>,
+    pub tier_met: Option<Tier>,
+    pub reason: Option<&'a str>,
+    pub last_step: Option<&'a ReasonStep>,
+}
+
+/// A plan item id with its text (claim text, hypothesis title).
+#[derive(Serialize)]
+pub struct Labelled<'a> {
+    pub id: &'a str,
+    pub text: Option<&'a str>,
+}
+
+/// Everything report.md shows.
+#[derive(Serialize)]
+pub struct ReportView<'a> {
+    pub plan: &'a Plan,
+    pub outcome: &'a SessionOutcome,
+    pub exit_code: Option<i32>,
+    pub scenarios: Vec<ScenarioView<'a>>,
+    pub coverage: Vec<CoverageRow<'a>>,
+    pub surface: Vec<SurfaceRow<'a>>,
+    pub disclosures: Vec<Disclosure<'a>>,
+    pub adequacy: Vec<AdequacyView<'a>>,
+    pub confidence: Confidence<'a>,
+}
+
+/// The last reason step's answer: the one-line why of a verdict.
+pub fn last_answer(reasons: &[ReasonStep]) -> Option<&str> {
+    reasons.last().map(|r| r.answer.as_str())
+}
+
+/// Joins one scenario's outcome with its plan entry.
+pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioView<'a> {
+    let planned = plan.scenarios.iter().find(|s| s.id == outcome.id);
+    let runs: Vec<RunView<'a>> = outcome
+        .runs
+        .iter()
+        .map(|run| RunView {
+            run,
+            verdict: run.decision.as_ref().map(|d| d.verdict),
+            tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
+            reason: run.decision.as_ref().and_then(|d| last_answer(&d.reasons)),
+            last_step: run.decision.as_ref().and_then(|d| d.reasons.last()),
+        })
+        .collect();
+    let has_arms = planned.is_some_and(|s| !s.arms.is_empty())
+        || outcome.runs.iter().any(|r| r.id != outcome.id);
+    let state = match outcome.phase {
+        Phase::Pending => "pending",
+        Phase::Done => "done",
+        _ => "running",
+    };
+    let claims = planned.map_or_else(Vec::new, |s| {
+        s.falsifies
+            .iter()
+            .map(|id| Labelled {
+                id,
+                text: plan
+                    .claims
+                    .iter()
+                    .find(|c| &c.id == id)
+                    .map(|c| c.text.as_str()),
+            })
+            .collect()
+    });
+    let hypotheses = planned.map_or_else(Vec::new, |s| {
+        s.closes
+            .iter()
+            .map(|id| Labelled {
+                id,
+                text: plan
+                    .hypotheses
+                    .iter()
+                    .find(|h| &h.id == id)
+                    .map(|h| h.title.as_str()),
+            })
+            .collect()
+    });
+    ScenarioView {
+        outcome,
+        plan: planned,
+        has_arms,
+        state,
+        reason: last_answer(&outcome.reasons),
+        last_step: outcome.reasons.last(),
+        runs,
+        claims,
+        hypotheses,
+    }
+}
+
+/// The view report.md renders.
+pub fn report<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> ReportView<'a> {
+    ReportView {
+        plan,
+        outcome,
+        exit_code: outcome.verdict.map(|v| v.exit_code()),
+        scenarios: outcome
+            .scenarios
+            .iter()
+            .map(|s| scenario(plan, s))
+            .collect(),
+        coverage: derived::coverage(plan, outcome),
+        surface: derived::surface(plan, outcome),
+        disclosures: derived::disclosures(plan),
+        adequacy: derived::adequacy(plan, outcome),
+        confidence: derived::confidence(plan, outcome),
+    }
+}
+
+/// Everything session-log.md shows.
+#[derive(Serialize)]
+pub struct SessionLogView<'a> {
+    pub plan: &'a Plan,
+    pub outcome: &'a SessionOutcome,
+    /// Commit under test, `(dirty)` appended, or "not a git work tree".
+    pub commit: String,
+    pub journal: Vec<Entry<'a>>,
+    pub toolbox: Vec<Entry<'a>>,
+    pub capabilities: Vec<Entry<'a>>,
+    pub preconditions: Vec<Entry<'a>>,
+    pub scenarios: Vec<ScenarioView<'a>>,
+}
+
+/// A journal record with the scope it is shown under (`D5/api`, `D3`, `session`).
+#[derive(Serialize)]
+pub struct Entry<'a> {
+    pub record: &'a Record,
+    pub scope: &'a str,
+}
+
+/// The view session-log.md renders.
+pub fn session_log<'a>(
+    plan: &'a Plan,
+    outcome: &'a SessionOutcome,
+    journal: &'a [Record],
+) -> SessionLogView<'a> {
+    let entries = |kind: Option<&str>| -> Vec<Entry<'a>> {
+        journal
+            .iter()
+            .filter(|r| kind.is_none_or(|k| r.kind == k))
+            .map(|record| Entry {
+                record,
+                scope: record
+                    .scope
+                    .arm
+                    .as_deref()
+                    .or(record.scope.scenario.as_deref())
+                    .unwrap_or("session"),
+            })
+            .collect()
+    };
+    let commit = match &outcome.revision {
+        Some(rev) if rev.dirty => format!("{} (dirty)", rev.commit),
+        Some(rev) => rev.commit.clone(),
+        None => "not a git work tree".to_string(),
+    };
+    SessionLogView {
+        plan,
+        outcome,
+        commit,
+        journal: entries(None),
+        toolbox: entries(Some("toolbox-item")),
+        capabilities: entries(Some("capability")),
+        preconditions: entries(Some("precondition")),
+        scenarios: outcome
+            .scenarios
+            .iter()
+            .map(|s| scenario(plan, s))
+            .collect(),
+    }
+}
