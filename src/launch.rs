@@ -167,7 +167,13 @@ fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
 }
 
 /// Runs an accepted plan to its session verdict; returns the process exit code.
-pub async fn run(input: PlanInput, args: RunArgs, default_tier: Tier) -> i32 {
+/// `rerun_command` is how a reproducer re-runs it (`faultline run PLAN`).
+pub async fn run(
+    input: PlanInput,
+    args: RunArgs,
+    default_tier: Tier,
+    rerun_command: String,
+) -> i32 {
     let (plan, spec) = match accept(&input) {
         Ok(accepted) => accepted,
         Err(code) => return code,
@@ -207,6 +213,7 @@ pub async fn run(input: PlanInput, args: RunArgs, default_tier: Tier) -> i32 {
             ("sut".to_string(), sut_dir.display().to_string()),
         ]),
         started_by: operator.source.clone(),
+        rerun_command,
     };
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
@@ -250,5 +257,5 @@ pub async fn demo(args: RunArgs) -> i32 {
             DEMO_RUN_SPEC.to_string(),
         )),
     };
-    run(input, args, Tier::Hardening).await
+    run(input, args, Tier::Hardening, "faultline demo".into()).await
 }

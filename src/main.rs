@@ -66,7 +66,10 @@ fn main() {
     let code = match cli.command {
         Command::Lint { plan, json } => lint(&plan, json),
         Command::Run { plan, args } => match faultline::launch::read_plan(&plan) {
-            Ok(input) => block_on(faultline::launch::run(input, args, Tier::Smoke)),
+            Ok(input) => {
+                let again = format!("faultline run {}", plan.display());
+                block_on(faultline::launch::run(input, args, Tier::Smoke, again))
+            }
             Err(code) => code,
         },
         Command::Demo { args } => block_on(faultline::launch::demo(args)),

@@ -38,6 +38,9 @@ pub struct Request {
     pub vars: BTreeMap<String, String>,
     /// Who started the run, for the journal.
     pub started_by: String,
+    /// The command line that re-runs this plan (`faultline demo`, `faultline run P`),
+    /// used to write reproducers.
+    pub rerun_command: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -177,20 +180,18 @@ impl Driver<'_> {
                 }
                 Err(e) => return Err(e),
             }
-            if self.outcome.scenarios[index]
+            let failed = self.outcome.scenarios[index]
                 .verdict
-                .is_some_and(Verdict::is_fail)
-            {
-                if let Err(question) = self.classify(index, operator).await {
-                    let reason = format!("stopped: question `{}` unanswered", question.id);
-                    self.journal.append(
-                        Scope::default(),
-                        "stopped-unanswered",
-                        &json!({"question": question.id}),
-                    )?;
-                    stop = Some(reason);
-                    unanswered = Some(question);
-                }
+                .is_some_and(Verdict::is_fail);
+            if failed && let Err(question) = self.classify(index, operator).await {
+                let reason = format!("stopped: question `{}` unanswered", question.id);
+                self.journal.append(
+                    Scope::default(),
+                    "stopped-unanswered",
+                    &json!({"question": question.id}),
+                )?;
+                stop = Some(reason);
+                unanswered = Some(question);
             }
             self.outcome.scenarios[index].phase = Phase::Done;
             self.publish();
