@@ -59,12 +59,17 @@ pub fn line(record: &Record) -> String {
     clean
 }
 
-/// Prints every record as it arrives, plus a heartbeat after [`HEARTBEAT`] of silence.
-pub async fn print(mut rx: UnboundedReceiver<Record>, mut out: impl Write + Send) {
+/// Prints every record as it arrives, plus a heartbeat after `every` of silence
+/// ([`HEARTBEAT`] in real runs). Returns the writer once the journal closes.
+pub async fn print<W: Write + Send>(
+    mut rx: UnboundedReceiver<Record>,
+    mut out: W,
+    every: Duration,
+) -> W {
     let started = tokio::time::Instant::now();
     let mut last = String::from("session starting");
     loop {
-        match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
+        match tokio::time::timeout(every, rx.recv()).await {
             Ok(Some(record)) => {
                 let text = line(&record);
                 let _ = writeln!(out, "{text}");
@@ -74,7 +79,7 @@ pub async fn print(mut rx: UnboundedReceiver<Record>, mut out: impl Write + Send
                     record.scope.scenario.unwrap_or_default()
                 );
             }
-            Ok(None) => return,
+            Ok(None) => return out,
             Err(_) => {
                 let _ = writeln!(
                     out,

@@ -218,7 +218,11 @@ pub async fn run(
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
     let (tx, rx) = unbounded_channel();
-    let printer = tokio::spawn(crate::headless::print(rx, std::io::stdout()));
+    let printer = tokio::spawn(crate::headless::print(
+        rx,
+        std::io::stdout(),
+        crate::headless::HEARTBEAT,
+    ));
     let ended = driver::run(&request, &mut operator, cancel, Some(tx)).await;
     let _ = printer.await;
     let ended = match ended {

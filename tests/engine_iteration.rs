@@ -95,3 +95,93 @@ async fn a_misaimed_pause_lands_on_its_victim_but_not_its_declared_signal() {
         report.run
     );
 }
+
+/// Runs a binding written inline, with no cluster, in `dir`.
+async fn run_inline(yaml: &str, dir: &Path) -> (IterationFacts, Vec<journal::Record>) {
+    let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).expect("logs dir");
+    let mut journal = Journal::open(&dir.join("journal.jsonl")).expect("journal");
+    let mut ctx = IterationCtx {
+        id: "X1".into(),
+        scope: Scope {
+            scenario: Some("X1".into()),
+            arm: None,
+        },
+        cwd: dir.to_path_buf(),
+        logs,
+        artifacts: dir.join("artifacts"),
+        vars: Vars::default(),
+        seed: 1,
+        duration: Duration::from_secs(1),
+        cancel: Default::default(),
+    };
+    let facts = iteration::run(&binding, &mut ctx, &mut journal)
+        .await
+        .expect("iteration runs");
+    let records = journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .records;
+    (facts, records)
+}
+
+#[tokio::test]
+async fn a_long_workload_gets_checkpoints_and_periodic_status_pulls() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (facts, records) = run_inline(
+        r#"
+workload:
+  run: "for i in 1 2 3 4 5 6; do echo step $i > progress; sleep 0.25; done"
+  deadline: 10s
+  expected_duration: 1500ms
+  status: "cat progress"
+  status_every: 400ms
+"#,
+        dir.path(),
+    )
+    .await;
+    let kinds: Vec<&str> = records.iter().map(|r| r.kind.as_str()).collect();
+    let start = kinds.iter().position(|k| *k == "checkpoint-start");
+    let end = kinds.iter().position(|k| *k == "checkpoint-end");
+    assert!(start.is_some() && end > start, "{kinds:?}");
+    let pulls: Vec<&journal::Record> = records.iter().filter(|r| r.kind == "status-pull").collect();
+    assert!(pulls.len() >= 2, "expected periodic pulls: {kinds:?}");
+    assert!(
+        pulls[0].data["last_line"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("step ")),
+        "{:?}",
+        pulls[0].data
+    );
+    let (elapsed, exited_ok, _) = facts.workload.expect("workload ran");
+    assert!(
+        exited_ok && elapsed >= Duration::from_millis(1400),
+        "{elapsed:?}"
+    );
+    assert!(facts.expired_step.is_none());
+}
+
+#[tokio::test]
+async fn an_expired_workload_deadline_ends_the_group_and_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (facts, records) = run_inline(
+        r#"
+workload: { run: "sleep 30 & sleep 30", deadline: 500ms }
+"#,
+        dir.path(),
+    )
+    .await;
+    assert_eq!(facts.expired_step.as_deref(), Some("workload"));
+    for pgid in &facts.pgids {
+        assert!(
+            !common::group_alive(*pgid),
+            "group {pgid} outlived its deadline"
+        );
+    }
+    assert!(
+        records
+            .iter()
+            .any(|r| r.kind == "command-exited" && r.data["outcome"] == "DeadlineExpired"),
+        "the expiry is journaled"
+    );
+}

@@ -21,6 +21,7 @@ use crate::runspec::{Binding, FaultStep, Side, SignalName, TargetSpec};
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
 const RETRY_EVERY: Duration = Duration::from_millis(200);
+const DEFAULT_STATUS_EVERY: Duration = Duration::from_secs(30);
 
 /// Where one iteration runs.
 pub struct IterationCtx {
@@ -437,6 +438,12 @@ impl Runner<'_> {
         let command = self.expand(&workload.run)?;
         let client = self.spawn("workload", &command)?;
         let started = client.started;
+        if let Some(expected) = workload.expected_duration {
+            self.log(
+                "checkpoint-start",
+                json!({"command": "workload", "expected_ms": expected.0.as_millis()}),
+            )?;
+        }
         // Kept with the services so every exit path stops it.
         self.services.insert("workload".into(), client);
         let mut faults: Vec<&FaultStep> = binding.faults.iter().map(|f| &f.value).collect();
@@ -450,17 +457,7 @@ impl Runner<'_> {
             result?;
         }
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-        let left = deadline.saturating_sub(started.elapsed());
-        let outcome = match self.services.get_mut("workload") {
-            Some(client) => {
-                let waited = tokio::select! {
-                    out = client.wait(left) => Ok(out),
-                    () = self.ctx.cancel.cancelled() => Err(EngineError::Interrupted { id: self.ctx.id.clone() }),
-                };
-                waited?.map_err(|e| self.io(e))?
-            }
-            None => return Err(self.io("workload vanished from the running set")),
-        };
+        let outcome = self.await_workload(workload, started, deadline).await?;
         self.services.remove("workload");
         let elapsed = started.elapsed();
         let seq = self.log(
@@ -469,6 +466,12 @@ impl Runner<'_> {
                    "elapsed_ms": elapsed.as_millis()}),
         )?;
         self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
+        if workload.expected_duration.is_some() {
+            self.log(
+                "checkpoint-end",
+                json!({"command": "workload", "elapsed_ms": elapsed.as_millis()}),
+            )?;
+        }
         if outcome == Outcome::DeadlineExpired {
             self.facts.expired_step = Some("workload".into());
         }
@@ -486,6 +489,66 @@ impl Runner<'_> {
             }
         }
         self.oracle(binding).await
+    }
+
+    /// Waits for the workload within its deadline, pulling its status command every
+    /// `status_every` meanwhile (each pull journaled with its last output line).
+    async fn await_workload(
+        &mut self,
+        workload: &crate::runspec::Step,
+        started: std::time::Instant,
+        deadline: Duration,
+    ) -> Result<Outcome, EngineError> {
+        let every = workload.status_every.map_or(DEFAULT_STATUS_EVERY, |d| d.0);
+        let mut pulls = 0u32;
+        loop {
+            let left = deadline.saturating_sub(started.elapsed());
+            // Pull status only while the deadline is further away than the next pull;
+            // the last stretch is waited in one piece so the deadline itself decides.
+            let slice = workload
+                .status
+                .as_ref()
+                .map(|_| every)
+                .filter(|e| *e < left);
+            let Some(client) = self.services.get_mut("workload") else {
+                return Err(self.io("workload vanished from the running set"));
+            };
+            let waited = tokio::select! {
+                out = async {
+                    match slice {
+                        Some(slice) => tokio::time::timeout(slice, client.wait(left)).await,
+                        None => Ok(client.wait(left).await),
+                    }
+                } => out,
+                () = self.ctx.cancel.cancelled() => {
+                    return Err(EngineError::Interrupted { id: self.ctx.id.clone() });
+                }
+            };
+            match waited {
+                Ok(outcome) => return outcome.map_err(|e| self.io(e)),
+                Err(_) => {
+                    let Some(status) = &workload.status else {
+                        continue;
+                    };
+                    pulls += 1;
+                    let command = self.expand(status)?;
+                    let name = format!("status-{pulls}");
+                    self.run_once(&name, &command, every).await?;
+                    let out =
+                        std::fs::read_to_string(self.ctx.logs.join(format!("{name}.stdout.log")))
+                            .unwrap_or_default();
+                    let last = out
+                        .lines()
+                        .last()
+                        .map(crate::sanitize::line)
+                        .unwrap_or_default();
+                    self.log(
+                        "status-pull",
+                        json!({"command": "workload", "elapsed_ms": started.elapsed().as_millis(), "last_line": last}),
+                    )?;
+                }
+            }
+        }
     }
 
     async fn oracle(&mut self, binding: &Binding) -> Result<(), EngineError> {
