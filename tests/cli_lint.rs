@@ -133,12 +133,23 @@ fn look_at_it_oracles_are_handed_back_and_nothing_is_created() {
             text.to_lowercase().contains("oracle"),
             "hand-back does not name the field:\n{text}"
         );
-        let entries: Vec<_> = std::fs::read_dir(dir.path())
+        // `run` hands it back too, before any session directory or child process:
+        // the sidecar's workload would leave a marker file if it ever started.
+        let spec = "version: 1\nscenarios:\n  S1:\n    workload: { run: \"touch started\" }\n";
+        std::fs::write(dir.path().join("plan.run.yaml"), spec).expect("write spec");
+        let run = faultline(&["run", "plan.md", "--headless", "--yes"], dir.path());
+        assert_eq!(
+            run.status.code(),
+            Some(65),
+            "`run` accepted oracle {oracle:?}"
+        );
+        let mut entries: Vec<_> = std::fs::read_dir(dir.path())
             .expect("read tempdir")
             .filter_map(Result::ok)
-            .map(|e| e.file_name())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(entries, vec![std::ffi::OsString::from("plan.md")]);
+        entries.sort();
+        assert_eq!(entries, vec!["plan.md", "plan.run.yaml"]);
     }
 }
 

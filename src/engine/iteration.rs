@@ -196,17 +196,15 @@ impl Runner<'_> {
     }
 
     async fn cluster_up(&mut self, binding: &Binding) -> Result<bool, EngineError> {
-        let Some(cluster) = &binding.cluster else {
-            return Ok(true);
-        };
-        for service in &cluster.services {
+        let services = binding.cluster.iter().flat_map(|c| c.services.iter());
+        for service in services {
             let command = self.expand(&service.run)?;
             let running = self.spawn(&service.name, &command)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
             self.services.insert(service.name.clone(), running);
         }
-        if let Some(health) = &cluster.health {
+        if let Some(health) = binding.cluster.as_ref().and_then(|c| c.health.as_ref()) {
             let command = self.expand(&health.run)?;
             let within = health.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
             let (ok, seq) = self.until_ok("health", &command, within).await?;
