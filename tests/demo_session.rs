@@ -335,6 +335,21 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
         );
         std::thread::sleep(Duration::from_millis(100));
     };
+    // The scenario's findings file is already written, mid-run, at the fault phase.
+    let findings = journal_path.with_file_name("findings").join("D2.md");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&findings).unwrap_or_default();
+        if text.contains("now at: fault") {
+            assert!(text.contains("not decided yet"), "{text}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "findings/D2.md not at the fault phase: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let out = child.wait_with_output().expect("faultline exits");
     assert_eq!(

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::driver::Records;
-use super::outcome::{Phase, SessionOutcome};
+use super::outcome::{Phase, ScenarioOutcome, SessionOutcome};
 use crate::journal::Record;
 use crate::plan::Plan;
 use crate::report;
@@ -104,6 +104,24 @@ impl Outputs {
             match report::finding(plan, outcome, scenario) {
                 Ok(text) => write(&self.shared.dir.findings_file(&scenario.id), &text),
                 Err(e) => tracing::warn!("findings for {}: {e}", scenario.id),
+            }
+            // Each arm also gets its own file (`S5-api.md`), holding only that arm.
+            for run in scenario.runs.iter().filter(|r| r.id != scenario.id) {
+                let arm = ScenarioOutcome {
+                    verdict: run.decision.as_ref().map(|d| d.verdict),
+                    tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
+                    reasons: run
+                        .decision
+                        .as_ref()
+                        .map(|d| d.reasons.clone())
+                        .unwrap_or_default(),
+                    runs: vec![run.clone()],
+                    ..scenario.clone()
+                };
+                match report::finding(plan, outcome, &arm) {
+                    Ok(text) => write(&self.shared.dir.findings_file(&run.id), &text),
+                    Err(e) => tracing::warn!("findings for {}: {e}", run.id),
+                }
             }
         }
     }
