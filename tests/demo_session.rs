@@ -28,16 +28,6 @@ fn faultline(args: &[&str], cwd: &Path) -> Output {
         .expect("faultline runs")
 }
 
-/// The `session: <path>` line every run ends with.
-fn session_of(out: &Output) -> PathBuf {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    let path = last
-        .strip_prefix("session: ")
-        .unwrap_or_else(|| panic!("last line is not `session: …`: {last:?}\n{stdout}"));
-    PathBuf::from(path)
-}
-
 fn verdicts(session: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
     serde_json::from_str(&text).expect("verdicts.json is JSON")
@@ -116,17 +106,20 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     .expect("seed");
     let root = work.path().join("sessions");
     let before = tree(work.path(), &root);
+    let demo = || {
+        faultline(
+            &[
+                "demo",
+                "--headless",
+                "--yes",
+                "--out",
+                root.to_str().expect("utf-8"),
+            ],
+            work.path(),
+        )
+    };
     let started = Instant::now();
-    let out = faultline(
-        &[
-            "demo",
-            "--headless",
-            "--yes",
-            "--out",
-            root.to_str().expect("utf-8"),
-        ],
-        work.path(),
-    );
+    let out = demo();
     let took = started.elapsed();
     assert_eq!(
         out.status.code(),
@@ -136,7 +129,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(took < Duration::from_secs(180), "the demo took {took:?}");
-    let session = session_of(&out);
+    let session = common::session_of(&out);
     assert!(session.starts_with(&root));
     assert_eq!(
         tree(work.path(), &root),
@@ -194,18 +187,9 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         assert!(session.join(file).is_file(), "{file} missing");
     }
 
-    let again = faultline(
-        &[
-            "demo",
-            "--headless",
-            "--yes",
-            "--out",
-            root.to_str().expect("utf-8"),
-        ],
-        work.path(),
-    );
+    let again = demo();
     assert_eq!(again.status.code(), Some(1));
-    let second = session_of(&again);
+    let second = common::session_of(&again);
     assert_ne!(second, session, "a rerun gets its own session directory");
     assert_eq!(scenario_verdicts(&verdicts(&second)), expected);
 }
@@ -243,7 +227,7 @@ fn run_mutant(
         ],
         work.path(),
     );
-    let session = session_of(&out);
+    let session = common::session_of(&out);
     let v = verdicts(&session);
     (session, scenario_verdicts(&v), work)
 }
@@ -359,7 +343,7 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
         String::from_utf8_lossy(&out.stdout)
     );
     let session = journal_path.parent().expect("session dir").to_path_buf();
-    assert_eq!(session_of(&out), session);
+    assert_eq!(common::session_of(&out), session);
     let records = records(&session);
     assert!(records.iter().any(|r| r.kind == "interrupted"));
     assert_clean_exit(&records);

@@ -185,3 +185,66 @@ workload: { run: "sleep 30 & sleep 30", deadline: 500ms }
         "the expiry is journaled"
     );
 }
+
+#[tokio::test]
+async fn a_command_fault_is_injected_proven_from_both_sides_and_healed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (facts, records) = run_inline(
+        r#"
+workload: { run: "sleep 1.5", deadline: 10s }
+faults:
+  - id: flag
+    after: 200ms
+    duration: 300ms
+    command:
+      inject: "echo 'flag raised' >> fault.log && touch flag"
+      heal: "rm flag && echo 'flag lowered' >> fault.log"
+    landing:
+      - { side: injector, log: { file: "fault.log", pattern: "flag raised" }, within: 1s }
+      - { side: victim, log: { file: "fault.log", pattern: "flag raised" }, within: 1s }
+"#,
+        dir.path(),
+    )
+    .await;
+    let fault = &facts.faults[0];
+    assert!(
+        fault.injected && fault.injector_landed && fault.victim_side_seen && fault.declared_landed,
+        "{fault:?}"
+    );
+    assert!(fault.healed, "{fault:?}");
+    assert!(
+        !dir.path().join("flag").exists(),
+        "the heal command did not run"
+    );
+    let log = std::fs::read_to_string(dir.path().join("fault.log")).expect("fault log");
+    assert!(log.contains("flag lowered"), "{log}");
+    let kinds: Vec<&str> = records.iter().map(|r| r.kind.as_str()).collect();
+    let injected = kinds.iter().position(|k| *k == "fault-injected");
+    let healed = kinds.iter().position(|k| *k == "fault-healed");
+    assert!(injected.is_some() && healed > injected, "{kinds:?}");
+}
+
+#[tokio::test]
+async fn a_command_fault_whose_inject_fails_is_journaled_and_not_landed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (facts, records) = run_inline(
+        r#"
+workload: { run: "sleep 0.5", deadline: 10s }
+faults:
+  - id: broken
+    after: 100ms
+    command: { inject: "exit 4", heal: "touch healed" }
+    landing:
+      - { side: victim, log: { file: "never.log", pattern: "x" }, within: 200ms }
+"#,
+        dir.path(),
+    )
+    .await;
+    let fault = &facts.faults[0];
+    assert!(!fault.injected && !fault.declared_landed, "{fault:?}");
+    assert!(records.iter().any(|r| r.kind == "fault-inject-failed"));
+    assert!(
+        dir.path().join("healed").exists(),
+        "a failed inject is still healed"
+    );
+}

@@ -24,15 +24,6 @@ fn run(args: &[&str], cwd: &Path) -> Output {
         .expect("faultline runs")
 }
 
-fn session_of(out: &Output) -> PathBuf {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    PathBuf::from(
-        last.strip_prefix("session: ")
-            .unwrap_or_else(|| panic!("no session line: {stdout}")),
-    )
-}
-
 /// id → (verdict, last reason answer)
 fn verdicts(session: &Path) -> BTreeMap<String, (String, String)> {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
@@ -67,7 +58,7 @@ fn precondition_external_checker_unbound_and_answers_file() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let session = session_of(&out);
+    let session = common::session_of(&out);
     let v = verdicts(&session);
     assert_eq!(v["E1"].0, "INCONCLUSIVE-env");
     assert!(
@@ -100,7 +91,7 @@ fn only_excludes_the_rest_and_no_fail_needs_no_answer() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = run(&["--only", "E1"], dir.path());
     assert_eq!(out.status.code(), Some(3), "session INCONCLUSIVE expected");
-    let v = verdicts(&session_of(&out));
+    let v = verdicts(&common::session_of(&out));
     assert_eq!(v["E1"].0, "INCONCLUSIVE-env");
     for id in ["E2", "E3"] {
         assert_eq!(v[id].0, "NOT-RUN");
@@ -119,6 +110,6 @@ fn a_fail_without_yes_or_answers_stops_and_names_the_question() {
         Some(1),
         "the FAIL still decides the exit code"
     );
-    let v = verdicts(&session_of(&out));
+    let v = verdicts(&common::session_of(&out));
     assert!(v["E3"].1.contains("E2.blame"), "{:?}", v["E3"]);
 }

@@ -262,7 +262,11 @@ impl Runner<'_> {
             let Some(log) = &signal.log else { continue };
             let file = match (&log.service, &log.file) {
                 (Some(service), _) => self.ctx.logs.join(format!("{service}.stderr.log")),
-                (None, Some(file)) => PathBuf::from(self.expand(file)?),
+                // Relative paths are the SUT's, like the commands that write them.
+                (None, Some(file)) => {
+                    let file = self.expand(file)?;
+                    self.ctx.cwd.join(file)
+                }
                 (None, None) => continue,
             };
             let pattern = regex::Regex::new(&log.pattern)

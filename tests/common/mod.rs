@@ -61,3 +61,13 @@ pub fn group_alive(pgid: i32) -> bool {
         })
     })
 }
+
+/// The session directory named by the `session: <path>` line a run ends with.
+pub fn session_of(out: &std::process::Output) -> PathBuf {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let path = last
+        .strip_prefix("session: ")
+        .unwrap_or_else(|| panic!("last line is not `session: …`: {last:?}\n{stdout}"));
+    PathBuf::from(path)
+}
