@@ -42,6 +42,14 @@ pub struct RunArgs {
     /// YAML answers keyed by question id.
     #[arg(long)]
     pub answers: Option<PathBuf>,
+    /// Approve the low-blast-radius installs faultline offers (one named system
+    /// package, or a file in the session's own `bin/`); `--yes` never does.
+    #[arg(long)]
+    pub approve_installs: bool,
+    /// Print every question known before the run, with its default, as an answers
+    /// file; start nothing.
+    #[arg(long)]
+    pub answers_template: bool,
     /// Plain progress lines instead of the terminal UI.
     #[arg(long)]
     pub headless: bool,
@@ -104,6 +112,7 @@ fn accept(input: &PlanInput) -> Result<(Plan, runspec::RunSpec), i32> {
 fn operator(args: &RunArgs) -> Result<Scripted, i32> {
     let mut op = Scripted {
         yes: args.yes,
+        approve_installs: args.approve_installs,
         answers: BTreeMap::new(),
         source: if args.yes {
             "--yes".into()
@@ -166,6 +175,29 @@ fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
     signal as i32
 }
 
+/// Every question known before the run, as an answers file holding the defaults.
+pub fn answers_template(plan: &Plan, spec: &runspec::RunSpec) -> String {
+    use crate::engine::operator::UNKNOWN_BLAME;
+    let mut out = String::from(
+        "# faultline answers file: question id → answer. Delete a line to be asked.\n",
+    );
+    let mut line = |id: &str, prompt: &str, default: &str| {
+        out.push_str(&format!("# {}\n{id}: {}\n", prompt.replace('\n', " "), yaml_string(default)));
+    };
+    for q in crate::engine::preflight::questions(plan, spec) {
+        line(&q.id, &q.prompt, &q.default);
+    }
+    for s in &plan.scenarios {
+        line(&format!("{}.blame", s.id), "asked on a FAIL: SUT / harness / checker / environment", UNKNOWN_BLAME);
+        line(&format!("{}.bug-type", s.id), "asked on a FAIL: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling, performance", UNKNOWN_BLAME);
+    }
+    out
+}
+
+fn yaml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
+}
+
 /// Runs an accepted plan to its session verdict; returns the process exit code.
 /// `rerun_command` is how a reproducer re-runs it (`faultline run PLAN`).
 pub async fn run(
@@ -178,6 +210,10 @@ pub async fn run(
         Ok(accepted) => accepted,
         Err(code) => return code,
     };
+    if args.answers_template {
+        print!("{}", answers_template(&plan, &spec));
+        return exit::OK;
+    }
     let mut operator = match operator(&args) {
         Ok(op) => op,
         Err(code) => return code,

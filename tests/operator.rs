@@ -47,6 +47,7 @@ async fn the_answers_file_wins_and_is_credited() {
         yes: false,
         answers,
         source: "answers file answers.yaml".into(),
+        ..Scripted::default()
     };
     let a = op
         .ask(&classify("D3.classify"))

@@ -13,6 +13,7 @@ use super::iteration::EngineError;
 use super::operator::{Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered};
 use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use super::outputs::Outputs;
+use super::preflight::{self, Preflight, PreflightCtx, PreflightError};
 use super::scenario::{BindingResult, BindingRun};
 use crate::journal::{Journal, JournalError, Record, Scope};
 use crate::plan::{Category, Plan, Scenario, SevenM};
@@ -73,6 +74,7 @@ struct Driver<'a> {
     outputs: Outputs,
     cancel: CancellationToken,
     findings: usize,
+    preflight: Preflight,
 }
 
 /// Runs the session. `tap` receives every journal record as it is written.
@@ -106,6 +108,8 @@ pub async fn run(
         scenarios: req.plan.scenarios.iter().map(pending).collect(),
         verdict: None,
         interrupted: None,
+        toolbox: Vec::new(),
+        capabilities: Vec::new(),
     };
     let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
     let watcher = tokio::spawn(outputs.clone().follow(rx, tap));
@@ -117,6 +121,7 @@ pub async fn run(
         outputs,
         cancel,
         findings: 0,
+        preflight: Preflight::default(),
     };
     driver.journal.append(
         Scope::default(),
@@ -125,7 +130,14 @@ pub async fn run(
                 "tier": req.tier, "started_by": req.started_by, "revision": revision,
                 "faults_approved": "starting the run approves the faults the plan declares"}),
     )?;
-    let unanswered = driver.scenarios(operator).await?;
+    let (stop, early) = match driver.preflight(operator).await? {
+        Some(question) => (
+            Some(format!("stopped: question `{}` unanswered", question.id)),
+            Some(question),
+        ),
+        None => (None, None),
+    };
+    let unanswered = driver.scenarios(operator, stop).await?.or(early);
     let ended = driver.finish(unanswered)?;
     // Closing the journal's channel lets the watcher drain and stop.
     drop(driver);
@@ -143,6 +155,8 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
         reasons: Vec::new(),
         runs: Vec::new(),
         finding: None,
+        degraded: None,
+        toolbox_used: Vec::new(),
     }
 }
 
@@ -151,11 +165,56 @@ impl Driver<'_> {
         self.outputs.publish(&self.outcome);
     }
 
-    async fn scenarios(
+    /// Toolbox, checklist, probes, installs. An unanswered question is returned: the
+    /// session then runs no scenario.
+    async fn preflight(
         &mut self,
         operator: &mut dyn Operator,
     ) -> Result<Option<Unanswered>, DriverError> {
-        let mut stop: Option<String> = None;
+        let ctx = PreflightCtx {
+            plan: &self.req.plan,
+            spec: &self.req.spec,
+            sut_dir: &self.req.sut_dir,
+            session_dir: &self.dir.path,
+            base_vars: &self.req.vars,
+            cancel: self.cancel.clone(),
+        };
+        match preflight::run(&ctx, &mut self.journal, operator).await {
+            Ok(found) => {
+                self.outcome.toolbox = found
+                    .toolbox
+                    .as_ref()
+                    .map(|t| t.items.clone())
+                    .unwrap_or_default();
+                self.outcome.capabilities = found.matrix.clone();
+                for scenario in &mut self.outcome.scenarios {
+                    scenario.degraded = found.degraded.get(&scenario.id).cloned();
+                    scenario.toolbox_used =
+                        found.used.get(&scenario.id).cloned().unwrap_or_default();
+                }
+                self.preflight = found;
+                self.publish();
+                Ok(None)
+            }
+            Err(PreflightError::Unanswered(question)) => {
+                self.journal.append(
+                    Scope::default(),
+                    "stopped-unanswered",
+                    &json!({"question": question.id}),
+                )?;
+                Ok(Some(question))
+            }
+            Err(PreflightError::Journal(e)) => Err(e.into()),
+            Err(PreflightError::Engine(e)) => Err(e.into()),
+        }
+    }
+
+    async fn scenarios(
+        &mut self,
+        operator: &mut dyn Operator,
+        stop: Option<String>,
+    ) -> Result<Option<Unanswered>, DriverError> {
+        let mut stop = stop;
         let mut unanswered = None;
         for index in 0..self.req.plan.scenarios.len() {
             let scenario = &self.req.plan.scenarios[index];
@@ -233,17 +292,28 @@ impl Driver<'_> {
         id: &str,
         reason: &str,
     ) -> Result<BindingResult, DriverError> {
+        self.decided_without_running(scenario, id, reason, false)
+    }
+
+    /// A scenario / arm settled before anything ran: NOT-RUN (never reached) or, when
+    /// `env` is set, INCONCLUSIVE-env (a capability it needs is missing).
+    fn decided_without_running(
+        &mut self,
+        scenario: &Scenario,
+        id: &str,
+        reason: &str,
+        env: bool,
+    ) -> Result<BindingResult, DriverError> {
+        let kind = if env { "env-missing" } else { "not-run" };
         let seq = self
             .journal
-            .append(
-                Self::scope(scenario, id),
-                "not-run",
-                &json!({"reason": reason}),
-            )?
+            .append(Self::scope(scenario, id), kind, &json!({"reason": reason}))?
             .seq;
+        let key = if env { "env" } else { "not_run" };
         let evidence = crate::verdict::Evidence {
-            not_run: Some(reason.to_string()),
-            cites: BTreeMap::from([("not_run".to_string(), vec![seq])]),
+            not_run: (!env).then(|| reason.to_string()),
+            env_missing: env.then(|| reason.to_string()),
+            cites: BTreeMap::from([(key.to_string(), vec![seq])]),
             ..super::scenario::empty_evidence()
         };
         let decision = crate::verdict::decide(&evidence);
@@ -276,23 +346,42 @@ impl Driver<'_> {
             let result = match (excluded, binding) {
                 (true, _) => self.not_run(scenario, &id, "excluded by --only")?,
                 (false, None) => self.not_run(scenario, &id, "no run spec binding")?,
-                (false, Some(binding)) => {
-                    let result = self.binding(scenario, &id, binding).await?;
-                    let decision = result.outcome.decision.clone();
-                    if let Some(decision) = decision {
-                        self.journal.append(
-                            Self::scope(scenario, &id),
-                            "verdict",
-                            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
-                        )?;
-                    }
-                    result
+                (false, Some(_)) if self.blocked(scenario, &id).is_some() => {
+                    let reason = self.blocked(scenario, &id).unwrap_or_default();
+                    self.decided_without_running(scenario, &id, &reason, true)?
                 }
+                (false, Some(binding)) => match self.binding(scenario, &id, binding).await {
+                    Ok(result) => {
+                        if let Some(decision) = &result.outcome.decision {
+                            self.journal.append(
+                                Self::scope(scenario, &id),
+                                "verdict",
+                                &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
+                            )?;
+                        }
+                        result
+                    }
+                    // The harness could not run it as written: it was never reached.
+                    Err(DriverError::Engine(
+                        e @ (EngineError::Var { .. } | EngineError::Io { .. }),
+                    )) => self.not_run(scenario, &id, &format!("harness error: {e}"))?,
+                    Err(e) => return Err(e),
+                },
             };
             self.outcome.scenarios[index].runs.push(result.outcome);
             self.publish();
         }
         self.settle(index)
+    }
+
+    /// Why `id` cannot run in this environment (a missing capability the operator
+    /// chose to proceed without), if it cannot.
+    fn blocked(&self, scenario: &Scenario, id: &str) -> Option<String> {
+        self.preflight
+            .blocked
+            .get(id)
+            .or_else(|| self.preflight.blocked.get(&scenario.id))
+            .cloned()
     }
 
     async fn binding(
@@ -302,7 +391,13 @@ impl Driver<'_> {
         binding: &Binding,
     ) -> Result<BindingResult, DriverError> {
         let mut vars = Vars::default();
-        for (k, v) in self.req.vars.iter().chain(self.req.spec.vars.iter()) {
+        for (k, v) in self
+            .req
+            .vars
+            .iter()
+            .chain(self.req.spec.vars.iter())
+            .chain(self.preflight.vars.iter())
+        {
             vars.set(k, v.clone());
         }
         let claims: Vec<&crate::plan::Claim> = self

@@ -7,4 +7,5 @@ pub mod iteration;
 pub mod operator;
 pub mod outcome;
 pub mod outputs;
+pub mod preflight;
 pub mod scenario;

@@ -56,6 +56,8 @@ pub trait Operator: Send {
 #[derive(Debug, Default)]
 pub struct Scripted {
     pub yes: bool,
+    /// `--approve-installs`: approves the low-blast-radius installs faultline offers.
+    pub approve_installs: bool,
     pub answers: BTreeMap<String, String>,
     /// Where the answers came from, for the journal (`answers file x.yaml`, `--yes`).
     pub source: String,
@@ -89,6 +91,12 @@ impl Scripted {
             return Ok(Answer {
                 text: text.clone(),
                 by: self.source.clone(),
+            });
+        }
+        if self.approve_installs && question.kind == QuestionKind::ApproveChange {
+            return Ok(Answer {
+                text: "approve".to_string(),
+                by: "--approve-installs".to_string(),
             });
         }
         let yes_may_answer = question.kind != QuestionKind::ApproveChange;

@@ -28,6 +28,10 @@ pub struct SessionOutcome {
     pub verdict: Option<SessionVerdict>,
     /// Set when a signal stopped the session (after healing), e.g. `SIGINT`.
     pub interrupted: Option<String>,
+    /// What toolbox discovery found in the SUT repository.
+    pub toolbox: Vec<crate::toolbox::ToolboxItem>,
+    /// The environment capability matrix: requirement → present? → version → source.
+    pub capabilities: Vec<crate::capability::MatrixRow>,
 }
 
 /// One scenario: its own verdict (aggregated over arms when it has arms).
@@ -44,6 +48,10 @@ pub struct ScenarioOutcome {
     /// One entry per arm, or exactly one for a scenario without arms.
     pub runs: Vec<RunOutcome>,
     pub finding: Option<Finding>,
+    /// Set when a capability was substituted: the run is a degraded approximation.
+    pub degraded: Option<String>,
+    /// Discovered toolbox items this scenario's bindings use (`path name`).
+    pub toolbox_used: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -32,6 +32,8 @@ pub struct Origin {
 pub struct RunSpec {
     pub vars: BTreeMap<String, String>,
     pub bindings: BTreeMap<String, (Binding, Origin)>,
+    /// The sidecar's `requires:` entries, with the line each came from.
+    pub requires: Vec<(super::model::Requirement, Origin)>,
 }
 
 /// `plan.md` → `plan.run.yaml` beside it.
@@ -167,6 +169,17 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                     });
                 }
                 spec.vars = parsed.vars;
+                spec.requires = parsed
+                    .requires
+                    .into_iter()
+                    .map(|r| {
+                        let origin = Origin {
+                            file: file.to_string(),
+                            line: r.referenced.line(),
+                        };
+                        (r.value, origin)
+                    })
+                    .collect();
                 for (id, binding) in parsed.scenarios {
                     check_binding(&id, &binding.value, file, 0, &mut errors);
                     let origin = Origin {

@@ -17,6 +17,35 @@ pub struct RunSpecFile {
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
     pub scenarios: BTreeMap<String, Spanned<Binding>>,
+    /// Capabilities the bindings need beyond the plan's §6b rows.
+    #[serde(default)]
+    pub requires: Vec<Spanned<Requirement>>,
+}
+
+/// One capability the run needs, and how it may be obtained when missing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requirement {
+    /// Free text, normalised like a §6b row ("tc/netem", "Go 1.21+", "binary:tree").
+    pub need: String,
+    /// Scenario / arm ids that cannot run without it.
+    #[serde(default)]
+    pub scenarios: Vec<String>,
+    /// Variable set to what satisfies the need (the binary's path, or the operator's
+    /// substitute), so the commands that use it change when it is substituted.
+    pub var: Option<String>,
+    /// The one system package that provides it (installed only after approval).
+    pub package: Option<String>,
+    /// A file faultline may place in the session-local `bin/` (after approval).
+    pub local_install: Option<LocalInstall>,
+}
+
+/// Copy `from` to `<session>/bin/<name>`: a low-blast-radius install.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalInstall {
+    pub from: String,
+    pub name: String,
 }
 
 /// How one scenario (or arm) runs.

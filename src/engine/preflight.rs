@@ -1,0 +1,740 @@
+//! Before any scenario: toolbox discovery, the capability checklist the operator
+//! answers FIRST, then the probes, reconciliation, approved installs, and what the
+//! run does about whatever is still missing (method §2 steps 2–3, policy §8).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::iteration::EngineError;
+use super::operator::{Operator, Question, QuestionKind, Unanswered};
+use crate::capability::{
+    Blast, Capability, InstallPlan, MatrixRow, Need, NeedSource, PackageManager, Probe, ProbeEnv,
+    install_plan, normalise, probe,
+};
+use crate::exec::{self, CommandSpec, Outcome};
+use crate::journal::{Journal, JournalError, Scope};
+use crate::plan::Plan;
+use crate::runspec::RunSpec;
+use crate::runspec::vars::Vars;
+use crate::toolbox::{self, Toolbox};
+
+const INSTALL_DEADLINE: Duration = Duration::from_secs(600);
+const WAIT_LIMIT: Duration = Duration::from_secs(600);
+const WAIT_EVERY: Duration = Duration::from_secs(1);
+
+/// What the preflight settled for the rest of the session.
+#[derive(Debug, Default, Clone)]
+pub struct Preflight {
+    /// Variables set from satisfied or substituted needs (`${fl_client}` …).
+    pub vars: BTreeMap<String, String>,
+    /// Scenario / arm id → why it cannot run here (INCONCLUSIVE-env).
+    pub blocked: BTreeMap<String, String>,
+    /// Scenario id → what was substituted (a degraded approximation).
+    pub degraded: BTreeMap<String, String>,
+    pub toolbox: Option<Toolbox>,
+    /// Scenario id → the discovered items its bindings use.
+    pub used: BTreeMap<String, Vec<String>>,
+    pub matrix: Vec<MatrixRow>,
+}
+
+/// Where the preflight runs.
+pub struct PreflightCtx<'a> {
+    pub plan: &'a Plan,
+    pub spec: &'a RunSpec,
+    pub sut_dir: &'a Path,
+    pub session_dir: &'a Path,
+    pub base_vars: &'a BTreeMap<String, String>,
+    pub cancel: CancellationToken,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error(transparent)]
+    Unanswered(#[from] Unanswered),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// One need with everything the run spec says about obtaining it.
+struct Item {
+    need: Need,
+    /// Question key: `binary:fl-client`, `docker`, or `row-47` when unrecognised.
+    key: String,
+    var: Option<String>,
+    package: Option<String>,
+    local_install: Option<(String, String)>,
+    answer: String,
+    probe: Option<Probe>,
+    substitute: Option<String>,
+}
+
+/// What the operator said about one need.
+#[derive(Debug, PartialEq, Eq)]
+enum Said {
+    /// "have" / "as probed": probe and believe the probe.
+    Have,
+    DontHave,
+    Skip,
+    Substitute(String),
+}
+
+fn said(text: &str) -> Said {
+    let t = text.trim();
+    let lower = t.to_lowercase();
+    if let Some(with) = lower.strip_prefix("substitute") {
+        let with = t[t.len() - with.len()..].trim().trim_start_matches("with").trim();
+        return Said::Substitute(with.to_string());
+    }
+    match lower.as_str() {
+        "skip" => Said::Skip,
+        "don't have" | "dont have" | "no" | "missing" => Said::DontHave,
+        _ => Said::Have,
+    }
+}
+
+/// `binary:x` / `endpoint:h:p` name those directly; anything else is normalised.
+fn recognise(raw: &str) -> Vec<(Capability, Option<semver::Version>)> {
+    let trimmed = raw.trim();
+    let head = trimmed.split_whitespace().next().unwrap_or_default();
+    if let Some(name) = head.strip_prefix("binary:") {
+        return vec![(Capability::Binary(name.to_string()), None)];
+    }
+    if let Some(addr) = head.strip_prefix("endpoint:") {
+        return vec![(Capability::Endpoint(addr.to_string()), None)];
+    }
+    normalise(trimmed)
+}
+
+fn key_of(need: &Need) -> String {
+    match (&need.capability, &need.source) {
+        (Some(cap), _) => cap.to_string(),
+        (None, NeedSource::PlanRow { line }) => format!("row-{line}"),
+        (None, _) => format!("need-{}", need.raw.len()),
+    }
+}
+
+/// Every need of the plan and its run spec, merged by capability.
+fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut add = |need: Need, extra: Option<&crate::runspec::Requirement>| {
+        let key = key_of(&need);
+        if let Some(existing) = items.iter_mut().find(|i| i.key == key) {
+            for s in &need.used_by {
+                if !existing.need.used_by.contains(s) {
+                    existing.need.used_by.push(s.clone());
+                }
+            }
+            if let Some(r) = extra {
+                existing.var = existing.var.take().or(r.var.clone());
+                existing.package = existing.package.take().or(r.package.clone());
+                existing.local_install = existing
+                    .local_install
+                    .take()
+                    .or(r.local_install.as_ref().map(|l| (l.from.clone(), l.name.clone())));
+            }
+            return;
+        }
+        items.push(Item {
+            key,
+            var: extra.and_then(|r| r.var.clone()),
+            package: extra.and_then(|r| r.package.clone()),
+            local_install: extra
+                .and_then(|r| r.local_install.as_ref())
+                .map(|l| (l.from.clone(), l.name.clone())),
+            need,
+            answer: String::new(),
+            probe: None,
+            substitute: None,
+        });
+    };
+    for row in plan.requirements.iter().filter(|r| !r.brought_up_by_sut) {
+        let recognised = recognise(&row.requirement);
+        if recognised.is_empty() {
+            for need in Need::from_requirement(row) {
+                add(need, None);
+            }
+            continue;
+        }
+        for (capability, floor) in recognised {
+            let used_by = row
+                .used_by
+                .split([',', ';'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            add(
+                Need {
+                    raw: row.requirement.clone(),
+                    source: NeedSource::PlanRow { line: row.line },
+                    capability: Some(capability),
+                    floor: floor.or_else(|| crate::capability::registry::floor_of(&row.version_floor)),
+                    used_by,
+                },
+                None,
+            );
+        }
+    }
+    for scenario in &plan.scenarios {
+        let Some(technique) = &scenario.technique else { continue };
+        for capability in crate::capability::from_technique(&technique.text) {
+            add(
+                Need {
+                    raw: format!("{} technique: {}", scenario.id, technique.text),
+                    source: NeedSource::Technique {
+                        scenario: scenario.id.clone(),
+                    },
+                    capability: Some(capability),
+                    floor: None,
+                    used_by: vec![scenario.id.clone()],
+                },
+                None,
+            );
+        }
+    }
+    for (requirement, _) in &spec.requires {
+        for (capability, floor) in recognise(&requirement.need) {
+            add(
+                Need {
+                    raw: requirement.need.clone(),
+                    source: NeedSource::RunSpec {
+                        scenario: requirement.scenarios.join(", "),
+                    },
+                    capability: Some(capability),
+                    floor,
+                    used_by: requirement.scenarios.clone(),
+                },
+                Some(requirement),
+            );
+        }
+    }
+    items
+}
+
+struct Run<'a, 'b> {
+    ctx: &'b PreflightCtx<'a>,
+    journal: &'b mut Journal,
+    env: ProbeEnv,
+    bin: PathBuf,
+}
+
+impl Run<'_, '_> {
+    fn log(&mut self, kind: &str, data: serde_json::Value) -> Result<u64, PreflightError> {
+        Ok(self.journal.append(Scope::default(), kind, &data)?.seq)
+    }
+
+    async fn ask(
+        &mut self,
+        operator: &mut dyn Operator,
+        id: String,
+        kind: QuestionKind,
+        prompt: String,
+        default: &str,
+    ) -> Result<String, PreflightError> {
+        let question = Question {
+            id,
+            kind,
+            prompt,
+            default: default.to_string(),
+        };
+        let answer = match operator.ask(&question).await {
+            Ok(answer) => answer?,
+            Err(_) => {
+                return Err(Unanswered {
+                    id: question.id,
+                    prompt: question.prompt,
+                    hint: " (the operator went away)".into(),
+                }
+                .into());
+            }
+        };
+        self.log(
+            "operator-answer",
+            json!({"question": question.id, "answer": answer.text, "by": answer.by}),
+        )?;
+        Ok(answer.text)
+    }
+
+    async fn probe_item(&mut self, item: &Item, capability: &Capability) -> Result<Probe, PreflightError> {
+        let seen = probe(capability, item.need.floor.as_ref(), &self.env).await;
+        self.log(
+            "capability",
+            json!({"need": item.need.raw, "capability": capability.to_string(), "present": seen.present,
+                   "version": seen.version, "meets_floor": seen.meets_floor,
+                   "command": seen.command, "saw": seen.saw, "used_by": item.need.used_by}),
+        )?;
+        Ok(seen)
+    }
+
+    /// The install the operator may approve: a file placed in the session's own
+    /// `bin/`, the run spec's named package, or the registry's package for it.
+    fn offer(&mut self, item: &Item, capability: &Capability) -> Result<Option<Offer>, PreflightError> {
+        if let Some((from, name)) = &item.local_install {
+            let mut vars = Vars::default();
+            for (k, v) in self.ctx.base_vars.iter().chain(self.ctx.spec.vars.iter()) {
+                vars.set(k, v.clone());
+            }
+            let from = vars.expand(from).map_err(|source| EngineError::Var {
+                id: item.key.clone(),
+                source,
+            })?;
+            return Ok(Some(Offer::Local {
+                from: PathBuf::from(from),
+                to: self.bin.join(name),
+            }));
+        }
+        let Some(pm) = PackageManager::detect(&self.env) else {
+            return Ok(None);
+        };
+        if let Some(package) = &item.package {
+            let plan = InstallPlan {
+                capability: capability.clone(),
+                command: pm_command(pm, package),
+                package: package.clone(),
+                enables: format!("provides {}", item.need.raw),
+                blast: Blast::Low,
+            };
+            return Ok(Some(Offer::Package(plan)));
+        }
+        Ok(install_plan(capability, pm).map(Offer::Package))
+    }
+
+    /// Runs an approved install as a tailed background command.
+    async fn install(&mut self, key: &str, offer: &Offer) -> Result<bool, PreflightError> {
+        match offer {
+            Offer::Local { from, to } => {
+                let done = std::fs::create_dir_all(&self.bin)
+                    .and_then(|()| std::fs::copy(from, to).map(|_| ()));
+                self.log(
+                    "install-finished",
+                    json!({"capability": key, "placed": to.display().to_string(), "ok": done.is_ok(),
+                           "error": done.as_ref().err().map(ToString::to_string)}),
+                )?;
+                Ok(done.is_ok())
+            }
+            Offer::Package(plan) => {
+                let logs = self.ctx.session_dir.join("logs").join("installs");
+                std::fs::create_dir_all(&logs).map_err(|e| EngineError::Io {
+                    id: key.to_string(),
+                    message: e.to_string(),
+                })?;
+                let spec = CommandSpec {
+                    name: format!("install-{}", crate::session::file_stem_for_id(&key.replace(':', "-"))),
+                    command: shell_words(&plan.command),
+                    cwd: self.ctx.session_dir.to_path_buf(),
+                    env: self.path_env(),
+                };
+                let mut running = exec::spawn(&spec, &logs).map_err(|e| EngineError::Io {
+                    id: key.to_string(),
+                    message: e.to_string(),
+                })?;
+                self.log(
+                    "command-started",
+                    json!({"name": spec.name, "command": spec.command, "pgid": running.pgid,
+                           "log": running.stderr_log.display().to_string()}),
+                )?;
+                let outcome = running.wait(INSTALL_DEADLINE).await.map_err(|e| EngineError::Io {
+                    id: key.to_string(),
+                    message: e.to_string(),
+                })?;
+                self.log(
+                    "install-finished",
+                    json!({"capability": key, "command": spec.command, "outcome": format!("{outcome:?}")}),
+                )?;
+                Ok(outcome == Outcome::Exited(0))
+            }
+        }
+    }
+
+    fn path_env(&self) -> Vec<(String, String)> {
+        self.env
+            .path
+            .as_ref()
+            .map(|p| vec![("PATH".to_string(), p.to_string_lossy().into_owned())])
+            .unwrap_or_default()
+    }
+}
+
+/// An install faultline may carry out once approved.
+enum Offer {
+    Local { from: PathBuf, to: PathBuf },
+    Package(InstallPlan),
+}
+
+impl Offer {
+    fn describe(&self) -> String {
+        match self {
+            Offer::Local { from, to } => format!("copy {} to {}", from.display(), to.display()),
+            Offer::Package(plan) => crate::capability::display(plan),
+        }
+    }
+
+    fn low_blast(&self) -> Result<(), String> {
+        match self {
+            Offer::Local { .. } => Ok(()),
+            Offer::Package(plan) => match &plan.blast {
+                Blast::Low => Ok(()),
+                Blast::High(why) => Err(why.clone()),
+            },
+        }
+    }
+}
+
+fn pm_command(pm: PackageManager, package: &str) -> Vec<String> {
+    let base: &[&str] = match pm {
+        PackageManager::AptGet => &["apt-get", "install", "-y"],
+        PackageManager::Dnf => &["dnf", "install", "-y"],
+        PackageManager::Apk => &["apk", "add"],
+        PackageManager::Brew => &["brew", "install"],
+    };
+    base.iter()
+        .map(|s| s.to_string())
+        .chain(std::iter::once(package.to_string()))
+        .collect()
+}
+
+/// argv → one shell command line with each word single-quoted.
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The PATH probes and installs use: the session's own `bin/` first.
+fn probe_path(bin: &Path) -> OsString {
+    let mut path = OsString::from(bin.as_os_str());
+    if let Some(current) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(current);
+    }
+    path
+}
+
+/// Runs the preflight: discovery, checklist, probes, installs, decisions.
+pub async fn run(
+    ctx: &PreflightCtx<'_>,
+    journal: &mut Journal,
+    operator: &mut dyn Operator,
+) -> Result<Preflight, PreflightError> {
+    let bin = ctx.session_dir.join("bin");
+    let mut out = Preflight::default();
+    let mut run = Run {
+        ctx,
+        journal,
+        env: ProbeEnv {
+            path: Some(probe_path(&bin)),
+            scratch: ctx.session_dir.join("artifacts"),
+        },
+        bin,
+    };
+    discover(&mut run, &mut out)?;
+
+    // 1. The operator's answers, all of them, before any probe runs.
+    let mut items = needs(ctx.plan, ctx.spec);
+    for item in &mut items {
+        let used = if item.need.used_by.is_empty() {
+            "the whole plan".to_string()
+        } else {
+            item.need.used_by.join(", ")
+        };
+        let recognised = item.need.capability.is_some();
+        let prompt = format!(
+            "{} (needed by {used}){}: have / don't have / skip / substitute <with what>",
+            item.need.raw,
+            if recognised { "" } else { " — unrecognised, confirm by hand" }
+        );
+        item.answer = run
+            .ask(
+                operator,
+                format!("capability.{}", item.key),
+                QuestionKind::ConfirmCapability,
+                prompt,
+                if recognised { "as probed" } else { "have" },
+            )
+            .await?;
+    }
+    run.log("checklist-complete", json!({"needs": items.len()}))?;
+
+    // 2. Probes, reconciliation, installs, decisions.
+    for item in &mut items {
+        settle(&mut run, operator, item, &mut out).await?;
+    }
+    run.log("capability-matrix", json!({"rows": out.matrix}))?;
+    Ok(out)
+}
+
+fn discover(run: &mut Run<'_, '_>, out: &mut Preflight) -> Result<(), PreflightError> {
+    match toolbox::discover(run.ctx.sut_dir) {
+        Ok(found) => {
+            for item in &found.items {
+                run.log("toolbox-item", json!(item))?;
+            }
+            for (id, (binding, _)) in &run.ctx.spec.bindings {
+                let commands = toolbox::commands_of(binding);
+                let used: Vec<String> = toolbox::bindings_using(&found, &commands)
+                    .iter()
+                    .map(|i| format!("{} {}", i.path, i.name))
+                    .collect();
+                if !used.is_empty() {
+                    run.log("toolbox-used", json!({"scenario": id, "items": used}))?;
+                    out.used.insert(id.clone(), used);
+                }
+            }
+            out.toolbox = Some(found);
+        }
+        Err(e) => {
+            run.log("toolbox-error", json!({"error": e.to_string()}))?;
+        }
+    }
+    Ok(())
+}
+
+async fn settle(
+    run: &mut Run<'_, '_>,
+    operator: &mut dyn Operator,
+    item: &mut Item,
+    out: &mut Preflight,
+) -> Result<(), PreflightError> {
+    let said_now = said(&item.answer);
+    let used_by = item.need.used_by.clone();
+    let mut row = MatrixRow {
+        requirement: item.need.raw.clone(),
+        capability: item.need.capability.as_ref().map(ToString::to_string),
+        present: None,
+        version: None,
+        source: String::new(),
+        used_by: used_by.clone(),
+        note: String::new(),
+    };
+    let block = |out: &mut Preflight, reason: String| {
+        for id in &used_by {
+            out.blocked.entry(id.clone()).or_insert_with(|| reason.clone());
+        }
+    };
+    let Some(capability) = item.need.capability.clone() else {
+        // Nothing to probe: the operator's word is all there is.
+        row.source = "unrecognised — confirm by hand".into();
+        row.present = Some(said_now == Said::Have);
+        row.note = format!("operator: {}", item.answer);
+        if said_now != Said::Have {
+            block(out, format!("requirement `{}` not available (operator: {})", item.need.raw, item.answer));
+        }
+        out.matrix.push(row);
+        return Ok(());
+    };
+    if said_now == Said::Skip {
+        row.source = "operator".into();
+        row.note = "skipped by the operator".into();
+        block(out, format!("capability {capability} skipped by the operator"));
+        out.matrix.push(row);
+        return Ok(());
+    }
+    if let Said::Substitute(with) = &said_now {
+        return substitute(run, item, &capability, with.clone(), row, out).await;
+    }
+    let mut seen = run.probe_item(item, &capability).await?;
+    let present = |p: &Probe| p.present && p.meets_floor != Some(false);
+    if (said_now == Said::DontHave) == present(&seen) {
+        run.log(
+            "capability-disagreement",
+            json!({"capability": capability.to_string(), "operator": item.answer, "probe_present": seen.present,
+                   "resolution": "the probe wins: it looked"}),
+        )?;
+    }
+    if !present(&seen) {
+        seen = obtain(run, operator, item, &capability, seen, out).await?;
+    }
+    row.present = Some(present(&seen));
+    row.version = seen.version.clone();
+    row.source = if said_now == Said::Have { "operator+probe" } else { "probe" }.into();
+    row.note = seen.saw.clone();
+    if present(&seen) {
+        if let Some(var) = &item.var {
+            out.vars.insert(var.clone(), resolved(&capability, &run.env));
+        }
+    } else if !out.blocked.keys().any(|k| used_by.contains(k)) {
+        block(out, format!("capability {capability} missing: {}", seen.saw));
+    }
+    item.probe = Some(seen);
+    out.matrix.push(row);
+    Ok(())
+}
+
+/// Missing after the probe: offer an install, then wait / proceed / substitute.
+async fn obtain(
+    run: &mut Run<'_, '_>,
+    operator: &mut dyn Operator,
+    item: &mut Item,
+    capability: &Capability,
+    mut seen: Probe,
+    out: &mut Preflight,
+) -> Result<Probe, PreflightError> {
+    let present = |p: &Probe| p.present && p.meets_floor != Some(false);
+    match run.offer(item, capability)? {
+        Some(offer) => match offer.low_blast() {
+            Ok(()) => {
+                let answer = run
+                    .ask(
+                        operator,
+                        format!("install.{}", item.key),
+                        QuestionKind::ApproveChange,
+                        format!("{} is missing; run `{}` to get it? approve / decline", capability, offer.describe()),
+                        "decline",
+                    )
+                    .await?;
+                if answer.trim().eq_ignore_ascii_case("approve") {
+                    run.log(
+                        "install-approved",
+                        json!({"capability": capability.to_string(), "what": offer.describe(), "by": "operator answer"}),
+                    )?;
+                    run.install(&item.key, &offer).await?;
+                    seen = run.probe_item(item, capability).await?;
+                } else {
+                    run.log(
+                        "install-declined",
+                        json!({"capability": capability.to_string(), "what": offer.describe()}),
+                    )?;
+                }
+            }
+            Err(why) => {
+                run.log(
+                    "install-not-offered",
+                    json!({"capability": capability.to_string(), "shown": offer.describe(), "why": why}),
+                )?;
+            }
+        },
+        None => {
+            run.log(
+                "install-not-offered",
+                json!({"capability": capability.to_string(), "why": "no package or local install provides it"}),
+            )?;
+        }
+    }
+    if present(&seen) {
+        return Ok(seen);
+    }
+    let answer = run
+        .ask(
+            operator,
+            format!("missing.{}", item.key),
+            QuestionKind::ConfirmCapability,
+            format!(
+                "{capability} is still missing ({}): wait / proceed (dependents INCONCLUSIVE-env) / substitute <with what>",
+                seen.saw
+            ),
+            "proceed",
+        )
+        .await?;
+    let choice = said(&answer);
+    if answer.trim().eq_ignore_ascii_case("wait") {
+        run.log("capability-wait", json!({"capability": capability.to_string()}))?;
+        let started = tokio::time::Instant::now();
+        while !present(&seen) && started.elapsed() < WAIT_LIMIT {
+            tokio::select! {
+                () = tokio::time::sleep(WAIT_EVERY) => {}
+                () = run.ctx.cancel.cancelled() => break,
+            }
+            seen = probe(capability, item.need.floor.as_ref(), &run.env).await;
+        }
+        run.probe_item(item, capability).await
+    } else if let Said::Substitute(with) = choice {
+        item.substitute = Some(with.clone());
+        let mut sub = probe(&Capability::Binary(with.clone()), None, &run.env).await;
+        if sub.present {
+            let note = format!("{capability} substituted by {with}: a degraded approximation");
+            for id in &item.need.used_by {
+                out.degraded.insert(id.clone(), note.clone());
+            }
+            if let Some(var) = &item.var {
+                out.vars.insert(var.clone(), resolved(&Capability::Binary(with.clone()), &run.env));
+            }
+            run.log("capability-substituted", json!({"capability": capability.to_string(), "with": with, "present": true}))?;
+            sub.capability = capability.clone();
+        }
+        Ok(sub)
+    } else {
+        Ok(seen)
+    }
+}
+
+/// The operator substituted before any probe: probe the substitute instead.
+async fn substitute(
+    run: &mut Run<'_, '_>,
+    item: &mut Item,
+    capability: &Capability,
+    with: String,
+    mut row: MatrixRow,
+    out: &mut Preflight,
+) -> Result<(), PreflightError> {
+    let replacement = Capability::Binary(with.clone());
+    let seen = run.probe_item(item, &replacement).await?;
+    row.present = Some(seen.present);
+    row.version = seen.version.clone();
+    row.source = "operator+probe".into();
+    row.note = format!("substituted by {with}: {}", seen.saw);
+    if seen.present {
+        let note = format!("{capability} substituted by {with}: a degraded approximation");
+        for id in &item.need.used_by {
+            out.degraded.insert(id.clone(), note.clone());
+        }
+        if let Some(var) = &item.var {
+            out.vars.insert(var.clone(), resolved(&replacement, &run.env));
+        }
+        run.log("capability-substituted", json!({"capability": capability.to_string(), "with": with, "present": true}))?;
+    } else {
+        for id in &item.need.used_by {
+            out.blocked
+                .entry(id.clone())
+                .or_insert_with(|| format!("substitute {with} for {capability} is missing too"));
+        }
+    }
+    item.substitute = Some(with);
+    out.matrix.push(row);
+    Ok(())
+}
+
+/// What a `var` of a satisfied need is set to: a binary's full path, else its name.
+fn resolved(capability: &Capability, env: &ProbeEnv) -> String {
+    match capability {
+        Capability::Binary(name) => which::which_in(name, env.path.as_ref(), &env.scratch)
+            .map_or_else(|_| name.clone(), |p| p.display().to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// Every question known before the run, with its default (`--answers-template`).
+pub fn questions(plan: &Plan, spec: &RunSpec) -> Vec<Question> {
+    let mut out = Vec::new();
+    for item in needs(plan, spec) {
+        let recognised = item.need.capability.is_some();
+        out.push(Question {
+            id: format!("capability.{}", item.key),
+            kind: QuestionKind::ConfirmCapability,
+            prompt: format!("{}: have / don't have / skip / substitute <with what>", item.need.raw),
+            default: if recognised { "as probed" } else { "have" }.to_string(),
+        });
+        if recognised {
+            out.push(Question {
+                id: format!("install.{}", item.key),
+                kind: QuestionKind::ApproveChange,
+                prompt: format!("{}: approve / decline an offered install (asked only if missing)", item.need.raw),
+                default: "decline".to_string(),
+            });
+            out.push(Question {
+                id: format!("missing.{}", item.key),
+                kind: QuestionKind::ConfirmCapability,
+                prompt: format!("{}: wait / proceed / substitute <with what> (asked only if still missing)", item.need.raw),
+                default: "proceed".to_string(),
+            });
+        }
+    }
+    out
+}
