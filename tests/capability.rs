@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use faultline::capability::{
-    Blast, Capability, PackageManager, ProbeEnv, display, from_technique, install_plan, normalise,
-    probe, qdisc_kinds,
+    Blast, Capability, Need, NeedSource, PackageManager, ProbeEnv, display, from_technique,
+    install_plan, normalise, probe, qdisc_kinds,
 };
+use faultline::plan::model::Requirement;
 use semver::Version;
 
 fn v(major: u64, minor: u64, patch: u64) -> Option<Version> {
@@ -20,34 +21,61 @@ fn required(var: &str) -> bool {
     std::env::var(var).is_ok_and(|v| v == "1")
 }
 
+/// A row and the capabilities (with floors) it should yield.
+type Case = (&'static str, Vec<(Capability, Option<Version>)>);
+
 #[test]
 fn normalise_example_rows() {
     use Capability::*;
-    let cases: &[(&str, &[(Capability, Option<Version>)])] = &[
+    let cases: Vec<Case> = vec![
         (
             "docker + docker compose 2.20+",
-            &[(Docker, None), (DockerCompose, v(2, 20, 0))],
+            vec![(Docker, None), (DockerCompose, v(2, 20, 0))],
         ),
         (
             "iptables (needs CAP_NET_ADMIN)",
-            &[(Iptables, None), (CapNetAdmin, None)],
+            vec![(Iptables, None), (CapNetAdmin, None)],
         ),
-        ("Go 1.21+", &[(Go, v(1, 21, 0))]),
-        ("Postgres 14+", &[(Postgres, v(14, 0, 0))]),
-        ("tc/netem", &[(Tc, None), (TcNetem, None)]),
-        ("libfaketime", &[(Libfaketime, None)]),
-        ("Linux network namespaces", &[(NetNamespaces, None)]),
-        ("toxiproxy 2.5", &[(Toxiproxy, v(2, 5, 0))]),
-        ("cgroups v2 for IO throttling", &[(CgroupIo, None)]),
+        ("Go 1.21+", vec![(Go, v(1, 21, 0))]),
+        ("Postgres 14+", vec![(Postgres, v(14, 0, 0))]),
+        ("tc/netem", vec![(Tc, None), (TcNetem, None)]),
+        ("libfaketime", vec![(Libfaketime, None)]),
+        ("Linux network namespaces", vec![(NetNamespaces, None)]),
+        ("toxiproxy 2.5", vec![(Toxiproxy, v(2, 5, 0))]),
+        ("cgroups v2 for IO throttling", vec![(CgroupIo, None)]),
     ];
-    for (raw, want) in cases {
+    for (raw, mut want) in cases {
         let mut got = normalise(raw);
         got.sort();
-        let mut want = want.to_vec();
         want.sort();
         assert_eq!(got, want, "row {raw:?}");
     }
     assert!(normalise("a friendly SRE on call").is_empty());
+}
+
+#[test]
+fn plan_rows_become_needs() {
+    let row = |requirement: &str, version_floor: &str| Requirement {
+        requirement: requirement.into(),
+        version_floor: version_floor.into(),
+        used_by: "S1, S3".into(),
+        line: 42,
+        ..Requirement::default()
+    };
+    let go = Need::from_requirement(&row("Go toolchain", "1.21"));
+    assert_eq!(go.len(), 1);
+    assert_eq!(go[0].capability, Some(Capability::Go));
+    assert_eq!(go[0].floor, v(1, 21, 0));
+    assert_eq!(go[0].used_by, ["S1", "S3"]);
+    assert_eq!(go[0].source, NeedSource::PlanRow { line: 42 });
+    let odd = Need::from_requirement(&row("a quantum entangler", ""));
+    assert_eq!(odd.len(), 1);
+    assert_eq!(odd[0].capability, None);
+    assert_eq!(odd[0].raw, "a quantum entangler");
+    assert_eq!(
+        Capability::Endpoint("db:5432".into()).to_string(),
+        "endpoint:db:5432"
+    );
 }
 
 #[test]
@@ -112,6 +140,9 @@ async fn shims_on_probe_path_are_used() {
     assert_eq!(compose.version.as_deref(), Some("2.24.1"));
     assert_eq!(compose.meets_floor, Some(true));
 
+    shim(shims.path(), "apk", &log, "apk-tools 2.14.0");
+    assert_eq!(PackageManager::detect(&env), Some(PackageManager::Apk));
+
     let calls = std::fs::read_to_string(&log).expect("shim log");
     assert!(calls.contains("go version"), "{calls}");
     assert!(calls.contains("docker compose version"), "{calls}");
@@ -127,6 +158,7 @@ async fn binary_missing_from_probe_path_is_absent_with_reason() {
     let go = probe(&Capability::Go, None, &env).await;
     assert!(!go.present);
     assert!(go.saw.contains("not found"), "{go:?}");
+    assert_eq!(PackageManager::detect(&env), None);
     let named = probe(&Capability::Binary("jepsen-helper".into()), None, &env).await;
     assert!(!named.present);
     assert!(named.saw.contains("jepsen-helper"), "{named:?}");
@@ -175,6 +207,7 @@ async fn docker_engine_through_bollard() {
         "{docker:?}"
     );
     assert!(docker.saw.contains("engine"), "{docker:?}");
+    eprintln!("docker: {}", docker.saw);
 }
 
 /// Runs `ip args…` and says whether it succeeded.
@@ -203,11 +236,13 @@ async fn kernel_features_in_scratch_namespace() {
     }
     let iptables = probe(&Capability::Iptables, None, &env).await;
     assert!(iptables.present, "{iptables:?}");
+    eprintln!("iptables: {}", iptables.saw);
 
     let kinds = qdisc_kinds(&env).await.expect("qdisc kinds");
     assert!(kinds.iter().any(|k| k == "pfifo"), "{kinds:?}");
     let tc = probe(&Capability::Tc, None, &env).await;
     assert!(tc.present && tc.saw.contains("pfifo"), "{tc:?}");
+    eprintln!("tc: {}", tc.saw);
     let netem = probe(&Capability::TcNetem, None, &env).await;
     assert_eq!(
         netem.present,
@@ -215,15 +250,26 @@ async fn kernel_features_in_scratch_namespace() {
         "{netem:?}"
     );
 
-    // Cross-check netem with tc run by hand in a namespace of our own.
+    // Cross-check against tc run by hand in a namespace of our own.
     let ns = format!("fl-xcheck-{}", std::process::id());
     assert!(ip(&["netns", "add", &ns]));
     let _ = ip(&["-n", &ns, "link", "set", "lo", "up"]);
-    let by_hand = ip(&[
-        "netns", "exec", &ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms",
-    ]);
+    for kind in [&["pfifo"][..], &["netem", "delay", "1ms"][..]] {
+        let mut args = vec![
+            "netns", "exec", &ns, "tc", "qdisc", "add", "dev", "lo", "root",
+        ];
+        args.extend_from_slice(kind);
+        let by_hand = ip(&args);
+        let _ = ip(&[
+            "netns", "exec", &ns, "tc", "qdisc", "del", "dev", "lo", "root",
+        ]);
+        assert_eq!(
+            by_hand,
+            kinds.iter().any(|k| k == kind[0]),
+            "{kind:?} vs {kinds:?}"
+        );
+    }
     let _ = ip(&["netns", "delete", &ns]);
-    assert_eq!(by_hand, kinds.iter().any(|k| k == "netem"), "{kinds:?}");
 
     let list = Command::new("ip")
         .args(["netns", "list"])

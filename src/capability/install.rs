@@ -38,7 +38,7 @@ impl PackageManager {
     pub fn detect(env: &ProbeEnv) -> Option<PackageManager> {
         Self::ORDER
             .into_iter()
-            .find(|pm| which::which_in(pm.program(), env.path.as_ref(), &env.scratch).is_ok())
+            .find(|pm| env.which(pm.program()).is_some())
     }
 
     fn install_args(self) -> &'static [&'static str] {

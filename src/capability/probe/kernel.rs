@@ -78,7 +78,7 @@ impl Netns {
 
 impl Drop for Netns {
     fn drop(&mut self) {
-        let Ok(ip) = which::which_in("ip", self.env.path.as_ref(), &self.env.scratch) else {
+        let Some(ip) = self.env.which("ip") else {
             return;
         };
         let mut cmd = std::process::Command::new(ip);
@@ -86,7 +86,7 @@ impl Drop for Netns {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        if let Some(p) = &self.env.path {
+        if let Some(p) = self.env.search_path() {
             cmd.env("PATH", p);
         }
         let _ = cmd.status();

@@ -27,6 +27,19 @@ pub struct ProbeEnv {
     pub scratch: PathBuf,
 }
 
+impl ProbeEnv {
+    /// The PATH probes search and give their children: [`ProbeEnv::path`], else the
+    /// process's own.
+    pub fn search_path(&self) -> Option<OsString> {
+        self.path.clone().or_else(|| std::env::var_os("PATH"))
+    }
+
+    /// Where `program` lives on [`ProbeEnv::search_path`].
+    pub fn which(&self, program: &str) -> Option<PathBuf> {
+        which::which_in(program, self.search_path(), &self.scratch).ok()
+    }
+}
+
 /// What one probe found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Probe {

@@ -26,13 +26,14 @@ pub(crate) fn shown(program: &str, args: &[&str]) -> String {
 
 /// Whether `program` is on the probe PATH.
 pub(crate) fn found(program: &str, env: &ProbeEnv) -> bool {
-    which::which_in(program, env.path.as_ref(), &env.scratch).is_ok()
+    env.which(program).is_some()
 }
 
 /// Runs `program args…`; `Err` says why it could not run to the end.
 pub(crate) async fn run(program: &str, args: &[&str], env: &ProbeEnv) -> Result<Ran, String> {
-    let path = which::which_in(program, env.path.as_ref(), &env.scratch)
-        .map_err(|_| format!("`{program}` not found on PATH"))?;
+    let path = env
+        .which(program)
+        .ok_or_else(|| format!("`{program}` not found on PATH"))?;
     let mut cmd = tokio::process::Command::new(&path);
     cmd.args(args)
         .current_dir(&env.scratch)
@@ -40,7 +41,7 @@ pub(crate) async fn run(program: &str, args: &[&str], env: &ProbeEnv) -> Result<
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some(p) = &env.path {
+    if let Some(p) = env.search_path() {
         cmd.env("PATH", p);
     }
     let out = tokio::time::timeout(DEADLINE, cmd.output())
