@@ -141,7 +141,14 @@ async fn shims_on_probe_path_are_used() {
     assert_eq!(compose.meets_floor, Some(true));
 
     shim(shims.path(), "apk", &log, "apk-tools 2.14.0");
-    assert_eq!(PackageManager::detect(&env), Some(PackageManager::Apk));
+    let only_shims = ProbeEnv {
+        path: Some(shims.path().as_os_str().to_owned()),
+        ..env.clone()
+    };
+    assert_eq!(
+        PackageManager::detect(&only_shims),
+        Some(PackageManager::Apk)
+    );
 
     let calls = std::fs::read_to_string(&log).expect("shim log");
     assert!(calls.contains("go version"), "{calls}");
