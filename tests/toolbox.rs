@@ -41,10 +41,28 @@ fn discovers_exactly_the_items_with_a_role() {
         vec![
             (Folder, Other, "scripts", "scripts", None),
             (Folder, Other, "docs/runbooks", "docs/runbooks", None),
-            (Doc, Other, "restart.md", "docs/runbooks/restart.md", Some(1)),
-            (Script, Chaos, "partition.sh", "scripts/partition.sh", Some(2)),
+            (
+                Doc,
+                Other,
+                "restart.md",
+                "docs/runbooks/restart.md",
+                Some(1)
+            ),
+            (
+                Script,
+                Chaos,
+                "partition.sh",
+                "scripts/partition.sh",
+                Some(2)
+            ),
             (MakeTarget, ClusterUp, "cluster-up", "Makefile", Some(13)),
-            (MakeTarget, ClusterDown, "cluster-down", "Makefile", Some(16)),
+            (
+                MakeTarget,
+                ClusterDown,
+                "cluster-down",
+                "Makefile",
+                Some(16)
+            ),
             (MakeTarget, Workload, "bench", "Makefile", Some(19)),
             (MakeTarget, Chaos, "chaos-partition", "Makefile", Some(22)),
             (JustRecipe, Smoke, "smoke", "justfile", Some(8)),
@@ -61,7 +79,16 @@ fn discovers_exactly_the_items_with_a_role() {
 #[test]
 fn targets_without_a_role_are_not_items() {
     let t = toolbox();
-    for name in ["build", "fmt", "dist", "format.sh", "%.o", ".PHONY", "COMPOSE", "NODES"] {
+    for name in [
+        "build",
+        "fmt",
+        "dist",
+        "format.sh",
+        "%.o",
+        ".PHONY",
+        "COMPOSE",
+        "NODES",
+    ] {
         assert!(
             t.items.iter().all(|i| i.name != name),
             "{name} must not be an item"
@@ -84,7 +111,10 @@ fn evidence_is_the_line_that_decided_with_its_number() {
     };
     assert_eq!(find("cluster-up").evidence, "cluster-up:");
     assert_eq!(find("load-test").evidence, "load-test n=\"3\":");
-    assert_eq!(find("up").evidence, "\"up\" => run(\"docker compose up -d\"),");
+    assert_eq!(
+        find("up").evidence,
+        "\"up\" => run(\"docker compose up -d\"),"
+    );
     let script = find("partition.sh");
     assert_eq!(
         script.evidence,
@@ -98,7 +128,10 @@ fn evidence_is_the_line_that_decided_with_its_number() {
         .iter()
         .find(|i| i.kind == ItemKind::CiWorkflow && i.role == Role::Chaos)
         .expect("CI tc line");
-    assert_eq!(tc.evidence, "- run: sudo tc qdisc add dev eth0 root netem delay 100ms");
+    assert_eq!(
+        tc.evidence,
+        "- run: sudo tc qdisc add dev eth0 root netem delay 100ms"
+    );
     for i in t.items.iter().filter(|i| i.kind != ItemKind::Folder) {
         assert!(i.line.is_some(), "{} has a line", i.name);
     }
@@ -192,8 +225,16 @@ faults:
     assert_eq!(p.line, 40);
     assert_eq!(p.scenario.as_deref(), Some("S2"));
     assert_eq!(p.field, "faults.cut.command.inject");
-    assert!(p.message.contains("Makefile:22 chaos-partition"), "{}", p.message);
-    assert!(p.message.contains("scripts/partition.sh:2 partition.sh"), "{}", p.message);
+    assert!(
+        p.message.contains("Makefile:22 chaos-partition"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message.contains("scripts/partition.sh:2 partition.sh"),
+        "{}",
+        p.message
+    );
     assert!(p.message.contains("iptables"), "{}", p.message);
 }
 
@@ -233,10 +274,105 @@ fn a_non_directory_root_is_an_error_naming_it() {
     let file = fixture().join("Makefile");
     let err = discover(&file).expect_err("a file is not a repo");
     assert!(matches!(err, ToolboxError::NotADirectory { .. }), "{err:?}");
-    assert!(err.to_string().contains(&file.display().to_string()), "{err}");
+    assert!(
+        err.to_string().contains(&file.display().to_string()),
+        "{err}"
+    );
     assert!(err.to_string().contains("not a directory"), "{err}");
     let missing = fixture().join("no-such-dir");
     let err = discover(&missing).expect_err("missing root");
     assert!(matches!(err, ToolboxError::Unreadable { .. }), "{err:?}");
     assert!(err.to_string().contains("no-such-dir"), "{err}");
+}
+
+fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    dir
+}
+
+fn names(t: &Toolbox) -> Vec<(&str, Role)> {
+    t.items.iter().map(|i| (i.name.as_str(), i.role)).collect()
+}
+
+#[test]
+fn make_parsing_edge_cases() {
+    let dir = repo(&[(
+        "Makefile",
+        "X ?= a:b\nexport Y := z\ndefine HELP\nstart: nothing\nendef\n\
+         soak stress:: deps ; ./load.sh\n.c.o:\n\tcc $<\n$(OUT)/up: x\n\
+         teardown:\n\tdocker-compose down\nprovision:\n\tkubectl apply -f k8s/\n",
+    )]);
+    let t = discover(dir.path()).expect("repo");
+    assert_eq!(
+        names(&t),
+        vec![
+            ("soak", Role::Workload),
+            ("stress", Role::Workload),
+            ("teardown", Role::ClusterDown),
+            ("provision", Role::ClusterUp),
+        ]
+    );
+    let provision = &t.items[3];
+    assert_eq!(
+        (provision.line, provision.evidence.as_str()),
+        (Some(12), "kubectl apply -f k8s/")
+    );
+}
+
+#[test]
+fn just_and_clap_edge_cases() {
+    let dir = repo(&[
+        (
+            "justfile",
+            "url := \"http://x:1\"\n[private]\n@chaos-net target=\"a:b\":\n  tc qdisc add dev lo root netem loss 5%\nexport K := \"v\"\nfmt:\n  cargo fmt\n",
+        ),
+        (
+            "xtask/src/main.rs",
+            "#[derive(Subcommand)]\nenum Cmd {\n    /// Start the cluster\n    ClusterUp { nodes: u8 },\n    #[command(name = \"soak-test\")]\n    Long,\n    Dist,\n}\nfn f() {\n    match x {\n        Some(\"kill-node\") | Some(\"x\") => {}\n        _ => {}\n    }\n}\n",
+        ),
+    ]);
+    let t = discover(dir.path()).expect("repo");
+    assert_eq!(
+        names(&t),
+        vec![
+            ("chaos-net", Role::Chaos),
+            ("cluster-up", Role::ClusterUp),
+            ("soak-test", Role::Workload),
+            ("kill-node", Role::Chaos),
+        ]
+    );
+    assert_eq!(
+        t.items[0].tools,
+        vec!["tc".to_string(), "netem".to_string()]
+    );
+}
+
+#[test]
+fn reference_documents_every_role() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("references/toolbox.md"),
+    )
+    .expect("references/toolbox.md");
+    let roles = [
+        Role::ClusterUp,
+        Role::ClusterDown,
+        Role::Workload,
+        Role::Chaos,
+        Role::Smoke,
+        Role::Observability,
+        Role::Other,
+    ];
+    for role in roles {
+        let name = serde_json::to_value(role).expect("role serializes");
+        let name = name.as_str().expect("role is a string");
+        assert!(
+            text.contains(&format!("| {name} |")),
+            "{name} missing from the role table"
+        );
+    }
 }

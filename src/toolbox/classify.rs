@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Role;
+use super::Role::{self, *};
 
 /// Name words per role, in priority order. A multi-word entry (`clean-cluster`)
 /// matches its words joined by any separator.
@@ -47,7 +47,14 @@ const NAME_WORDS: &[(Role, &[&str])] = &[
     (Role::Smoke, &["smoke", "sanity", "e2e", "integration"]),
     (
         Role::Observability,
-        &["metrics", "grafana", "prometheus", "logs", "trace", "tracing"],
+        &[
+            "metrics",
+            "grafana",
+            "prometheus",
+            "logs",
+            "trace",
+            "tracing",
+        ],
     ),
     (
         Role::ClusterUp,
@@ -72,34 +79,78 @@ struct Pattern {
     re: &'static str,
 }
 
-/// Text patterns, in the same role priority as [`NAME_WORDS`].
+/// Text patterns, in the same role priority as [`NAME_WORDS`]: (role, label, tool, regex).
 const TEXT: &[Pattern] = &[
-    Pattern { role: Role::Chaos, label: "iptables", tool: true, re: r"\b(?:ip6?tables|nft)\b" },
-    Pattern { role: Role::Chaos, label: "tc", tool: true, re: r#"(?:^|[\s;&|('"/])tc\s"# },
-    Pattern { role: Role::Chaos, label: "netem", tool: true, re: r"\bnetem\b" },
-    Pattern { role: Role::Chaos, label: "toxiproxy", tool: true, re: r"\btoxiproxy" },
-    Pattern { role: Role::Chaos, label: "pumba", tool: true, re: r"\bpumba\b" },
-    Pattern { role: Role::Chaos, label: "blockade", tool: true, re: r"\bblockade\b" },
-    Pattern { role: Role::Chaos, label: "faketime", tool: true, re: r"\b(?:lib)?faketime\b" },
-    Pattern { role: Role::Chaos, label: "dmsetup", tool: true, re: r"\bdmsetup\b" },
-    Pattern { role: Role::Chaos, label: "kill", tool: true, re: r"\b(?:kill|pkill|killall)\s+-(?:9|kill|stop|s\s*kill|s\s*stop)\b" },
-    Pattern { role: Role::Chaos, label: "chaos", tool: false, re: r"\bchaos" },
-    Pattern { role: Role::Chaos, label: "nemesis", tool: false, re: r"\bnemes[ie]s\b" },
-    Pattern { role: Role::ClusterDown, label: "compose down", tool: true, re: r"\bdocker[ -]compose\b[^;&|\n]*\sdown\b" },
-    Pattern { role: Role::ClusterDown, label: "kubectl delete", tool: true, re: r"\bkubectl\s+delete\b" },
-    Pattern { role: Role::ClusterDown, label: "kind delete", tool: true, re: r"\bkind\s+delete\s+cluster\b" },
-    Pattern { role: Role::Workload, label: "jepsen", tool: true, re: r"\bjepsen\b" },
-    Pattern { role: Role::Workload, label: "wrk", tool: true, re: r"\bwrk2?\s" },
-    Pattern { role: Role::Workload, label: "k6", tool: true, re: r"\bk6\s+run\b" },
-    Pattern { role: Role::Workload, label: "ycsb", tool: true, re: r"\bycsb\b" },
-    Pattern { role: Role::Workload, label: "stress-ng", tool: true, re: r"\bstress-ng\b" },
-    Pattern { role: Role::Smoke, label: "smoke", tool: false, re: r"\b(?:smoke|sanity|e2e)\b" },
-    Pattern { role: Role::Observability, label: "prometheus", tool: false, re: r"\b(?:prometheus|grafana|jaeger|otel)\b" },
-    Pattern { role: Role::ClusterUp, label: "compose up", tool: true, re: r"\bdocker[ -]compose\b[^;&|\n]*\sup\b" },
-    Pattern { role: Role::ClusterUp, label: "kubectl apply", tool: true, re: r"\bkubectl\s+apply\b" },
-    Pattern { role: Role::ClusterUp, label: "helm install", tool: true, re: r"\bhelm\s+(?:install|upgrade)\b" },
-    Pattern { role: Role::ClusterUp, label: "kind create", tool: true, re: r"\bkind\s+create\s+cluster\b" },
+    p(Chaos, "iptables", true, r"\b(?:ip6?tables|nft)\b"),
+    p(Chaos, "tc", true, r#"(?:^|[\s;&|('"/])tc\s"#),
+    p(Chaos, "netem", true, r"\bnetem\b"),
+    p(Chaos, "toxiproxy", true, r"\btoxiproxy"),
+    p(Chaos, "pumba", true, r"\bpumba\b"),
+    p(Chaos, "blockade", true, r"\bblockade\b"),
+    p(Chaos, "faketime", true, r"\b(?:lib)?faketime\b"),
+    p(Chaos, "dmsetup", true, r"\bdmsetup\b"),
+    p(
+        Chaos,
+        "kill",
+        true,
+        r"\b(?:kill|pkill|killall)\s+-(?:9|kill|stop|s\s*kill|s\s*stop)\b",
+    ),
+    p(Chaos, "chaos", false, r"\bchaos"),
+    p(Chaos, "nemesis", false, r"\bnemes[ie]s\b"),
+    p(
+        ClusterDown,
+        "compose down",
+        true,
+        r"\bdocker[ -]compose\b[^;&|\n]*\sdown\b",
+    ),
+    p(ClusterDown, "kubectl delete", true, r"\bkubectl\s+delete\b"),
+    p(
+        ClusterDown,
+        "kind delete",
+        true,
+        r"\bkind\s+delete\s+cluster\b",
+    ),
+    p(Workload, "jepsen", true, r"\bjepsen\b"),
+    p(Workload, "wrk", true, r"\bwrk2?\s"),
+    p(Workload, "k6", true, r"\bk6\s+run\b"),
+    p(Workload, "ycsb", true, r"\bycsb\b"),
+    p(Workload, "stress-ng", true, r"\bstress-ng\b"),
+    p(Smoke, "smoke", false, r"\b(?:smoke|sanity|e2e)\b"),
+    p(
+        Observability,
+        "prometheus",
+        false,
+        r"\b(?:prometheus|grafana|jaeger|otel)\b",
+    ),
+    p(
+        ClusterUp,
+        "compose up",
+        true,
+        r"\bdocker[ -]compose\b[^;&|\n]*\sup\b",
+    ),
+    p(ClusterUp, "kubectl apply", true, r"\bkubectl\s+apply\b"),
+    p(
+        ClusterUp,
+        "helm install",
+        true,
+        r"\bhelm\s+(?:install|upgrade)\b",
+    ),
+    p(
+        ClusterUp,
+        "kind create",
+        true,
+        r"\bkind\s+create\s+cluster\b",
+    ),
 ];
+
+const fn p(role: Role, label: &'static str, tool: bool, re: &'static str) -> Pattern {
+    Pattern {
+        role,
+        label,
+        tool,
+        re,
+    }
+}
 
 fn compile(re: &str) -> Regex {
     // The tables above are constants; a typo fails every test at once.
@@ -114,7 +165,10 @@ static NAMES: LazyLock<Vec<(Role, Regex)>> = LazyLock::new(|| {
                 .iter()
                 .map(|w| regex::escape(w).replace(r"\-", "[^a-z0-9]+"))
                 .collect();
-            let re = format!("(?:^|[^a-z0-9])(?:{})(?:[^a-z0-9]|$)", alternatives.join("|"));
+            let re = format!(
+                "(?:^|[^a-z0-9])(?:{})(?:[^a-z0-9]|$)",
+                alternatives.join("|")
+            );
             (*role, compile(&re))
         })
         .collect()

@@ -37,7 +37,13 @@ pub fn render_text(toolbox: &Toolbox) -> String {
         .iter()
         .map(|i| {
             let at = i.line.map_or(i.path.clone(), |l| format!("{}:{l}", i.path));
-            [role(i.role).into(), kind(i.kind).into(), i.name.clone(), at, i.evidence.clone()]
+            [
+                role(i.role).into(),
+                kind(i.kind).into(),
+                i.name.clone(),
+                at,
+                i.evidence.clone(),
+            ]
         })
         .collect();
     let header = ["ROLE", "KIND", "NAME", "WHERE", "EVIDENCE"].map(String::from);

@@ -134,16 +134,21 @@ impl<'a> Scan<'a> {
             }
         }
         for rel in docs {
-            let Some(text) = self.read(&rel) else { continue };
-            let heading = text
-                .lines()
-                .enumerate()
-                .find(|(_, l)| l.starts_with('#'));
+            let Some(text) = self.read(&rel) else {
+                continue;
+            };
+            let heading = text.lines().enumerate().find(|(_, l)| l.starts_with('#'));
             let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
             let role = classify::by_name(&name)
                 .or_else(|| heading.and_then(|(_, h)| classify::by_text(h)))
                 .unwrap_or(Role::Other);
-            let mut it = item(&rel, heading.map(|(i, _)| i + 1), ItemKind::Doc, role, &name);
+            let mut it = item(
+                &rel,
+                heading.map(|(i, _)| i + 1),
+                ItemKind::Doc,
+                role,
+                &name,
+            );
             it.evidence = evidence(heading.map_or(name.as_str(), |(_, h)| h));
             self.items.push(it);
         }
@@ -158,7 +163,9 @@ impl<'a> Scan<'a> {
                 if !(name.ends_with(".sh") || name.ends_with(".py") || self.executable(&rel)) {
                     continue;
                 }
-                let Some(text) = self.read(&rel) else { continue };
+                let Some(text) = self.read(&rel) else {
+                    continue;
+                };
                 let comments: Vec<(usize, &str)> = text
                     .lines()
                     .take(HEAD_LINES)
@@ -204,7 +211,9 @@ impl<'a> Scan<'a> {
 
     fn recipes(&mut self, rel: &str, kind: ItemKind, found: Vec<Recipe>) {
         for r in found {
-            let Some((role, why)) = recipe_role(&r) else { continue };
+            let Some((role, why)) = recipe_role(&r) else {
+                continue;
+            };
             let body: Vec<&str> = r.body.iter().map(|(_, l)| l.as_str()).collect();
             let mut it = item(rel, Some(r.line), kind, role, &r.name);
             it.evidence = evidence(&why);
@@ -234,7 +243,9 @@ impl<'a> Scan<'a> {
         let Some(text) = self.read(rel) else { return };
         let lines: Vec<&str> = text.lines().collect();
         for (n, name) in xtask::commands(&text) {
-            let Some(role) = classify::by_name(&name) else { continue };
+            let Some(role) = classify::by_name(&name) else {
+                continue;
+            };
             let mut it = item(rel, Some(n), ItemKind::XtaskCommand, role, &name);
             it.evidence = evidence(lines.get(n - 1).copied().unwrap_or_default());
             self.items.push(it);
@@ -253,7 +264,9 @@ impl<'a> Scan<'a> {
         }
         files.extend(CI_FILES.iter().map(|f| f.to_string()));
         for rel in files {
-            let Some(text) = self.read(&rel) else { continue };
+            let Some(text) = self.read(&rel) else {
+                continue;
+            };
             let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
             for (i, line) in text.lines().enumerate() {
                 if let Some(role) = classify::ci_mention(line) {

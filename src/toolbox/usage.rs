@@ -17,14 +17,20 @@ fn step(out: &mut Vec<(String, String)>, field: &str, s: &Step) {
 fn labelled(b: &Binding, prefix: &str, out: &mut Vec<(String, String)>) {
     if let Some(cluster) = &b.cluster {
         for s in &cluster.services {
-            out.push((format!("{prefix}cluster.services.{}.run", s.name), s.run.clone()));
+            out.push((
+                format!("{prefix}cluster.services.{}.run", s.name),
+                s.run.clone(),
+            ));
         }
         if let Some(health) = &cluster.health {
             step(out, &format!("{prefix}cluster.health"), health);
         }
     }
     for c in &b.preconditions {
-        out.push((format!("{prefix}preconditions.{}.run", c.name), c.run.clone()));
+        out.push((
+            format!("{prefix}preconditions.{}.run", c.name),
+            c.run.clone(),
+        ));
     }
     if let Some(w) = &b.workload {
         step(out, &format!("{prefix}workload"), w);
@@ -32,7 +38,10 @@ fn labelled(b: &Binding, prefix: &str, out: &mut Vec<(String, String)>) {
     for f in &b.faults {
         if let Some(c) = &f.value.command {
             let id = &f.value.id;
-            out.push((format!("{prefix}faults.{id}.command.inject"), c.inject.clone()));
+            out.push((
+                format!("{prefix}faults.{id}.command.inject"),
+                c.inject.clone(),
+            ));
             out.push((format!("{prefix}faults.{id}.command.heal"), c.heal.clone()));
         }
     }
@@ -93,19 +102,24 @@ fn uses(item: &ToolboxItem, words: &[&str]) -> bool {
         ItemKind::MakeTarget => runs(words, &["make", "gmake"], &item.name),
         ItemKind::JustRecipe => runs(words, &["just"], &item.name),
         ItemKind::XtaskCommand => runs(words, &["xtask"], &item.name),
-        ItemKind::Script => words.iter().map(|w| plain(w)).any(|w| {
-            w == *path || w.ends_with(&format!("/{path}"))
-        }),
-        ItemKind::Folder => words.iter().map(|w| plain(w)).any(|w| {
-            w.starts_with(&format!("{path}/")) || w.contains(&format!("/{path}/"))
-        }),
+        ItemKind::Script => words
+            .iter()
+            .map(|w| plain(w))
+            .any(|w| w == *path || w.ends_with(&format!("/{path}"))),
+        ItemKind::Folder => words
+            .iter()
+            .map(|w| plain(w))
+            .any(|w| w.starts_with(&format!("{path}/")) || w.contains(&format!("/{path}/"))),
         ItemKind::CiWorkflow | ItemKind::Doc => false,
     }
 }
 
 /// The discovered items that any of `binding_commands` invokes (or, for folders,
 /// runs something from), in discovery order.
-pub fn bindings_using<'t>(toolbox: &'t Toolbox, binding_commands: &[String]) -> Vec<&'t ToolboxItem> {
+pub fn bindings_using<'t>(
+    toolbox: &'t Toolbox,
+    binding_commands: &[String],
+) -> Vec<&'t ToolboxItem> {
     let parsed: Vec<Vec<&str>> = binding_commands
         .iter()
         .flat_map(|c| simple_commands(c))
@@ -132,11 +146,19 @@ fn cite(item: &ToolboxItem) -> String {
 /// `tc qdisc` …) while a discovered target, recipe, xtask command or script of that
 /// role already runs the same tool, and the binding uses no discovered item of that
 /// role. One warning per command, naming every such item.
-pub fn reimplemented(toolbox: &Toolbox, scenario: &str, binding: &Binding, line: usize) -> Vec<Problem> {
+pub fn reimplemented(
+    toolbox: &Toolbox,
+    scenario: &str,
+    binding: &Binding,
+    line: usize,
+) -> Vec<Problem> {
     let mut commands = Vec::new();
     labelled(binding, "", &mut commands);
     let all: Vec<String> = commands.iter().map(|(_, c)| c.clone()).collect();
-    let used: Vec<Role> = bindings_using(toolbox, &all).iter().map(|i| i.role).collect();
+    let used: Vec<Role> = bindings_using(toolbox, &all)
+        .iter()
+        .map(|i| i.role)
+        .collect();
     let drivers: Vec<&ToolboxItem> = toolbox
         .items
         .iter()
@@ -145,7 +167,10 @@ pub fn reimplemented(toolbox: &Toolbox, scenario: &str, binding: &Binding, line:
                 && !used.contains(&i.role)
                 && matches!(
                     i.kind,
-                    ItemKind::MakeTarget | ItemKind::JustRecipe | ItemKind::XtaskCommand | ItemKind::Script
+                    ItemKind::MakeTarget
+                        | ItemKind::JustRecipe
+                        | ItemKind::XtaskCommand
+                        | ItemKind::Script
                 )
         })
         .collect();

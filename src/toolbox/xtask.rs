@@ -68,7 +68,8 @@ pub(super) fn commands(text: &str) -> Vec<(usize, String)> {
         if trimmed.starts_with("#[") {
             derive_seen |= trimmed.contains("derive(")
                 && (trimmed.contains("Subcommand") || trimmed.contains("Parser"));
-        } else if derive_seen && (trimmed.starts_with("enum ") || trimmed.starts_with("pub enum ")) {
+        } else if derive_seen && (trimmed.starts_with("enum ") || trimmed.starts_with("pub enum "))
+        {
             depth = Some(opens - closes).filter(|d| *d > 0);
             derive_seen = false;
         } else if !trimmed.is_empty() && !trimmed.starts_with("//") {
