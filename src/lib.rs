@@ -20,6 +20,7 @@ pub mod report;
 pub mod runspec;
 pub mod sanitize;
 pub mod session;
+pub mod toolbox;
 pub mod verdict;
 
 #[path = "../examples/demo/sut/mod.rs"]
