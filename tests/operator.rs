@@ -30,10 +30,32 @@ async fn yes_classifies_failures_as_unknown_but_never_approves_installs() {
     };
     let answer = op.ask(&classify("D3.classify")).await.expect("answered");
     assert_eq!(answer.expect("yes answers").text, UNKNOWN_BLAME);
+    // Even a question whose default is "approve" is declined by --yes.
+    let declined = op.ask(&install()).await.expect("answered");
+    let declined = declined.expect("--yes answers an install question: it declines");
+    assert_eq!(declined.text, "decline");
+    assert!(declined.by.contains("--yes"), "{}", declined.by);
+}
+
+#[tokio::test]
+async fn without_yes_an_install_question_is_unanswered_and_names_the_way_out() {
+    let mut op = Scripted::default();
     let refused = op.ask(&install()).await.expect("answered");
-    let err = refused.expect_err("--yes must not approve an install");
+    let err = refused.expect_err("nobody approved anything");
     assert!(err.to_string().contains("install.libfaketime"), "{err}");
     assert!(err.to_string().contains("--approve-installs"), "{err}");
+}
+
+#[tokio::test]
+async fn approve_installs_approves_only_changes() {
+    let mut op = Scripted {
+        approve_installs: true,
+        ..Scripted::default()
+    };
+    let approved = op.ask(&install()).await.expect("answered");
+    assert_eq!(approved.expect("approved").text, "approve");
+    let classify = op.ask(&classify("D3.classify")).await.expect("answered");
+    assert!(classify.is_err(), "--approve-installs answers nothing else");
 }
 
 #[tokio::test]

@@ -99,6 +99,13 @@ impl Scripted {
                 by: "--approve-installs".to_string(),
             });
         }
+        if self.yes && question.kind == QuestionKind::ApproveChange {
+            // --yes keeps the run going but never changes the machine.
+            return Ok(Answer {
+                text: "decline".to_string(),
+                by: "--yes (never approves a change)".to_string(),
+            });
+        }
         let yes_may_answer = question.kind != QuestionKind::ApproveChange;
         if self.yes && yes_may_answer {
             return Ok(Answer {

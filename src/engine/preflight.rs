@@ -78,7 +78,9 @@ struct Item {
 /// What the operator said about one need.
 #[derive(Debug, PartialEq, Eq)]
 enum Said {
-    /// "have" / "as probed": probe and believe the probe.
+    /// "as probed": whatever the probe finds (the `--yes` answer).
+    AsProbed,
+    /// "have": the operator says it is there; the probe checks.
     Have,
     DontHave,
     Skip,
@@ -94,6 +96,7 @@ fn said(text: &str) -> Said {
     }
     match lower.as_str() {
         "skip" => Said::Skip,
+        "as probed" | "" => Said::AsProbed,
         "don't have" | "dont have" | "no" | "missing" => Said::DontHave,
         _ => Said::Have,
     }
@@ -522,9 +525,9 @@ async fn settle(
     let Some(capability) = item.need.capability.clone() else {
         // Nothing to probe: the operator's word is all there is.
         row.source = "unrecognised — confirm by hand".into();
-        row.present = Some(said_now == Said::Have);
+        row.present = Some(matches!(said_now, Said::Have | Said::AsProbed));
         row.note = format!("operator: {}", item.answer);
-        if said_now != Said::Have {
+        if !matches!(said_now, Said::Have | Said::AsProbed) {
             block(out, format!("requirement `{}` not available (operator: {})", item.need.raw, item.answer));
         }
         out.matrix.push(row);
@@ -542,7 +545,12 @@ async fn settle(
     }
     let mut seen = run.probe_item(item, &capability).await?;
     let present = |p: &Probe| p.present && p.meets_floor != Some(false);
-    if (said_now == Said::DontHave) == present(&seen) {
+    let disagree = match said_now {
+        Said::Have => !present(&seen),
+        Said::DontHave => present(&seen),
+        _ => false,
+    };
+    if disagree {
         run.log(
             "capability-disagreement",
             json!({"capability": capability.to_string(), "operator": item.answer, "probe_present": seen.present,
@@ -554,7 +562,7 @@ async fn settle(
     }
     row.present = Some(present(&seen));
     row.version = seen.version.clone();
-    row.source = if said_now == Said::Have { "operator+probe" } else { "probe" }.into();
+    row.source = if said_now == Said::AsProbed { "probe" } else { "operator+probe" }.into();
     row.note = seen.saw.clone();
     if present(&seen) {
         if let Some(var) = &item.var {

@@ -39,13 +39,10 @@ impl Vars {
         if let Some(port) = self.ports.get(name) {
             return Ok(*port);
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .map_err(|e| VarError::NoPort {
-                name: name.to_string(),
-                message: e.to_string(),
-            })?;
+        let port = free_port().map_err(|e| VarError::NoPort {
+            name: name.to_string(),
+            message: e.to_string(),
+        })?;
         self.ports.insert(name.to_string(), port);
         Ok(port)
     }
@@ -83,4 +80,42 @@ impl Vars {
         out.push_str(rest);
         Ok(out)
     }
+}
+
+/// Where the search for free ports starts; shared so successive picks in one process
+/// never hand out the same port twice.
+static NEXT_PORT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A loopback port that is free now and lies BELOW the kernel's ephemeral range: a
+/// port from that range may be taken at any moment as the local end of an outgoing
+/// connection (even connecting to itself on loopback), so a service told to listen
+/// there can find it busy.
+fn free_port() -> std::io::Result<u16> {
+    use std::sync::atomic::Ordering;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().and_then(|p| p.parse::<u32>().ok()))
+        .unwrap_or(32768);
+    let low = 10_000u32.min(ephemeral_low.saturating_sub(1000));
+    let span = ephemeral_low.saturating_sub(low).max(1);
+    // Start somewhere different per process so parallel sessions rarely probe the same ports.
+    let _ = NEXT_PORT.compare_exchange(
+        0,
+        std::process::id().wrapping_mul(7919) % span + 1,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..span.min(2000) {
+        let offset = NEXT_PORT.fetch_add(1, Ordering::SeqCst) % span;
+        let Ok(port) = u16::try_from(low + offset) else {
+            continue;
+        };
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    // Every candidate was busy: let the kernel choose.
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
 }
