@@ -182,14 +182,26 @@ pub fn answers_template(plan: &Plan, spec: &runspec::RunSpec) -> String {
         "# faultline answers file: question id → answer. Delete a line to be asked.\n",
     );
     let mut line = |id: &str, prompt: &str, default: &str| {
-        out.push_str(&format!("# {}\n{id}: {}\n", prompt.replace('\n', " "), yaml_string(default)));
+        out.push_str(&format!(
+            "# {}\n{id}: {}\n",
+            prompt.replace('\n', " "),
+            yaml_string(default)
+        ));
     };
     for q in crate::engine::preflight::questions(plan, spec) {
         line(&q.id, &q.prompt, &q.default);
     }
     for s in &plan.scenarios {
-        line(&format!("{}.blame", s.id), "asked on a FAIL: SUT / harness / checker / environment", UNKNOWN_BLAME);
-        line(&format!("{}.bug-type", s.id), "asked on a FAIL: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling, performance", UNKNOWN_BLAME);
+        line(
+            &format!("{}.blame", s.id),
+            "asked on a FAIL: SUT / harness / checker / environment",
+            UNKNOWN_BLAME,
+        );
+        line(
+            &format!("{}.bug-type", s.id),
+            "asked on a FAIL: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling, performance",
+            UNKNOWN_BLAME,
+        );
     }
     out
 }

@@ -25,6 +25,19 @@ enum Command {
         /// Print the parsed structure and problems as JSON.
         #[arg(long)]
         json: bool,
+        /// The SUT repository whose toolbox the run spec should reuse (default: the
+        /// current directory); bindings that re-implement a discovered driver are warned.
+        #[arg(long)]
+        sut: Option<PathBuf>,
+    },
+    /// Discover the SUT repository's own toolbox: cluster, workload, chaos and smoke
+    /// drivers in its scripts, Makefile / justfile / xtask targets and CI definitions.
+    Toolbox {
+        /// The SUT repository.
+        dir: PathBuf,
+        /// Print the items as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Run a plan: every scenario and arm, verdicts by the decision tree, the report.
     ///
@@ -64,7 +77,8 @@ fn main() {
         }
     };
     let code = match cli.command {
-        Command::Lint { plan, json } => lint(&plan, json),
+        Command::Lint { plan, json, sut } => lint(&plan, json, sut.as_deref()),
+        Command::Toolbox { dir, json } => toolbox(&dir, json),
         Command::Run { plan, args } => match faultline::launch::read_plan(&plan) {
             Ok(input) => {
                 let again = format!("faultline run {}", plan.display());
@@ -91,7 +105,55 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
     }
 }
 
-fn lint(path: &std::path::Path, json: bool) -> i32 {
+fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
+    let found = match faultline::toolbox::discover(dir) {
+        Ok(found) => found,
+        Err(err) => {
+            eprintln!("faultline: {err}");
+            return exit::UNREADABLE;
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&found) {
+            Ok(out) => println!("{out}"),
+            Err(err) => {
+                eprintln!("faultline: cannot encode the toolbox: {err}");
+                return 1;
+            }
+        }
+    } else {
+        print!("{}", faultline::toolbox::render_text(&found));
+    }
+    exit::OK
+}
+
+/// Warnings for run-spec bindings that re-implement a driver the SUT already has.
+fn toolbox_problems(
+    parsed: &plan::Plan,
+    path: &std::path::Path,
+    sut: Option<&std::path::Path>,
+) -> Vec<plan::lint::Problem> {
+    let sidecar = faultline::runspec::sidecar_path(path);
+    let text = std::fs::read_to_string(&sidecar).ok();
+    let name = sidecar.display().to_string();
+    let Ok(spec) = faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t)))
+    else {
+        return Vec::new();
+    };
+    let here = std::path::PathBuf::from(".");
+    let Ok(found) = faultline::toolbox::discover(sut.unwrap_or(&here)) else {
+        return Vec::new();
+    };
+    spec.bindings
+        .iter()
+        .flat_map(|(id, (binding, origin))| {
+            let line = usize::try_from(origin.line).unwrap_or(0);
+            faultline::toolbox::reimplemented(&found, id, binding, line)
+        })
+        .collect()
+}
+
+fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) => {
@@ -101,7 +163,8 @@ fn lint(path: &std::path::Path, json: bool) -> i32 {
     };
     let source = path.display().to_string();
     let parsed = plan::parse::parse_plan(&source, &text);
-    let problems = plan::lint::lint(&parsed);
+    let mut problems = plan::lint::lint(&parsed);
+    problems.extend(toolbox_problems(&parsed, path, sut));
     if json {
         let value = plan::render::lint_json(&parsed, &problems);
         match serde_json::to_string_pretty(&value) {

@@ -145,6 +145,10 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         ("D3", "FAIL-reproducible"),
         ("D4", "INCONCLUSIVE-fault-not-proven"),
         ("D5", "PARTIAL-surface"),
+        // fl-client: a session-local install --yes never approves.
+        ("D6", "INCONCLUSIVE-env"),
+        // demo-skewd: nothing can install it.
+        ("D7", "INCONCLUSIVE-env"),
     ]
     .into_iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -178,6 +182,25 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         );
     }
     assert_clean_exit(&records);
+    let d7 = v["scenarios"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["id"] == "D7"))
+        .expect("D7")
+        .to_string();
+    assert!(
+        d7.contains("demo-skewd"),
+        "D7 names the missing capability: {d7}"
+    );
+    let report = std::fs::read_to_string(session.join("findings/report.md")).expect("report");
+    assert!(
+        report.contains("INCONCLUSIVE-env") && report.contains("demo-skewd"),
+        "the report gives D7's one-line reason"
+    );
+    let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
+    assert!(
+        log.contains("binary:fl-client") && log.contains("install"),
+        "matrix in the session log"
+    );
     for file in [
         "session-log.md",
         "findings/report.md",

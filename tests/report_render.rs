@@ -105,6 +105,8 @@ fn scenario(id: &str, name: &str, runs: Vec<RunOutcome>) -> ScenarioOutcome {
         reasons: decision.map(|d| d.reasons).unwrap_or_default(),
         runs,
         finding: None,
+        degraded: None,
+        toolbox_used: Vec::new(),
     }
 }
 
@@ -255,6 +257,16 @@ fn outcome(scenarios: Vec<ScenarioOutcome>, verdict: SessionVerdict) -> SessionO
         scenarios,
         verdict: Some(verdict),
         interrupted: None,
+        toolbox: Vec::new(),
+        capabilities: vec![faultline::capability::MatrixRow {
+            requirement: "binary:demo-skewd (a clock-skew daemon no package provides)".into(),
+            capability: Some("binary:demo-skewd".into()),
+            present: Some(false),
+            version: None,
+            source: "probe".into(),
+            used_by: vec!["D7".into()],
+            note: "`demo-skewd` not found on PATH".into(),
+        }],
     }
 }
 
@@ -377,7 +389,7 @@ fn coverage_summary_names_every_hypothesis() {
             h.id
         );
     }
-    assert_eq!(plan.hypotheses.len(), 3);
+    assert_eq!(plan.hypotheses.len(), 4);
     assert!(coverage.contains("D1: PASS-smoke; D3: FAIL-reproducible"));
 }
 
@@ -476,7 +488,12 @@ fn session_log_sections_and_placeholders() {
         .collect();
     assert!(positions.is_sorted(), "{log}");
     assert!(log.contains("No toolbox discovery ran in this session."));
-    assert!(log.contains("| faultline binary (ships the demo store) | — | all | not probed"));
+    // The matrix comes from the session's capability rows.
+    assert!(log.contains("| binary:demo-skewd (a clock-skew daemon no package provides) | binary:demo-skewd | no |"), "{log}");
+    let mut unprobed = full_outcome();
+    unprobed.capabilities.clear();
+    let bare = report::session_log(&plan, &unprobed, &[]).expect("render");
+    assert!(bare.contains("| faultline binary (ships the demo store) | — | all | not probed"));
     assert!(log.contains("0123456789abcdef0123456789abcdef01234567 (dirty)"));
     assert!(log.contains("| D5/api | smoke | PASS-smoke |"));
     assert!(log.contains("| D5 (all arms) | — | PARTIAL-surface |"));

@@ -91,7 +91,10 @@ fn said(text: &str) -> Said {
     let t = text.trim();
     let lower = t.to_lowercase();
     if let Some(with) = lower.strip_prefix("substitute") {
-        let with = t[t.len() - with.len()..].trim().trim_start_matches("with").trim();
+        let with = t[t.len() - with.len()..]
+            .trim()
+            .trim_start_matches("with")
+            .trim();
         return Said::Substitute(with.to_string());
     }
     match lower.as_str() {
@@ -137,10 +140,10 @@ fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
             if let Some(r) = extra {
                 existing.var = existing.var.take().or(r.var.clone());
                 existing.package = existing.package.take().or(r.package.clone());
-                existing.local_install = existing
+                existing.local_install = existing.local_install.take().or(r
                     .local_install
-                    .take()
-                    .or(r.local_install.as_ref().map(|l| (l.from.clone(), l.name.clone())));
+                    .as_ref()
+                    .map(|l| (l.from.clone(), l.name.clone())));
             }
             return;
         }
@@ -178,7 +181,8 @@ fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
                     raw: row.requirement.clone(),
                     source: NeedSource::PlanRow { line: row.line },
                     capability: Some(capability),
-                    floor: floor.or_else(|| crate::capability::registry::floor_of(&row.version_floor)),
+                    floor: floor
+                        .or_else(|| crate::capability::registry::floor_of(&row.version_floor)),
                     used_by,
                 },
                 None,
@@ -186,7 +190,9 @@ fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
         }
     }
     for scenario in &plan.scenarios {
-        let Some(technique) = &scenario.technique else { continue };
+        let Some(technique) = &scenario.technique else {
+            continue;
+        };
         for capability in crate::capability::from_technique(&technique.text) {
             add(
                 Need {
@@ -265,7 +271,11 @@ impl Run<'_, '_> {
         Ok(answer.text)
     }
 
-    async fn probe_item(&mut self, item: &Item, capability: &Capability) -> Result<Probe, PreflightError> {
+    async fn probe_item(
+        &mut self,
+        item: &Item,
+        capability: &Capability,
+    ) -> Result<Probe, PreflightError> {
         let seen = probe(capability, item.need.floor.as_ref(), &self.env).await;
         self.log(
             "capability",
@@ -278,7 +288,11 @@ impl Run<'_, '_> {
 
     /// The install the operator may approve: a file placed in the session's own
     /// `bin/`, the run spec's named package, or the registry's package for it.
-    fn offer(&mut self, item: &Item, capability: &Capability) -> Result<Option<Offer>, PreflightError> {
+    fn offer(
+        &mut self,
+        item: &Item,
+        capability: &Capability,
+    ) -> Result<Option<Offer>, PreflightError> {
         if let Some((from, name)) = &item.local_install {
             let mut vars = Vars::default();
             for (k, v) in self.ctx.base_vars.iter().chain(self.ctx.spec.vars.iter()) {
@@ -329,7 +343,10 @@ impl Run<'_, '_> {
                     message: e.to_string(),
                 })?;
                 let spec = CommandSpec {
-                    name: format!("install-{}", crate::session::file_stem_for_id(&key.replace(':', "-"))),
+                    name: format!(
+                        "install-{}",
+                        crate::session::file_stem_for_id(&key.replace(':', "-"))
+                    ),
                     command: shell_words(&plan.command),
                     cwd: self.ctx.session_dir.to_path_buf(),
                     env: self.path_env(),
@@ -343,10 +360,14 @@ impl Run<'_, '_> {
                     json!({"name": spec.name, "command": spec.command, "pgid": running.pgid,
                            "log": running.stderr_log.display().to_string()}),
                 )?;
-                let outcome = running.wait(INSTALL_DEADLINE).await.map_err(|e| EngineError::Io {
-                    id: key.to_string(),
-                    message: e.to_string(),
-                })?;
+                let outcome =
+                    running
+                        .wait(INSTALL_DEADLINE)
+                        .await
+                        .map_err(|e| EngineError::Io {
+                            id: key.to_string(),
+                            message: e.to_string(),
+                        })?;
                 self.log(
                     "install-finished",
                     json!({"capability": key, "command": spec.command, "outcome": format!("{outcome:?}")}),
@@ -452,7 +473,11 @@ pub async fn run(
         let prompt = format!(
             "{} (needed by {used}){}: have / don't have / skip / substitute <with what>",
             item.need.raw,
-            if recognised { "" } else { " — unrecognised, confirm by hand" }
+            if recognised {
+                ""
+            } else {
+                " — unrecognised, confirm by hand"
+            }
         );
         item.answer = run
             .ask(
@@ -519,7 +544,9 @@ async fn settle(
     };
     let block = |out: &mut Preflight, reason: String| {
         for id in &used_by {
-            out.blocked.entry(id.clone()).or_insert_with(|| reason.clone());
+            out.blocked
+                .entry(id.clone())
+                .or_insert_with(|| reason.clone());
         }
     };
     let Some(capability) = item.need.capability.clone() else {
@@ -528,7 +555,13 @@ async fn settle(
         row.present = Some(matches!(said_now, Said::Have | Said::AsProbed));
         row.note = format!("operator: {}", item.answer);
         if !matches!(said_now, Said::Have | Said::AsProbed) {
-            block(out, format!("requirement `{}` not available (operator: {})", item.need.raw, item.answer));
+            block(
+                out,
+                format!(
+                    "requirement `{}` not available (operator: {})",
+                    item.need.raw, item.answer
+                ),
+            );
         }
         out.matrix.push(row);
         return Ok(());
@@ -536,7 +569,10 @@ async fn settle(
     if said_now == Said::Skip {
         row.source = "operator".into();
         row.note = "skipped by the operator".into();
-        block(out, format!("capability {capability} skipped by the operator"));
+        block(
+            out,
+            format!("capability {capability} skipped by the operator"),
+        );
         out.matrix.push(row);
         return Ok(());
     }
@@ -562,14 +598,23 @@ async fn settle(
     }
     row.present = Some(present(&seen));
     row.version = seen.version.clone();
-    row.source = if said_now == Said::AsProbed { "probe" } else { "operator+probe" }.into();
+    row.source = if said_now == Said::AsProbed {
+        "probe"
+    } else {
+        "operator+probe"
+    }
+    .into();
     row.note = seen.saw.clone();
     if present(&seen) {
         if let Some(var) = &item.var {
-            out.vars.insert(var.clone(), resolved(&capability, &run.env));
+            out.vars
+                .insert(var.clone(), resolved(&capability, &run.env));
         }
     } else if !out.blocked.keys().any(|k| used_by.contains(k)) {
-        block(out, format!("capability {capability} missing: {}", seen.saw));
+        block(
+            out,
+            format!("capability {capability} missing: {}", seen.saw),
+        );
     }
     item.probe = Some(seen);
     out.matrix.push(row);
@@ -594,7 +639,11 @@ async fn obtain(
                         operator,
                         format!("install.{}", item.key),
                         QuestionKind::ApproveChange,
-                        format!("{} is missing; run `{}` to get it? approve / decline", capability, offer.describe()),
+                        format!(
+                            "{} is missing; run `{}` to get it? approve / decline",
+                            capability,
+                            offer.describe()
+                        ),
                         "decline",
                     )
                     .await?;
@@ -643,7 +692,10 @@ async fn obtain(
         .await?;
     let choice = said(&answer);
     if answer.trim().eq_ignore_ascii_case("wait") {
-        run.log("capability-wait", json!({"capability": capability.to_string()}))?;
+        run.log(
+            "capability-wait",
+            json!({"capability": capability.to_string()}),
+        )?;
         let started = tokio::time::Instant::now();
         while !present(&seen) && started.elapsed() < WAIT_LIMIT {
             tokio::select! {
@@ -662,9 +714,15 @@ async fn obtain(
                 out.degraded.insert(id.clone(), note.clone());
             }
             if let Some(var) = &item.var {
-                out.vars.insert(var.clone(), resolved(&Capability::Binary(with.clone()), &run.env));
+                out.vars.insert(
+                    var.clone(),
+                    resolved(&Capability::Binary(with.clone()), &run.env),
+                );
             }
-            run.log("capability-substituted", json!({"capability": capability.to_string(), "with": with, "present": true}))?;
+            run.log(
+                "capability-substituted",
+                json!({"capability": capability.to_string(), "with": with, "present": true}),
+            )?;
             sub.capability = capability.clone();
         }
         Ok(sub)
@@ -694,9 +752,13 @@ async fn substitute(
             out.degraded.insert(id.clone(), note.clone());
         }
         if let Some(var) = &item.var {
-            out.vars.insert(var.clone(), resolved(&replacement, &run.env));
+            out.vars
+                .insert(var.clone(), resolved(&replacement, &run.env));
         }
-        run.log("capability-substituted", json!({"capability": capability.to_string(), "with": with, "present": true}))?;
+        run.log(
+            "capability-substituted",
+            json!({"capability": capability.to_string(), "with": with, "present": true}),
+        )?;
     } else {
         for id in &item.need.used_by {
             out.blocked
@@ -726,20 +788,29 @@ pub fn questions(plan: &Plan, spec: &RunSpec) -> Vec<Question> {
         out.push(Question {
             id: format!("capability.{}", item.key),
             kind: QuestionKind::ConfirmCapability,
-            prompt: format!("{}: have / don't have / skip / substitute <with what>", item.need.raw),
+            prompt: format!(
+                "{}: have / don't have / skip / substitute <with what>",
+                item.need.raw
+            ),
             default: if recognised { "as probed" } else { "have" }.to_string(),
         });
         if recognised {
             out.push(Question {
                 id: format!("install.{}", item.key),
                 kind: QuestionKind::ApproveChange,
-                prompt: format!("{}: approve / decline an offered install (asked only if missing)", item.need.raw),
+                prompt: format!(
+                    "{}: approve / decline an offered install (asked only if missing)",
+                    item.need.raw
+                ),
                 default: "decline".to_string(),
             });
             out.push(Question {
                 id: format!("missing.{}", item.key),
                 kind: QuestionKind::ConfirmCapability,
-                prompt: format!("{}: wait / proceed / substitute <with what> (asked only if still missing)", item.need.raw),
+                prompt: format!(
+                    "{}: wait / proceed / substitute <with what> (asked only if still missing)",
+                    item.need.raw
+                ),
                 default: "proceed".to_string(),
             });
         }

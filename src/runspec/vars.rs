@@ -94,7 +94,11 @@ fn free_port() -> std::io::Result<u16> {
     use std::sync::atomic::Ordering;
     let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
-        .and_then(|t| t.split_whitespace().next().and_then(|p| p.parse::<u32>().ok()))
+        .and_then(|t| {
+            t.split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<u32>().ok())
+        })
         .unwrap_or(32768);
     let low = 10_000u32.min(ephemeral_low.saturating_sub(1000));
     let span = ephemeral_low.saturating_sub(low).max(1);
