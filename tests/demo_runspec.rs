@@ -24,7 +24,7 @@ fn demo_plan_is_runnable_and_its_sidecar_binds_every_scenario_but_one_arm() {
         .unwrap_or_else(|errors| panic!("demo run spec invalid: {errors:?}"));
 
     let ids: Vec<&str> = plan.scenarios.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["D1", "D2", "D3", "D4", "D5"]);
+    assert_eq!(ids, ["D1", "D2", "D3", "D4", "D5", "D6", "D7"]);
     for id in ids {
         assert!(spec.bindings.contains_key(id), "{id} has no binding");
     }
@@ -50,4 +50,20 @@ fn demo_plan_is_runnable_and_its_sidecar_binds_every_scenario_but_one_arm() {
             .any(|s| s.run.contains("--ack-before-replicate"))
     });
     assert!(planted, "D3 must run the store with the planted bug");
+
+    // D6 needs a session-local install; D7 needs something nothing can install.
+    let needs: Vec<(&str, bool)> = spec
+        .requires
+        .iter()
+        .map(|(r, _)| {
+            (
+                r.need.as_str(),
+                r.local_install.is_some() || r.package.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        needs,
+        [("binary:fl-client", true), ("binary:demo-skewd", false)]
+    );
 }
