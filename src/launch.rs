@@ -176,7 +176,11 @@ fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
 }
 
 /// Every question known before the run, as an answers file holding the defaults.
-pub fn answers_template(plan: &Plan, spec: &runspec::RunSpec) -> String {
+pub fn answers_template(
+    plan: &Plan,
+    spec: &runspec::RunSpec,
+    toolbox: Option<&crate::toolbox::Toolbox>,
+) -> String {
     use crate::engine::operator::UNKNOWN_BLAME;
     let mut out = String::from(
         "# faultline answers file: question id → answer. Delete a line to be asked.\n",
@@ -188,7 +192,7 @@ pub fn answers_template(plan: &Plan, spec: &runspec::RunSpec) -> String {
             yaml_string(default)
         ));
     };
-    for q in crate::engine::preflight::questions(plan, spec) {
+    for q in crate::engine::preflight::questions(plan, spec, toolbox) {
         line(&q.id, &q.prompt, &q.default);
     }
     for s in &plan.scenarios {
@@ -223,7 +227,9 @@ pub async fn run(
         Err(code) => return code,
     };
     if args.answers_template {
-        print!("{}", answers_template(&plan, &spec));
+        let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
+        let found = crate::toolbox::discover(&sut).ok();
+        print!("{}", answers_template(&plan, &spec, found.as_ref()));
         return exit::OK;
     }
     let mut operator = match operator(&args) {

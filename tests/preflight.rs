@@ -337,3 +337,56 @@ scenarios:
     let ran = std::fs::read_to_string(dir.path().join("ran-with.txt")).expect("ran");
     assert!(ran.contains("tree v"), "{ran}");
 }
+
+#[test]
+fn a_deferred_question_comes_up_when_its_scenario_is_reached() {
+    let f = fixture(SPEC);
+    tool(&f.shims, "fl-other-tool", "substitute-ran");
+    let out = f.run(
+        &["--yes"],
+        Some(
+            "capability.binary:fl-test-tool: defer\ndeferred.binary:fl-test-tool: substitute fl-other-tool\n",
+        ),
+    );
+    let session = common::session_of(&out);
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let deferred = journal
+        .find("\"capability-deferred\"")
+        .expect("deferral journaled");
+    let first_matrix = journal.find("\"capability-matrix\"").expect("matrix");
+    let asked = journal
+        .find("deferred.binary:fl-test-tool")
+        .expect("the deferred question was asked");
+    assert!(
+        deferred < first_matrix && first_matrix < asked,
+        "asked mid-run, after the preflight"
+    );
+    let ran = std::fs::read_to_string(f.dir.path().join("ran-with.txt")).expect("ran");
+    assert_eq!(ran.trim(), "substitute-ran");
+}
+
+#[test]
+fn the_answers_template_lists_every_question_and_starts_nothing() {
+    let f = fixture(SPEC);
+    let out = f.run(&["--answers-template"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for id in [
+        "capability.binary:fl-test-tool:",
+        "install.binary:fl-test-tool: \"decline\"",
+        "missing.binary:fl-test-tool: \"proceed\"",
+        "capability.docker:",
+        "P1.blame:",
+    ] {
+        assert!(text.contains(id), "{id} missing from:\n{text}");
+    }
+    // It is valid YAML the answers parser accepts.
+    let parsed = faultline::engine::operator::parse_answers("template", &text).expect("parses");
+    assert!(parsed.contains_key("P1.bug-type"));
+    assert!(!f.out.exists(), "a session directory was created");
+    assert!(
+        f.calls().is_empty(),
+        "something was probed: {:?}",
+        f.calls()
+    );
+}

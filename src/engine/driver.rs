@@ -55,6 +55,9 @@ pub enum DriverError {
     Journal(#[from] JournalError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A question asked mid-run (a deferred capability) nobody could answer.
+    #[error(transparent)]
+    Unanswered(Unanswered),
 }
 
 /// How the session ended, beyond its verdicts.
@@ -224,7 +227,7 @@ impl Driver<'_> {
             }
             self.outcome.scenarios[index].phase = Phase::Preconditions;
             self.publish();
-            match self.scenario(index, scenario).await {
+            match self.scenario(index, scenario, operator).await {
                 Ok(()) => {}
                 Err(DriverError::Engine(EngineError::Interrupted { .. })) => {
                     let reason = "session interrupted by the operator".to_string();
@@ -235,6 +238,18 @@ impl Driver<'_> {
                     )?;
                     self.skip_all(index, &reason)?;
                     stop = Some(reason);
+                    continue;
+                }
+                Err(DriverError::Unanswered(question)) => {
+                    let reason = format!("stopped: question `{}` unanswered", question.id);
+                    self.journal.append(
+                        Scope::default(),
+                        "stopped-unanswered",
+                        &json!({"question": question.id}),
+                    )?;
+                    self.skip_all(index, &reason)?;
+                    stop = Some(reason);
+                    unanswered = Some(question);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -335,8 +350,16 @@ impl Driver<'_> {
         })
     }
 
-    async fn scenario(&mut self, index: usize, scenario: &Scenario) -> Result<(), DriverError> {
+    async fn scenario(
+        &mut self,
+        index: usize,
+        scenario: &Scenario,
+        operator: &mut dyn Operator,
+    ) -> Result<(), DriverError> {
         for id in run_ids(scenario) {
+            if let Some(question) = self.deferred_needs(scenario, &id, operator).await? {
+                return Err(DriverError::Unanswered(question));
+            }
             let excluded = self
                 .req
                 .only
@@ -372,6 +395,47 @@ impl Driver<'_> {
             self.publish();
         }
         self.settle(index)
+    }
+
+    /// Asks and settles the capability questions deferred until `id` is reached.
+    async fn deferred_needs(
+        &mut self,
+        scenario: &Scenario,
+        id: &str,
+        operator: &mut dyn Operator,
+    ) -> Result<Option<Unanswered>, DriverError> {
+        if self.preflight.deferred.is_empty() {
+            return Ok(None);
+        }
+        let ctx = PreflightCtx {
+            plan: &self.req.plan,
+            spec: &self.req.spec,
+            sut_dir: &self.req.sut_dir,
+            session_dir: &self.dir.path,
+            base_vars: &self.req.vars,
+            cancel: self.cancel.clone(),
+        };
+        let reached = preflight::reached(
+            &ctx,
+            &mut self.journal,
+            operator,
+            &mut self.preflight,
+            &scenario.id,
+            id,
+        )
+        .await;
+        match reached {
+            Ok(()) => {
+                self.outcome.capabilities = self.preflight.matrix.clone();
+                for s in &mut self.outcome.scenarios {
+                    s.degraded = self.preflight.degraded.get(&s.id).cloned();
+                }
+                Ok(None)
+            }
+            Err(PreflightError::Unanswered(question)) => Ok(Some(question)),
+            Err(PreflightError::Journal(e)) => Err(e.into()),
+            Err(PreflightError::Engine(e)) => Err(e.into()),
+        }
     }
 
     /// Why `id` cannot run in this environment (a missing capability the operator

@@ -40,6 +40,9 @@ pub struct Preflight {
     /// Scenario id → the discovered items its bindings use.
     pub used: BTreeMap<String, Vec<String>>,
     pub matrix: Vec<MatrixRow>,
+    /// Needs whose question the operator deferred until a scenario needing them is
+    /// reached.
+    pub deferred: Vec<Item>,
 }
 
 /// Where the preflight runs.
@@ -63,7 +66,8 @@ pub enum PreflightError {
 }
 
 /// One need with everything the run spec says about obtaining it.
-struct Item {
+#[derive(Debug, Clone)]
+pub struct Item {
     need: Need,
     /// Question key: `binary:fl-client`, `docker`, or `row-47` when unrecognised.
     key: String,
@@ -127,7 +131,7 @@ fn key_of(need: &Need) -> String {
 }
 
 /// Every need of the plan and its run spec, merged by capability.
-fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
+fn needs(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     let mut add = |need: Need, extra: Option<&crate::runspec::Requirement>| {
         let key = key_of(&need);
@@ -206,6 +210,29 @@ fn needs(plan: &Plan, spec: &RunSpec) -> Vec<Item> {
                 },
                 None,
             );
+        }
+    }
+    // Tools the discovered drivers a binding calls rely on (iptables, tc, compose …).
+    if let Some(found) = toolbox {
+        for (id, (binding, _)) in &spec.bindings {
+            for item in toolbox::bindings_using(found, &toolbox::commands_of(binding)) {
+                for tool in &item.tools {
+                    for (capability, floor) in normalise(tool) {
+                        add(
+                            Need {
+                                raw: format!("{tool} (used by {} {})", item.path, item.name),
+                                source: NeedSource::Toolbox {
+                                    path: item.path.clone(),
+                                },
+                                capability: Some(capability),
+                                floor,
+                                used_by: vec![id.clone()],
+                            },
+                            None,
+                        );
+                    }
+                }
+            }
         }
     }
     for (requirement, _) in &spec.requires {
@@ -462,7 +489,7 @@ pub async fn run(
     discover(&mut run, &mut out)?;
 
     // 1. The operator's answers, all of them, before any probe runs.
-    let mut items = needs(ctx.plan, ctx.spec);
+    let mut items = needs(ctx.plan, ctx.spec, out.toolbox.as_ref());
     for item in &mut items {
         let used = if item.need.used_by.is_empty() {
             "the whole plan".to_string()
@@ -471,7 +498,7 @@ pub async fn run(
         };
         let recognised = item.need.capability.is_some();
         let prompt = format!(
-            "{} (needed by {used}){}: have / don't have / skip / substitute <with what>",
+            "{} (needed by {used}){}: have / don't have / skip / substitute <with what> / defer",
             item.need.raw,
             if recognised {
                 ""
@@ -491,12 +518,66 @@ pub async fn run(
     }
     run.log("checklist-complete", json!({"needs": items.len()}))?;
 
-    // 2. Probes, reconciliation, installs, decisions.
-    for item in &mut items {
-        settle(&mut run, operator, item, &mut out).await?;
+    // 2. Probes, reconciliation, installs, decisions — except what was deferred.
+    for mut item in items {
+        if item.answer.trim().eq_ignore_ascii_case("defer") {
+            run.log(
+                "capability-deferred",
+                json!({"need": item.need.raw, "until": item.need.used_by}),
+            )?;
+            out.deferred.push(item);
+            continue;
+        }
+        settle(&mut run, operator, &mut item, &mut out).await?;
     }
     run.log("capability-matrix", json!({"rows": out.matrix}))?;
     Ok(out)
+}
+
+/// Settles the deferred needs of scenario / arm `id` (of `scenario`) now that it is
+/// reached: the question comes up mid-run, then the same probe / install / decision.
+pub async fn reached(
+    ctx: &PreflightCtx<'_>,
+    journal: &mut Journal,
+    operator: &mut dyn Operator,
+    out: &mut Preflight,
+    scenario: &str,
+    id: &str,
+) -> Result<(), PreflightError> {
+    let (due, later): (Vec<Item>, Vec<Item>) = std::mem::take(&mut out.deferred)
+        .into_iter()
+        .partition(|i| i.need.used_by.iter().any(|u| u == id || u == scenario));
+    out.deferred = later;
+    if due.is_empty() {
+        return Ok(());
+    }
+    let bin = ctx.session_dir.join("bin");
+    let mut run = Run {
+        ctx,
+        journal,
+        env: ProbeEnv {
+            path: Some(probe_path(&bin)),
+            scratch: ctx.session_dir.join("artifacts"),
+        },
+        bin,
+    };
+    for mut item in due {
+        item.answer = run
+            .ask(
+                operator,
+                format!("deferred.{}", item.key),
+                QuestionKind::ConfirmCapability,
+                format!(
+                    "{} is needed now by {id}: have / don't have / skip / substitute <with what>",
+                    item.need.raw
+                ),
+                "as probed",
+            )
+            .await?;
+        settle(&mut run, operator, &mut item, out).await?;
+    }
+    run.log("capability-matrix", json!({"rows": out.matrix}))?;
+    Ok(())
 }
 
 fn discover(run: &mut Run<'_, '_>, out: &mut Preflight) -> Result<(), PreflightError> {
@@ -781,9 +862,9 @@ fn resolved(capability: &Capability, env: &ProbeEnv) -> String {
 }
 
 /// Every question known before the run, with its default (`--answers-template`).
-pub fn questions(plan: &Plan, spec: &RunSpec) -> Vec<Question> {
+pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<Question> {
     let mut out = Vec::new();
-    for item in needs(plan, spec) {
+    for item in needs(plan, spec, toolbox) {
         let recognised = item.need.capability.is_some();
         out.push(Question {
             id: format!("capability.{}", item.key),
