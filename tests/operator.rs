@@ -96,3 +96,29 @@ fn a_malformed_answers_file_names_file_and_line() {
     assert!(text.starts_with("answers.yaml:"), "{text}");
     assert!(err.line >= 2, "{text}");
 }
+
+#[tokio::test]
+async fn the_channel_operator_hands_questions_to_the_ui_and_answers_back() {
+    use faultline::engine::operator::{Answer, Channel, identity};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut op = Channel { tx };
+    let pending = op.ask(&install());
+    let asked = rx.recv().await.expect("the UI sees the question");
+    assert_eq!(asked.question.id, "install.libfaketime");
+    let by = identity();
+    assert!(by.contains('@'), "{by}");
+    asked
+        .reply
+        .send(Ok(Answer {
+            text: "approve".into(),
+            by: by.clone(),
+        }))
+        .expect("engine still waiting");
+    let answer = pending.await.expect("answered").expect("not refused");
+    assert_eq!((answer.text.as_str(), answer.by), ("approve", by));
+
+    // A UI that goes away closes the reply: the engine sees it, it does not hang.
+    let gone = op.ask(&install());
+    drop(rx);
+    assert!(gone.await.is_err());
+}
