@@ -84,7 +84,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let line = Line::from(vec![
         Span::styled(format!(" {verdict} "), theme.highlight),
         Span::styled(
-            format!(" {follow}{search}  ←/→ step  ↑/↓ select  Tab pane  r reasons  ? help  q quit"),
+            format!(" {follow}{search} | ←→ step ↑↓ select Tab pane r why ? help q quit"),
             theme.dim,
         ),
     ]);

@@ -113,7 +113,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     let side_height = u16::try_from(side.len()).unwrap_or(u16::MAX).saturating_add(2);
     let (pane, evidence) = if wide {
         let [pane, evidence] =
-            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(right);
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
         (pane, evidence)
     } else {
         let [pane, evidence] = Layout::vertical([
@@ -124,7 +124,14 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         (pane, evidence)
     };
 
-    let log_lines = row.logs.last().map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
+    // The newest log with something in it (a fresh stderr log is often empty).
+    let log = row
+        .logs
+        .iter()
+        .rev()
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+        .or(row.logs.last());
+    let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
     let height = usize::from(pane.height.saturating_sub(2));
     let back = if state.ui.follow { 0 } else { usize::from(state.ui.scroll) };
     let end = log_lines.len().saturating_sub(back).max(height.min(log_lines.len()));
@@ -134,9 +141,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .iter()
         .map(|l| highlighted(l.clone(), query, theme))
         .collect();
-    let name = row
-        .logs
-        .last()
+    let name = log
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "no command yet".to_string());
