@@ -46,7 +46,13 @@ fn text(buffer: &Buffer) -> String {
     buffer
         .content
         .chunks(width)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>().trim_end().to_string())
+        .map(|row| {
+            row.iter()
+                .map(|c| c.symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -113,7 +119,10 @@ fn a_badge_for_each_of_the_ten_verdicts() {
     state.ui.step = Step::Run;
     let shown = text(&render(&state, &theme, 160, 48));
     for v in Verdict::ALL {
-        assert!(shown.contains(&format!("[{}]", v.as_str())), "{v} missing:\n{shown}");
+        assert!(
+            shown.contains(&format!("[{}]", v.as_str())),
+            "{v} missing:\n{shown}"
+        );
     }
 }
 
@@ -130,8 +139,15 @@ fn the_checklist_highlights_a_mismatch() {
     state.ui.step = Step::Checklist;
     let buffer = render(&state, &theme, 80, 24);
     let shown = text(&buffer);
-    let y = shown.lines().position(|l| l.contains("docker daemon")).expect("row drawn");
-    let x = shown.lines().nth(y).and_then(|l| l.find("docker")).expect("cell");
+    let y = shown
+        .lines()
+        .position(|l| l.contains("docker daemon"))
+        .expect("row drawn");
+    let x = shown
+        .lines()
+        .nth(y)
+        .and_then(|l| l.find("docker"))
+        .expect("cell");
     let cell = &buffer[(u16::try_from(x).unwrap_or(0), u16::try_from(y).unwrap_or(0))];
     assert_eq!(cell.bg, theme.mismatch.bg.expect("mismatch background"));
 }
@@ -141,12 +157,18 @@ fn d3_shows_its_reason_chain() {
     let mut state = demo_state();
     state.ui.step = Step::Finding;
     let shown = text(&render(&state, &dark(), 160, 48));
-    assert!(shown.contains("did a re-run with the same seed reproduce it?"), "{shown}");
+    assert!(
+        shown.contains("did a re-run with the same seed reproduce it?"),
+        "{shown}"
+    );
     state.ui.step = Step::Run;
     select(&mut state, "D3");
     state.handle(Action::ShowReasons);
     let shown = text(&render(&state, &dark(), 160, 48));
-    assert!(shown.contains("did a re-run with the same seed reproduce it?"), "{shown}");
+    assert!(
+        shown.contains("did a re-run with the same seed reproduce it?"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -155,7 +177,9 @@ fn the_help_overlay_lists_every_keymap_entry() {
     state.handle(Action::Help);
     let shown = text(&render(&state, &dark(), 160, 48));
     for b in KEYMAP {
-        let line = shown.lines().find(|l| l.contains(&format!(" {}  {}", b.key, b.help)));
+        let line = shown
+            .lines()
+            .find(|l| l.contains(&format!(" {}  {}", b.key, b.help)));
         assert!(line.is_some(), "{} / {} missing:\n{shown}", b.key, b.help);
         let event = crossterm::event::KeyEvent::new(b.code, b.modifiers);
         assert_eq!(action_for(&event), Some(b.action));
@@ -169,7 +193,8 @@ fn hostile_log_text_never_reaches_the_buffer() {
     let hostile = "before \u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m after\n";
     std::fs::write(&log, hostile).expect("write log");
     let mut state = AppState::new(plan());
-    let started = json!({"name": "n1", "command": "x", "pgid": 1, "log": log.display().to_string()});
+    let started =
+        json!({"name": "n1", "command": "x", "pgid": 1, "log": log.display().to_string()});
     state.apply(&record("command-started", "D1", None, started));
     state.ui.step = Step::Run;
     select(&mut state, "D1");

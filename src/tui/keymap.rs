@@ -59,25 +59,103 @@ pub static KEYMAP: &[Binding] = &[
     bind("→", KeyCode::Right, NONE, Action::NextStep, "next step"),
     bind("l", KeyCode::Char('l'), NONE, Action::NextStep, "next step"),
     bind("←", KeyCode::Left, NONE, Action::PrevStep, "previous step"),
-    bind("h", KeyCode::Char('h'), NONE, Action::PrevStep, "previous step"),
+    bind(
+        "h",
+        KeyCode::Char('h'),
+        NONE,
+        Action::PrevStep,
+        "previous step",
+    ),
     bind("↑", KeyCode::Up, NONE, Action::Up, "up (select / scroll)"),
-    bind("k", KeyCode::Char('k'), NONE, Action::Up, "up (select / scroll)"),
-    bind("↓", KeyCode::Down, NONE, Action::Down, "down (select / scroll)"),
-    bind("j", KeyCode::Char('j'), NONE, Action::Down, "down (select / scroll)"),
+    bind(
+        "k",
+        KeyCode::Char('k'),
+        NONE,
+        Action::Up,
+        "up (select / scroll)",
+    ),
+    bind(
+        "↓",
+        KeyCode::Down,
+        NONE,
+        Action::Down,
+        "down (select / scroll)",
+    ),
+    bind(
+        "j",
+        KeyCode::Char('j'),
+        NONE,
+        Action::Down,
+        "down (select / scroll)",
+    ),
     bind("Tab", KeyCode::Tab, NONE, Action::NextPane, "switch pane"),
-    bind("f", KeyCode::Char('f'), NONE, Action::ToggleFollow, "follow / pause the log"),
-    bind("PgUp", KeyCode::PageUp, NONE, Action::ScrollUp, "scroll up a page"),
-    bind("PgDn", KeyCode::PageDown, NONE, Action::ScrollDown, "scroll down a page"),
+    bind(
+        "f",
+        KeyCode::Char('f'),
+        NONE,
+        Action::ToggleFollow,
+        "follow / pause the log",
+    ),
+    bind(
+        "PgUp",
+        KeyCode::PageUp,
+        NONE,
+        Action::ScrollUp,
+        "scroll up a page",
+    ),
+    bind(
+        "PgDn",
+        KeyCode::PageDown,
+        NONE,
+        Action::ScrollDown,
+        "scroll down a page",
+    ),
     bind("g", KeyCode::Char('g'), NONE, Action::Top, "top"),
     bind("Home", KeyCode::Home, NONE, Action::Top, "top"),
-    bind("G", KeyCode::Char('G'), NONE, Action::Bottom, "bottom (follow)"),
+    bind(
+        "G",
+        KeyCode::Char('G'),
+        NONE,
+        Action::Bottom,
+        "bottom (follow)",
+    ),
     bind("End", KeyCode::End, NONE, Action::Bottom, "bottom (follow)"),
-    bind("/", KeyCode::Char('/'), NONE, Action::Search, "search the log"),
+    bind(
+        "/",
+        KeyCode::Char('/'),
+        NONE,
+        Action::Search,
+        "search the log",
+    ),
     bind("?", KeyCode::Char('?'), NONE, Action::Help, "this help"),
-    bind("r", KeyCode::Char('r'), NONE, Action::ShowReasons, "show the reason chain"),
-    bind("Esc", KeyCode::Esc, NONE, Action::Close, "close help / search"),
-    bind("q", KeyCode::Char('q'), NONE, Action::Quit, "quit (heals first)"),
-    bind("Ctrl-C", KeyCode::Char('c'), KeyModifiers::CONTROL, Action::Quit, "quit (heals first)"),
+    bind(
+        "r",
+        KeyCode::Char('r'),
+        NONE,
+        Action::ShowReasons,
+        "show the reason chain",
+    ),
+    bind(
+        "Esc",
+        KeyCode::Esc,
+        NONE,
+        Action::Close,
+        "close help / search",
+    ),
+    bind(
+        "q",
+        KeyCode::Char('q'),
+        NONE,
+        Action::Quit,
+        "quit (heals first)",
+    ),
+    bind(
+        "Ctrl-C",
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+        Action::Quit,
+        "quit (heals first)",
+    ),
 ];
 
 /// The action bound to `key`, if any. Shift is ignored for characters (`G` arrives
@@ -101,8 +179,14 @@ mod tests {
     fn arrows_and_vim_keys_agree() {
         let k = |code, m| action_for(&KeyEvent::new(code, m));
         assert_eq!(k(KeyCode::Char('j'), NONE), k(KeyCode::Down, NONE));
-        assert_eq!(k(KeyCode::Char('G'), KeyModifiers::SHIFT), Some(Action::Bottom));
-        assert_eq!(k(KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Action::Quit));
+        assert_eq!(
+            k(KeyCode::Char('G'), KeyModifiers::SHIFT),
+            Some(Action::Bottom)
+        );
+        assert_eq!(
+            k(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            Some(Action::Quit)
+        );
         assert_eq!(k(KeyCode::Char('c'), NONE), None);
     }
 }

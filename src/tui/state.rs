@@ -235,10 +235,20 @@ impl AppState {
         let problems = crate::plan::lint(&plan);
         let mut runs = Vec::new();
         for s in &plan.scenarios {
-            runs.push(RunRow::new(s.id.clone(), s.id.clone(), None, s.name.clone()));
+            runs.push(RunRow::new(
+                s.id.clone(),
+                s.id.clone(),
+                None,
+                s.name.clone(),
+            ));
             for a in &s.arms {
                 let short = a.id.rsplit('/').next().unwrap_or(&a.id).to_string();
-                runs.push(RunRow::new(a.id.clone(), s.id.clone(), Some(short), a.description.clone()));
+                runs.push(RunRow::new(
+                    a.id.clone(),
+                    s.id.clone(),
+                    Some(short),
+                    a.description.clone(),
+                ));
             }
         }
         AppState {
@@ -295,12 +305,17 @@ impl AppState {
         if found.is_some() {
             return found;
         }
-        let arm = record.scope.arm.as_deref().map(|a| a.rsplit('/').next().unwrap_or(a).to_string());
+        let arm = record
+            .scope
+            .arm
+            .as_deref()
+            .map(|a| a.rsplit('/').next().unwrap_or(a).to_string());
         let id = match &arm {
             Some(a) => format!("{scenario}/{a}"),
             None => scenario.to_string(),
         };
-        self.runs.push(RunRow::new(id, scenario.to_string(), arm, String::new()));
+        self.runs
+            .push(RunRow::new(id, scenario.to_string(), arm, String::new()));
         Some(self.runs.len() - 1)
     }
 
@@ -373,7 +388,9 @@ impl AppState {
             "capability-disagreement" => {
                 self.checklist_row(&text(data, "capability")).mismatch = true;
             }
-            kind @ ("install-approved" | "install-declined" | "install-finished"
+            kind @ ("install-approved"
+            | "install-declined"
+            | "install-finished"
             | "install-not-offered") => {
                 self.reach(Step::Approvals);
                 let status = kind.trim_start_matches("install-").replace('-', " ");

@@ -12,8 +12,16 @@ use crate::verdict::Verdict;
 
 /// The themes compiled in: (name, file, text).
 const THEMES: [(&str, &str, &str); 3] = [
-    ("dark", "themes/dark.toml", include_str!("../../themes/dark.toml")),
-    ("light", "themes/light.toml", include_str!("../../themes/light.toml")),
+    (
+        "dark",
+        "themes/dark.toml",
+        include_str!("../../themes/dark.toml"),
+    ),
+    (
+        "light",
+        "themes/light.toml",
+        include_str!("../../themes/light.toml"),
+    ),
     (
         "high-contrast",
         "themes/high-contrast.toml",
@@ -126,7 +134,8 @@ impl Theme {
             field: field.to_string(),
             message,
         };
-        let raw: RawTheme = toml::from_str(text).map_err(|e| err("(syntax)", e.message().to_string()))?;
+        let raw: RawTheme =
+            toml::from_str(text).map_err(|e| err("(syntax)", e.message().to_string()))?;
         let color = |table: &BTreeMap<String, String>, section: &str, key: &str| {
             let field = format!("{section}.{key}");
             let value = table
@@ -162,17 +171,18 @@ impl Theme {
 
     /// A compiled-in theme: `dark`, `light` or `high-contrast`.
     pub fn by_name(name: &str) -> Result<Theme, ThemeError> {
-        let (name, file, text) = THEMES
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .ok_or_else(|| ThemeError {
-                file: format!("themes/{name}.toml"),
-                field: "name".to_string(),
-                message: format!(
-                    "no such theme (have: {})",
-                    THEMES.map(|(n, _, _)| n).join(", ")
-                ),
-            })?;
+        let (name, file, text) =
+            THEMES
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .ok_or_else(|| ThemeError {
+                    file: format!("themes/{name}.toml"),
+                    field: "name".to_string(),
+                    message: format!(
+                        "no such theme (have: {})",
+                        THEMES.map(|(n, _, _)| n).join(", ")
+                    ),
+                })?;
         Theme::parse(name, file, text)
     }
 
@@ -232,11 +242,20 @@ mod tests {
     fn errors_name_the_file_and_the_field() {
         let text = include_str!("../../themes/dark.toml").replace("\"NOT-RUN\" = \"gray\"", "");
         let err = Theme::parse("x", "themes/x.toml", &text).err();
-        assert_eq!(err.map(|e| e.to_string()), Some("themes/x.toml: verdicts.NOT-RUN: missing".into()));
-        let bad = include_str!("../../themes/dark.toml").replace("text = \"white\"", "text = \"chartreuse-ish\"");
-        let err = Theme::parse("x", "themes/x.toml", &bad).err().map(|e| e.field);
+        assert_eq!(
+            err.map(|e| e.to_string()),
+            Some("themes/x.toml: verdicts.NOT-RUN: missing".into())
+        );
+        let bad = include_str!("../../themes/dark.toml")
+            .replace("text = \"white\"", "text = \"chartreuse-ish\"");
+        let err = Theme::parse("x", "themes/x.toml", &bad)
+            .err()
+            .map(|e| e.field);
         assert_eq!(err.as_deref(), Some("colors.text"));
-        assert_eq!(Theme::by_name("neon").err().map(|e| e.field).as_deref(), Some("name"));
+        assert_eq!(
+            Theme::by_name("neon").err().map(|e| e.field).as_deref(),
+            Some("name")
+        );
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub(super) fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
             ])
         })
         .collect();
-    let height = u16::try_from(lines.len()).unwrap_or(u16::MAX).saturating_add(2);
+    let height = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
     let rect = centred(area, 44, height);
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block("Keys", theme)), rect);
@@ -42,9 +44,13 @@ pub(super) fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
 /// The answers a question offers (free text for a classification).
 pub fn choices(kind: QuestionKind) -> &'static [&'static str] {
     match kind {
-        QuestionKind::ConfirmCapability => {
-            &["have", "don't have", "skip", "substitute <with what>", "defer"]
-        }
+        QuestionKind::ConfirmCapability => &[
+            "have",
+            "don't have",
+            "skip",
+            "substitute <with what>",
+            "defer",
+        ],
         QuestionKind::ApproveChange => &["approve", "decline"],
         QuestionKind::ClassifyFailure => &["<blame class>; <bug type>"],
     }

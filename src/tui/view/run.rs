@@ -71,7 +71,11 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .enumerate()
         .map(|(i, r)| {
             let selected = i == state.ui.selected;
-            let pointer = if selected { theme.symbols.pointer } else { "  " };
+            let pointer = if selected {
+                theme.symbols.pointer
+            } else {
+                "  "
+            };
             let indent = if r.arm.is_some() { "  " } else { "" };
             let id_style = if selected && state.ui.focus == Focus::List {
                 theme.highlight
@@ -94,7 +98,8 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     let visible = usize::from(list.height.saturating_sub(2)).max(1);
     let first = state.ui.selected.saturating_sub(visible - 1);
     frame.render_widget(
-        Paragraph::new(rows).scroll((u16::try_from(first).unwrap_or(u16::MAX), 0))
+        Paragraph::new(rows)
+            .scroll((u16::try_from(first).unwrap_or(u16::MAX), 0))
             .block(block("Scenarios", theme)),
         list,
     );
@@ -110,10 +115,13 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         side.push(Line::styled("reason chain:", theme.dim));
         side.extend(reason_lines(row, theme));
     }
-    let side_height = u16::try_from(side.len()).unwrap_or(u16::MAX).saturating_add(2);
+    let side_height = u16::try_from(side.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
     let (pane, evidence) = if wide {
         let [pane, evidence] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(right);
         (pane, evidence)
     } else {
         let [pane, evidence] = Layout::vertical([
@@ -133,8 +141,15 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .or(row.logs.last());
     let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
     let height = usize::from(pane.height.saturating_sub(2));
-    let back = if state.ui.follow { 0 } else { usize::from(state.ui.scroll) };
-    let end = log_lines.len().saturating_sub(back).max(height.min(log_lines.len()));
+    let back = if state.ui.follow {
+        0
+    } else {
+        usize::from(state.ui.scroll)
+    };
+    let end = log_lines
+        .len()
+        .saturating_sub(back)
+        .max(height.min(log_lines.len()));
     let start = end.saturating_sub(height);
     let query = state.ui.search.as_deref();
     let shown: Vec<Line> = log_lines[start..end]
@@ -161,7 +176,11 @@ fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'st
         .landing
         .iter()
         .map(|l| {
-            let style = if l.contains("NOT seen") { theme.warning } else { theme.text };
+            let style = if l.contains("NOT seen") {
+                theme.warning
+            } else {
+                theme.text
+            };
             Line::styled(l.clone(), style)
         })
         .collect();

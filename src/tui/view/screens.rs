@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use super::{WIDE, badge, block};
-use crate::plan::{Severity, SevenM};
+use crate::plan::{SevenM, Severity};
 use crate::tui::state::{AppState, Badge, RunRow};
 use crate::tui::theme::Theme;
 
@@ -28,7 +28,10 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
             "  "
         };
         lines.push(Line::from(vec![
-            Span::styled(format!("{pointer}{} ", s.id), theme.highlight_if(selected == Some(&s.id))),
+            Span::styled(
+                format!("{pointer}{} ", s.id),
+                theme.highlight_if(selected == Some(&s.id)),
+            ),
             Span::styled(s.name.clone(), theme.text),
             Span::styled(format!("  ({seven_m})"), theme.dim),
         ]));
@@ -38,7 +41,11 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
                 Span::styled(a.description.clone(), theme.dim),
             ]));
         }
-        for p in state.problems.iter().filter(|p| p.scenario.as_deref() == Some(&s.id)) {
+        for p in state
+            .problems
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(&s.id))
+        {
             lines.push(problem_line(p, theme));
         }
     }
@@ -55,7 +62,12 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
     frame.render_widget(tree, left);
     let mut detail = Vec::new();
-    if let Some(s) = state.plan.scenarios.iter().find(|s| Some(s.id.as_str()) == selected) {
+    if let Some(s) = state
+        .plan
+        .scenarios
+        .iter()
+        .find(|s| Some(s.id.as_str()) == selected)
+    {
         let fields = [
             ("Falsifies", s.falsifies.join(", ")),
             ("Technique", field(&s.technique)),
@@ -88,7 +100,10 @@ fn problem_line(p: &crate::plan::Problem, theme: &Theme) -> Line<'static> {
         Severity::Warning => theme.warning,
     };
     Line::from(Span::styled(
-        format!("      {}line {} {}: {}", theme.symbols.warn, p.line, p.field, p.message),
+        format!(
+            "      {}line {} {}: {}",
+            theme.symbols.warn, p.line, p.field, p.message
+        ),
         style,
     ))
 }
@@ -121,7 +136,9 @@ pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
     ];
     let title = format!("Toolbox ({} items)", state.toolbox.len());
     frame.render_widget(
-        Table::new(rows, widths).header(header).block(block(&title, theme)),
+        Table::new(rows, widths)
+            .header(header)
+            .block(block(&title, theme)),
         area,
     );
 }
@@ -140,7 +157,11 @@ pub(super) fn checklist(frame: &mut Frame, area: Rect, state: &AppState, theme: 
             (Some(a), false) => a.clone(),
             (None, _) => "-".to_string(),
         };
-        let style = if c.mismatch { theme.mismatch } else { theme.text };
+        let style = if c.mismatch {
+            theme.mismatch
+        } else {
+            theme.text
+        };
         Row::new([
             Cell::from(c.need.clone()),
             Cell::from(said),
@@ -170,7 +191,10 @@ pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: 
         .iter()
         .map(|a| {
             Line::from(vec![
-                Span::styled(format!("{:<12} ", a.status), theme.highlight_if(a.status == "approved")),
+                Span::styled(
+                    format!("{:<12} ", a.status),
+                    theme.highlight_if(a.status == "approved"),
+                ),
                 Span::styled(format!("{}  ", a.capability), theme.text),
                 Span::styled(a.detail.clone(), theme.dim),
             ])
@@ -179,12 +203,15 @@ pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: 
     if lines.is_empty() {
         lines.push(Line::styled("no installs offered or approved", theme.dim));
     }
-    if let Some(q) = &state.pending {
-        if q.kind == crate::engine::operator::QuestionKind::ApproveChange {
-            lines.push(Line::default());
-            lines.push(Line::styled(format!("waiting for approval: {}", q.id), theme.warning));
-            lines.push(Line::styled(q.prompt.clone(), theme.text));
-        }
+    if let Some(q) = &state.pending
+        && q.kind == crate::engine::operator::QuestionKind::ApproveChange
+    {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            format!("waiting for approval: {}", q.id),
+            theme.warning,
+        ));
+        lines.push(Line::styled(q.prompt.clone(), theme.text));
     }
     frame.render_widget(
         Paragraph::new(lines)
@@ -206,7 +233,14 @@ pub(super) fn reason_lines(row: &RunRow, theme: &Theme) -> Vec<Line<'static>> {
                     if r.cites.is_empty() {
                         String::new()
                     } else {
-                        format!("(#{})", r.cites.iter().map(u64::to_string).collect::<Vec<_>>().join(", #"))
+                        format!(
+                            "(#{})",
+                            r.cites
+                                .iter()
+                                .map(u64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", #")
+                        )
                     },
                     theme.dim,
                 ),
@@ -233,7 +267,11 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
             l
         }));
         let prefix = format!("{}.", row.id);
-        for a in state.answers.iter().filter(|a| a.question.starts_with(&prefix)) {
+        for a in state
+            .answers
+            .iter()
+            .filter(|a| a.question.starts_with(&prefix))
+        {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {}: ", a.question), theme.dim),
                 Span::styled(a.answer.clone(), theme.text),
@@ -257,7 +295,10 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
 /// report.md as text, when the caller provided it.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let text = match &state.report_text {
-        Some(t) => t.lines().map(|l| Line::styled(crate::sanitize::line(l), theme.text)).collect(),
+        Some(t) => t
+            .lines()
+            .map(|l| Line::styled(crate::sanitize::line(l), theme.text))
+            .collect(),
         None => vec![Line::styled("report.md not written yet", theme.dim)],
     };
     frame.render_widget(
