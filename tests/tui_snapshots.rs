@@ -143,13 +143,23 @@ fn the_checklist_highlights_a_mismatch() {
         .lines()
         .position(|l| l.contains("docker daemon"))
         .expect("row drawn");
-    let x = shown
-        .lines()
-        .nth(y)
-        .and_then(|l| l.find("docker"))
-        .expect("cell");
-    let cell = &buffer[(u16::try_from(x).unwrap_or(0), u16::try_from(y).unwrap_or(0))];
+    let line = shown.lines().nth(y).unwrap_or_default();
+    let x = line.find("docker").expect("cell");
+    let column = line[..x].chars().count();
+    let cell = &buffer[(
+        u16::try_from(column).unwrap_or(0),
+        u16::try_from(y).unwrap_or(0),
+    )];
+    assert_eq!(cell.symbol(), "d");
     assert_eq!(cell.bg, theme.mismatch.bg.expect("mismatch background"));
+    let plain = shown
+        .lines()
+        .position(|l| l.contains("Capability checklist"))
+        .unwrap_or(0);
+    assert_ne!(
+        buffer[(1, u16::try_from(plain + 1).unwrap_or(0))].bg,
+        cell.bg
+    );
 }
 
 #[test]
@@ -168,6 +178,37 @@ fn d3_shows_its_reason_chain() {
     assert!(
         shown.contains("did a re-run with the same seed reproduce it?"),
         "{shown}"
+    );
+}
+
+#[test]
+fn a_search_highlights_its_matches_in_the_pane() {
+    let theme = dark();
+    let mut state = demo_state();
+    state.ui.step = Step::Run;
+    select(&mut state, "D3");
+    state.ui.search = Some("listening".to_string());
+    let buffer = render(&state, &theme, 160, 48);
+    let shown = text(&buffer);
+    let y = shown
+        .lines()
+        .position(|l| l.contains("listening"))
+        .expect("match drawn");
+    let x = shown
+        .lines()
+        .nth(y)
+        .and_then(|l| l.find("listening"))
+        .expect("match");
+    // Columns count characters, not bytes: the line starts with box drawing.
+    let column = shown.lines().nth(y).map_or(0, |l| l[..x].chars().count());
+    let cell = &buffer[(
+        u16::try_from(column).unwrap_or(0),
+        u16::try_from(y).unwrap_or(0),
+    )];
+    assert_eq!(cell.bg, theme.highlight.bg.expect("highlight background"));
+    assert!(
+        shown.contains("/listening"),
+        "the status line shows the query"
     );
 }
 

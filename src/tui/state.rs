@@ -676,6 +676,27 @@ mod tests {
     }
 
     #[test]
+    fn scrolling_the_pane_pauses_and_the_end_resumes_following() {
+        let mut s = AppState::new(plan());
+        s.handle(Action::NextStep);
+        assert_eq!(s.ui.step, Step::Toolbox);
+        s.ui.step = Step::Run;
+        s.handle(Action::Down);
+        assert_eq!(s.ui.selected, 1);
+        s.handle(Action::NextPane);
+        s.handle(Action::Up);
+        assert!(!s.ui.follow && s.ui.scroll == 1);
+        s.handle(Action::Bottom);
+        assert!(s.ui.follow && s.ui.scroll == 0);
+        s.handle(Action::Search);
+        assert_eq!(s.ui.search.as_deref(), Some(""));
+        s.handle(Action::Close);
+        assert!(s.ui.search.is_none());
+        s.handle(Action::Quit);
+        assert!(s.ui.quit);
+    }
+
+    #[test]
     fn a_question_shows_until_answered() {
         let mut s = AppState::new(plan());
         s.ask(Question {

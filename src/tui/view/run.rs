@@ -161,7 +161,11 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "no command yet".to_string());
     let mode = if state.ui.follow { "follow" } else { "paused" };
-    let title = format!("{} — {name} [{mode}]", row.id);
+    let phase = serde_json::to_value(row.phase)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let title = format!("{} {phase} — {name} [{mode}]", row.id);
     frame.render_widget(Paragraph::new(shown).block(block(&title, theme)), pane);
     frame.render_widget(
         Paragraph::new(side)
