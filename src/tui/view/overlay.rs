@@ -22,21 +22,28 @@ fn centred(area: Rect, width: u16, height: u16) -> Rect {
     cell
 }
 
-/// Every keymap entry, one a line.
+/// Every keymap entry; keys with the same help share a line (`↑ / k`).
 pub(super) fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let lines: Vec<Line> = KEYMAP
+    let mut grouped: Vec<(Vec<&str>, &str)> = Vec::new();
+    for b in KEYMAP {
+        match grouped.last_mut() {
+            Some((keys, help)) if *help == b.help => keys.push(b.key),
+            _ => grouped.push((vec![b.key], b.help)),
+        }
+    }
+    let lines: Vec<Line> = grouped
         .iter()
-        .map(|b| {
+        .map(|(keys, help)| {
             Line::from(vec![
-                Span::styled(format!("{:>7}  ", b.key), theme.highlight),
-                Span::styled(b.help, theme.text),
+                Span::styled(format!("{:>13}  ", keys.join(" / ")), theme.highlight),
+                Span::styled(*help, theme.text),
             ])
         })
         .collect();
     let height = u16::try_from(lines.len())
         .unwrap_or(u16::MAX)
         .saturating_add(2);
-    let rect = centred(area, 44, height);
+    let rect = centred(area, 48, height);
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(lines).block(block("Keys", theme)), rect);
 }
