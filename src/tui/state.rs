@@ -453,7 +453,7 @@ impl AppState {
                 if !log.is_empty() {
                     row.logs.push(PathBuf::from(log));
                 }
-                if !matches!(row.badge, Badge::Verdict(_)) && row.phase == Phase::Pending {
+                if row.badge == Badge::Pending {
                     row.badge = Badge::Running;
                 }
             }
