@@ -21,6 +21,7 @@ pub mod runspec;
 pub mod sanitize;
 pub mod session;
 pub mod toolbox;
+pub mod tui;
 pub mod verdict;
 
 #[path = "../examples/demo/sut/mod.rs"]

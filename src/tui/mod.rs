@@ -1,0 +1,9 @@
+//! The terminal UI, kept apart from the engine: [`state::AppState`] folds journal
+//! records (plus a pending operator question and UI-only choices),
+//! [`keymap`] turns keys into [`keymap::Action`]s, [`theme`] holds colours and
+//! symbols as data, and [`view::draw`] renders an immutable state onto a frame.
+
+pub mod keymap;
+pub mod state;
+pub mod theme;
+pub mod view;

@@ -1,0 +1,195 @@
+//! The Run screen: scenario / arm list with badges; the selected row's live pane
+//! (a sanitized tail of its newest command log), landing evidence and, on `r`, the
+//! reason chain.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::screens::reason_lines;
+use super::{WIDE, badge, block};
+use crate::tui::state::{AppState, Focus};
+use crate::tui::theme::Theme;
+
+/// The most of a log file the pane ever reads.
+const TAIL_BYTES: u64 = 64 * 1024;
+
+/// The last `cap` bytes of `path` as sanitized lines (a partial first line dropped).
+/// An unreadable file gives one line saying so.
+pub fn tail(path: &Path, cap: u64) -> Vec<String> {
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        let start = len.saturating_sub(cap);
+        file.seek(SeekFrom::Start(start))?;
+        let mut bytes = Vec::new();
+        file.take(cap).read_to_end(&mut bytes)?;
+        if start > 0 {
+            let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+            bytes.drain(..cut);
+        }
+        Ok(bytes)
+    };
+    match read() {
+        Ok(bytes) => String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(crate::sanitize::line)
+            .collect(),
+        Err(e) => vec![format!("(cannot read {}: {e})", path.display())],
+    }
+}
+
+/// `line` with every match of `query` in the highlight style.
+fn highlighted(line: String, query: Option<&str>, theme: &Theme) -> Line<'static> {
+    let Some(q) = query.filter(|q| !q.is_empty()) else {
+        return Line::styled(line, theme.text);
+    };
+    let mut spans = Vec::new();
+    let mut rest = line.as_str();
+    while let Some(at) = rest.find(q) {
+        spans.push(Span::styled(rest[..at].to_string(), theme.text));
+        spans.push(Span::styled(q.to_string(), theme.highlight));
+        rest = &rest[at + q.len()..];
+    }
+    spans.push(Span::styled(rest.to_string(), theme.text));
+    Line::from(spans)
+}
+
+pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let wide = area.width >= WIDE;
+    let list_width = if wide { 48 } else { 30 };
+    let [list, right] =
+        Layout::horizontal([Constraint::Length(list_width), Constraint::Min(0)]).areas(area);
+
+    let rows: Vec<Line> = state
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let selected = i == state.ui.selected;
+            let pointer = if selected {
+                theme.symbols.pointer
+            } else {
+                "  "
+            };
+            let indent = if r.arm.is_some() { "  " } else { "" };
+            let id_style = if selected && state.ui.focus == Focus::List {
+                theme.highlight
+            } else {
+                theme.text
+            };
+            let mut spans = vec![
+                Span::styled(format!("{pointer}{indent}{} ", r.id), id_style),
+                badge(r.badge, theme),
+            ];
+            if wide {
+                spans.push(Span::styled(
+                    format!(" {}/{} seeds", r.seeds_done, r.seeds_started),
+                    theme.dim,
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    let visible = usize::from(list.height.saturating_sub(2)).max(1);
+    let first = state.ui.selected.saturating_sub(visible - 1);
+    frame.render_widget(
+        Paragraph::new(rows)
+            .scroll((u16::try_from(first).unwrap_or(u16::MAX), 0))
+            .block(block("Scenarios", theme)),
+        list,
+    );
+
+    let Some(row) = state.selected_run() else {
+        return;
+    };
+    let mut side = landing_lines(row, theme);
+    if let Some(reason) = &row.not_run {
+        side.push(Line::styled(format!("not run: {reason}"), theme.warning));
+    }
+    if state.ui.reasons {
+        side.push(Line::styled("reason chain:", theme.dim));
+        side.extend(reason_lines(row, theme));
+    }
+    let side_height = u16::try_from(side.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
+    let (pane, evidence) = if wide {
+        let [pane, evidence] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(right);
+        (pane, evidence)
+    } else {
+        let [pane, evidence] = Layout::vertical([
+            Constraint::Min(5),
+            Constraint::Length(side_height.min(right.height / 2)),
+        ])
+        .areas(right);
+        (pane, evidence)
+    };
+
+    // The newest log with something in it (a fresh stderr log is often empty).
+    let log = row
+        .logs
+        .iter()
+        .rev()
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+        .or(row.logs.last());
+    let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
+    let height = usize::from(pane.height.saturating_sub(2));
+    let back = if state.ui.follow {
+        0
+    } else {
+        usize::from(state.ui.scroll)
+    };
+    let end = log_lines
+        .len()
+        .saturating_sub(back)
+        .max(height.min(log_lines.len()));
+    let start = end.saturating_sub(height);
+    let query = state.ui.search.as_deref();
+    let shown: Vec<Line> = log_lines[start..end]
+        .iter()
+        .map(|l| highlighted(l.clone(), query, theme))
+        .collect();
+    let name = log
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "no command yet".to_string());
+    let mode = if state.ui.follow { "follow" } else { "paused" };
+    let phase = serde_json::to_value(row.phase)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let title = format!("{} {phase} — {name} [{mode}]", row.id);
+    frame.render_widget(Paragraph::new(shown).block(block(&title, theme)), pane);
+    frame.render_widget(
+        Paragraph::new(side)
+            .wrap(Wrap { trim: false })
+            .block(block("Landing evidence", theme)),
+        evidence,
+    );
+}
+
+fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = row
+        .landing
+        .iter()
+        .map(|l| {
+            let style = if l.contains("NOT seen") {
+                theme.warning
+            } else {
+                theme.text
+            };
+            Line::styled(l.clone(), style)
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("no fault injected yet", theme.dim));
+    }
+    lines
+}

@@ -1,0 +1,311 @@
+//! The text and table screens: Plan, Toolbox, Checklist, Approvals, Finding, Report.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+
+use super::{WIDE, badge, block};
+use crate::plan::{SevenM, Severity};
+use crate::tui::state::{AppState, Badge, RunRow};
+use crate::tui::theme::Theme;
+
+/// Scenario tree with arms, §7.M state and lint problems inline; the selected
+/// scenario's details beside it when there is room.
+pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let mut lines = Vec::new();
+    let selected = state.selected_run().map(|r| r.scenario.as_str());
+    for s in &state.plan.scenarios {
+        let seven_m = match &s.seven_m {
+            SevenM::Filled(b) => format!("§7.M {}", b.model_kind.as_deref().unwrap_or("filled")),
+            SevenM::NotApplicable { .. } => "§7.M n/a".to_string(),
+            SevenM::Missing => "§7.M missing".to_string(),
+        };
+        let pointer = if selected == Some(s.id.as_str()) {
+            theme.symbols.pointer
+        } else {
+            "  "
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{pointer}{} ", s.id),
+                theme.highlight_if(selected == Some(&s.id)),
+            ),
+            Span::styled(s.name.clone(), theme.text),
+            Span::styled(format!("  ({seven_m})"), theme.dim),
+        ]));
+        for a in &s.arms {
+            lines.push(Line::from(vec![
+                Span::styled(format!("    {}{} ", theme.symbols.branch, a.id), theme.text),
+                Span::styled(a.description.clone(), theme.dim),
+            ]));
+        }
+        for p in state
+            .problems
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(&s.id))
+        {
+            lines.push(problem_line(p, theme));
+        }
+    }
+    for p in state.problems.iter().filter(|p| p.scenario.is_none()) {
+        lines.push(problem_line(p, theme));
+    }
+    let title = format!("Plan: {}", state.plan.slug);
+    let tree = Paragraph::new(lines).block(block(&title, theme));
+    if area.width < WIDE {
+        frame.render_widget(tree, area);
+        return;
+    }
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
+    frame.render_widget(tree, left);
+    let mut detail = Vec::new();
+    if let Some(s) = state
+        .plan
+        .scenarios
+        .iter()
+        .find(|s| Some(s.id.as_str()) == selected)
+    {
+        let fields = [
+            ("Falsifies", s.falsifies.join(", ")),
+            ("Technique", field(&s.technique)),
+            ("Workload", field(&s.workload)),
+            ("Faults", field(&s.faults)),
+            ("Oracle", field(&s.oracle)),
+        ];
+        for (name, value) in fields {
+            detail.push(Line::from(vec![
+                Span::styled(format!("{name}: "), theme.dim),
+                Span::styled(value, theme.text),
+            ]));
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(detail)
+            .wrap(Wrap { trim: true })
+            .block(block("Scenario", theme)),
+        right,
+    );
+}
+
+fn field(f: &Option<crate::plan::Field>) -> String {
+    f.as_ref().map(|f| f.text.clone()).unwrap_or_default()
+}
+
+fn problem_line(p: &crate::plan::Problem, theme: &Theme) -> Line<'static> {
+    let style = match p.severity {
+        Severity::HandBack => theme.mismatch,
+        Severity::Warning => theme.warning,
+    };
+    Line::from(Span::styled(
+        format!(
+            "      {}line {} {}: {}",
+            theme.symbols.warn, p.line, p.field, p.message
+        ),
+        style,
+    ))
+}
+
+impl Theme {
+    fn highlight_if(&self, on: bool) -> Style {
+        if on { self.highlight } else { self.text }
+    }
+}
+
+/// The discovered toolbox as a table.
+pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let header = Row::new(["role", "kind", "name", "path", "evidence"]).style(theme.dim);
+    let rows = state.toolbox.iter().map(|t| {
+        Row::new([
+            t.role.clone(),
+            t.kind.clone(),
+            t.name.clone(),
+            t.path.clone(),
+            t.evidence.clone(),
+        ])
+        .style(theme.text)
+    });
+    let widths = [
+        Constraint::Length(13),
+        Constraint::Length(13),
+        Constraint::Length(16),
+        Constraint::Fill(1),
+        Constraint::Fill(2),
+    ];
+    let title = format!("Toolbox ({} items)", state.toolbox.len());
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .block(block(&title, theme)),
+        area,
+    );
+}
+
+/// need | operator said | probe saw | present, mismatches in the mismatch style.
+pub(super) fn checklist(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let header = Row::new(["need", "operator said", "probe saw", "present"]).style(theme.dim);
+    let rows = state.checklist.iter().map(|c| {
+        let present = match c.present {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "-",
+        };
+        let said = match (&c.answer, c.mismatch) {
+            (Some(a), true) => format!("{}{a}", theme.symbols.warn),
+            (Some(a), false) => a.clone(),
+            (None, _) => "-".to_string(),
+        };
+        let style = if c.mismatch {
+            theme.mismatch
+        } else {
+            theme.text
+        };
+        Row::new([
+            Cell::from(c.need.clone()),
+            Cell::from(said),
+            Cell::from(c.probe.clone().unwrap_or_else(|| "-".to_string())),
+            Cell::from(present),
+        ])
+        .style(style)
+    });
+    let widths = [
+        Constraint::Fill(2),
+        Constraint::Fill(1),
+        Constraint::Fill(2),
+        Constraint::Length(7),
+    ];
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .block(block("Capability checklist", theme)),
+        area,
+    );
+}
+
+/// Install records, and the exact change a pending approval would make.
+pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let mut lines: Vec<Line> = state
+        .approvals
+        .iter()
+        .map(|a| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{:<12} ", a.status),
+                    theme.highlight_if(a.status == "approved"),
+                ),
+                Span::styled(format!("{}  ", a.capability), theme.text),
+                Span::styled(a.detail.clone(), theme.dim),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("no installs offered or approved", theme.dim));
+    }
+    if let Some(q) = &state.pending
+        && q.kind == crate::engine::operator::QuestionKind::ApproveChange
+    {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            format!("waiting for approval: {}", q.id),
+            theme.warning,
+        ));
+        lines.push(Line::styled(q.prompt.clone(), theme.text));
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block("Approvals", theme)),
+        area,
+    );
+}
+
+/// The reason chain of a run row, one step a line.
+pub(super) fn reason_lines(row: &RunRow, theme: &Theme) -> Vec<Line<'static>> {
+    row.reasons
+        .iter()
+        .map(|r| {
+            Line::from(vec![
+                Span::styled(format!("{} ", r.question), theme.text),
+                Span::styled(format!("{} ", r.answer), theme.warning),
+                Span::styled(
+                    if r.cites.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "(#{})",
+                            r.cites
+                                .iter()
+                                .map(u64::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", #")
+                        )
+                    },
+                    theme.dim,
+                ),
+            ])
+        })
+        .collect()
+}
+
+/// FAIL scenarios with their reason chains and the operator's classification.
+pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let mut lines = Vec::new();
+    let fails = state
+        .runs
+        .iter()
+        .filter(|r| matches!(r.badge, Badge::Verdict(v) if v.is_fail()));
+    for row in fails {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{} ", row.id), theme.text),
+            badge(row.badge, theme),
+            Span::styled(format!(" {}", row.name), theme.dim),
+        ]));
+        lines.extend(reason_lines(row, theme).into_iter().map(|mut l| {
+            l.spans.insert(0, Span::raw("  "));
+            l
+        }));
+        let prefix = format!("{}.", row.id);
+        for a in state
+            .answers
+            .iter()
+            .filter(|a| a.question.starts_with(&prefix))
+        {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {}: ", a.question), theme.dim),
+                Span::styled(a.answer.clone(), theme.text),
+                Span::styled(format!(" (by {})", a.by), theme.dim),
+            ]));
+        }
+        lines.push(Line::default());
+    }
+    if lines.is_empty() {
+        lines.push(Line::styled("no FAIL so far", theme.dim));
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((state.ui.scroll, 0))
+            .block(block("Findings", theme)),
+        area,
+    );
+}
+
+/// report.md as text, when the caller provided it.
+pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let text = match &state.report_text {
+        Some(t) => t
+            .lines()
+            .map(|l| Line::styled(crate::sanitize::line(l), theme.text))
+            .collect(),
+        None => vec![Line::styled("report.md not written yet", theme.dim)],
+    };
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .scroll((state.ui.scroll, 0))
+            .block(block("Report", theme)),
+        area,
+    );
+}
