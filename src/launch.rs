@@ -56,6 +56,9 @@ pub struct RunArgs {
     /// Write the findings report here instead of `findings/report.md`.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Terminal UI theme: dark, light or high-contrast (`NO_COLOR` is honoured).
+    #[arg(long, default_value = "dark")]
+    pub theme: String,
 }
 
 /// A plan and its run-spec text, with the names to report them under.
@@ -250,8 +253,10 @@ pub async fn run(
     let _log_guard = crate::logging::to_file(&out_root);
     let exe = std::env::current_exe()
         .map_or_else(|_| "faultline".to_string(), |p| p.display().to_string());
-    if !args.headless {
-        eprintln!("faultline: the terminal UI is not built yet; running headless");
+    use std::io::IsTerminal;
+    let interactive = !args.headless && std::io::stdout().is_terminal();
+    if !args.headless && !interactive {
+        eprintln!("faultline: stdout is not a terminal; running headless");
     }
     let request = Request {
         plan,
@@ -271,14 +276,26 @@ pub async fn run(
     };
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
-    let (tx, rx) = unbounded_channel();
-    let printer = tokio::spawn(crate::headless::print(
-        rx,
-        std::io::stdout(),
-        crate::headless::HEARTBEAT,
-    ));
-    let ended = driver::run(&request, &mut operator, cancel, Some(tx)).await;
-    let _ = printer.await;
+    let ended = if interactive {
+        let theme = match crate::tui::app::theme(&args.theme) {
+            Ok(theme) => theme,
+            Err(e) => {
+                eprintln!("faultline: {e}");
+                return exit::USAGE;
+            }
+        };
+        crate::tui::app::run(request, theme, cancel).await
+    } else {
+        let (tx, rx) = unbounded_channel();
+        let printer = tokio::spawn(crate::headless::print(
+            rx,
+            std::io::stdout(),
+            crate::headless::HEARTBEAT,
+        ));
+        let ended = driver::run(&request, &mut operator, cancel, Some(tx)).await;
+        let _ = printer.await;
+        ended
+    };
     let ended = match ended {
         Ok(ended) => ended,
         Err(e) => {

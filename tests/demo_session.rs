@@ -196,6 +196,10 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         report.contains("INCONCLUSIVE-env") && report.contains("demo-skewd"),
         "the report gives D7's one-line reason"
     );
+    assert!(
+        report.contains("faultline demo --only D3 --tier hardening"),
+        "the reproducer re-runs the demo's D3"
+    );
     let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
     assert!(
         log.contains("binary:fl-client") && log.contains("install"),

@@ -609,17 +609,17 @@ impl Driver<'_> {
             id: format!("F{}", self.findings),
             scenario: scenario.id.clone(),
             hypothesis: scenario.closes.clone(),
-            what_happened: what,
-            reproducer: format!(
-                "faultline run {} --only {} --tier {} (seed {seed}); re-run with the same seed {}",
-                self.req.plan_path.display(),
-                scenario.id,
-                self.req.tier,
+            what_happened: format!(
+                "{what} (seed {seed}; the same-seed re-run {})",
                 if reproduced {
                     "reproduced it"
                 } else {
                     "did not reproduce it"
                 }
+            ),
+            reproducer: format!(
+                "{} --only {} --tier {} --headless --yes",
+                self.req.rerun_command, scenario.id, self.req.tier
             ),
             reproduced,
             blame: answers.first().cloned().unwrap_or_default(),

@@ -3,6 +3,7 @@
 //! [`keymap`] turns keys into [`keymap::Action`]s, [`theme`] holds colours and
 //! symbols as data, and [`view::draw`] renders an immutable state onto a frame.
 
+pub mod app;
 pub mod keymap;
 pub mod state;
 pub mod theme;

@@ -198,6 +198,8 @@ pub struct Ui {
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
     pub quit: bool,
+    /// The answer being typed to the pending question.
+    pub input: String,
 }
 
 /// Everything the screens draw.
@@ -274,6 +276,7 @@ impl AppState {
                 reasons: false,
                 search: None,
                 quit: false,
+                input: String::new(),
             },
         }
     }

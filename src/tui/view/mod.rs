@@ -43,7 +43,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
         overlay::help(frame, frame.area(), theme);
     }
     if let Some(question) = &state.pending {
-        overlay::question(frame, frame.area(), question, theme);
+        overlay::question(frame, frame.area(), question, &state.ui.input, theme);
     }
 }
 

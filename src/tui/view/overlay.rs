@@ -64,7 +64,7 @@ pub fn choices(kind: QuestionKind) -> &'static [&'static str] {
 }
 
 /// The pending question: prompt, default, choices.
-pub(super) fn question(frame: &mut Frame, area: Rect, q: &Question, theme: &Theme) {
+pub(super) fn question(frame: &mut Frame, area: Rect, q: &Question, input: &str, theme: &Theme) {
     let lines = vec![
         Line::styled(q.prompt.clone(), theme.text),
         Line::default(),
@@ -76,9 +76,15 @@ pub(super) fn question(frame: &mut Frame, area: Rect, q: &Question, theme: &Them
             Span::styled("choices: ", theme.dim),
             Span::styled(choices(q.kind).join(" / "), theme.text),
         ]),
+        Line::default(),
+        Line::from(vec![
+            Span::styled("answer: ", theme.dim),
+            Span::styled(format!("{input}_"), theme.highlight),
+        ]),
+        Line::styled("Enter sends (empty: the default)", theme.dim),
     ];
     let width = area.width.saturating_sub(8).min(90);
-    let rect = centred(area, width, 10);
+    let rect = centred(area, width, 13);
     frame.render_widget(Clear, rect);
     let title = format!("Question {}", q.id);
     frame.render_widget(

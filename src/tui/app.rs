@@ -1,0 +1,203 @@
+//! The interactive session: the engine runs in its own task and is only ever talked
+//! to through the journal tap (records in) and the [`Channel`] operator (questions in,
+//! answers out). Drawing happens when something changed, never in a busy loop.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::keymap::{self, Action};
+use super::state::AppState;
+use super::theme::{Theme, locale_is_utf8};
+use crate::engine::driver::{self, DriverError, Ended, Request};
+use crate::engine::operator::{Answer, Asked, Channel, Question, QuestionKind, identity};
+
+/// How often the live pane re-reads its log while a command runs.
+const PANE_REFRESH: Duration = Duration::from_millis(250);
+
+/// The theme for this terminal: `NO_COLOR` and the locale decide colour and symbols.
+pub fn theme(name: &str) -> Result<Theme, super::theme::ThemeError> {
+    let no_color = std::env::var("NO_COLOR").is_ok_and(|v| !v.is_empty());
+    let utf8 = locale_is_utf8(
+        std::env::var("LC_ALL").ok().as_deref(),
+        std::env::var("LC_CTYPE").ok().as_deref(),
+        std::env::var("LANG").ok().as_deref(),
+    );
+    Theme::select(name, no_color, utf8)
+}
+
+/// Keys read on a thread of their own (crossterm's read blocks), forwarded as events.
+fn key_events() -> UnboundedReceiver<Event> {
+    let (tx, rx) = unbounded_channel();
+    std::thread::spawn(move || {
+        while let Ok(event) = crossterm::event::read() {
+            if tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Runs `request` under the terminal UI; returns when the engine has finished and the
+/// operator has left the report screen (or quit, after the engine healed everything).
+pub async fn run(
+    request: Request,
+    theme: Theme,
+    cancel: CancellationToken,
+) -> Result<Ended, DriverError> {
+    let mut state = AppState::new(request.plan.clone());
+    let (records_tx, mut records) = unbounded_channel();
+    let (asked_tx, mut asked) = unbounded_channel::<Asked>();
+    let engine_cancel = cancel.clone();
+    let mut engine = tokio::spawn(async move {
+        let mut operator = Channel { tx: asked_tx };
+        driver::run(&request, &mut operator, engine_cancel, Some(records_tx)).await
+    });
+    let mut terminal = ratatui::init();
+    let mut keys = key_events();
+    let mut pending: Option<Asked> = None;
+    let mut ended: Option<Result<Ended, DriverError>> = None;
+    let mut refresh = tokio::time::interval(PANE_REFRESH);
+    let by = identity();
+    let mut dirty = true;
+    let mut confirming_quit = false;
+    let mut quitting = false;
+    loop {
+        // Every branch below decides whether what it did needs a redraw.
+        if dirty {
+            let _ = terminal.draw(|frame| super::view::draw(frame, &state, &theme));
+        }
+        tokio::select! {
+            Some(record) = records.recv() => {
+                state.apply(&record);
+                dirty = true;
+            }
+            Some(question) = asked.recv(), if pending.is_none() => {
+                state.ask(question.question.clone());
+                state.ui.input.clear();
+                pending = Some(question);
+                dirty = true;
+            }
+            Some(event) = keys.recv() => {
+                dirty = true;
+                let Event::Key(key) = event else { continue };
+                if key.kind != KeyEventKind::Press {
+                    continue;
+                }
+                if confirming_quit {
+                    if let Some(text) = answer_key(&mut state, key) {
+                        confirming_quit = false;
+                        state.answered();
+                        if text.trim().to_lowercase().starts_with('y') {
+                            // The engine stops the step, heals, writes its documents, ends.
+                            quitting = true;
+                            cancel.cancel();
+                        }
+                    }
+                    continue;
+                }
+                if let Some(question) = pending.take() {
+                    match answer_key(&mut state, key) {
+                        Some(text) => {
+                            let text = if text.trim().is_empty() { question.question.default.clone() } else { text };
+                            let _ = question.reply.send(Ok(Answer { text, by: by.clone() }));
+                            state.answered();
+                        }
+                        None => pending = Some(question),
+                    }
+                    continue;
+                }
+                if let Some(query) = state.ui.search.as_mut()
+                    && let KeyCode::Char(c) = key.code
+                    && !key.modifiers.contains(KeyModifiers::CONTROL)
+                {
+                    query.push(c);
+                    continue;
+                }
+                match keymap::action_for(&key) {
+                    Some(Action::Quit) if ended.is_some() => break,
+                    Some(Action::Quit) => {
+                        confirming_quit = true;
+                        state.ask(quit_question());
+                    }
+                    Some(action) => state.handle(action),
+                    None => {}
+                }
+            }
+            result = &mut engine, if ended.is_none() => {
+                let result = result.unwrap_or_else(|e| Err(DriverError::Engine(
+                    crate::engine::iteration::EngineError::Io { id: "session".into(), message: e.to_string() },
+                )));
+                if let Ok(done) = &result {
+                    state.report_text = std::fs::read_to_string(report_path(done)).ok();
+                }
+                ended = Some(result);
+                if quitting {
+                    break;
+                }
+                dirty = true;
+            }
+            _ = refresh.tick(), if ended.is_none() => {
+                // The live pane tails files on disk; redraw only while something runs.
+                dirty = state.selected_run().is_some();
+            }
+        }
+    }
+    ratatui::restore();
+    match ended {
+        Some(result) => result,
+        None => engine.await.unwrap_or_else(|e| {
+            Err(DriverError::Engine(
+                crate::engine::iteration::EngineError::Io {
+                    id: "session".into(),
+                    message: e.to_string(),
+                },
+            ))
+        }),
+    }
+}
+
+/// Asked locally (never sent to the engine) before quitting a running session.
+fn quit_question() -> Question {
+    Question {
+        id: "quit".into(),
+        kind: QuestionKind::ConfirmCapability,
+        prompt: "Quit now? The running step stops, every injected fault is healed and the \
+                 documents are written first. y / n"
+            .into(),
+        default: "n".into(),
+    }
+}
+
+fn report_path(ended: &Ended) -> PathBuf {
+    match &ended.report {
+        Ok(path) => path.clone(),
+        Err(_) => PathBuf::from(&ended.outcome.session_dir)
+            .join("findings")
+            .join("report.md"),
+    }
+}
+
+/// Typing into the pending question's answer; `Some(text)` when Enter sends it.
+fn answer_key(state: &mut AppState, key: KeyEvent) -> Option<String> {
+    match key.code {
+        KeyCode::Enter => Some(std::mem::take(&mut state.ui.input)),
+        KeyCode::Backspace => {
+            state.ui.input.pop();
+            None
+        }
+        KeyCode::Esc => {
+            state.ui.input.clear();
+            None
+        }
+        KeyCode::Char(c) => {
+            state.ui.input.push(c);
+            None
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,164 @@
+//! The real binary in a real terminal (tmux): the demo driven with keystrokes through
+//! the checklist, an approval whose effect appears only after the keypress, the run, a
+//! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn send(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`; panics with the screen otherwise.
+    fn wait_for(&self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{text}` never appeared:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn session_dir(out: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(out.join("demo-kv-replication"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .next()
+}
+
+#[test]
+fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
+    let required = std::env::var("FAULTLINE_REQUIRE_TMUX").is_ok_and(|v| v == "1");
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            !required,
+            "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
+        );
+        eprintln!("SKIP: tmux is not installed; the terminal end-to-end test did not run");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let name = format!("fl-e2e-{}", std::process::id());
+    let command = format!(
+        "cd {} && LANG=C.UTF-8 {} demo --out {}; sleep 60",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_faultline"),
+        out.display()
+    );
+    let status = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "120",
+            "-y",
+            "36",
+            &command,
+        ])
+        .status()
+        .expect("tmux new-session");
+    assert!(status.success());
+    let tmux = Tmux { name };
+
+    // The checklist: answered before any probe.
+    tmux.wait_for(
+        "Question capability.binary:fl-client",
+        Duration::from_secs(20),
+    );
+    tmux.send(&["Enter"]);
+    tmux.wait_for(
+        "Question capability.binary:demo-skewd",
+        Duration::from_secs(10),
+    );
+    tmux.send(&["Enter"]);
+
+    // The approval: the install's file exists only after the keypress.
+    tmux.wait_for("Question install.binary:fl-client", Duration::from_secs(20));
+    let session = session_dir(&out).expect("session directory");
+    let placed = session.join("bin/fl-client");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!placed.exists(), "installed before the operator approved");
+    tmux.send(&["approve", "Enter"]);
+    tmux.wait_for(
+        "Question missing.binary:demo-skewd",
+        Duration::from_secs(20),
+    );
+    assert!(placed.exists(), "the approved install did not happen");
+    tmux.send(&["Enter"]);
+
+    // The run, then the FAIL classification.
+    tmux.wait_for("Question D3.blame", Duration::from_secs(120));
+    tmux.send(&["SUT", "Enter"]);
+    tmux.wait_for("Question D3.bug-type", Duration::from_secs(10));
+    tmux.send(&["crash-recovery; durability", "Enter"]);
+
+    // The report.
+    let screen = tmux.wait_for("Result: FAIL", Duration::from_secs(120));
+    assert!(screen.contains("Findings report"), "{screen}");
+
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let approved = journal
+        .find("\"install-approved\"")
+        .expect("approval journaled");
+    let installed = journal
+        .find("\"install-finished\"")
+        .expect("install journaled");
+    assert!(
+        approved < installed,
+        "the decision is journaled before the install"
+    );
+    let records = faultline::journal::read(&session.join("journal.jsonl"))
+        .expect("journal")
+        .records;
+    let blame = records
+        .iter()
+        .find(|r| r.kind == "operator-answer" && r.data["question"] == "D3.blame")
+        .expect("blame answered");
+    assert_eq!(blame.data["answer"], "SUT");
+    assert!(
+        blame.data["by"].as_str().is_some_and(|b| b.contains('@')),
+        "operator identity: {}",
+        blame.data
+    );
+    tmux.send(&["q"]);
+}
