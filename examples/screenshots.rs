@@ -1,0 +1,124 @@
+//! Renders every TUI screen from the recorded demo journal with the real draw
+//! function, and writes each one as an SVG into `screenshots/`.
+//!
+//! `cargo run --example screenshots` (from the repository root: the fixture's log
+//! paths are relative to it).
+
+use std::fmt::Write as _;
+
+use faultline::journal::Record;
+use faultline::tui::state::{AppState, Step};
+use faultline::tui::theme::Theme;
+use faultline::tui::view::draw;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+
+const WIDTH: u16 = 120;
+const HEIGHT: u16 = 36;
+const CELL_W: f32 = 8.4;
+const CELL_H: f32 = 17.0;
+
+/// A fixed 16-colour palette for named colours, and the RGB ones as they are.
+fn hex(color: Color, fallback: &str) -> String {
+    let named = match color {
+        Color::Reset => return fallback.to_string(),
+        Color::Black => "#1d1f21",
+        Color::Red => "#cc6666",
+        Color::Green => "#b5bd68",
+        Color::Yellow => "#f0c674",
+        Color::Blue => "#81a2be",
+        Color::Magenta => "#b294bb",
+        Color::Cyan => "#8abeb7",
+        Color::Gray => "#c5c8c6",
+        Color::DarkGray => "#666666",
+        Color::LightRed => "#ff7b7b",
+        Color::LightGreen => "#d0e08a",
+        Color::LightYellow => "#ffe08a",
+        Color::LightBlue => "#a3c4e0",
+        Color::LightMagenta => "#d4b0dd",
+        Color::LightCyan => "#a8dcd5",
+        Color::White => "#ffffff",
+        Color::Rgb(r, g, b) => return format!("#{r:02x}{g:02x}{b:02x}"),
+        Color::Indexed(i) => return format!("#{0:02x}{0:02x}{0:02x}", i),
+    };
+    named.to_string()
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn svg(buffer: &Buffer) -> String {
+    let (w, h) = (f32::from(WIDTH) * CELL_W, f32::from(HEIGHT) * CELL_H);
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"14\">\n<rect width=\"100%\" height=\"100%\" fill=\"#1d1f21\"/>\n"
+    );
+    for y in 0..HEIGHT {
+        for x in 0..WIDTH {
+            let Some(cell) = buffer.cell((x, y)) else { continue };
+            let (px, py) = (f32::from(x) * CELL_W, f32::from(y) * CELL_H);
+            if cell.bg != Color::Reset {
+                let _ = writeln!(
+                    out,
+                    "<rect x=\"{px}\" y=\"{py}\" width=\"{CELL_W}\" height=\"{CELL_H}\" fill=\"{}\"/>",
+                    hex(cell.bg, "#1d1f21")
+                );
+            }
+            let symbol = cell.symbol();
+            if !symbol.trim().is_empty() {
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{px}\" y=\"{}\" fill=\"{}\">{}</text>",
+                    py + CELL_H * 0.78,
+                    hex(cell.fg, "#c5c8c6"),
+                    escape(symbol)
+                );
+            }
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+fn main() {
+    let plan = faultline::plan::parse_plan(
+        "examples/demo/plan.md",
+        include_str!("demo/plan.md"),
+    );
+    let mut state = AppState::new(plan);
+    for line in include_str!("../tests/fixtures/journal/demo.jsonl").lines() {
+        match serde_json::from_str::<Record>(line) {
+            Ok(record) => state.apply(&record),
+            Err(e) => eprintln!("skipping a fixture line: {e}"),
+        }
+    }
+    let theme = match Theme::by_name("dark") {
+        Ok(theme) => theme,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all("screenshots") {
+        eprintln!("screenshots/: {e}");
+        std::process::exit(1);
+    }
+    for step in Step::ALL {
+        state.ui.step = step;
+        let Ok(mut terminal) = Terminal::new(TestBackend::new(WIDTH, HEIGHT)) else {
+            eprintln!("no test terminal");
+            std::process::exit(1);
+        };
+        if terminal.draw(|frame| draw(frame, &state, &theme)).is_err() {
+            eprintln!("drawing {} failed", step.title());
+            continue;
+        }
+        let name = format!("screenshots/{}.svg", step.title().to_lowercase());
+        match std::fs::write(&name, svg(terminal.backend().buffer())) {
+            Ok(()) => println!("{name}"),
+            Err(e) => eprintln!("{name}: {e}"),
+        }
+    }
+}
