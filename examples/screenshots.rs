@@ -47,7 +47,9 @@ fn hex(color: Color, fallback: &str) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn svg(buffer: &Buffer) -> String {
@@ -57,7 +59,9 @@ fn svg(buffer: &Buffer) -> String {
     );
     for y in 0..HEIGHT {
         for x in 0..WIDTH {
-            let Some(cell) = buffer.cell((x, y)) else { continue };
+            let Some(cell) = buffer.cell((x, y)) else {
+                continue;
+            };
             let (px, py) = (f32::from(x) * CELL_W, f32::from(y) * CELL_H);
             if cell.bg != Color::Reset {
                 let _ = writeln!(
@@ -83,10 +87,7 @@ fn svg(buffer: &Buffer) -> String {
 }
 
 fn main() {
-    let plan = faultline::plan::parse_plan(
-        "examples/demo/plan.md",
-        include_str!("demo/plan.md"),
-    );
+    let plan = faultline::plan::parse_plan("examples/demo/plan.md", include_str!("demo/plan.md"));
     let mut state = AppState::new(plan);
     for line in include_str!("../tests/fixtures/journal/demo.jsonl").lines() {
         match serde_json::from_str::<Record>(line) {
@@ -107,10 +108,7 @@ fn main() {
     }
     for step in Step::ALL {
         state.ui.step = step;
-        let Ok(mut terminal) = Terminal::new(TestBackend::new(WIDTH, HEIGHT)) else {
-            eprintln!("no test terminal");
-            std::process::exit(1);
-        };
+        let Ok(mut terminal) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
         if terminal.draw(|frame| draw(frame, &state, &theme)).is_err() {
             eprintln!("drawing {} failed", step.title());
             continue;
