@@ -1,39 +1,67 @@
 //! Child output is never shown raw: escape sequences and control characters are
 //! removed before any text that came from a child reaches a terminal or a report.
 
-/// Removes ANSI escape sequences (CSI, OSC and two-byte ESC forms) and control
-/// characters other than tab; invalid UTF-8 must already be replaced by the caller.
+/// Removes escape sequences — CSI, OSC, DCS / SOS / PM / APC strings (7-bit `ESC x`
+/// and 8-bit C1 forms alike) and two-byte `ESC x` forms — and every control character
+/// other than tab.
 pub fn line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
+        let introducer = match c {
             '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @..~
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                _ => {}
+                Some('[') => '\u{9b}',
+                Some(']') => '\u{9d}',
+                Some('P') => '\u{90}',
+                Some('X') => '\u{98}',
+                Some('^') => '\u{9e}',
+                Some('_') => '\u{9f}',
+                // Any other two-byte form: both characters dropped.
+                _ => continue,
             },
-            '\t' => out.push(c),
+            c => c,
+        };
+        match introducer {
+            // CSI: parameters and intermediates up to a final byte in @..~
+            '\u{9b}' => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC, DCS, SOS, PM, APC: a string up to BEL or ST (ESC \ or 8-bit 0x9c).
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || c == '\u{9c}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            '\t' => out.push('\t'),
             c if c.is_control() => {}
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Decodes raw child output for display: valid UTF-8 as is, a stray byte in the C1
+/// range (0x80–0x9f, e.g. the 8-bit CSI 0x9b) as the C1 control it stands for, so
+/// [`line`] removes it with its parameters, and any other invalid byte as U+FFFD.
+pub fn decode(raw: &[u8]) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for chunk in raw.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            match byte {
+                0x80..=0x9f => out.push(char::from(*byte)),
+                _ => out.push('\u{fffd}'),
+            }
         }
     }
     out

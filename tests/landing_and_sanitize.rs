@@ -70,3 +70,11 @@ fn sanitize_strips_escapes_and_controls() {
     assert_eq!(sanitize::line("bell\x07\rcr\tok"), "bellcr\tok");
     assert_eq!(sanitize::line("plain ✓"), "plain ✓");
 }
+
+#[test]
+fn dcs_apc_and_eight_bit_c1_forms_are_removed_with_their_payload() {
+    use faultline::sanitize::{decode, line};
+    let raw = b"a\x1bP1$qsecret\x1b\\b\x1b_apc\x07c\x9b31md\x9d0;title\x07e\xffz";
+    let shown = line(&decode(raw));
+    assert_eq!(shown, "abcde\u{fffd}z");
+}

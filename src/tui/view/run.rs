@@ -35,7 +35,7 @@ pub fn tail(path: &Path, cap: u64) -> Vec<String> {
         Ok(bytes)
     };
     match read() {
-        Ok(bytes) => String::from_utf8_lossy(&bytes)
+        Ok(bytes) => crate::sanitize::decode(&bytes)
             .lines()
             .map(crate::sanitize::line)
             .collect(),
