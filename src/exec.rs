@@ -177,3 +177,12 @@ fn outcome_of(status: std::process::ExitStatus) -> Outcome {
         (None, None) => Outcome::Exited(-1),
     }
 }
+
+/// When `pid` started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`);
+/// with the pid it names one process even after pids are reused.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name start at field 3 (state).
+    let (_, rest) = stat.rsplit_once(") ")?;
+    rest.split_whitespace().nth(19)?.parse().ok()
+}

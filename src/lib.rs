@@ -10,6 +10,7 @@ pub mod engine;
 pub mod exec;
 pub mod exit;
 pub mod headless;
+pub mod heal;
 pub mod journal;
 pub mod launch;
 pub mod logging;

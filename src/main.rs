@@ -55,6 +55,15 @@ enum Command {
         #[command(flatten)]
         args: faultline::launch::RunArgs,
     },
+    /// Heal what a killed session left behind: every fault its journal shows injected
+    /// but not healed, and every process group it started that is still alive.
+    ///
+    /// Exits 0 when everything was healed, 1 when an action failed, 66 when the
+    /// session's journal cannot be read.
+    Heal {
+        /// The session directory (holding `journal.jsonl`).
+        session: PathBuf,
+    },
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
@@ -87,6 +96,7 @@ fn main() {
             Err(code) => code,
         },
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
+        Command::Heal { session } => heal(&session),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);
@@ -101,6 +111,28 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
         Err(e) => {
             eprintln!("faultline: cannot start the async runtime: {e}");
             1
+        }
+    }
+}
+
+fn heal(session: &std::path::Path) -> i32 {
+    match faultline::heal::heal_session(session) {
+        Ok(healed) => {
+            for line in &healed.actions {
+                println!("healed: {line}");
+            }
+            for line in &healed.failures {
+                println!("FAILED: {line}");
+            }
+            if healed.failures.is_empty() {
+                exit::OK
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            exit::UNREADABLE
         }
     }
 }

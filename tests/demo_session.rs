@@ -380,3 +380,84 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
         "verdicts.json must say it was interrupted"
     );
 }
+
+#[test]
+fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), |s| {
+        s.replace("duration: 1500ms", "duration: 30s")
+    });
+    let root = work.path().join("sessions");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args([
+            "run",
+            plan.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--tier",
+            "hardening",
+            "--only",
+            "D2",
+            "--out",
+        ])
+        .arg(&root)
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("faultline starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let journal_path = loop {
+        let found = std::fs::read_dir(root.join("demo-kv-replication"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found
+            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"landing-injector\""))
+        {
+            break path;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no fault was injected within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    child.kill().expect("SIGKILL faultline");
+    let _ = child.wait();
+    let session = journal_path.parent().expect("session").to_path_buf();
+    let before = records(&session);
+    assert!(before.iter().any(|r| r.kind == "fault-injected"));
+    assert!(
+        !before.iter().any(|r| r.kind == "fault-healed"),
+        "faultline died before healing"
+    );
+    // The kernel SIGHUPs a stopped process whose group is orphaned, so the paused
+    // victim itself may be gone; the other services are left running without owner.
+    let left: Vec<i32> = before
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .map(|p| p as i32)
+        .filter(|p| common::group_alive(*p))
+        .collect();
+    assert!(!left.is_empty(), "nothing was left behind to heal");
+
+    let healed = faultline(&["heal", session.to_str().expect("utf-8")], work.path());
+    assert_eq!(
+        healed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&healed.stdout)
+    );
+    let text = String::from_utf8_lossy(&healed.stdout);
+    assert!(
+        text.contains("pause-n3"),
+        "the fault is accounted for: {text}"
+    );
+    assert!(text.contains("process group"), "{text}");
+    let after = records(&session);
+    assert_clean_exit(&after);
+}

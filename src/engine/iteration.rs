@@ -149,6 +149,7 @@ impl Runner<'_> {
         self.log(
             "command-started",
             json!({"name": name, "command": command, "pgid": running.pgid,
+                   "started": exec::start_time(running.pgid),
                    "log": running.stderr_log.display().to_string()}),
         )?;
         Ok(running)
@@ -340,9 +341,21 @@ impl Runner<'_> {
             Held::Process(injected) => Some(injected.pid),
             _ => None,
         };
-        facts
-            .cites
-            .push(self.log("fault-injected", json!({"fault": step.id, "pid": pid}))?);
+        // Enough to heal it later from the journal alone (`faultline heal`).
+        let undo = match (&held, &step.command) {
+            (Held::Process(injected), _) => {
+                json!({"pid": injected.pid, "action": format!("{:?}", injected.action),
+                                                   "started": exec::start_time(injected.pid)})
+            }
+            (_, Some(spec)) => {
+                json!({"heal": self.expand(&spec.heal)?, "cwd": self.ctx.cwd.display().to_string()})
+            }
+            _ => json!(null),
+        };
+        facts.cites.push(self.log(
+            "fault-injected",
+            json!({"fault": step.id, "pid": pid, "undo": undo}),
+        )?);
         let observed = self.observe(step, &held, &watches, facts).await;
         let hold = match (&observed, step.duration) {
             (Ok(()), Some(duration)) => self.guard(tokio::time::sleep(duration.0)).await,

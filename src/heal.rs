@@ -1,0 +1,171 @@
+//! `faultline heal SESSION`: after faultline itself was killed (SIGKILL, power loss),
+//! the journal still says what it injected and which process groups it started. This
+//! heals every fault without a heal record and ends every group still alive — only
+//! processes the journal names, each checked against its recorded start time so a
+//! reused pid is never touched — and journals what it did.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use nix::sys::signal::Signal;
+use serde_json::{Value, json};
+
+use crate::exec;
+use crate::journal::{self, Journal, JournalError, Record, Scope};
+use crate::nemesis::process::{ProcState, proc_state};
+
+/// What healing did.
+#[derive(Debug, Default)]
+pub struct Healed {
+    /// One line per action, for the operator.
+    pub actions: Vec<String>,
+    /// Actions that failed.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HealError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// The same process the journal recorded: alive and started at the recorded time.
+fn same_process(pid: i32, started: Option<u64>) -> bool {
+    match (exec::start_time(pid), started) {
+        (Some(now), Some(then)) => now == then,
+        _ => false,
+    }
+}
+
+/// Faults injected and never healed, in journal order.
+fn unhealed(records: &[Record]) -> Vec<&Record> {
+    let key = |r: &Record| {
+        (
+            r.scope.clone(),
+            r.data
+                .get("fault")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    let mut open: Vec<&Record> = Vec::new();
+    for r in records {
+        match r.kind.as_str() {
+            "fault-injected" => open.push(r),
+            "fault-healed" => {
+                let k = key(r);
+                if let Some(i) = open.iter().position(|o| key(o) == k) {
+                    open.remove(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    open
+}
+
+fn heal_fault(record: &Record, out: &mut Healed) -> Value {
+    let fault = record
+        .data
+        .get("fault")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
+    let pid = undo
+        .get("pid")
+        .and_then(Value::as_i64)
+        .and_then(|p| i32::try_from(p).ok());
+    let started = undo.get("started").and_then(Value::as_u64);
+    let action = undo.get("action").and_then(Value::as_str).unwrap_or("");
+    let result = match (pid, undo.get("heal").and_then(Value::as_str)) {
+        (Some(pid), _) if !same_process(pid, started) => {
+            Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
+        }
+        (Some(pid), _) if action == "Pause" && proc_state(pid) == ProcState::Stopped => {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGCONT)
+                .map(|()| format!("{fault}: SIGCONT sent to pid {pid}"))
+                .map_err(|e| format!("{fault}: SIGCONT to pid {pid}: {e}"))
+        }
+        (Some(pid), _) if action.starts_with("Term") => {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL)
+                .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
+                .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
+        }
+        (Some(pid), _) => Ok(format!("{fault}: pid {pid} needs no undo ({action})")),
+        (None, Some(heal)) => {
+            let cwd = undo.get("cwd").and_then(Value::as_str).unwrap_or(".");
+            match std::process::Command::new("sh")
+                .arg("-c")
+                .arg(heal)
+                .current_dir(cwd)
+                .status()
+            {
+                Ok(status) if status.success() => {
+                    Ok(format!("{fault}: heal command `{heal}` exited 0"))
+                }
+                Ok(status) => Err(format!("{fault}: heal command `{heal}` ended {status}")),
+                Err(e) => Err(format!("{fault}: heal command `{heal}`: {e}")),
+            }
+        }
+        (None, None) => Err(format!("{fault}: the journal holds no way to undo it")),
+    };
+    match &result {
+        Ok(line) => out.actions.push(line.clone()),
+        Err(line) => out.failures.push(line.clone()),
+    }
+    json!({"fault": fault, "result": result, "by": "faultline heal"})
+}
+
+/// Heals what the session at `dir` left behind.
+pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
+    let path = dir.join("journal.jsonl");
+    let records = journal::read(&path)?.records;
+    let mut journal = Journal::open(&path)?;
+    let mut out = Healed::default();
+    journal.append(
+        Scope::default(),
+        "heal-started",
+        &json!({"by": "faultline heal"}),
+    )?;
+    for record in unhealed(&records) {
+        let data = heal_fault(record, &mut out);
+        journal.append(record.scope.clone(), "fault-healed", &data)?;
+    }
+    // Groups last: a paused victim is resumed before its group is ended.
+    let mut seen = BTreeSet::new();
+    for r in records.iter().filter(|r| r.kind == "command-started") {
+        let Some(pgid) = r
+            .data
+            .get("pgid")
+            .and_then(Value::as_i64)
+            .and_then(|p| i32::try_from(p).ok())
+        else {
+            continue;
+        };
+        let started = r.data.get("started").and_then(Value::as_u64);
+        if !seen.insert(pgid) || !same_process(pgid, started) {
+            continue;
+        }
+        let ended = exec::signal_group(pgid, Signal::SIGKILL);
+        let line = format!(
+            "process group {pgid} ({}) ended",
+            r.data.get("name").and_then(Value::as_str).unwrap_or("?")
+        );
+        match ended {
+            Ok(()) => out.actions.push(line.clone()),
+            Err(e) => out.failures.push(format!("{line}: {e}")),
+        }
+        journal.append(
+            r.scope.clone(),
+            "group-ended",
+            &json!({"pgid": pgid, "by": "faultline heal"}),
+        )?;
+    }
+    journal.append(
+        Scope::default(),
+        "heal-finished",
+        &json!({"actions": out.actions, "failures": out.failures}),
+    )?;
+    Ok(out)
+}
