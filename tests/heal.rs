@@ -20,13 +20,13 @@ fn state(pid: u32) -> char {
 #[test]
 fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut paused = Command::new("sleep").arg("100").spawn().expect("sleep");
+    let paused = Command::new("sleep").arg("100").spawn().expect("sleep");
     let mut group = Command::new("sleep")
         .arg("100")
         .process_group(0)
         .spawn()
         .expect("sleep");
-    let mut stranger = Command::new("sleep").arg("100").spawn().expect("sleep");
+    let stranger = Command::new("sleep").arg("100").spawn().expect("sleep");
     let paused_pid = paused.id() as i32;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(paused_pid),
