@@ -284,7 +284,13 @@ pub async fn run(
                 return exit::USAGE;
             }
         };
-        crate::tui::app::run(request, theme, cancel).await
+        // The answers file and --approve-installs still answer first; --yes is a
+        // headless policy, so in the UI every other question is the operator's.
+        let scripted = Scripted {
+            yes: false,
+            ..std::mem::take(&mut operator)
+        };
+        crate::tui::app::run(request, scripted, theme, cancel).await
     } else {
         let (tx, rx) = unbounded_channel();
         let printer = tokio::spawn(crate::headless::print(

@@ -122,3 +122,29 @@ async fn the_channel_operator_hands_questions_to_the_ui_and_answers_back() {
     drop(rx);
     assert!(gone.await.is_err());
 }
+
+#[tokio::test]
+async fn an_answers_file_in_front_of_the_ui_answers_what_it_knows() {
+    use faultline::engine::operator::{Channel, Layered};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut op = Layered {
+        scripted: Scripted {
+            answers: [("install.libfaketime".to_string(), "approve".to_string())].into(),
+            source: "answers file a.yaml".into(),
+            ..Scripted::default()
+        },
+        interactive: Channel { tx },
+    };
+    let answered = op.ask(&install()).await.expect("sent").expect("answered");
+    assert_eq!(
+        (answered.text.as_str(), answered.by.as_str()),
+        ("approve", "answers file a.yaml")
+    );
+    assert!(
+        rx.try_recv().is_err(),
+        "the UI was asked what the file answers"
+    );
+    let _pending = op.ask(&classify("D3.blame"));
+    let asked = rx.recv().await.expect("the UI gets the rest");
+    assert_eq!(asked.question.id, "D3.blame");
+}

@@ -177,3 +177,29 @@ impl Operator for Channel {
         rx
     }
 }
+
+/// An answers file (and `--approve-installs`) in front of an interactive operator:
+/// what the file answers is answered at once, everything else goes to the UI.
+pub struct Layered<O: Operator> {
+    pub scripted: Scripted,
+    pub interactive: O,
+}
+
+impl<O: Operator> Operator for Layered<O> {
+    fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>> {
+        let scripted_only = Scripted {
+            yes: false,
+            approve_installs: self.scripted.approve_installs,
+            answers: self.scripted.answers.clone(),
+            source: self.scripted.source.clone(),
+        };
+        match scripted_only.decide(question) {
+            Ok(answer) => {
+                let (tx, rx) = oneshot::channel();
+                let _ = tx.send(Ok(answer));
+                rx
+            }
+            Err(_) => self.interactive.ask(question),
+        }
+    }
+}

@@ -13,7 +13,9 @@ use super::keymap::{self, Action};
 use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
 use crate::engine::driver::{self, DriverError, Ended, Request};
-use crate::engine::operator::{Answer, Asked, Channel, Question, QuestionKind, identity};
+use crate::engine::operator::{
+    Answer, Asked, Channel, Layered, Question, QuestionKind, Scripted, identity,
+};
 
 /// How often the live pane re-reads its log while a command runs.
 const PANE_REFRESH: Duration = Duration::from_millis(250);
@@ -46,6 +48,7 @@ fn key_events() -> UnboundedReceiver<Event> {
 /// operator has left the report screen (or quit, after the engine healed everything).
 pub async fn run(
     request: Request,
+    scripted: Scripted,
     theme: Theme,
     cancel: CancellationToken,
 ) -> Result<Ended, DriverError> {
@@ -54,7 +57,10 @@ pub async fn run(
     let (asked_tx, mut asked) = unbounded_channel::<Asked>();
     let engine_cancel = cancel.clone();
     let mut engine = tokio::spawn(async move {
-        let mut operator = Channel { tx: asked_tx };
+        let mut operator = Layered {
+            scripted,
+            interactive: Channel { tx: asked_tx },
+        };
         driver::run(&request, &mut operator, engine_cancel, Some(records_tx)).await
     });
     let mut terminal = ratatui::init();
