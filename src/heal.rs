@@ -2,7 +2,8 @@
 //! the journal still says what it injected and which process groups it started. This
 //! heals every fault without a heal record and ends every group still alive — only
 //! processes the journal names, each checked against its recorded start time so a
-//! reused pid is never touched — and journals what it did.
+//! reused pid is never touched — and removes the iptables rules of net faults, found
+//! by their `faultline:<tag>` comment only — and journals what it did.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::exec;
 use crate::journal::{self, Journal, JournalError, Record, Scope};
+use crate::nemesis::net;
 use crate::nemesis::process::{ProcState, proc_state};
 
 /// What healing did.
@@ -72,13 +74,50 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
         .and_then(Value::as_str)
         .unwrap_or("?");
     let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
+    let result = if let Some(net) = undo.get("net") {
+        heal_net(fault, net)
+    } else {
+        heal_other(fault, &undo)
+    };
+    match &result {
+        Ok(line) => out.actions.push(line.clone()),
+        Err(line) => out.failures.push(line.clone()),
+    }
+    json!({"fault": fault, "result": result, "by": "faultline heal"})
+}
+
+/// A net fault: deletes every rule still carrying its tag (in its namespace).
+fn heal_net(fault: &str, net: &Value) -> Result<String, String> {
+    let netns = net.get("netns").and_then(Value::as_str);
+    let Some(tag) = net
+        .get("tag")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    else {
+        return Err(format!("{fault}: the net undo record names no tag"));
+    };
+    let place = netns
+        .map(|ns| format!(" in netns {ns}"))
+        .unwrap_or_default();
+    net::remove_tagged(netns, tag)
+        .map(|n| {
+            format!(
+                "{fault}: {n} rule(s) tagged {}{tag} deleted{place}",
+                net::TAG_PREFIX
+            )
+        })
+        .map_err(|e| format!("{fault}: {e}{place}"))
+}
+
+/// A process or command fault.
+fn heal_other(fault: &str, undo: &Value) -> Result<String, String> {
     let pid = undo
         .get("pid")
         .and_then(Value::as_i64)
         .and_then(|p| i32::try_from(p).ok());
     let started = undo.get("started").and_then(Value::as_u64);
     let action = undo.get("action").and_then(Value::as_str).unwrap_or("");
-    let result = match (pid, undo.get("heal").and_then(Value::as_str)) {
+    match (pid, undo.get("heal").and_then(Value::as_str)) {
         (Some(pid), _) if !same_process(pid, started) => {
             Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
         }
@@ -109,12 +148,7 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
             }
         }
         (None, None) => Err(format!("{fault}: the journal holds no way to undo it")),
-    };
-    match &result {
-        Ok(line) => out.actions.push(line.clone()),
-        Err(line) => out.failures.push(line.clone()),
     }
-    json!({"fault": fault, "result": result, "by": "faultline heal"})
 }
 
 /// Heals what the session at `dir` left behind.

@@ -13,10 +13,11 @@ use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::journal::{Journal, JournalError, Scope};
 use crate::nemesis::command::CommandFault;
 use crate::nemesis::landing::LogWatch;
+use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
-use crate::runspec::{Binding, FaultStep, Side, SignalName, TargetSpec};
+use crate::runspec::{Binding, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec};
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -73,7 +74,18 @@ pub struct FaultFacts {
 enum Held {
     Process(process::Injected),
     Command(crate::nemesis::command::InjectedCommand),
+    Net(InjectedNet),
     Failed(String),
+}
+
+/// How long the injector side of a net fault may take to see dropped packets: the
+/// longest declared landing window, else the default.
+fn injector_window(step: &FaultStep) -> Duration {
+    step.landing
+        .iter()
+        .filter_map(|l| l.within.map(|d| d.0))
+        .max()
+        .unwrap_or(DEFAULT_LANDING_WITHIN)
 }
 
 /// Everything the iteration learned, for the audits and the decision tree.
@@ -278,6 +290,22 @@ impl Runner<'_> {
         Ok(watches)
     }
 
+    /// The net spec with `${var}`s expanded in its namespace and addresses.
+    fn expand_net(&mut self, spec: &NetFaultSpec) -> Result<NetFaultSpec, EngineError> {
+        let mut spec = spec.clone();
+        if let Some(ns) = &spec.netns {
+            spec.netns = Some(self.expand(ns)?);
+        }
+        for rule in &mut spec.drop {
+            for field in [&mut rule.source, &mut rule.destination] {
+                if let Some(value) = field {
+                    *value = self.expand(value)?;
+                }
+            }
+        }
+        Ok(spec)
+    }
+
     fn write_epoch(&self, text: &str) -> Result<(), EngineError> {
         std::fs::write(self.ctx.artifacts.join("fault_epoch"), text).map_err(|e| self.io(e))
     }
@@ -297,8 +325,8 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match (&step.process, &step.command) {
-            (Some(spec), None) => {
+        let held = match (&step.process, &step.command, &step.net) {
+            (Some(spec), None, None) => {
                 let target = self.victim_pid(&spec.target)?;
                 let action = match spec.signal {
                     SignalName::Kill => Action::Kill,
@@ -312,7 +340,7 @@ impl Runner<'_> {
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, Some(spec)) => {
+            (None, Some(spec), None) => {
                 let fault = CommandFault {
                     id: step.id.clone(),
                     inject: self.expand(&spec.inject)?,
@@ -322,6 +350,13 @@ impl Runner<'_> {
                 };
                 match self.guard(fault.inject(&self.ctx.logs)).await? {
                     Ok(injected) => Held::Command(injected),
+                    Err(e) => Held::Failed(e.to_string()),
+                }
+            }
+            (None, None, Some(spec)) => {
+                let spec = self.expand_net(spec)?;
+                match net::inject(&spec, &step.id) {
+                    Ok(injected) => Held::Net(injected),
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
@@ -347,6 +382,18 @@ impl Runner<'_> {
                 json!({"pid": injected.pid, "action": format!("{:?}", injected.action),
                                                    "started": exec::start_time(injected.pid)})
             }
+            (Held::Net(injected), _) => {
+                let rules: Vec<Vec<&str>> = injected
+                    .rules
+                    .iter()
+                    .map(|argv| {
+                        std::iter::once("iptables")
+                            .chain(argv.iter().map(String::as_str))
+                            .collect()
+                    })
+                    .collect();
+                json!({"net": {"netns": injected.netns, "tag": injected.tag, "rules": rules}})
+            }
             (_, Some(spec)) => {
                 json!({"heal": self.expand(&spec.heal)?, "cwd": self.ctx.cwd.display().to_string()})
             }
@@ -368,6 +415,7 @@ impl Runner<'_> {
                 .await
                 .map(|()| "heal command exited 0".to_string())
                 .map_err(|e| e.to_string()),
+            Held::Net(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -396,6 +444,17 @@ impl Runner<'_> {
             facts.cites.push(self.log(
                 "landing-injector",
                 json!({"fault": step.id, "landed": seen.landed, "detail": seen.detail}),
+            )?);
+        }
+        if let Held::Net(injected) = held {
+            let within = injector_window(step);
+            let seen = self.guard(injected.await_landing(within)).await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
             )?);
         }
         let mut all = !watches.is_empty();

@@ -3,6 +3,7 @@
 
 pub mod command;
 pub mod landing;
+pub mod net;
 pub mod process;
 
 /// The nemesis kinds a run spec can name (`references/nemesis.md` documents each).
@@ -10,15 +11,17 @@ pub mod process;
 pub enum Kind {
     Process,
     Command,
+    Net,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 2] = [Kind::Process, Kind::Command];
+    pub const ALL: [Kind; 3] = [Kind::Process, Kind::Command, Kind::Net];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Process => "process",
             Kind::Command => "command",
+            Kind::Net => "net",
         }
     }
 }

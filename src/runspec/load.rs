@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::{Location, Spanned};
 
-use super::model::{Binding, RunSpecFile};
+use super::model::{Binding, NetFaultSpec, RunSpecFile};
 use crate::plan::Plan;
 
 /// A run-spec problem located in its file.
@@ -79,23 +79,59 @@ fn check_binding(
     errors: &mut Vec<SpecError>,
 ) {
     for fault in &binding.faults {
-        let kinds =
-            usize::from(fault.value.process.is_some()) + usize::from(fault.value.command.is_some());
+        let step = &fault.value;
+        let at = |field: &str, message: String| SpecError {
+            file: file.to_string(),
+            line: fault.referenced.line() + line_offset,
+            column: fault.referenced.column(),
+            field: Some(field.into()),
+            message,
+        };
+        let kinds = usize::from(step.process.is_some())
+            + usize::from(step.command.is_some())
+            + usize::from(step.net.is_some());
         if kinds != 1 {
-            errors.push(SpecError {
-                file: file.to_string(),
-                line: fault.referenced.line() + line_offset,
-                column: fault.referenced.column(),
-                field: Some("process|command".into()),
-                message: format!(
-                    "fault `{}` of {id} needs exactly one of `process` or `command`",
-                    fault.value.id
+            errors.push(at(
+                "process|command|net",
+                format!(
+                    "fault `{}` of {id} needs exactly one of `process`, `command` or `net`",
+                    step.id
                 ),
-            });
+            ));
+        }
+        if let Some(net) = &step.net {
+            check_net(id, &step.id, net, &at, errors);
         }
     }
     for (arm, inner) in &binding.arms {
         check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);
+    }
+}
+
+/// A `net` fault drops something, and each drop probability lies in (0, 1].
+fn check_net(
+    id: &str,
+    fault: &str,
+    net: &NetFaultSpec,
+    at: &dyn Fn(&str, String) -> SpecError,
+    errors: &mut Vec<SpecError>,
+) {
+    if net.drop.is_empty() {
+        errors.push(at(
+            "net.drop",
+            format!("fault `{fault}` of {id} needs at least one rule under `net.drop`"),
+        ));
+    }
+    for (index, rule) in net.drop.iter().enumerate() {
+        if let Some(p) = rule.probability.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
+            errors.push(at(
+                "net.drop.probability",
+                format!(
+                    "fault `{fault}` of {id}, rule {}: probability {p} is outside (0, 1]",
+                    index + 1
+                ),
+            ));
+        }
     }
 }
 

@@ -114,7 +114,7 @@ pub struct Check {
     pub deadline: Option<Dur>,
 }
 
-/// One nemesis step of the fault schedule: exactly one of `process` / `command`.
+/// One nemesis step of the fault schedule: exactly one of `process` / `command` / `net`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
@@ -125,6 +125,7 @@ pub struct FaultStep {
     pub duration: Option<Dur>,
     pub process: Option<ProcessFaultSpec>,
     pub command: Option<CommandFaultSpec>,
+    pub net: Option<NetFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -133,9 +134,10 @@ pub struct FaultStep {
 impl FaultStep {
     /// The one nemesis kind this step names; `None` when it names none or several.
     pub fn kind(&self) -> Option<crate::nemesis::Kind> {
-        match (&self.process, &self.command) {
-            (Some(_), None) => Some(crate::nemesis::Kind::Process),
-            (None, Some(_)) => Some(crate::nemesis::Kind::Command),
+        match (&self.process, &self.command, &self.net) {
+            (Some(_), None, None) => Some(crate::nemesis::Kind::Process),
+            (None, Some(_), None) => Some(crate::nemesis::Kind::Command),
+            (None, None, Some(_)) => Some(crate::nemesis::Kind::Net),
             _ => None,
         }
     }
@@ -173,6 +175,57 @@ pub enum TargetSpec {
 pub struct CommandFaultSpec {
     pub inject: String,
     pub heal: String,
+}
+
+/// A partition made of iptables DROP rules (`references/nemesis.md`, `### net`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetFaultSpec {
+    /// Network namespace the rules go into (`ip netns exec <netns> iptables …`);
+    /// the current namespace when absent.
+    pub netns: Option<String>,
+    /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
+    pub drop: Vec<NetRule>,
+}
+
+/// The filter-table chain a rule goes into.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub enum Chain {
+    #[default]
+    #[serde(rename = "INPUT")]
+    Input,
+    #[serde(rename = "OUTPUT")]
+    Output,
+    #[serde(rename = "FORWARD")]
+    Forward,
+}
+
+impl Chain {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chain::Input => "INPUT",
+            Chain::Output => "OUTPUT",
+            Chain::Forward => "FORWARD",
+        }
+    }
+}
+
+/// One DROP rule: the packets it matches are dropped.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetRule {
+    #[serde(default)]
+    pub chain: Chain,
+    /// Source address or CIDR (`-s`).
+    pub source: Option<String>,
+    /// Destination address or CIDR (`-d`).
+    pub destination: Option<String>,
+    /// `-p`; `tcp` when a port is given and no protocol is.
+    pub protocol: Option<String>,
+    pub dport: Option<u16>,
+    pub sport: Option<u16>,
+    /// Drop only this fraction of matching packets, in (0, 1].
+    pub probability: Option<f64>,
 }
 
 /// Which side of the fault a signal comes from (policy §8 wants one of each).

@@ -1,0 +1,410 @@
+//! The `net` nemesis: a partition made of iptables DROP rules in the filter table,
+//! each tagged `-m comment --comment "faultline:<tag>"` so that only faultline's own
+//! rules are ever read or removed. Its injector-side evidence is the tagged rules'
+//! packet counters rising after injection — never the fact that `iptables` exited 0.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::runspec::{NetFaultSpec, NetRule};
+
+/// Prefix of every comment faultline puts on a rule.
+pub const TAG_PREFIX: &str = "faultline:";
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetFaultError {
+    #[error("`{command}` could not run: {message}")]
+    Spawn { command: String, message: String },
+    #[error("`{command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+    #[error("{count} rule(s) tagged `{TAG_PREFIX}{tag}` remain after heal")]
+    Remains { tag: String, count: usize },
+}
+
+/// A tag unique to this fault: `<fault-id>-<pid>-<counter>`, restricted to characters
+/// that need no quoting anywhere iptables prints them.
+pub fn new_tag(fault_id: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let id: String = fault_id
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{id}-{}-{n}", std::process::id())
+}
+
+/// `iptables …` (or `ip netns exec <ns> iptables …`) for `args`.
+fn iptables(netns: Option<&str>, program: &str, args: &[String]) -> Command {
+    let mut command = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, program]);
+            c
+        }
+        None => Command::new(program),
+    };
+    command.args(args);
+    command
+}
+
+/// Runs an iptables command to completion; its stdout on exit 0.
+fn run(netns: Option<&str>, program: &str, args: &[String]) -> Result<String, NetFaultError> {
+    let shown = format!(
+        "{}{program} {}",
+        netns
+            .map(|ns| format!("ip netns exec {ns} "))
+            .unwrap_or_default(),
+        args.join(" ")
+    );
+    let output = iptables(netns, program, args)
+        .output()
+        .map_err(|e| NetFaultError::Spawn {
+            command: shown.clone(),
+            message: e.to_string(),
+        })?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(NetFaultError::Failed {
+            command: shown,
+            stderr: crate::sanitize::line(String::from_utf8_lossy(&output.stderr).trim()),
+        })
+    }
+}
+
+/// The iptables arguments (after the program name) that insert `rule` at the head of
+/// its chain, tagged with `tag`.
+pub fn add_argv(rule: &NetRule, tag: &str) -> Vec<String> {
+    let mut argv: Vec<String> = ["-w", "-t", "filter", "-I", rule.chain.as_str(), "1"]
+        .map(String::from)
+        .to_vec();
+    let mut push = |flag: &str, value: String| {
+        argv.push(flag.to_string());
+        argv.push(value);
+    };
+    if let Some(source) = &rule.source {
+        push("-s", source.clone());
+    }
+    if let Some(destination) = &rule.destination {
+        push("-d", destination.clone());
+    }
+    let has_port = rule.dport.is_some() || rule.sport.is_some();
+    let protocol = rule
+        .protocol
+        .clone()
+        .or_else(|| has_port.then(|| "tcp".to_string()));
+    if let Some(protocol) = protocol {
+        push("-p", protocol);
+    }
+    if let Some(port) = rule.sport {
+        push("--sport", port.to_string());
+    }
+    if let Some(port) = rule.dport {
+        push("--dport", port.to_string());
+    }
+    if let Some(p) = rule.probability {
+        argv.extend(["-m", "statistic", "--mode", "random", "--probability"].map(String::from));
+        argv.push(p.to_string());
+    }
+    argv.extend(["-m", "comment", "--comment"].map(String::from));
+    argv.push(format!("{TAG_PREFIX}{tag}"));
+    argv.extend(["-j", "DROP"].map(String::from));
+    argv
+}
+
+/// Splits one `iptables-save` line into words, honouring double quotes and backslash
+/// escapes the way iptables prints them.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+                in_word = true;
+            }
+            '"' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    out
+}
+
+/// One rule carrying a given tag, as `iptables-save -c` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaggedRule {
+    pub chain: String,
+    pub packets: u64,
+    pub bytes: u64,
+    /// The rule's words after `-A <chain>`.
+    pub spec: Vec<String>,
+}
+
+/// The rules of `iptables-save -c -t filter` output whose comment is exactly
+/// `faultline:<tag>`; every other rule is ignored.
+pub fn parse_tagged(save: &str, tag: &str) -> Vec<TaggedRule> {
+    let wanted = format!("{TAG_PREFIX}{tag}");
+    save.lines()
+        .filter_map(|line| {
+            let (counters, rest) = line.trim().strip_prefix('[')?.split_once(']')?;
+            let (packets, bytes) = counters.split_once(':')?;
+            let words = words(rest);
+            let tagged = words
+                .windows(2)
+                .any(|w| w[0] == "--comment" && w[1] == wanted);
+            match words.as_slice() {
+                [flag, chain, spec @ ..] if flag == "-A" && tagged => Some(TaggedRule {
+                    chain: chain.clone(),
+                    packets: packets.parse().ok()?,
+                    bytes: bytes.parse().ok()?,
+                    spec: spec.to_vec(),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The rules tagged `tag` now present in `netns`, with their counters.
+pub fn tagged_rules(netns: Option<&str>, tag: &str) -> Result<Vec<TaggedRule>, NetFaultError> {
+    let save = run(
+        netns,
+        "iptables-save",
+        &["-c", "-t", "filter"].map(String::from),
+    )?;
+    Ok(parse_tagged(&save, tag))
+}
+
+/// Deletes every rule tagged `tag` in `netns` (each by its own listed spec), then
+/// checks none is left. Returns how many were deleted. Untagged rules are never touched.
+pub fn remove_tagged(netns: Option<&str>, tag: &str) -> Result<usize, NetFaultError> {
+    let mut removed = 0;
+    for rule in tagged_rules(netns, tag)? {
+        let mut argv: Vec<String> = ["-w", "-t", "filter", "-D", &rule.chain]
+            .map(String::from)
+            .to_vec();
+        argv.extend(rule.spec);
+        run(netns, "iptables", &argv)?;
+        removed += 1;
+    }
+    let left = tagged_rules(netns, tag)?.len();
+    if left == 0 {
+        Ok(removed)
+    } else {
+        Err(NetFaultError::Remains {
+            tag: tag.to_string(),
+            count: left,
+        })
+    }
+}
+
+/// Packet counters of a fault's tagged rules, one per rule in listing order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Counters {
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+impl Counters {
+    pub fn total_packets(&self) -> u64 {
+        self.packets.iter().sum()
+    }
+}
+
+/// Injector-side landing evidence: did the tagged rules drop anything since injection?
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    pub landed: bool,
+    pub before: Counters,
+    pub after: Counters,
+    pub detail: String,
+}
+
+/// An injected net fault. Dropping it unhealed deletes its rules.
+#[derive(Debug)]
+pub struct InjectedNet {
+    pub netns: Option<String>,
+    pub tag: String,
+    /// The iptables arguments that added each rule (after the program name).
+    pub rules: Vec<Vec<String>>,
+    /// The counters read right after the rules went in.
+    pub baseline: Counters,
+    healed: bool,
+}
+
+/// Adds the rules of `spec`, tagged with a fresh tag derived from `fault_id`. If one
+/// rule fails, those already added are removed before the error is returned.
+pub fn inject(spec: &NetFaultSpec, fault_id: &str) -> Result<InjectedNet, NetFaultError> {
+    let mut injected = InjectedNet {
+        netns: spec.netns.clone(),
+        tag: new_tag(fault_id),
+        rules: Vec::new(),
+        baseline: Counters {
+            packets: Vec::new(),
+            bytes: Vec::new(),
+        },
+        healed: false,
+    };
+    for rule in &spec.drop {
+        let argv = add_argv(rule, &injected.tag);
+        // On error `injected` is dropped, which removes what was added so far.
+        run(injected.netns.as_deref(), "iptables", &argv)?;
+        injected.rules.push(argv);
+    }
+    injected.baseline = injected.counters()?;
+    Ok(injected)
+}
+
+impl InjectedNet {
+    /// The packet / byte counters of exactly this fault's tagged rules.
+    pub fn counters(&self) -> Result<Counters, NetFaultError> {
+        let rules = tagged_rules(self.netns.as_deref(), &self.tag)?;
+        Ok(Counters {
+            packets: rules.iter().map(|r| r.packets).collect(),
+            bytes: rules.iter().map(|r| r.bytes).collect(),
+        })
+    }
+
+    fn observe(&self) -> Observation {
+        let after = self.counters().unwrap_or_else(|_| Counters {
+            packets: Vec::new(),
+            bytes: Vec::new(),
+        });
+        let landed = after.total_packets() > self.baseline.total_packets();
+        let detail = format!(
+            "rules tagged {TAG_PREFIX}{} dropped {} packet(s) since injection (packets {:?} -> {:?})",
+            self.tag,
+            after
+                .total_packets()
+                .saturating_sub(self.baseline.total_packets()),
+            self.baseline.packets,
+            after.packets
+        );
+        Observation {
+            landed,
+            before: self.baseline.clone(),
+            after,
+            detail,
+        }
+    }
+
+    /// Polls the counters until they rose above the baseline or `within` passes. No
+    /// matching traffic inside the window means not landed.
+    pub async fn await_landing(&self, within: Duration) -> Observation {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let seen = self.observe();
+            if seen.landed || tokio::time::Instant::now() >= deadline {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Deletes exactly this fault's rules and checks none of its tag remains.
+    pub fn heal(mut self) -> Result<String, NetFaultError> {
+        self.healed = true;
+        let removed = remove_tagged(self.netns.as_deref(), &self.tag)?;
+        Ok(format!(
+            "{removed} rule(s) tagged {TAG_PREFIX}{} deleted{}",
+            self.tag,
+            self.netns
+                .as_deref()
+                .map(|ns| format!(" in netns {ns}"))
+                .unwrap_or_default()
+        ))
+    }
+}
+
+impl Drop for InjectedNet {
+    fn drop(&mut self) {
+        if !self.healed {
+            let _ = remove_tagged(self.netns.as_deref(), &self.tag);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_keeps_only_the_exact_tag() {
+        let save = "\
+*filter
+:INPUT ACCEPT [0:0]
+[3:180] -A INPUT -s 10.0.0.1/32 -m comment --comment \"faultline:f-1-1\" -j DROP
+[7:420] -A INPUT -s 10.0.0.1/32 -m comment --comment \"faultline:f-1-10\" -j DROP
+[9:9] -A OUTPUT -p tcp -m tcp --dport 9 -m comment --comment \"keep me\" -j DROP
+[5:300] -A OUTPUT -d 10.0.0.2/32 -m comment --comment faultline:f-1-1 -j DROP
+COMMIT
+";
+        let rules = parse_tagged(save, "f-1-1");
+        assert_eq!(rules.len(), 2);
+        assert_eq!((rules[0].chain.as_str(), rules[0].packets), ("INPUT", 3));
+        assert_eq!((rules[1].chain.as_str(), rules[1].bytes), ("OUTPUT", 300));
+        assert_eq!(
+            rules[0].spec,
+            [
+                "-s",
+                "10.0.0.1/32",
+                "-m",
+                "comment",
+                "--comment",
+                "faultline:f-1-1",
+                "-j",
+                "DROP"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_port_without_protocol_means_tcp() {
+        let rule = NetRule {
+            dport: Some(80),
+            probability: Some(0.5),
+            ..NetRule::default()
+        };
+        let argv = add_argv(&rule, "t");
+        let text = argv.join(" ");
+        assert!(text.contains("-I INPUT 1 -p tcp --dport 80"), "{text}");
+        assert!(text.contains("--probability 0.5"), "{text}");
+        assert!(text.ends_with("--comment faultline:t -j DROP"), "{text}");
+    }
+
+    #[test]
+    fn tags_are_unique_and_safe() {
+        let a = new_tag("p 1/x");
+        let b = new_tag("p 1/x");
+        assert_ne!(a, b);
+        assert!(a.starts_with("p_1_x-"), "{a}");
+    }
+}
