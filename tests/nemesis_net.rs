@@ -494,3 +494,50 @@ faults:
     assert!(landing.data["detail"]["after"]["packets"][0].as_u64() > Some(0));
     assert!(!pair.b.rules().contains("faultline:"));
 }
+
+#[test]
+fn a_net_fault_needs_a_rule_and_a_probability_in_range() {
+    let spec = "\
+version: 1
+scenarios:
+  N1:
+    workload:
+      run: client
+    faults:
+      - id: none
+        after: 1s
+        net:
+          drop: []
+      - id: odd
+        after: 1s
+        net:
+          netns: b
+          drop:
+            - source: 10.0.0.1
+              probability: 1.5
+      - id: fine
+        after: 1s
+        net:
+          drop:
+            - {chain: OUTPUT, destination: 10.0.0.2, dport: 80, probability: 0.25}
+";
+    let errors = faultline::runspec::load(
+        &faultline::plan::Plan::default(),
+        Some(("plan.run.yaml", spec)),
+    )
+    .expect_err("two bad net faults");
+    let found: Vec<(u64, Option<&str>)> = errors
+        .iter()
+        .map(|e| (e.line, e.field.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [(7, Some("net.drop")), (11, Some("net.drop.probability"))],
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].to_string().starts_with("plan.run.yaml:11:"),
+        "{}",
+        errors[1]
+    );
+}

@@ -297,10 +297,11 @@ impl Runner<'_> {
             spec.netns = Some(self.expand(ns)?);
         }
         for rule in &mut spec.drop {
-            for field in [&mut rule.source, &mut rule.destination] {
-                if let Some(value) = field {
-                    *value = self.expand(value)?;
-                }
+            for value in [&mut rule.source, &mut rule.destination]
+                .into_iter()
+                .flatten()
+            {
+                *value = self.expand(value)?;
             }
         }
         Ok(spec)
