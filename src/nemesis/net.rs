@@ -294,20 +294,29 @@ impl InjectedNet {
     }
 
     fn observe(&self) -> Observation {
-        let after = self.counters().unwrap_or_else(|_| Counters {
-            packets: Vec::new(),
-            bytes: Vec::new(),
-        });
+        let (after, unreadable) = match self.counters() {
+            Ok(after) => (after, None),
+            Err(e) => (
+                Counters {
+                    packets: Vec::new(),
+                    bytes: Vec::new(),
+                },
+                Some(e),
+            ),
+        };
         let landed = after.total_packets() > self.baseline.total_packets();
-        let detail = format!(
-            "rules tagged {TAG_PREFIX}{} dropped {} packet(s) since injection (packets {:?} -> {:?})",
-            self.tag,
-            after
-                .total_packets()
-                .saturating_sub(self.baseline.total_packets()),
-            self.baseline.packets,
-            after.packets
-        );
+        let detail = match unreadable {
+            Some(e) => format!("counters of {TAG_PREFIX}{} unreadable: {e}", self.tag),
+            None => format!(
+                "rules tagged {TAG_PREFIX}{} dropped {} packet(s) since injection (packets {:?} -> {:?})",
+                self.tag,
+                after
+                    .total_packets()
+                    .saturating_sub(self.baseline.total_packets()),
+                self.baseline.packets,
+                after.packets
+            ),
+        };
         Observation {
             landed,
             before: self.baseline.clone(),
