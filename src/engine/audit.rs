@@ -241,6 +241,30 @@ fn duration_check(facts: &IterationFacts, intended: Duration) -> AuditItem {
     )
 }
 
+/// How much of each service log check 7 reads: a service that floods its log must
+/// not make the audit read gigabytes into memory.
+const SWALLOWED_SCAN_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// The first line of `path` matching `pattern`, streamed (bounded memory), reading at
+/// most [`SWALLOWED_SCAN_LIMIT`] bytes; also says whether the file was longer.
+fn first_match(path: &std::path::Path, pattern: &Regex) -> std::io::Result<(Option<String>, bool)> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path)?;
+    let longer = file.metadata()?.len() > SWALLOWED_SCAN_LIMIT;
+    let mut reader = std::io::BufReader::new(file.take(SWALLOWED_SCAN_LIMIT));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok((None, longer));
+        }
+        let text = crate::sanitize::decode(&line);
+        if pattern.is_match(&text) {
+            return Ok((Some(crate::sanitize::line(text.trim_end())), longer));
+        }
+    }
+}
+
 /// Check 7: panics, exceptions or "internal error" in the services' logs.
 fn swallowed_errors(logs: &[PathBuf]) -> AuditItem {
     const ID: &str = "gbb-7-swallowed-errors";
@@ -253,21 +277,22 @@ fn swallowed_errors(logs: &[PathBuf]) -> AuditItem {
         );
     };
     let mut read = 0usize;
+    let mut cut = 0usize;
     for path in logs {
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok((found, longer)) = first_match(path, &pattern) else {
             continue;
         };
         read += 1;
-        if let Some(line) = text.lines().find(|l| pattern.is_match(l)) {
+        cut += usize::from(longer);
+        if let Some(line) = found {
             return measured(
                 ID,
                 AuditStatus::Failed,
                 format!(
-                    "{}: {}",
+                    "{}: {line}",
                     path.file_name()
                         .map(|n| n.to_string_lossy())
-                        .unwrap_or_default(),
-                    crate::sanitize::line(line)
+                        .unwrap_or_default()
                 ),
                 vec![],
             );
@@ -276,10 +301,18 @@ fn swallowed_errors(logs: &[PathBuf]) -> AuditItem {
     if read == 0 {
         return measured(ID, AuditStatus::Unchecked, "no service log to grep", vec![]);
     }
+    let note = if cut > 0 {
+        format!(
+            "; {cut} log(s) longer than {} MiB were read only that far",
+            SWALLOWED_SCAN_LIMIT >> 20
+        )
+    } else {
+        String::new()
+    };
     measured(
         ID,
         AuditStatus::Passed,
-        format!("{read} service logs grepped for panics, exceptions, internal errors: none"),
+        format!("{read} service logs grepped for panics, exceptions, internal errors: none{note}"),
         vec![],
     )
 }

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use regex::Regex;
@@ -10,12 +11,18 @@ use regex::Regex;
 use crate::sanitize;
 
 /// Watches a log file for a pattern, counting only bytes written after [`LogWatch::begin`].
-#[derive(Debug, Clone)]
+/// Each poll reads only what was appended since the previous one, so a log that grows
+/// fast is never re-read from the start.
+#[derive(Debug)]
 pub struct LogWatch {
     pub path: PathBuf,
     pub pattern: Regex,
-    start_offset: u64,
+    /// Next byte to read, and an unfinished last line carried to the next poll.
+    cursor: Mutex<(u64, Vec<u8>)>,
 }
+
+/// Most bytes one poll reads; the rest waits for the next poll.
+const POLL_CHUNK: u64 = 4 * 1024 * 1024;
 
 impl LogWatch {
     /// Opens the window now: existing content of `path` is ignored.
@@ -24,21 +31,27 @@ impl LogWatch {
         LogWatch {
             path: path.to_path_buf(),
             pattern,
-            start_offset,
+            cursor: Mutex::new((start_offset, Vec::new())),
         }
     }
 
-    /// The first line written since the window opened that matches, sanitized.
+    /// The first complete line written since the window opened that matches, sanitized.
     pub fn poll(&self) -> std::io::Result<Option<String>> {
         let mut file = match std::fs::File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        file.seek(SeekFrom::Start(self.start_offset))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        let text = String::from_utf8_lossy(&bytes);
+        let mut cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
+        let (offset, partial) = &mut *cursor;
+        file.seek(SeekFrom::Start(*offset))?;
+        let mut bytes = std::mem::take(partial);
+        let read = file.take(POLL_CHUNK).read_to_end(&mut bytes)?;
+        *offset += read as u64;
+        // Keep an unterminated tail for the next poll: it may still be being written.
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        *partial = bytes.split_off(complete);
+        let text = sanitize::decode(&bytes);
         Ok(text
             .lines()
             .find(|l| self.pattern.is_match(l))

@@ -454,6 +454,10 @@ impl AppState {
                 }
                 let log = text(data, "log");
                 if !log.is_empty() {
+                    // The record names the stderr log; stdout sits beside it.
+                    if let Some(stdout) = log.strip_suffix(".stderr.log") {
+                        row.logs.push(PathBuf::from(format!("{stdout}.stdout.log")));
+                    }
                     row.logs.push(PathBuf::from(log));
                 }
                 if row.badge == Badge::Pending {
