@@ -300,6 +300,42 @@ fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
     );
 }
 
+/// Starts D2 of a mutated demo (its pause held long) and waits until the journal
+/// holds `marker`; returns the child and the journal's path.
+// The caller signals and waits for the child it gets back.
+#[allow(clippy::zombie_processes)]
+fn start_paused_d2(work: &Path, plan: &Path, marker: &str) -> (std::process::Child, PathBuf) {
+    let root = work.join("sessions");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["run", plan.to_str().expect("utf-8"), "--headless", "--yes"])
+        .args(["--tier", "hardening", "--only", "D2", "--out"])
+        .arg(&root)
+        .current_dir(work)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("faultline starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = std::fs::read_dir(root.join("demo-kv-replication"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found
+            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains(marker))
+        {
+            return (child, path);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{marker} not journaled within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
     let _one = serial();
@@ -307,45 +343,8 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
     let plan = mutated_demo(work.path(), |s| {
         s.replace("duration: 1500ms", "duration: 20s")
     });
-    let root = work.path().join("sessions");
-    let child = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args([
-            "run",
-            plan.to_str().expect("utf-8"),
-            "--headless",
-            "--yes",
-            "--tier",
-            "hardening",
-            "--only",
-            "D2",
-            "--out",
-        ])
-        .arg(&root)
-        .current_dir(work.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("faultline starts");
+    let (child, journal_path) = start_paused_d2(work.path(), &plan, "\"fault-injected\"");
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    // Wait for the pause to be injected (its journal record), then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let journal_path = loop {
-        let found = std::fs::read_dir(root.join("demo-kv-replication"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path().join("journal.jsonl"));
-        if let Some(path) = found
-            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"fault-injected\""))
-        {
-            break path;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no fault was injected within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
     // The scenario's findings file is already written, mid-run, at the fault phase.
     let findings = journal_path.with_file_name("findings").join("D2.md");
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -388,43 +387,7 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
     let plan = mutated_demo(work.path(), |s| {
         s.replace("duration: 1500ms", "duration: 30s")
     });
-    let root = work.path().join("sessions");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args([
-            "run",
-            plan.to_str().expect("utf-8"),
-            "--headless",
-            "--yes",
-            "--tier",
-            "hardening",
-            "--only",
-            "D2",
-            "--out",
-        ])
-        .arg(&root)
-        .current_dir(work.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("faultline starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let journal_path = loop {
-        let found = std::fs::read_dir(root.join("demo-kv-replication"))
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(|e| e.ok())
-            .map(|e| e.path().join("journal.jsonl"));
-        if let Some(path) = found
-            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\"landing-injector\""))
-        {
-            break path;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no fault was injected within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (mut child, journal_path) = start_paused_d2(work.path(), &plan, "\"landing-injector\"");
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();
     let session = journal_path.parent().expect("session").to_path_buf();

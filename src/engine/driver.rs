@@ -563,16 +563,7 @@ impl Driver<'_> {
                 prompt: format!("{}: {prompt}", scenario.id),
                 default: UNKNOWN_BLAME.to_string(),
             };
-            let answer = match operator.ask(&question).await {
-                Ok(answer) => answer?,
-                Err(_) => {
-                    return Err(Unanswered {
-                        id: question.id,
-                        prompt: question.prompt,
-                        hint: " (the operator went away)".into(),
-                    });
-                }
-            };
+            let answer = super::operator::answer(operator, &question).await?;
             let _ = self.journal.append(
                 Scope {
                     scenario: Some(scenario.id.clone()),

@@ -52,6 +52,21 @@ pub trait Operator: Send {
     fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>>;
 }
 
+/// Asks and waits; an operator that went away (closed channel) leaves it unanswered.
+pub async fn answer(
+    operator: &mut dyn Operator,
+    question: &Question,
+) -> Result<Answer, Unanswered> {
+    match operator.ask(question).await {
+        Ok(answer) => answer,
+        Err(_) => Err(Unanswered {
+            id: question.id.clone(),
+            prompt: question.prompt.clone(),
+            hint: " (the operator went away)".into(),
+        }),
+    }
+}
+
 /// Headless operator: the answers file first, then the `--yes` policy.
 #[derive(Debug, Default)]
 pub struct Scripted {

@@ -261,7 +261,21 @@ struct Run<'a, 'b> {
     bin: PathBuf,
 }
 
-impl Run<'_, '_> {
+impl<'a, 'b> Run<'a, 'b> {
+    /// Probes and installs see the session's own `bin/` first on their PATH.
+    fn new(ctx: &'b PreflightCtx<'a>, journal: &'b mut Journal) -> Run<'a, 'b> {
+        let bin = ctx.session_dir.join("bin");
+        Run {
+            ctx,
+            journal,
+            env: ProbeEnv {
+                path: Some(probe_path(&bin)),
+                scratch: ctx.session_dir.join("artifacts"),
+            },
+            bin,
+        }
+    }
+
     fn log(&mut self, kind: &str, data: serde_json::Value) -> Result<u64, PreflightError> {
         Ok(self.journal.append(Scope::default(), kind, &data)?.seq)
     }
@@ -280,17 +294,7 @@ impl Run<'_, '_> {
             prompt,
             default: default.to_string(),
         };
-        let answer = match operator.ask(&question).await {
-            Ok(answer) => answer?,
-            Err(_) => {
-                return Err(Unanswered {
-                    id: question.id,
-                    prompt: question.prompt,
-                    hint: " (the operator went away)".into(),
-                }
-                .into());
-            }
-        };
+        let answer = super::operator::answer(operator, &question).await?;
         self.log(
             "operator-answer",
             json!({"question": question.id, "answer": answer.text, "by": answer.by}),
@@ -475,17 +479,8 @@ pub async fn run(
     journal: &mut Journal,
     operator: &mut dyn Operator,
 ) -> Result<Preflight, PreflightError> {
-    let bin = ctx.session_dir.join("bin");
     let mut out = Preflight::default();
-    let mut run = Run {
-        ctx,
-        journal,
-        env: ProbeEnv {
-            path: Some(probe_path(&bin)),
-            scratch: ctx.session_dir.join("artifacts"),
-        },
-        bin,
-    };
+    let mut run = Run::new(ctx, journal);
     discover(&mut run, &mut out)?;
 
     // 1. The operator's answers, all of them, before any probe runs.
@@ -551,16 +546,7 @@ pub async fn reached(
     if due.is_empty() {
         return Ok(());
     }
-    let bin = ctx.session_dir.join("bin");
-    let mut run = Run {
-        ctx,
-        journal,
-        env: ProbeEnv {
-            path: Some(probe_path(&bin)),
-            scratch: ctx.session_dir.join("artifacts"),
-        },
-        bin,
-    };
+    let mut run = Run::new(ctx, journal);
     for mut item in due {
         item.answer = run
             .ask(
