@@ -28,7 +28,11 @@ pub fn theme(name: &str) -> Result<Theme, super::theme::ThemeError> {
         std::env::var("LC_CTYPE").ok().as_deref(),
         std::env::var("LANG").ok().as_deref(),
     );
-    Theme::select(name, no_color, utf8)
+    let depth = super::palette::Depth::detect(
+        std::env::var("COLORTERM").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+    );
+    Theme::select(name, no_color, utf8).map(|t| super::palette::fit(t, depth))
 }
 
 /// Keys read on a thread of their own (crossterm's read blocks), forwarded as events.

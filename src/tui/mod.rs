@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod keymap;
+pub mod palette;
 pub mod state;
 pub mod theme;
 pub mod view;

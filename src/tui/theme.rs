@@ -186,6 +186,24 @@ impl Theme {
         Theme::parse(name, file, text)
     }
 
+    /// The same theme with `f` applied to every style.
+    pub fn map_styles(mut self, f: impl Fn(Style) -> Style) -> Theme {
+        for s in [
+            &mut self.text,
+            &mut self.dim,
+            &mut self.border,
+            &mut self.highlight,
+            &mut self.mismatch,
+            &mut self.warning,
+        ] {
+            *s = f(*s);
+        }
+        for s in &mut self.verdicts {
+            *s = f(*s);
+        }
+        self
+    }
+
     /// No colour at all: bold and reverse video carry the meaning.
     pub fn monochrome() -> Theme {
         let plain = Style::default();
