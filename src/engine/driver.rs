@@ -174,14 +174,7 @@ impl Driver<'_> {
         &mut self,
         operator: &mut dyn Operator,
     ) -> Result<Option<Unanswered>, DriverError> {
-        let ctx = PreflightCtx {
-            plan: &self.req.plan,
-            spec: &self.req.spec,
-            sut_dir: &self.req.sut_dir,
-            session_dir: &self.dir.path,
-            base_vars: &self.req.vars,
-            cancel: self.cancel.clone(),
-        };
+        let ctx = preflight_ctx(self.req, &self.dir, &self.cancel);
         match preflight::run(&ctx, &mut self.journal, operator).await {
             Ok(found) => {
                 self.outcome.toolbox = found
@@ -301,6 +294,21 @@ impl Driver<'_> {
         }
     }
 
+    /// The `verdict` event: the decision and the reason chain it rests on.
+    fn journal_verdict(
+        &mut self,
+        scenario: &Scenario,
+        id: &str,
+        decision: &Decision,
+    ) -> Result<(), DriverError> {
+        self.journal.append(
+            Self::scope(scenario, id),
+            "verdict",
+            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
+        )?;
+        Ok(())
+    }
+
     fn not_run(
         &mut self,
         scenario: &Scenario,
@@ -332,11 +340,7 @@ impl Driver<'_> {
             ..super::scenario::empty_evidence()
         };
         let decision = crate::verdict::decide(&evidence);
-        self.journal.append(
-            Self::scope(scenario, id),
-            "verdict",
-            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
-        )?;
+        self.journal_verdict(scenario, id, &decision)?;
         Ok(BindingResult {
             evidence,
             outcome: RunOutcome {
@@ -376,11 +380,7 @@ impl Driver<'_> {
                 (false, Some(binding)) => match self.binding(scenario, &id, binding).await {
                     Ok(result) => {
                         if let Some(decision) = &result.outcome.decision {
-                            self.journal.append(
-                                Self::scope(scenario, &id),
-                                "verdict",
-                                &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
-                            )?;
+                            self.journal_verdict(scenario, &id, decision)?;
                         }
                         result
                     }
@@ -407,14 +407,7 @@ impl Driver<'_> {
         if self.preflight.deferred.is_empty() {
             return Ok(None);
         }
-        let ctx = PreflightCtx {
-            plan: &self.req.plan,
-            spec: &self.req.spec,
-            sut_dir: &self.req.sut_dir,
-            session_dir: &self.dir.path,
-            base_vars: &self.req.vars,
-            cancel: self.cancel.clone(),
-        };
+        let ctx = preflight_ctx(self.req, &self.dir, &self.cancel);
         let reached = preflight::reached(
             &ctx,
             &mut self.journal,
@@ -651,6 +644,23 @@ impl Driver<'_> {
             unanswered,
             report,
         })
+    }
+}
+
+/// What the preflight needs of the session; a free function so the caller can still
+/// lend its journal mutably alongside.
+fn preflight_ctx<'a>(
+    req: &'a Request,
+    dir: &'a SessionDir,
+    cancel: &CancellationToken,
+) -> PreflightCtx<'a> {
+    PreflightCtx {
+        plan: &req.plan,
+        spec: &req.spec,
+        sut_dir: &req.sut_dir,
+        session_dir: &dir.path,
+        base_vars: &req.vars,
+        cancel: cancel.clone(),
     }
 }
 

@@ -60,15 +60,13 @@ impl LogWatch {
 
     /// Polls until the pattern appears or `within` passes.
     pub async fn await_match(&self, within: Duration) -> std::io::Result<Option<String>> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            if let Some(found) = self.poll()? {
-                return Ok(Some(found));
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Ok(None);
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        // An I/O error ends the wait as surely as a match does.
+        super::poll_until(
+            within,
+            Duration::from_millis(25),
+            || self.poll(),
+            |r| !matches!(r, Ok(None)),
+        )
+        .await
     }
 }

@@ -6,6 +6,25 @@ pub mod landing;
 pub mod net;
 pub mod process;
 
+/// Calls `observe` every `every` until `done` holds for what it saw or `within`
+/// passes; returns the last observation. Landing probes wait on a condition this way,
+/// never on a fixed sleep.
+pub async fn poll_until<T>(
+    within: std::time::Duration,
+    every: std::time::Duration,
+    mut observe: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let seen = observe();
+        if done(&seen) || tokio::time::Instant::now() >= deadline {
+            return seen;
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
 /// The nemesis kinds a run spec can name (`references/nemesis.md` documents each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -328,14 +328,13 @@ impl InjectedNet {
     /// Polls the counters until they rose above the baseline or `within` passes. No
     /// matching traffic inside the window means not landed.
     pub async fn await_landing(&self, within: Duration) -> Observation {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let seen = self.observe();
-            if seen.landed || tokio::time::Instant::now() >= deadline {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        super::poll_until(
+            within,
+            Duration::from_millis(50),
+            || self.observe(),
+            |s| s.landed,
+        )
+        .await
     }
 
     /// Deletes exactly this fault's rules and checks none of its tag remains.

@@ -154,14 +154,13 @@ impl Injected {
 
     /// Polls [`Injected::observe`] until it reports landing or `within` passes.
     pub async fn await_landing(&self, within: Duration) -> Observation {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let seen = self.observe();
-            if seen.landed || tokio::time::Instant::now() >= deadline {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        super::poll_until(
+            within,
+            Duration::from_millis(20),
+            || self.observe(),
+            |s| s.landed,
+        )
+        .await
     }
 
     /// Reverses what can be reversed: SIGCONT a paused victim; SIGKILL a victim that
