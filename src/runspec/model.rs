@@ -134,10 +134,18 @@ pub struct FaultStep {
 impl FaultStep {
     /// The one nemesis kind this step names; `None` when it names none or several.
     pub fn kind(&self) -> Option<crate::nemesis::Kind> {
-        match (&self.process, &self.command, &self.net) {
-            (Some(_), None, None) => Some(crate::nemesis::Kind::Process),
-            (None, Some(_), None) => Some(crate::nemesis::Kind::Command),
-            (None, None, Some(_)) => Some(crate::nemesis::Kind::Net),
+        use crate::nemesis::Kind;
+        // One line per kind, so a new kind is one more line here.
+        let named: Vec<Kind> = [
+            self.process.as_ref().map(|_| Kind::Process),
+            self.command.as_ref().map(|_| Kind::Command),
+            self.net.as_ref().map(|_| Kind::Net),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        match named.as_slice() {
+            [one] => Some(*one),
             _ => None,
         }
     }
