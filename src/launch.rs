@@ -56,9 +56,70 @@ pub struct RunArgs {
     /// Write the findings report here instead of `findings/report.md`.
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Terminal UI theme: dark, light or high-contrast (`NO_COLOR` is honoured).
-    #[arg(long, default_value = "dark")]
-    pub theme: String,
+    /// Terminal UI theme: dark, light or high-contrast (`NO_COLOR` is honoured);
+    /// default: the config file's, else dark.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// The TUI config file (theme, mouse, key bindings); default:
+    /// `$FAULTLINE_CONFIG`, else `$XDG_CONFIG_HOME/faultline/config.toml`.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// The plan to run when none was named: picked in the terminal from the SUT's plans;
+/// without a terminal the candidates are listed and it is a usage error.
+pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
+    use std::io::IsTerminal;
+    let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
+    let found = crate::plan::discover::plans(&sut);
+    if args.headless || !std::io::stdout().is_terminal() {
+        eprintln!("faultline: name a PLAN to run (no terminal for the picker); found:");
+        for f in &found {
+            eprintln!(
+                "  {}  {}",
+                f.path.display(),
+                crate::sanitize::line(&f.title)
+            );
+        }
+        if found.is_empty() {
+            eprintln!(
+                "  none under {}/docs/testing-plans/ and no markdown file titled \"Test Plan:\"",
+                sut.display()
+            );
+        }
+        return Err(exit::USAGE);
+    }
+    let setup = ui_setup(args)?;
+    crate::tui::picker::pick(&sut, found, &setup.theme, &setup.keymap).ok_or_else(|| {
+        eprintln!("faultline: no plan picked; nothing was started");
+        exit::USAGE
+    })
+}
+
+/// Theme, keymap and mouse for the TUI: the flag, then the config file, then the
+/// compiled-in defaults. A bad config file is a usage error naming file and line.
+fn ui_setup(args: &RunArgs) -> Result<crate::tui::app::Setup, i32> {
+    let config = match crate::tui::config::locate(args.config.as_deref()) {
+        Some(path) => crate::tui::config::load(&path).map_err(|e| {
+            eprintln!("faultline: config {e}");
+            exit::USAGE
+        })?,
+        None => crate::tui::config::Config::default(),
+    };
+    let name = args
+        .theme
+        .clone()
+        .or(config.theme)
+        .unwrap_or_else(|| "dark".to_string());
+    let theme = crate::tui::app::theme(&name).map_err(|e| {
+        eprintln!("faultline: {e}");
+        exit::USAGE
+    })?;
+    Ok(crate::tui::app::Setup {
+        theme,
+        keymap: config.keymap,
+        mouse: config.mouse,
+    })
 }
 
 /// A plan and its run-spec text, with the names to report them under.
@@ -92,11 +153,17 @@ pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
 
 /// Lints the plan and loads its run spec; any hand-back is printed and returns 65
 /// before anything is created or started.
-fn accept(input: &PlanInput) -> Result<(Plan, runspec::RunSpec), i32> {
+/// In a terminal (and not `--headless`), the hand-back is shown on the Plan screen first.
+fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec), i32> {
     let source = input.plan_label.display().to_string();
     let parsed = plan::parse::parse_plan(&source, &input.plan_text);
     let problems = plan::lint::lint(&parsed);
     if plan::lint::hands_back(&problems) {
+        use std::io::IsTerminal;
+        if !args.headless && !args.answers_template && std::io::stdout().is_terminal() {
+            let setup = ui_setup(args)?;
+            crate::tui::app::hand_back(parsed.clone(), &setup);
+        }
         eprint!("{}", plan::render::lint_text(&parsed, &problems));
         eprintln!("faultline: plan handed back; nothing was started");
         return Err(exit::HANDED_BACK);
@@ -184,7 +251,6 @@ pub fn answers_template(
     spec: &runspec::RunSpec,
     toolbox: Option<&crate::toolbox::Toolbox>,
 ) -> String {
-    use crate::engine::operator::UNKNOWN_BLAME;
     let mut out = String::from(
         "# faultline answers file: question id → answer. Delete a line to be asked.\n",
     );
@@ -199,16 +265,9 @@ pub fn answers_template(
         line(&q.id, &q.prompt, &q.default);
     }
     for s in &plan.scenarios {
-        line(
-            &format!("{}.blame", s.id),
-            "asked on a FAIL: SUT / harness / checker / environment",
-            UNKNOWN_BLAME,
-        );
-        line(
-            &format!("{}.bug-type", s.id),
-            "asked on a FAIL: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling, performance",
-            UNKNOWN_BLAME,
-        );
+        for q in crate::engine::driver::classification_questions(&s.id, true) {
+            line(&q.id, &format!("asked on a FAIL: {}", q.prompt), &q.default);
+        }
     }
     out
 }
@@ -225,7 +284,7 @@ pub async fn run(
     default_tier: Tier,
     rerun_command: String,
 ) -> i32 {
-    let (plan, spec) = match accept(&input) {
+    let (plan, spec) = match accept(&input, &args) {
         Ok(accepted) => accepted,
         Err(code) => return code,
     };
@@ -277,12 +336,9 @@ pub async fn run(
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
     let ended = if interactive {
-        let theme = match crate::tui::app::theme(&args.theme) {
-            Ok(theme) => theme,
-            Err(e) => {
-                eprintln!("faultline: {e}");
-                return exit::USAGE;
-            }
+        let setup = match ui_setup(&args) {
+            Ok(setup) => setup,
+            Err(code) => return code,
         };
         // The answers file and --approve-installs still answer first; --yes is a
         // headless policy, so in the UI every other question is the operator's.
@@ -290,7 +346,7 @@ pub async fn run(
             yes: false,
             ..std::mem::take(&mut operator)
         };
-        crate::tui::app::run(request, scripted, theme, cancel).await
+        crate::tui::app::run(request, scripted, setup, cancel).await
     } else {
         let (tx, rx) = unbounded_channel();
         let printer = tokio::spawn(crate::headless::print(

@@ -46,7 +46,9 @@ enum Command {
     /// cannot be read, 128+N when stopped by signal N (after healing every fault).
     Run {
         /// Path to the markdown test plan (its run spec: fenced blocks or `<plan>.run.yaml`).
-        plan: PathBuf,
+        /// Without it, a picker lists the SUT's plans (`docs/testing-plans/`, and
+        /// markdown files titled "Test Plan:").
+        plan: Option<PathBuf>,
         #[command(flatten)]
         args: faultline::launch::RunArgs,
     },
@@ -88,13 +90,18 @@ fn main() {
     let code = match cli.command {
         Command::Lint { plan, json, sut } => lint(&plan, json, sut.as_deref()),
         Command::Toolbox { dir, json } => toolbox(&dir, json),
-        Command::Run { plan, args } => match faultline::launch::read_plan(&plan) {
-            Ok(input) => {
-                let again = format!("faultline run {}", plan.display());
-                block_on(faultline::launch::run(input, args, Tier::Smoke, again))
+        Command::Run { plan, args } => {
+            match plan.map_or_else(|| faultline::launch::choose_plan(&args), Ok) {
+                Ok(plan) => match faultline::launch::read_plan(&plan) {
+                    Ok(input) => {
+                        let again = format!("faultline run {}", plan.display());
+                        block_on(faultline::launch::run(input, args, Tier::Smoke, again))
+                    }
+                    Err(code) => code,
+                },
+                Err(code) => code,
             }
-            Err(code) => code,
-        },
+        }
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
         Command::Heal { session } => heal(&session),
         Command::DemoSut(args) => faultline::demo_sut::run(args),

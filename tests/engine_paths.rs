@@ -50,7 +50,13 @@ fn verdicts(session: &Path) -> BTreeMap<String, (String, String)> {
 fn precondition_external_checker_unbound_and_answers_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let answers = dir.path().join("answers.yaml");
-    std::fs::write(&answers, "E2.blame: checker\nE2.bug-type: fault-handling\n").expect("answers");
+    std::fs::write(
+        &answers,
+        "E2.blame: checker\nE2.bug-type: fault-handling\nE2.tags: durability, safety\n\
+         E2.severity: P0\nE2.root-cause: |\n  the checker reads the dump\n  before the flush\n\
+         E2.next-action: flush before the dump\n",
+    )
+    .expect("answers");
     let out = run(&["--answers", answers.to_str().expect("utf-8")], dir.path());
     assert_eq!(
         out.status.code(),
@@ -84,6 +90,14 @@ fn precondition_external_checker_unbound_and_answers_file() {
         report.contains("fault-handling") && report.contains("checker"),
         "{report}"
     );
+    for said in [
+        "tags: durability, safety",
+        "**Severity:** P0",
+        "> the checker reads the dump\n> before the flush",
+        "> flush before the dump",
+    ] {
+        assert!(report.contains(said), "`{said}` missing:\n{report}");
+    }
 }
 
 #[test]

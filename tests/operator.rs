@@ -10,6 +10,7 @@ fn classify(id: &str) -> Question {
         kind: QuestionKind::ClassifyFailure,
         prompt: "blame class and bug type".into(),
         default: UNKNOWN_BLAME.into(),
+        ..Question::default()
     }
 }
 
@@ -19,6 +20,7 @@ fn install() -> Question {
         kind: QuestionKind::ApproveChange,
         prompt: "apt-get install faketime".into(),
         default: "approve".into(),
+        ..Question::default()
     }
 }
 

@@ -190,7 +190,10 @@ fn d3() -> ScenarioOutcome {
         reproducer: "faultline run examples/demo/plan.md --only D3 --seed 7".to_string(),
         reproduced: true,
         blame: "unknown — pending re-run on alternative harness/host".to_string(),
-        bug_type: "crash-recovery; replication, durability; P0".to_string(),
+        bug_type: "crash-recovery".to_string(),
+        tags: "replication, durability".to_string(),
+        severity: "P0".to_string(),
+        root_cause: "the primary acks before a follower has the write".to_string(),
         evidence: vec!["journal #9: 4 anomalies".to_string()],
         next_action: "make the primary wait for one follower before acking".to_string(),
     });

@@ -118,7 +118,10 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     let placed = session.join("bin/fl-client");
     std::thread::sleep(Duration::from_millis(500));
     assert!(!placed.exists(), "installed before the operator approved");
-    tmux.send(&["approve", "Enter"]);
+    // Ctrl-E puts the offered command in the editor; sent as is, it runs as edited.
+    tmux.send(&["C-e"]);
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.send(&["Enter"]);
     tmux.wait_for(
         "Question missing.binary:demo-skewd",
         Duration::from_secs(20),
@@ -130,7 +133,19 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     tmux.wait_for("Question D3.blame", Duration::from_secs(120));
     tmux.send(&["SUT", "Enter"]);
     tmux.wait_for("Question D3.bug-type", Duration::from_secs(10));
-    tmux.send(&["crash-recovery; durability", "Enter"]);
+    tmux.send(&["crash-recovery", "Enter"]);
+    tmux.wait_for("Question D3.tags", Duration::from_secs(10));
+    tmux.send(&["durability", "Enter"]);
+    tmux.wait_for("Question D3.severity", Duration::from_secs(10));
+    // Tab offers the choices: the first is P0.
+    tmux.send(&["Tab", "Enter"]);
+    tmux.wait_for("Question D3.root-cause", Duration::from_secs(10));
+    tmux.send(&["-l", "acked before replicated"]);
+    tmux.send(&["Enter"]);
+    tmux.send(&["-l", "on the old primary"]);
+    tmux.send(&["C-s"]);
+    tmux.wait_for("Question D3.next-action", Duration::from_secs(10));
+    tmux.send(&["C-s"]);
 
     // The report.
     let screen = tmux.wait_for("Result: FAIL", Duration::from_secs(120));
@@ -147,6 +162,10 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         approved < installed,
         "the decision is journaled before the install"
     );
+    assert!(
+        journal.contains("\"edited\":true"),
+        "the edited command is journaled as edited"
+    );
     let records = faultline::journal::read(&session.join("journal.jsonl"))
         .expect("journal")
         .records;
@@ -155,6 +174,21 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         .find(|r| r.kind == "operator-answer" && r.data["question"] == "D3.blame")
         .expect("blame answered");
     assert_eq!(blame.data["answer"], "SUT");
+    let answer = |id: &str| {
+        records
+            .iter()
+            .find(|r| r.kind == "operator-answer" && r.data["question"] == id)
+            .map(|r| r.data["answer"].as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(answer("D3.severity").as_deref(), Some("P0"));
+    let install = answer("install.binary:fl-client").unwrap_or_default();
+    assert!(install.starts_with("edit: cp -- "), "{install}");
+    assert_eq!(
+        answer("D3.root-cause").as_deref(),
+        Some("acked before replicated\non the old primary")
+    );
+    let finding = std::fs::read_to_string(session.join("findings/D3.md")).expect("finding");
+    assert!(finding.contains("> on the old primary"), "{finding}");
     assert!(
         blame.data["by"].as_str().is_some_and(|b| b.contains('@')),
         "operator identity: {}",

@@ -3,7 +3,7 @@
 
 use faultline::engine::operator::{Question, QuestionKind};
 use faultline::journal::{Record, Scope};
-use faultline::tui::keymap::{Action, KEYMAP, action_for};
+use faultline::tui::keymap::Action;
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;
 use faultline::tui::view::{choices, draw, tail};
@@ -219,13 +219,18 @@ fn the_help_overlay_lists_every_keymap_entry() {
     let small = scrub(&text(&render(&state, &dark(), 80, 24)));
     insta::assert_snapshot!("help_80x24", small);
     let shown = text(&render(&state, &dark(), 160, 48));
-    for b in KEYMAP {
+    for (chord, action) in state.keymap.bindings() {
+        let key = chord.to_string();
         let line = shown
             .lines()
-            .find(|l| l.contains(b.help) && l.split([' ', '│']).any(|word| word == b.key));
-        assert!(line.is_some(), "{} / {} missing:\n{shown}", b.key, b.help);
-        let event = crossterm::event::KeyEvent::new(b.code, b.modifiers);
-        assert_eq!(action_for(&event), Some(b.action));
+            .find(|l| l.contains(action.help()) && l.split([' ', '│']).any(|word| word == key));
+        assert!(
+            line.is_some(),
+            "{key} / {} missing:\n{shown}",
+            action.help()
+        );
+        let event = crossterm::event::KeyEvent::new(chord.code, chord.modifiers);
+        assert_eq!(state.keymap.action_for(&event), Some(*action));
     }
 }
 
@@ -256,16 +261,22 @@ fn hostile_log_text_never_reaches_the_buffer() {
 fn a_pending_question_is_an_overlay_with_its_choices() {
     let mut state = demo_state();
     state.ui.step = Step::Approvals;
-    state.ask(Question {
+    let question = Question {
         id: "install.libfaketime".to_string(),
         kind: QuestionKind::ApproveChange,
         prompt: "run `apt-get install -y libfaketime`?".to_string(),
         default: "decline".to_string(),
-    });
+        editable: Some("apt-get install -y libfaketime".to_string()),
+        hints: Vec::new(),
+    };
+    state.ask(question.clone());
     for (w, h) in [(80, 24), (160, 48)] {
         let shown = text(&render(&state, &dark(), w, h));
         assert!(shown.contains("apt-get install -y libfaketime"), "{shown}");
-        assert!(shown.contains(&choices(QuestionKind::ApproveChange).join(" / ")));
+        assert!(shown.contains("Ctrl-E"), "{shown}");
+        if w == 160 {
+            assert!(shown.contains(&choices(&question).join(" / ")), "{shown}");
+        }
         insta::assert_snapshot!(format!("question_{w}x{h}"), scrub(&shown));
     }
     state.answered();
@@ -287,4 +298,131 @@ fn tiny_terminals_and_ascii_do_not_panic() {
             render(&state, &mono, w, h);
         }
     }
+}
+
+#[test]
+fn a_fail_is_classified_on_the_finding_screen_with_the_blame_tells() {
+    let mut state = demo_state();
+    state.ui.step = Step::Run;
+    let questions = faultline::engine::driver::classification_questions("D3", true);
+    state.ask(questions[0].clone());
+    assert_eq!(
+        state.ui.step,
+        Step::Finding,
+        "the classification moves to Finding"
+    );
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D3"));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        assert!(
+            shown.contains("survives swapping the workload generator"),
+            "{shown}"
+        );
+        assert!(shown.contains("pending re-run on alternative"), "{shown}");
+        insta::assert_snapshot!(format!("classify_{w}x{h}"), scrub(&shown));
+    }
+    let root_cause = questions
+        .iter()
+        .find(|q| q.id == "D3.root-cause")
+        .expect("root cause asked");
+    state.ask(root_cause.clone());
+    for c in "lost on\nfailover".chars() {
+        let code = if c == '\n' {
+            crossterm::event::KeyCode::Enter
+        } else {
+            crossterm::event::KeyCode::Char(c)
+        };
+        let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+        assert_eq!(faultline::tui::answer::key(&mut state, key), None);
+    }
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("lost on") && shown.contains("failover"),
+        "{shown}"
+    );
+    assert!(shown.contains("Ctrl-S sends"), "{shown}");
+}
+
+#[test]
+fn the_evidence_of_a_verdict_is_one_key_away() {
+    let mut state = demo_state();
+    state.session_dir = Some("/sessions/demo/20261201".into());
+    state.ui.step = Step::Report;
+    select(&mut state, "D3");
+    state.handle(Action::Evidence);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        insta::assert_snapshot!(format!("evidence_{w}x{h}"), scrub(&shown));
+    }
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("/sessions/demo/20261201/findings/D3.md"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("/sessions/demo/20261201/artifacts/D3/seed-1/history.jsonl"),
+        "{shown}"
+    );
+    assert!(shown.contains("oracle-result"), "{shown}");
+    state.handle(Action::Close);
+    assert!(!state.ui.evidence);
+    // On Report the arrows pick a verdict; Tab hands them to the report text.
+    state.handle(Action::Down);
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D4"));
+    state.handle(Action::NextPane);
+    state.handle(Action::Down);
+    assert_eq!(state.ui.scroll, 1);
+}
+
+#[test]
+fn a_handed_back_plan_lists_what_stops_the_run() {
+    let text_of_plan = include_str!("../examples/demo/plan.md");
+    let broken = regex::Regex::new(r"(?m)^- \*\*Oracle:\*\*.*$")
+        .expect("regex")
+        .replace(text_of_plan, "- **Oracle:** looks fine to me");
+    let plan = faultline::plan::parse_plan("plan.md", &broken);
+    let state = AppState::new(plan);
+    assert!(state.handed_back);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        assert!(shown.contains("Handed back"), "{shown}");
+        insta::assert_snapshot!(format!("hand_back_{w}x{h}"), scrub(&shown));
+    }
+}
+
+#[test]
+fn the_picker_lists_the_plans_and_enter_picks_one() {
+    use faultline::tui::picker::{Picked, Picker, draw as draw_picker};
+    let found = vec![
+        faultline::plan::discover::Found {
+            path: "/repo/docs/testing-plans/raft.md".into(),
+            title: "Test Plan: Raft log".into(),
+        },
+        faultline::plan::discover::Found {
+            path: "/repo/notes/kv.md".into(),
+            title: "Test Plan: KV".into(),
+        },
+    ];
+    let mut picker = Picker {
+        sut: "/repo".into(),
+        found,
+        selected: 0,
+    };
+    assert_eq!(
+        picker.key(crossterm::event::KeyCode::Char('j'), Some(Action::Down)),
+        Picked::Pending
+    );
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+        terminal
+            .draw(|frame| draw_picker(frame, &picker, &dark()))
+            .expect("draw");
+        let shown = text(terminal.backend().buffer());
+        assert!(shown.contains("docs/testing-plans/raft.md"), "{shown}");
+        insta::assert_snapshot!(format!("picker_{w}x{h}"), shown);
+    }
+    assert_eq!(
+        picker.key(crossterm::event::KeyCode::Enter, None),
+        Picked::Plan("/repo/notes/kv.md".into())
+    );
 }

@@ -130,6 +130,7 @@ pub async fn run(
         Scope::default(),
         "session-started",
         &json!({"plan": req.plan_path.display().to_string(), "sut": req.sut_dir.display().to_string(),
+                "session": driver.outcome.session_dir,
                 "tier": req.tier, "started_by": req.started_by, "revision": revision,
                 "faults_approved": "starting the run approves the faults the plan declares"}),
     )?;
@@ -539,23 +540,9 @@ impl Driver<'_> {
         operator: &mut dyn Operator,
     ) -> Result<(), Unanswered> {
         let scenario = &self.req.plan.scenarios[index];
+        let reproduced = self.outcome.scenarios[index].verdict == Some(Verdict::FailReproducible);
         let mut answers = Vec::new();
-        for (suffix, prompt) in [
-            (
-                "blame",
-                "blame class of this FAIL: SUT, harness, checker or environment",
-            ),
-            (
-                "bug-type",
-                "bug type: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling or performance (+ tags)",
-            ),
-        ] {
-            let question = Question {
-                id: format!("{}.{suffix}", scenario.id),
-                kind: QuestionKind::ClassifyFailure,
-                prompt: format!("{}: {prompt}", scenario.id),
-                default: UNKNOWN_BLAME.to_string(),
-            };
+        for question in classification_questions(&scenario.id, reproduced) {
             let answer = super::operator::answer(operator, &question).await?;
             let _ = self.journal.append(
                 Scope {
@@ -573,7 +560,6 @@ impl Driver<'_> {
             .runs
             .iter()
             .find(|r| r.decision.as_ref().is_some_and(|d| d.verdict.is_fail()));
-        let reproduced = state.verdict == Some(Verdict::FailReproducible);
         let (what, evidence, seed) = match failing {
             Some(run) => (
                 run.seeds
@@ -608,12 +594,11 @@ impl Driver<'_> {
             reproduced,
             blame: answers.first().cloned().unwrap_or_default(),
             bug_type: answers.get(1).cloned().unwrap_or_default(),
+            tags: answers.get(2).cloned().unwrap_or_default(),
+            severity: answers.get(3).cloned().unwrap_or_default(),
+            root_cause: answers.get(4).cloned().unwrap_or_default(),
             evidence,
-            next_action: if reproduced {
-                "reduce the fault schedule (method §5) and hand the reproducer to the owning subsystem".into()
-            } else {
-                "re-run with more seeds to find a reproducing interleaving".into()
-            },
+            next_action: answers.get(5).cloned().unwrap_or_default(),
         };
         self.outcome.scenarios[index].finding = Some(finding);
         Ok(())
@@ -684,3 +669,66 @@ fn binding_for<'s>(spec: &'s RunSpec, scenario: &str, id: &str) -> Option<&'s Bi
 
 /// Consumed by [`Outputs::follow`]; re-exported for its signature.
 pub type Records = UnboundedReceiver<Record>;
+
+/// The tells of each blame class (method §5), shown while the operator classifies.
+pub const BLAME_TELLS: [&str; 5] = [
+    "SUT: the failure survives swapping the workload generator",
+    "harness: it vanishes with another generator, or the history shows ops the API does not accept",
+    "checker: it flags a known-good history, or ignores a documented relaxation",
+    "environment: it vanishes on another host / kernel / filesystem, or lines up with host events (cgroup throttle, hypervisor pause, NTP step)",
+    "unknown — pending re-run on alternative harness/host: always allowed",
+];
+
+/// What the operator is asked about a FAIL, in order (method §2.7, §5, §6); the
+/// answers fill the finding's blame, bug type, tags, severity, root cause and next
+/// action. `--answers-template` lists the same ids.
+pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Question> {
+    let ask = |suffix: &str, kind, prompt: &str, default: &str| Question {
+        id: format!("{scenario}.{suffix}"),
+        kind,
+        prompt: format!("{scenario}: {prompt}"),
+        default: default.to_string(),
+        ..Question::default()
+    };
+    let next = if reproduced {
+        "reduce the fault schedule (method §5) and hand the reproducer to the owning subsystem"
+    } else {
+        "re-run with more seeds to find a reproducing interleaving"
+    };
+    vec![
+        Question {
+            hints: BLAME_TELLS.iter().map(|t| t.to_string()).collect(),
+            ..ask(
+                "blame",
+                QuestionKind::ClassifyFailure,
+                "blame class of this FAIL: SUT, harness, checker or environment",
+                UNKNOWN_BLAME,
+            )
+        },
+        ask(
+            "bug-type",
+            QuestionKind::ClassifyFailure,
+            "bug type: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling or performance",
+            UNKNOWN_BLAME,
+        ),
+        ask(
+            "tags",
+            QuestionKind::ClassifyFailure,
+            "tags, comma-separated: replication, leadership/election, idempotency/dedup, durability, liveness, safety",
+            "",
+        ),
+        ask(
+            "severity",
+            QuestionKind::ClassifyFailure,
+            "severity: P0 data loss / corruption / safety, P1 availability loss needing an operator, P2 auto-recovering degradation, P3 no user impact",
+            "unrated",
+        ),
+        ask(
+            "root-cause",
+            QuestionKind::Describe,
+            "hypothesised root cause",
+            "not yet known",
+        ),
+        ask("next-action", QuestionKind::Describe, "next action", next),
+    ]
+}

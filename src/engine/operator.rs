@@ -10,17 +10,20 @@ use tokio::sync::oneshot;
 pub const UNKNOWN_BLAME: &str = "unknown — pending re-run on alternative harness/host";
 
 /// What kind of decision a question asks for; decides what `--yes` may answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QuestionKind {
     /// Confirm a capability as the probes found it.
+    #[default]
     ConfirmCapability,
     /// Classify a FAIL: blame class and bug type.
     ClassifyFailure,
     /// Approve a change to the machine (install, system setting). Never by `--yes`.
     ApproveChange,
+    /// Several lines of prose (a FAIL's hypothesised root cause, its next action).
+    Describe,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Question {
     /// Stable id, e.g. `S3.classify` or `install.libfaketime`; keys the answers file.
     pub id: String,
@@ -28,6 +31,17 @@ pub struct Question {
     pub prompt: String,
     /// What `--yes` answers, when its policy allows an answer at all.
     pub default: String,
+    /// Text the operator may edit and send back as `edit: <text>` (an install command).
+    pub editable: Option<String>,
+    /// Shown beside the prompt to help answer it (each blame class's tells).
+    pub hints: Vec<String>,
+}
+
+/// The answer that sends back an edited [`Question::editable`]: `edit: <text>`.
+pub fn edited(answer: &str) -> Option<&str> {
+    let rest = answer.trim_start().strip_prefix("edit")?;
+    let rest = rest.strip_prefix(':').unwrap_or(rest).trim();
+    (!rest.is_empty()).then_some(rest)
 }
 
 /// An answer and who gave it (journaled with the question).

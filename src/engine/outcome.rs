@@ -133,6 +133,11 @@ pub struct Finding {
     pub reproduced: bool,
     pub blame: String,
     pub bug_type: String,
+    /// Secondary tags (method §6), comma-separated as the operator gave them.
+    pub tags: String,
+    /// P0…P3 or `unrated`.
+    pub severity: String,
+    pub root_cause: String,
     pub evidence: Vec<String>,
     pub next_action: String,
 }

@@ -288,12 +288,25 @@ impl<'a, 'b> Run<'a, 'b> {
         prompt: String,
         default: &str,
     ) -> Result<String, PreflightError> {
-        let question = Question {
-            id,
-            kind,
-            prompt,
-            default: default.to_string(),
-        };
+        self.ask_question(
+            operator,
+            Question {
+                id,
+                kind,
+                prompt,
+                default: default.to_string(),
+                ..Question::default()
+            },
+        )
+        .await
+    }
+
+    /// Asks `question` and journals the answer with who gave it.
+    async fn ask_question(
+        &mut self,
+        operator: &mut dyn Operator,
+        question: Question,
+    ) -> Result<String, PreflightError> {
         let answer = super::operator::answer(operator, &question).await?;
         self.log(
             "operator-answer",
@@ -367,18 +380,23 @@ impl<'a, 'b> Run<'a, 'b> {
                 )?;
                 Ok(done.is_ok())
             }
-            Offer::Package(plan) => {
+            Offer::Package(_) | Offer::Edited(_) => {
+                let command = offer.command_line();
                 let logs = self.ctx.session_dir.join("logs").join("installs");
-                std::fs::create_dir_all(&logs).map_err(|e| EngineError::Io {
-                    id: key.to_string(),
-                    message: e.to_string(),
-                })?;
+                // An edited copy into the session's `bin/` needs it to exist, as the
+                // unedited copy does.
+                std::fs::create_dir_all(&logs)
+                    .and_then(|()| std::fs::create_dir_all(&self.bin))
+                    .map_err(|e| EngineError::Io {
+                        id: key.to_string(),
+                        message: e.to_string(),
+                    })?;
                 let spec = CommandSpec {
                     name: format!(
                         "install-{}",
                         crate::session::file_stem_for_id(&key.replace(':', "-"))
                     ),
-                    command: shell_words(&plan.command),
+                    command,
                     cwd: self.ctx.session_dir.to_path_buf(),
                     env: self.path_env(),
                 };
@@ -419,8 +437,13 @@ impl<'a, 'b> Run<'a, 'b> {
 
 /// An install faultline may carry out once approved.
 enum Offer {
-    Local { from: PathBuf, to: PathBuf },
+    Local {
+        from: PathBuf,
+        to: PathBuf,
+    },
     Package(InstallPlan),
+    /// The operator edited the offered command; it runs as they wrote it.
+    Edited(String),
 }
 
 impl Offer {
@@ -428,12 +451,27 @@ impl Offer {
         match self {
             Offer::Local { from, to } => format!("copy {} to {}", from.display(), to.display()),
             Offer::Package(plan) => crate::capability::display(plan),
+            Offer::Edited(command) => command.clone(),
+        }
+    }
+
+    /// The offer as one shell command line: what the operator may edit.
+    fn command_line(&self) -> String {
+        match self {
+            Offer::Local { from, to } => shell_words(&[
+                "cp".to_string(),
+                "--".to_string(),
+                from.display().to_string(),
+                to.display().to_string(),
+            ]),
+            Offer::Package(plan) => shell_words(&plan.command),
+            Offer::Edited(command) => command.clone(),
         }
     }
 
     fn low_blast(&self) -> Result<(), String> {
         match self {
-            Offer::Local { .. } => Ok(()),
+            Offer::Local { .. } | Offer::Edited(_) => Ok(()),
             Offer::Package(plan) => match &plan.blast {
                 Blast::Low => Ok(()),
                 Blast::High(why) => Err(why.clone()),
@@ -456,11 +494,16 @@ fn pm_command(pm: PackageManager, package: &str) -> Vec<String> {
 }
 
 /// argv → one shell command line with each word single-quoted.
+/// Words are quoted only where the shell needs it, so the operator reads (and may edit)
+/// the command as they would type it; a NUL byte (no shell can quote it) falls back to
+/// single quotes and the command then fails visibly.
 fn shell_words(argv: &[String]) -> String {
-    argv.iter()
-        .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
-        .collect::<Vec<_>>()
-        .join(" ")
+    shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| {
+        argv.iter()
+            .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }
 
 /// The PATH probes and installs use: the session's own `bin/` first.
@@ -701,23 +744,40 @@ async fn obtain(
     match run.offer(item, capability)? {
         Some(offer) => match offer.low_blast() {
             Ok(()) => {
-                let answer = run
-                    .ask(
-                        operator,
-                        format!("install.{}", item.key),
-                        QuestionKind::ApproveChange,
-                        format!(
-                            "{} is missing; run `{}` to get it? approve / decline",
-                            capability,
-                            offer.describe()
-                        ),
-                        "decline",
-                    )
-                    .await?;
-                if answer.trim().eq_ignore_ascii_case("approve") {
+                let enables = match &offer {
+                    Offer::Package(plan) => format!(" It enables {}.", plan.enables),
+                    _ => String::new(),
+                };
+                let unblocks = item.need.used_by.join(", ");
+                let question = Question {
+                    id: format!("install.{}", item.key),
+                    kind: QuestionKind::ApproveChange,
+                    prompt: format!(
+                        "{capability} is missing; run `{}` to get it?{enables} Unblocks: {}. \
+                         approve / decline / edit: <command>",
+                        offer.describe(),
+                        if unblocks.is_empty() {
+                            "no scenario"
+                        } else {
+                            &unblocks
+                        }
+                    ),
+                    default: "decline".into(),
+                    editable: Some(offer.command_line()),
+                    hints: Vec::new(),
+                };
+                let answer = run.ask_question(operator, question).await?;
+                let edited = super::operator::edited(&answer).map(str::to_string);
+                if answer.trim().eq_ignore_ascii_case("approve") || edited.is_some() {
+                    let offer = match edited {
+                        Some(command) => Offer::Edited(command),
+                        None => offer,
+                    };
+                    // Journaled before the command starts: the report says who approved what.
                     run.log(
                         "install-approved",
-                        json!({"capability": capability.to_string(), "what": offer.describe(), "by": "operator answer"}),
+                        json!({"capability": capability.to_string(), "what": offer.describe(),
+                               "edited": matches!(offer, Offer::Edited(_)), "by": "operator answer"}),
                     )?;
                     run.install(&item.key, &offer).await?;
                     seen = run.probe_item(item, capability).await?;
@@ -860,16 +920,18 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                 item.need.raw
             ),
             default: if recognised { "as probed" } else { "have" }.to_string(),
+            ..Question::default()
         });
         if recognised {
             out.push(Question {
                 id: format!("install.{}", item.key),
                 kind: QuestionKind::ApproveChange,
                 prompt: format!(
-                    "{}: approve / decline an offered install (asked only if missing)",
+                    "{}: approve / decline / edit: <command> for an offered install (asked only if missing)",
                     item.need.raw
                 ),
                 default: "decline".to_string(),
+                ..Question::default()
             });
             out.push(Question {
                 id: format!("missing.{}", item.key),
@@ -879,6 +941,7 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                     item.need.raw
                 ),
                 default: "proceed".to_string(),
+                ..Question::default()
             });
         }
     }

@@ -1,6 +1,7 @@
 //! Markdown test plans: model, parser and lint.
 
 mod builder;
+pub mod discover;
 pub mod lint;
 pub mod model;
 mod norm;

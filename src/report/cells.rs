@@ -42,7 +42,12 @@ pub fn cites(seqs: Vec<u64>) -> String {
 /// A short one-line summary of a journal record's `data`: `key=value` pairs for an
 /// object, the text for a string, compact JSON otherwise; cut at [`SUMMARY_MAX`].
 pub fn summary(data: Serde<serde_json::Value>) -> String {
-    let text = match &data.0 {
+    escape(&summary_of(&data.0))
+}
+
+/// The unescaped one-line summary [`summary`] puts in a table cell.
+pub fn summary_of(data: &serde_json::Value) -> String {
+    let text = match data {
         serde_json::Value::Object(map) if map.is_empty() => String::new(),
         serde_json::Value::Object(map) => map
             .iter()
@@ -52,11 +57,10 @@ pub fn summary(data: Serde<serde_json::Value>) -> String {
         other => scalar(other),
     };
     let text = one_line(&text);
-    let cut = match text.char_indices().nth(SUMMARY_MAX) {
+    match text.char_indices().nth(SUMMARY_MAX) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
-    };
-    escape(&cut)
+    }
 }
 
 /// Prefixes every line with `> ` so a quoted paragraph stays one blockquote.

@@ -14,6 +14,7 @@ use crate::engine::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::journal::Record;
 use crate::plan::Plan;
 
+pub use cells::summary_of;
 pub use json::verdicts_json;
 
 /// A template failed to load or render.

@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
-use super::keymap::{self, Action};
+use super::keymap::{Action, Keymap};
 use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
 use crate::engine::driver::{self, DriverError, Ended, Request};
@@ -48,15 +48,46 @@ fn key_events() -> UnboundedReceiver<Event> {
     rx
 }
 
+/// How the UI looks and reads keys: the theme, the keymap and whether the mouse
+/// wheel scrolls (off by default so the terminal's own text selection keeps working).
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub mouse: bool,
+}
+
+/// Mouse capture on for the UI's lifetime, off again on drop (also on panic unwind).
+struct MouseCapture(bool);
+
+impl MouseCapture {
+    fn start(on: bool) -> MouseCapture {
+        if on {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+        }
+        MouseCapture(on)
+    }
+}
+
+impl Drop for MouseCapture {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+        }
+    }
+}
+
 /// Runs `request` under the terminal UI; returns when the engine has finished and the
 /// operator has left the report screen (or quit, after the engine healed everything).
 pub async fn run(
     request: Request,
     scripted: Scripted,
-    theme: Theme,
+    setup: Setup,
     cancel: CancellationToken,
 ) -> Result<Ended, DriverError> {
+    let theme = setup.theme;
     let mut state = AppState::new(request.plan.clone());
+    state.keymap = setup.keymap;
     let (records_tx, mut records) = unbounded_channel();
     let (asked_tx, mut asked) = unbounded_channel::<Asked>();
     let engine_cancel = cancel.clone();
@@ -68,6 +99,7 @@ pub async fn run(
         driver::run(&request, &mut operator, engine_cancel, Some(records_tx)).await
     });
     let mut terminal = ratatui::init();
+    let mouse = MouseCapture::start(setup.mouse);
     let mut keys = key_events();
     let mut pending: Option<Asked> = None;
     let mut ended: Option<Result<Ended, DriverError>> = None;
@@ -88,30 +120,52 @@ pub async fn run(
             }
             Some(question) = asked.recv(), if pending.is_none() => {
                 state.ask(question.question.clone());
-                state.ui.input.clear();
                 pending = Some(question);
                 dirty = true;
             }
             Some(event) = keys.recv() => {
                 dirty = true;
-                let Event::Key(key) = event else { continue };
+                let key = match event {
+                    Event::Key(key) => key,
+                    Event::Mouse(m) if pending.is_none() => {
+                        match m.kind {
+                            MouseEventKind::ScrollUp => state.handle(Action::Up),
+                            MouseEventKind::ScrollDown => state.handle(Action::Down),
+                            _ => {}
+                        }
+                        continue;
+                    }
+                    // A resize (SIGWINCH) redraws at once: `dirty` is already set.
+                    _ => continue,
+                };
                 if key.kind != KeyEventKind::Press {
                     continue;
                 }
                 if confirming_quit {
-                    if let Some(text) = answer_key(&mut state, key) {
+                    if let Some(text) = super::answer::key(&mut state, key) {
                         confirming_quit = false;
                         state.answered();
                         if text.trim().to_lowercase().starts_with('y') {
-                            // The engine stops the step, heals, writes its documents, ends.
+                            // The engine stops the step, heals, writes its documents, ends;
+                            // a question it waits on goes unanswered.
                             quitting = true;
+                            pending = None;
                             cancel.cancel();
+                        } else if let Some(question) = &pending {
+                            state.ask(question.question.clone());
                         }
                     }
                     continue;
                 }
+                // Ctrl-C quits even while a question waits (the editor takes every other key).
+                let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+                if ctrl_c && pending.is_some() && ended.is_none() {
+                    confirming_quit = true;
+                    state.ask(quit_question());
+                    continue;
+                }
                 if let Some(question) = pending.take() {
-                    match answer_key(&mut state, key) {
+                    match super::answer::key(&mut state, key) {
                         Some(text) => {
                             let text = if text.trim().is_empty() { question.question.default.clone() } else { text };
                             let _ = question.reply.send(Ok(Answer { text, by: by.clone() }));
@@ -128,7 +182,7 @@ pub async fn run(
                     query.push(c);
                     continue;
                 }
-                match keymap::action_for(&key) {
+                match state.keymap.action_for(&key) {
                     Some(Action::Quit) if ended.is_some() => break,
                     Some(Action::Quit) => {
                         confirming_quit = true;
@@ -157,6 +211,7 @@ pub async fn run(
             }
         }
     }
+    drop(mouse);
     ratatui::restore();
     match ended {
         Some(result) => result,
@@ -171,6 +226,31 @@ pub async fn run(
     }
 }
 
+/// Shows a handed-back plan (its tree with every problem that stops the run) until
+/// the operator leaves with `q` / Esc / Enter. Nothing is started.
+pub fn hand_back(plan: crate::plan::Plan, setup: &Setup) {
+    let mut state = AppState::new(plan);
+    state.keymap = setup.keymap.clone();
+    let mut terminal = ratatui::init();
+    loop {
+        let _ = terminal.draw(|frame| super::view::draw(frame, &state, &setup.theme));
+        let Ok(event) = crossterm::event::read() else {
+            break;
+        };
+        let Event::Key(key) = event else { continue };
+        if key.kind != KeyEventKind::Press {
+            continue;
+        }
+        match state.keymap.action_for(&key) {
+            Some(Action::Quit | Action::Close) => break,
+            _ if key.code == KeyCode::Enter => break,
+            Some(action) => state.handle(action),
+            None => {}
+        }
+    }
+    ratatui::restore();
+}
+
 /// Asked locally (never sent to the engine) before quitting a running session.
 fn quit_question() -> Question {
     Question {
@@ -180,6 +260,7 @@ fn quit_question() -> Question {
                  documents are written first. y / n"
             .into(),
         default: "n".into(),
+        ..Question::default()
     }
 }
 
@@ -189,25 +270,5 @@ fn report_path(ended: &Ended) -> PathBuf {
         Err(_) => PathBuf::from(&ended.outcome.session_dir)
             .join("findings")
             .join("report.md"),
-    }
-}
-
-/// Typing into the pending question's answer; `Some(text)` when Enter sends it.
-fn answer_key(state: &mut AppState, key: KeyEvent) -> Option<String> {
-    match key.code {
-        KeyCode::Enter => Some(std::mem::take(&mut state.ui.input)),
-        KeyCode::Backspace => {
-            state.ui.input.pop();
-            None
-        }
-        KeyCode::Esc => {
-            state.ui.input.clear();
-            None
-        }
-        KeyCode::Char(c) => {
-            state.ui.input.push(c);
-            None
-        }
-        _ => None,
     }
 }

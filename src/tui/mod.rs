@@ -3,9 +3,12 @@
 //! [`keymap`] turns keys into [`keymap::Action`]s, [`theme`] holds colours and
 //! symbols as data, and [`view::draw`] renders an immutable state onto a frame.
 
+pub mod answer;
 pub mod app;
+pub mod config;
 pub mod keymap;
 pub mod palette;
+pub mod picker;
 pub mod state;
 pub mod theme;
 pub mod view;

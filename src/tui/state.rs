@@ -4,13 +4,14 @@
 
 use std::path::PathBuf;
 
+use ratatui_textarea::TextArea;
 use serde_json::Value;
 
-use crate::engine::operator::Question;
+use crate::engine::operator::{Question, QuestionKind};
 use crate::engine::outcome::Phase;
 use crate::journal::Record;
 use crate::plan::{Plan, Problem};
-use crate::tui::keymap::Action;
+use crate::tui::keymap::{Action, Keymap};
 use crate::verdict::{ReasonStep, Verdict};
 
 /// The steps of a session, in the order the step bar shows them.
@@ -90,6 +91,21 @@ impl Badge {
     }
 }
 
+/// Journal record kinds a verdict's evidence overlay lists.
+const EVIDENCE_KINDS: [&str; 11] = [
+    "precondition",
+    "budget",
+    "fault-injected",
+    "landing-injector",
+    "landing-declared",
+    "fault-healed",
+    "oracle-result",
+    "rerun-result",
+    "not-run",
+    "env-missing",
+    "verdict",
+];
+
 /// One discovered toolbox item, as journaled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolRow {
@@ -153,6 +169,12 @@ pub struct RunRow {
     pub not_run: Option<String>,
     /// stderr logs of its commands, oldest first.
     pub logs: Vec<PathBuf>,
+    /// One line per evidence record (`#33 oracle-result: checked 150 ops…`).
+    pub evidence: Vec<String>,
+    /// Seed labels started (`seed-1`, `seed-1-rerun`): each has its own history.
+    pub labels: Vec<String>,
+    /// When its first iteration started (UTC, as journaled).
+    pub started: Option<String>,
 }
 
 impl RunRow {
@@ -170,6 +192,9 @@ impl RunRow {
             reasons: Vec::new(),
             not_run: None,
             logs: Vec::new(),
+            evidence: Vec::new(),
+            labels: Vec::new(),
+            started: None,
         }
     }
 }
@@ -195,11 +220,11 @@ pub struct Ui {
     pub scroll: u16,
     pub help: bool,
     pub reasons: bool,
+    /// The selected verdict's evidence overlay.
+    pub evidence: bool,
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
     pub quit: bool,
-    /// The answer being typed to the pending question.
-    pub input: String,
 }
 
 /// Everything the screens draw.
@@ -207,6 +232,8 @@ pub struct Ui {
 pub struct AppState {
     pub plan: Plan,
     pub problems: Vec<Problem>,
+    /// The plan was handed back: nothing runs, the Plan screen lists why.
+    pub handed_back: bool,
     /// How far the session itself got.
     pub current: Step,
     pub toolbox: Vec<ToolRow>,
@@ -220,6 +247,13 @@ pub struct AppState {
     pub pending: Option<Question>,
     /// report.md, when the caller knows the session directory.
     pub report_text: Option<String>,
+    /// The session directory, from the `session-started` record.
+    pub session_dir: Option<PathBuf>,
+    /// When the session started (UTC, as journaled).
+    pub started: Option<String>,
+    /// The answer being typed to the pending question.
+    pub editor: TextArea<'static>,
+    pub keymap: Keymap,
     pub ui: Ui,
 }
 
@@ -254,6 +288,7 @@ impl AppState {
             }
         }
         AppState {
+            handed_back: crate::plan::hands_back(&problems),
             plan,
             problems,
             current: Step::Plan,
@@ -266,6 +301,10 @@ impl AppState {
             interrupted: None,
             pending: None,
             report_text: None,
+            session_dir: None,
+            started: None,
+            editor: TextArea::default(),
+            keymap: Keymap::default(),
             ui: Ui {
                 step: Step::Plan,
                 selected: 0,
@@ -274,16 +313,38 @@ impl AppState {
                 scroll: 0,
                 help: false,
                 reasons: false,
+                evidence: false,
                 search: None,
                 quit: false,
-                input: String::new(),
             },
         }
     }
 
-    /// Shows `question` until [`AppState::answered`].
+    /// Shows `question` until [`AppState::answered`], with an empty answer editor. A
+    /// FAIL's classification is asked on the Finding screen, beside the failure.
     pub fn ask(&mut self, question: Question) {
+        if matches!(
+            question.kind,
+            QuestionKind::ClassifyFailure | QuestionKind::Describe
+        ) {
+            self.ui.step = Step::Finding;
+            self.ui.scroll = 0;
+            if let Some(i) = self.runs.iter().position(|r| {
+                question
+                    .id
+                    .rsplit_once('.')
+                    .is_some_and(|(id, _)| id == r.id)
+            }) {
+                self.ui.selected = i;
+            }
+        }
+        self.editor = TextArea::default();
         self.pending = Some(question);
+    }
+
+    /// The answer typed so far (lines joined with newlines).
+    pub fn typed(&self) -> String {
+        self.editor.lines().join("\n")
     }
 
     /// The pending question got its answer.
@@ -409,6 +470,11 @@ impl AppState {
                     detail,
                 });
             }
+            "session-started" => {
+                let dir = text(data, "session");
+                self.session_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
+                self.started = Some(record.ts.clone());
+            }
             "session-verdict" => {
                 self.reach(Step::Report);
                 self.session_verdict = Some(text(data, "verdict"));
@@ -429,8 +495,17 @@ impl AppState {
             self.reach(Step::Run);
         }
         let row = &mut self.runs[index];
+        if EVIDENCE_KINDS.contains(&kind) {
+            row.evidence.push(format!(
+                "#{} {kind}: {}",
+                record.seq,
+                crate::sanitize::line(&crate::report::summary_of(data))
+            ));
+        }
         match kind {
             "iteration-started" => {
+                row.labels.push(text(data, "label"));
+                row.started.get_or_insert_with(|| record.ts.clone());
                 let rerun = text(data, "label").ends_with("rerun");
                 row.phase = if rerun {
                     Phase::Rerun
@@ -547,7 +622,12 @@ impl AppState {
         let last = self.runs.len().saturating_sub(1);
         let ui = &mut self.ui;
         let scrolls = ui.step == Step::Run && ui.focus == Focus::Pane;
-        let report = matches!(ui.step, Step::Report | Step::Finding);
+        // Finding reads as text; on Report the arrows pick a verdict (its evidence is
+        // one key away) until Tab moves the focus to the report text; pages always scroll.
+        let report = ui.step == Step::Finding
+            || (ui.step == Step::Report
+                && (ui.focus == Focus::Pane
+                    || matches!(action, Action::ScrollUp | Action::ScrollDown)));
         match action {
             // The report and findings read from the top: `scroll` is its first line.
             Action::Down | Action::ScrollDown if report => {
@@ -591,9 +671,11 @@ impl AppState {
             }
             Action::Search => ui.search = Some(String::new()),
             Action::Help => ui.help = !ui.help,
+            Action::Evidence => ui.evidence = !ui.evidence,
             Action::ShowReasons => ui.reasons = !ui.reasons,
             Action::Close => {
                 ui.help = false;
+                ui.evidence = false;
                 ui.search = None;
             }
             Action::Quit => ui.quit = true,
@@ -711,6 +793,7 @@ mod tests {
             kind: crate::engine::operator::QuestionKind::ApproveChange,
             prompt: "p".into(),
             default: "decline".into(),
+            ..Question::default()
         });
         assert!(s.pending.is_some());
         s.answered();

@@ -29,6 +29,11 @@ const THEMES: [(&str, &str, &str); 3] = [
     ),
 ];
 
+/// Whether `name` is one of the compiled-in themes.
+pub fn is_builtin(name: &str) -> bool {
+    THEMES.iter().any(|(n, _, _)| *n == name)
+}
+
 /// A theme that could not be loaded: the file and the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {field}: {message}")]

@@ -39,12 +39,29 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
         Step::Report => screens::report(frame, body, state, theme),
     }
     status_line(frame, status, state, theme);
+    if state.ui.evidence {
+        overlay::evidence(frame, body, state, theme);
+    }
     if state.ui.help {
-        overlay::help(frame, frame.area(), theme);
+        overlay::help(frame, frame.area(), &state.keymap, theme);
     }
-    if let Some(question) = &state.pending {
-        overlay::question(frame, frame.area(), question, &state.ui.input, theme);
+    if let Some(question) = &state.pending
+        && !screens::asks_inline(state)
+    {
+        overlay::question(frame, frame.area(), question, &state.editor, theme);
     }
+}
+
+/// `ts` (RFC 3339, UTC as journaled) as `HH:MM:SS` in the operator's local zone.
+pub fn local_time(ts: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(ts).map_or_else(
+        |_| "--:--:--".to_string(),
+        |t| {
+            t.with_timezone(&chrono::Local)
+                .format("%H:%M:%S")
+                .to_string()
+        },
+    )
 }
 
 fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
@@ -71,10 +88,19 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         .iter()
         .filter(|r| matches!(r.badge, Badge::Verdict(_)))
         .count();
+    let since = state
+        .started
+        .as_deref()
+        .map(|t| format!(" since {}", local_time(t)))
+        .unwrap_or_default();
     let verdict = match (&state.session_verdict, &state.interrupted) {
+        _ if state.handed_back => "plan handed back: nothing runs".to_string(),
         (Some(v), _) => format!("session: {v}"),
         (None, Some(during)) => format!("session: interrupted during {during}"),
-        (None, None) => format!("session: running, {done}/{} decided", state.runs.len()),
+        (None, None) => format!(
+            "session: running{since}, {done}/{} decided",
+            state.runs.len()
+        ),
     };
     let follow = if state.ui.follow { "follow" } else { "paused" };
     let search = match &state.ui.search {
@@ -84,7 +110,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let line = Line::from(vec![
         Span::styled(format!(" {verdict} "), theme.highlight),
         Span::styled(
-            format!(" {follow}{search} | ←→ step ↑↓ select Tab pane r why ? help q quit"),
+            format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence ? help q quit"),
             theme.dim,
         ),
     ]);
@@ -92,7 +118,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 }
 
 /// A bordered block in the theme's style.
-fn block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
+pub fn block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
     Block::bordered()
         .border_set(theme.symbols.border)
         .border_style(theme.border)

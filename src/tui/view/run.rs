@@ -91,6 +91,12 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
                     format!(" {}/{} seeds", r.seeds_done, r.seeds_started),
                     theme.dim,
                 ));
+                if let Some(ts) = &r.started {
+                    spans.push(Span::styled(
+                        format!(" {}", super::local_time(ts)),
+                        theme.dim,
+                    ));
+                }
             }
             Line::from(spans)
         })

@@ -7,8 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use super::{WIDE, badge, block};
+use crate::engine::operator::QuestionKind;
 use crate::plan::{SevenM, Severity};
-use crate::tui::state::{AppState, Badge, RunRow};
+use crate::tui::state::{AppState, Badge, Focus, RunRow, Step};
 use crate::tui::theme::Theme;
 
 /// Scenario tree with arms, §7.M state and lint problems inline; the selected
@@ -54,6 +55,11 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
     }
     let title = format!("Plan: {}", state.plan.slug);
     let tree = Paragraph::new(lines).block(block(&title, theme));
+    let area = if state.handed_back {
+        hand_back(frame, area, state, theme)
+    } else {
+        area
+    };
     if area.width < WIDE {
         frame.render_widget(tree, area);
         return;
@@ -88,6 +94,43 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
             .block(block("Scenario", theme)),
         right,
     );
+}
+
+/// The hand-back list under the tree: every problem that stops the run. Returns the
+/// area left for the tree.
+fn hand_back(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) -> Rect {
+    let stops: Vec<Line> = state
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::HandBack)
+        .map(|p| {
+            let scope = p.scenario.as_deref().unwrap_or("plan");
+            Line::styled(
+                format!(
+                    "{}{scope} line {} {}: {}",
+                    theme.symbols.warn, p.line, p.field, p.message
+                ),
+                theme.mismatch,
+            )
+        })
+        .collect();
+    let height = u16::try_from(stops.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2)
+        .min(area.height / 2);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(height)]).areas(area);
+    let title = format!(
+        "Handed back: {} problem(s) stop the run; nothing was started (q leaves)",
+        stops.len()
+    );
+    frame.render_widget(
+        Paragraph::new(stops)
+            .wrap(Wrap { trim: false })
+            .block(block(&title, theme)),
+        bottom,
+    );
+    top
 }
 
 fn field(f: &Option<crate::plan::Field>) -> String {
@@ -249,7 +292,20 @@ pub(super) fn reason_lines(row: &RunRow, theme: &Theme) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// FAIL scenarios with their reason chains and the operator's classification.
+/// Whether the pending question is drawn inside the Finding screen (a FAIL's
+/// classification) rather than as an overlay.
+pub(super) fn asks_inline(state: &AppState) -> bool {
+    state.ui.step == Step::Finding
+        && state.pending.as_ref().is_some_and(|q| {
+            matches!(
+                q.kind,
+                QuestionKind::ClassifyFailure | QuestionKind::Describe
+            )
+        })
+}
+
+/// FAIL scenarios with their reason chains and the operator's classification; while
+/// one is being classified, the question and its editor take the lower part.
 pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let mut lines = Vec::new();
     let fails = state
@@ -283,17 +339,67 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
     if lines.is_empty() {
         lines.push(Line::styled("no FAIL so far", theme.dim));
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((state.ui.scroll, 0))
-            .block(block("Findings", theme)),
-        area,
-    );
+    let list = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((state.ui.scroll, 0))
+        .block(block("Findings", theme));
+    match (&state.pending, asks_inline(state)) {
+        (Some(q), true) => {
+            let form = u16::try_from(q.hints.len()).unwrap_or(0).saturating_add(
+                if q.kind == QuestionKind::Describe {
+                    14
+                } else {
+                    11
+                },
+            );
+            let [top, bottom] =
+                Layout::vertical([Constraint::Min(3), Constraint::Length(form)]).areas(area);
+            frame.render_widget(list, top);
+            super::overlay::question_form(frame, bottom, q, &state.editor, theme);
+        }
+        _ => frame.render_widget(list, area),
+    }
 }
 
-/// report.md as text, when the caller provided it.
+/// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let rows: Vec<Line> = state
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let selected = i == state.ui.selected;
+            let pointer = if selected {
+                theme.symbols.pointer
+            } else {
+                "  "
+            };
+            let style = if selected && state.ui.focus == Focus::List {
+                theme.highlight
+            } else {
+                theme.text
+            };
+            Line::from(vec![
+                Span::styled(format!("{pointer}{} ", r.id), style),
+                badge(r.badge, theme),
+            ])
+        })
+        .collect();
+    let height = u16::try_from(rows.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2)
+        .min(area.height / 3)
+        .max(3);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Length(height), Constraint::Min(0)]).areas(area);
+    let visible = usize::from(height.saturating_sub(2)).max(1);
+    let first = state.ui.selected.saturating_sub(visible - 1);
+    frame.render_widget(
+        Paragraph::new(rows)
+            .scroll((u16::try_from(first).unwrap_or(u16::MAX), 0))
+            .block(block("Verdicts (e: evidence, Tab: report text)", theme)),
+        top,
+    );
     let text = match &state.report_text {
         Some(t) => t
             .lines()
@@ -306,6 +412,6 @@ pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
             .wrap(Wrap { trim: false })
             .scroll((state.ui.scroll, 0))
             .block(block("Report", theme)),
-        area,
+        bottom,
     );
 }
