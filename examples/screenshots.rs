@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use faultline::journal::Record;
+use faultline::tui::keymap::Action;
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;
 use faultline::tui::view::draw;
@@ -108,15 +109,36 @@ fn main() {
     }
     for step in Step::ALL {
         state.ui.step = step;
-        let Ok(mut terminal) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
-        if terminal.draw(|frame| draw(frame, &state, &theme)).is_err() {
-            eprintln!("drawing {} failed", step.title());
-            continue;
-        }
-        let name = format!("screenshots/{}.svg", step.title().to_lowercase());
-        match std::fs::write(&name, svg(terminal.backend().buffer())) {
-            Ok(()) => println!("{name}"),
-            Err(e) => eprintln!("{name}: {e}"),
-        }
+        shoot(&state, &theme, &step.title().to_lowercase());
+    }
+    // The evidence of D3's verdict, one key away on the Report screen.
+    if let Some(d3) = state.runs.iter().position(|r| r.id == "D3") {
+        state.ui.selected = d3;
+    }
+    state.ui.step = Step::Report;
+    state.handle(Action::Evidence);
+    shoot(&state, &theme, "evidence");
+    state.handle(Action::Close);
+    // D3's classification, asked on the Finding screen with each blame class's tells.
+    if let Some(blame) = faultline::engine::driver::classification_questions("D3", true)
+        .into_iter()
+        .next()
+    {
+        state.ask(blame);
+        shoot(&state, &theme, "classify");
+    }
+}
+
+/// Draws `state` and writes it as `screenshots/<name>.svg`.
+fn shoot(state: &AppState, theme: &Theme, name: &str) {
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(WIDTH, HEIGHT));
+    if terminal.draw(|frame| draw(frame, state, theme)).is_err() {
+        eprintln!("drawing {name} failed");
+        return;
+    }
+    let name = format!("screenshots/{name}.svg");
+    match std::fs::write(&name, svg(terminal.backend().buffer())) {
+        Ok(()) => println!("{name}"),
+        Err(e) => eprintln!("{name}: {e}"),
     }
 }
