@@ -61,6 +61,29 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .ok()
 }
 
+/// utime + stime of `pid` in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start past its ')'.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// The TUI's CPU use over `window` while nothing changes, in percent of one core.
+fn idle_cpu(pid: u32, window: Duration) -> Option<f64> {
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let before = cpu_ticks(pid)?;
+    std::thread::sleep(window);
+    let after = cpu_ticks(pid)?;
+    Some((after - before) as f64 / hz / window.as_secs_f64() * 100.0)
+}
+
 fn main() {
     let Ok(dir) = tempfile::tempdir() else { return };
     if std::fs::write(dir.path().join("plan.md"), PLAN).is_err() {
@@ -146,7 +169,32 @@ fn main() {
         }
     }
     let rss_end = rss_kib(child.id());
-    // Quit the way an operator does: q, then confirm; the engine heals and ends.
+    // The session ends (services stopped, report on screen); then nothing changes.
+    let mut screen = Vec::new();
+    let ended_by = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < ended_by {
+        if let Ok((_, chunk)) = rx.recv_timeout(Duration::from_millis(500)) {
+            screen.extend_from_slice(&chunk);
+            // The status line names the session verdict once it is decided.
+            let decided = [b"session: D", b"session: I", b"session: F", b"session: B"];
+            if decided
+                .iter()
+                .any(|d| screen.windows(d.len()).any(|w| w == *d))
+            {
+                break;
+            }
+            let keep = screen.len().saturating_sub(4096);
+            screen.drain(..keep);
+        }
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let idle_window = Duration::from_secs(30);
+    let idle = idle_cpu(child.id(), idle_window);
+    let mut idle_bytes = 0usize;
+    while let Ok((_, chunk)) = rx.try_recv() {
+        idle_bytes += chunk.len();
+    }
+    // Quit the way an operator does: q (the session has ended, so no confirmation).
     let _ = master.write_all(b"q");
     std::thread::sleep(Duration::from_millis(300));
     let _ = master.write_all(b"y\r");
@@ -174,6 +222,19 @@ fn main() {
     );
     println!("  bytes written to the terminal meanwhile: {bytes_seen}");
     println!("  VmRSS start {:?} KiB, end {:?} KiB", rss_start, rss_end);
+    match idle {
+        Some(pct) => println!(
+            "tui idle CPU after the session ended, over {idle_window:?}: {pct:.2}% of one core \
+             ({idle_bytes} bytes drawn meanwhile)"
+        ),
+        None => println!("tui idle CPU: could not read /proc"),
+    }
+    // The UI logs its frame times when it ends.
+    if let Ok(log) = std::fs::read_to_string(dir.path().join("sessions/faultline.log"))
+        && let Some(line) = log.lines().rev().find(|l| l.contains("tui frame times"))
+    {
+        println!("  frame times: {}", line.trim());
+    }
     // Stop every service the aborted session left (their groups outlive a SIGKILL).
     let _ = Command::new(&exe)
         .arg("heal")

@@ -96,39 +96,10 @@ async fn a_misaimed_pause_lands_on_its_victim_but_not_its_declared_signal() {
     );
 }
 
-/// Runs a binding written inline, with no cluster, in `dir`.
-async fn run_inline(yaml: &str, dir: &Path) -> (IterationFacts, Vec<journal::Record>) {
-    let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
-    let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs).expect("logs dir");
-    let mut journal = Journal::open(&dir.join("journal.jsonl")).expect("journal");
-    let mut ctx = IterationCtx {
-        id: "X1".into(),
-        scope: Scope {
-            scenario: Some("X1".into()),
-            arm: None,
-        },
-        cwd: dir.to_path_buf(),
-        logs,
-        artifacts: dir.join("artifacts"),
-        vars: Vars::default(),
-        seed: 1,
-        duration: Duration::from_secs(1),
-        cancel: Default::default(),
-    };
-    let facts = iteration::run(&binding, &mut ctx, &mut journal)
-        .await
-        .expect("iteration runs");
-    let records = journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .records;
-    (facts, records)
-}
-
 #[tokio::test]
 async fn a_long_workload_gets_checkpoints_and_periodic_status_pulls() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (facts, records) = run_inline(
+    let (facts, records) = common::run_inline(
         r#"
 workload:
   run: "for i in 1 2 3 4 5 6; do echo step $i > progress; sleep 0.25; done"
@@ -164,7 +135,7 @@ workload:
 #[tokio::test]
 async fn an_expired_workload_deadline_ends_the_group_and_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (facts, records) = run_inline(
+    let (facts, records) = common::run_inline(
         r#"
 workload: { run: "sleep 30 & sleep 30", deadline: 500ms }
 "#,
@@ -189,7 +160,7 @@ workload: { run: "sleep 30 & sleep 30", deadline: 500ms }
 #[tokio::test]
 async fn a_command_fault_is_injected_proven_from_both_sides_and_healed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (facts, records) = run_inline(
+    let (facts, records) = common::run_inline(
         r#"
 workload: { run: "sleep 1.5", deadline: 10s }
 faults:
@@ -227,7 +198,7 @@ faults:
 #[tokio::test]
 async fn a_command_fault_whose_inject_fails_is_journaled_and_not_landed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (facts, records) = run_inline(
+    let (facts, records) = common::run_inline(
         r#"
 workload: { run: "sleep 0.5", deadline: 10s }
 faults:

@@ -15,6 +15,7 @@ use crate::nemesis::command::CommandFault;
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
+use crate::nemesis::signal::{self, Watch};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{Binding, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec};
@@ -266,11 +267,34 @@ impl Runner<'_> {
 
     /// Log watches for the step's declared landing signals, started before injection so
     /// only lines written after it count.
-    fn landing_watches(
+    async fn landing_watches(
         &mut self,
         step: &FaultStep,
-    ) -> Result<Vec<(LogWatch, Duration, Side)>, EngineError> {
+    ) -> Result<Vec<(Watch, Duration, Side)>, EngineError> {
         let mut watches = Vec::new();
+        for signal in &step.landing {
+            let within = signal.within.map_or(DEFAULT_LANDING_WITHIN, |d| d.0);
+            let watch = if let Some(counter) = &signal.counter {
+                let mut spec = counter.clone();
+                spec.run = self.expand(&spec.run)?;
+                Watch::counter(spec, &self.ctx.cwd).await
+            } else if let Some(http) = &signal.http {
+                let mut spec = http.clone();
+                spec.url = self.expand(&spec.url)?;
+                Watch::http(spec).await
+            } else if let Some(prom) = &signal.prometheus {
+                let mut spec = prom.clone();
+                spec.url = self.expand(&spec.url)?;
+                Watch::prometheus(spec).await
+            } else if let Some(history) = &signal.history {
+                let path = self.expand(&history.path)?;
+                let path = self.ctx.cwd.join(path);
+                Watch::Log(LogWatch::begin(&path, signal::history_pattern()))
+            } else {
+                continue;
+            };
+            watches.push((watch, within, signal.side));
+        }
         for signal in &step.landing {
             let Some(log) = &signal.log else { continue };
             let file = match (&log.service, &log.file) {
@@ -285,7 +309,11 @@ impl Runner<'_> {
             let pattern = regex::Regex::new(&log.pattern)
                 .map_err(|e| self.io(format!("fault {} landing pattern: {e}", step.id)))?;
             let within = signal.within.map_or(DEFAULT_LANDING_WITHIN, |d| d.0);
-            watches.push((LogWatch::begin(&file, pattern), within, signal.side));
+            watches.push((
+                Watch::Log(LogWatch::begin(&file, pattern)),
+                within,
+                signal.side,
+            ));
         }
         Ok(watches)
     }
@@ -321,7 +349,7 @@ impl Runner<'_> {
         facts: &mut FaultFacts,
     ) -> Result<(), EngineError> {
         facts.id = step.id.clone();
-        let watches = self.landing_watches(step)?;
+        let watches = self.landing_watches(step).await?;
         facts
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
@@ -433,7 +461,7 @@ impl Runner<'_> {
         &mut self,
         step: &FaultStep,
         held: &Held,
-        watches: &[(LogWatch, Duration, Side)],
+        watches: &[(Watch, Duration, Side)],
         facts: &mut FaultFacts,
     ) -> Result<(), EngineError> {
         if let Held::Process(injected) = held {
@@ -479,12 +507,12 @@ impl Runner<'_> {
                 Some(line) => format!("{side_name}: {}", crate::sanitize::line(line)),
                 None => format!(
                     "{side_name}: `{}` not seen within {within:?}",
-                    watch.pattern.as_str()
+                    watch.describe()
                 ),
             });
             facts.cites.push(self.log(
                 "landing-declared",
-                json!({"fault": step.id, "side": side, "pattern": watch.pattern.as_str(), "seen": found}),
+                json!({"fault": step.id, "side": side, "pattern": watch.describe(), "seen": found}),
             )?);
         }
         facts.declared_landed = all;

@@ -5,6 +5,7 @@ pub mod command;
 pub mod landing;
 pub mod net;
 pub mod process;
+pub mod signal;
 
 /// Calls `observe` every `every` until `done` holds for what it saw or `within`
 /// passes; returns the last observation. Landing probes wait on a condition this way,

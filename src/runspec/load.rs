@@ -102,6 +102,23 @@ fn check_binding(
         if let Some(net) = &step.net {
             check_net(id, &step.id, net, &at, errors);
         }
+        for (i, signal) in step.landing.iter().enumerate() {
+            let named = usize::from(signal.log.is_some())
+                + usize::from(signal.counter.is_some())
+                + usize::from(signal.http.is_some())
+                + usize::from(signal.prometheus.is_some())
+                + usize::from(signal.history.is_some());
+            if named != 1 {
+                errors.push(at(
+                    &format!("landing[{i}]"),
+                    format!(
+                        "landing signal {i} of fault `{}` ({id}) needs exactly one of `log`, \
+                         `counter`, `http`, `prometheus` or `history`",
+                        step.id
+                    ),
+                ));
+            }
+        }
     }
     for (arm, inner) in &binding.arms {
         check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);

@@ -250,8 +250,56 @@ pub struct LandingSpec {
     pub side: Side,
     /// A pattern appearing in a service's log (or any file) inside the window.
     pub log: Option<LogSignal>,
+    /// A number a command prints rising inside the window (e.g. a drop counter).
+    pub counter: Option<CounterSignal>,
+    /// A field of an HTTP JSON endpoint (a node's status page).
+    pub http: Option<HttpSignal>,
+    /// A Prometheus metric rising inside the window.
+    pub prometheus: Option<PromSignal>,
+    /// The history: an op recorded as indeterminate (`info`) or failed inside the window.
+    pub history: Option<HistorySignal>,
     /// How long to wait for the signal after injection.
     pub within: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterSignal {
+    /// Shell command, run in the SUT directory; its first number is the counter.
+    pub run: String,
+    #[serde(default = "one_unit")]
+    pub rises_by: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSignal {
+    pub url: String,
+    /// JSON pointer to the field, e.g. `/role`.
+    pub pointer: String,
+    /// Landed when the field equals this; without it, when the field changes.
+    pub equals: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromSignal {
+    pub url: String,
+    /// Metric name with optional labels: `raft_elections_total{node="n2"}`.
+    pub metric: String,
+    #[serde(default = "one_unit")]
+    pub rises_by: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySignal {
+    /// The JSONL history the workload is writing (`${artifacts}/history.jsonl`).
+    pub path: String,
+}
+
+fn one_unit() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -57,6 +57,36 @@ pub struct Setup {
     pub mouse: bool,
 }
 
+/// How long drawing took, summed up for the log when the UI ends (the latency bench
+/// reads it): the count, mean and worst frame.
+#[derive(Debug, Default)]
+struct FrameTimes {
+    count: u64,
+    total: Duration,
+    worst: Duration,
+}
+
+impl FrameTimes {
+    fn record(&mut self, took: Duration) {
+        self.count += 1;
+        self.total += took;
+        self.worst = self.worst.max(took);
+    }
+
+    fn log(&self) {
+        let mean = self
+            .total
+            .checked_div(u32::try_from(self.count).unwrap_or(u32::MAX))
+            .unwrap_or_default();
+        tracing::info!(
+            frames = self.count,
+            mean_us = mean.as_micros(),
+            worst_us = self.worst.as_micros(),
+            "tui frame times"
+        );
+    }
+}
+
 /// Mouse capture on for the UI's lifetime, off again on drop (also on panic unwind).
 struct MouseCapture(bool);
 
@@ -107,11 +137,14 @@ pub async fn run(
     let by = identity();
     let mut dirty = true;
     let mut confirming_quit = false;
+    let mut frames = FrameTimes::default();
     let mut quitting = false;
     loop {
         // Every branch below decides whether what it did needs a redraw.
         if dirty {
+            let started = std::time::Instant::now();
             let _ = terminal.draw(|frame| super::view::draw(frame, &state, &theme));
+            frames.record(started.elapsed());
         }
         tokio::select! {
             Some(record) = records.recv() => {
@@ -213,6 +246,7 @@ pub async fn run(
     }
     drop(mouse);
     ratatui::restore();
+    frames.log();
     match ended {
         Some(result) => result,
         None => engine.await.unwrap_or_else(|e| {

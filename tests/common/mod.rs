@@ -71,3 +71,39 @@ pub fn session_of(out: &std::process::Output) -> PathBuf {
         .unwrap_or_else(|| panic!("last line is not `session: …`: {last:?}\n{stdout}"));
     PathBuf::from(path)
 }
+
+/// Runs a binding written inline, with no cluster, in `dir`.
+pub async fn run_inline(
+    yaml: &str,
+    dir: &Path,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
+    let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).expect("logs dir");
+    let mut journal =
+        faultline::journal::Journal::open(&dir.join("journal.jsonl")).expect("journal");
+    let mut ctx = faultline::engine::iteration::IterationCtx {
+        id: "X1".into(),
+        scope: faultline::journal::Scope {
+            scenario: Some("X1".into()),
+            arm: None,
+        },
+        cwd: dir.to_path_buf(),
+        logs,
+        artifacts: dir.join("artifacts"),
+        vars: faultline::runspec::vars::Vars::default(),
+        seed: 1,
+        duration: std::time::Duration::from_secs(1),
+        cancel: Default::default(),
+    };
+    let facts = faultline::engine::iteration::run(&binding, &mut ctx, &mut journal)
+        .await
+        .expect("iteration runs");
+    let records = faultline::journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .records;
+    (facts, records)
+}
