@@ -166,7 +166,8 @@ fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
     exit::OK
 }
 
-/// Warnings for run-spec bindings that re-implement a driver the SUT already has.
+/// Warnings for run-spec bindings that re-implement a driver the SUT already has, and
+/// for landing probes that do not watch the signal a scenario's §7.M block declares.
 fn toolbox_problems(
     parsed: &plan::Plan,
     path: &std::path::Path,
@@ -183,13 +184,18 @@ fn toolbox_problems(
     let Ok(found) = faultline::toolbox::discover(sut.unwrap_or(&here)) else {
         return Vec::new();
     };
-    spec.bindings
+    let mut problems: Vec<plan::lint::Problem> = spec
+        .bindings
         .iter()
         .flat_map(|(id, (binding, origin))| {
             let line = usize::try_from(origin.line).unwrap_or(0);
             faultline::toolbox::reimplemented(&found, id, binding, line)
         })
-        .collect()
+        .collect();
+    problems.extend(faultline::runspec::landing_lint::landing_mismatches(
+        parsed, &spec,
+    ));
+    problems
 }
 
 fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {

@@ -195,3 +195,37 @@ fn a_landing_entry_naming_two_signals_is_rejected_with_its_line() {
     );
     assert!(text.contains("plan.run.yaml:"), "{text}");
 }
+
+#[test]
+fn lint_warns_when_a_probe_does_not_watch_the_signal_section_7m_declares() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        root.join("examples/demo/plan.md"),
+        dir.path().join("plan.md"),
+    )
+    .expect("plan");
+    let yaml = std::fs::read_to_string(root.join("examples/demo/plan.run.yaml")).expect("spec");
+    let lint = |yaml: &str| {
+        std::fs::write(dir.path().join("plan.run.yaml"), yaml).expect("spec");
+        let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(["lint", "plan.md"])
+            .current_dir(dir.path())
+            .output()
+            .expect("lint runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        !lint(&yaml).contains("none of its"),
+        "the demo's probes match"
+    );
+    // D2's §7.M names `replication to n3 timed out`; aim its probe at another line.
+    let misaimed = yaml.replacen("replication to n3 timed out", "snapshot installed", 1);
+    assert_ne!(misaimed, yaml);
+    let out = lint(&misaimed);
+    assert!(
+        out.contains("D2 §7.M declares landing by")
+            && out.contains("none of its 1 landing probe(s) watches that signal"),
+        "{out}"
+    );
+}
