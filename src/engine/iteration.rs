@@ -216,6 +216,10 @@ impl Runner<'_> {
             let running = self.spawn(&service.name, &command)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
+            // `${<name>_pgid}` lets `command` faults aim at a service's process group.
+            self.ctx
+                .vars
+                .set(&format!("{}_pgid", service.name), running.pgid.to_string());
             self.services.insert(service.name.clone(), running);
         }
         if let Some(health) = binding.cluster.as_ref().and_then(|c| c.health.as_ref()) {
