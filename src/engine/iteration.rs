@@ -12,12 +12,15 @@ use tokio_util::sync::CancellationToken;
 use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::journal::{Journal, JournalError, Scope};
 use crate::nemesis::command::CommandFault;
+use crate::nemesis::disk::{self, InjectedDisk, Tmpfs};
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
-use crate::runspec::{Binding, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec};
+use crate::runspec::{
+    Binding, DiskFaultSpec, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec,
+};
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -75,6 +78,7 @@ enum Held {
     Process(process::Injected),
     Command(crate::nemesis::command::InjectedCommand),
     Net(InjectedNet),
+    Disk(InjectedDisk),
     Failed(String),
 }
 
@@ -113,6 +117,8 @@ struct Runner<'a> {
     ctx: &'a mut IterationCtx,
     journal: &'a mut Journal,
     services: BTreeMap<String, Running>,
+    /// tmpfs mounts made for `disk` faults; unmounted after the services stop.
+    mounts: Vec<Tmpfs>,
     facts: IterationFacts,
 }
 
@@ -326,8 +332,8 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match (&step.process, &step.command, &step.net) {
-            (Some(spec), None, None) => {
+        let held = match (&step.process, &step.command, &step.net, &step.disk) {
+            (Some(spec), None, None, None) => {
                 let target = self.victim_pid(&spec.target)?;
                 let action = match spec.signal {
                     SignalName::Kill => Action::Kill,
@@ -341,7 +347,7 @@ impl Runner<'_> {
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, Some(spec), None) => {
+            (None, Some(spec), None, None) => {
                 let fault = CommandFault {
                     id: step.id.clone(),
                     inject: self.expand(&spec.inject)?,
@@ -354,10 +360,17 @@ impl Runner<'_> {
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, None, Some(spec)) => {
+            (None, None, Some(spec), None) => {
                 let spec = self.expand_net(spec)?;
                 match net::inject(&spec, &step.id) {
                     Ok(injected) => Held::Net(injected),
+                    Err(e) => Held::Failed(e.to_string()),
+                }
+            }
+            (None, None, None, Some(spec)) => {
+                let dir = self.disk_path(spec)?;
+                match disk::inject(&dir, &step.id) {
+                    Ok(injected) => Held::Disk(injected),
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
@@ -395,6 +408,9 @@ impl Runner<'_> {
                     .collect();
                 json!({"net": {"netns": injected.netns, "tag": injected.tag, "rules": rules}})
             }
+            (Held::Disk(injected), _) => {
+                json!({"disk": {"filler": injected.filler.display().to_string()}})
+            }
             (_, Some(spec)) => {
                 json!({"heal": self.expand(&spec.heal)?, "cwd": self.ctx.cwd.display().to_string()})
             }
@@ -417,6 +433,7 @@ impl Runner<'_> {
                 .map(|()| "heal command exited 0".to_string())
                 .map_err(|e| e.to_string()),
             Held::Net(injected) => injected.heal().map_err(|e| e.to_string()),
+            Held::Disk(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -458,6 +475,18 @@ impl Runner<'_> {
                        "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
             )?);
         }
+        if let Held::Disk(injected) = held {
+            let seen = self
+                .guard(injected.await_landing(injector_window(step)))
+                .await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "free_bytes": seen.free_bytes}}),
+            )?);
+        }
         let mut all = !watches.is_empty();
         for (watch, within, side) in watches {
             let found = self
@@ -491,6 +520,47 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// The directory a disk fault fills, `${var}`s expanded, relative to the SUT.
+    fn disk_path(&mut self, spec: &DiskFaultSpec) -> Result<PathBuf, EngineError> {
+        let path = self.expand(&spec.path)?;
+        // Absolute, so `faultline heal` run from anywhere finds the same filler.
+        std::path::absolute(self.ctx.cwd.join(path)).map_err(|e| self.io(e))
+    }
+
+    /// Mounts the tmpfs every `disk` fault with a `size` asks for, before anything
+    /// starts writing there. Each mount is journaled so `faultline heal` can undo it.
+    fn mount_disks(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        for fault in &binding.faults {
+            let Some(spec) = &fault.value.disk else {
+                continue;
+            };
+            let Some(size) = &spec.size else { continue };
+            let size = self.expand(size)?;
+            let path = self.disk_path(spec)?;
+            let mount = Tmpfs::mount(&path, &size).map_err(|e| {
+                self.io(format!(
+                    "fault {} (disk.path / disk.size): {e}",
+                    fault.value.id
+                ))
+            })?;
+            self.log(
+                "mount-created",
+                json!({"path": path.display().to_string(), "fstype": "tmpfs", "size": size}),
+            )?;
+            self.mounts.push(mount);
+        }
+        Ok(())
+    }
+
+    fn unmount_disks(&mut self) -> Result<(), EngineError> {
+        for mount in std::mem::take(&mut self.mounts) {
+            let path = mount.path.display().to_string();
+            let result = mount.unmount().map_err(|e| e.to_string());
+            self.log("mount-removed", json!({"path": path, "result": result}))?;
+        }
+        Ok(())
+    }
+
     async fn cluster_down(&mut self) -> Result<(), EngineError> {
         let services = std::mem::take(&mut self.services);
         for (name, mut running) in services {
@@ -504,6 +574,7 @@ impl Runner<'_> {
     }
 
     async fn body(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        self.mount_disks(binding)?;
         if !self.cluster_up(binding).await? {
             return Ok(());
         }
@@ -740,11 +811,15 @@ pub async fn run(
         ctx,
         journal,
         services: BTreeMap::new(),
+        mounts: Vec::new(),
         facts: IterationFacts::default(),
     };
     let outcome = runner.body(binding).await;
     let down = runner.cluster_down().await;
+    // After the services stopped, so none still writes into a mount being removed.
+    let unmounted = runner.unmount_disks();
     outcome?;
     down?;
+    unmounted?;
     Ok(runner.facts)
 }

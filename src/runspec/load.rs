@@ -87,15 +87,17 @@ fn check_binding(
             field: Some(field.into()),
             message,
         };
-        let kinds = usize::from(step.process.is_some())
-            + usize::from(step.command.is_some())
-            + usize::from(step.net.is_some());
-        if kinds != 1 {
+        if step.kind().is_none() {
+            let names: Vec<&str> = crate::nemesis::Kind::ALL
+                .iter()
+                .map(|k| k.as_str())
+                .collect();
             errors.push(at(
-                "process|command|net",
+                &names.join("|"),
                 format!(
-                    "fault `{}` of {id} needs exactly one of `process`, `command` or `net`",
-                    step.id
+                    "fault `{}` of {id} needs exactly one of `{}`",
+                    step.id,
+                    names.join("`, `")
                 ),
             ));
         }

@@ -114,7 +114,8 @@ pub struct Check {
     pub deadline: Option<Dur>,
 }
 
-/// One nemesis step of the fault schedule: exactly one of `process` / `command` / `net`.
+/// One nemesis step of the fault schedule: exactly one nemesis kind (`process`,
+/// `command`, `net`, `disk` …).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
@@ -126,6 +127,7 @@ pub struct FaultStep {
     pub process: Option<ProcessFaultSpec>,
     pub command: Option<CommandFaultSpec>,
     pub net: Option<NetFaultSpec>,
+    pub disk: Option<DiskFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -140,6 +142,7 @@ impl FaultStep {
             self.process.as_ref().map(|_| Kind::Process),
             self.command.as_ref().map(|_| Kind::Command),
             self.net.as_ref().map(|_| Kind::Net),
+            self.disk.as_ref().map(|_| Kind::Disk),
         ]
         .into_iter()
         .flatten()
@@ -216,6 +219,18 @@ impl Chain {
             Chain::Forward => "FORWARD",
         }
     }
+}
+
+/// Fill the filesystem holding `path` (`references/nemesis.md`, `### disk`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskFaultSpec {
+    /// A directory on the filesystem to fill (the SUT's data directory, or a mount
+    /// point under it). `${var}`s are expanded; relative paths are the SUT's.
+    pub path: String,
+    /// When given, the session mounts a tmpfs of this size (`1M`, `512k`) on `path`
+    /// for the iteration, before the cluster starts, and unmounts it afterwards.
+    pub size: Option<String>,
 }
 
 /// One DROP rule: the packets it matches are dropped.
