@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::exec;
 use crate::journal::{self, Journal, JournalError, Record, Scope};
 use crate::nemesis::process::{ProcState, proc_state};
-use crate::nemesis::{disk, net};
+use crate::nemesis::{clock, disk, net};
 
 /// What healing did.
 #[derive(Debug, Default)]
@@ -77,6 +77,10 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
     let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
     let result = if let Some(net) = undo.get("net") {
         heal_net(fault, net)
+    } else if let Some(control) = undo.pointer("/clock/control").and_then(Value::as_str) {
+        clock::clear(Path::new(control))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
     } else if let Some(filler) = undo.pointer("/disk/filler").and_then(Value::as_str) {
         disk::remove_filler(Path::new(filler))
             .map(|line| format!("{fault}: {line}"))

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::journal::{Journal, JournalError, Scope};
+use crate::nemesis::clock::{self, InjectedClock, VictimClock};
 use crate::nemesis::command::CommandFault;
 use crate::nemesis::disk::{self, InjectedDisk, Tmpfs};
 use crate::nemesis::landing::LogWatch;
@@ -19,7 +20,8 @@ use crate::nemesis::process::{self, Action, Target};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{
-    Binding, DiskFaultSpec, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec,
+    Binding, ClockFaultSpec, DiskFaultSpec, FaultStep, LogSignal, NetFaultSpec, Side, SignalName,
+    TargetSpec,
 };
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
@@ -79,6 +81,7 @@ enum Held {
     Command(crate::nemesis::command::InjectedCommand),
     Net(InjectedNet),
     Disk(InjectedDisk),
+    Clock(InjectedClock, VictimClock),
     Failed(String),
 }
 
@@ -119,6 +122,8 @@ struct Runner<'a> {
     services: BTreeMap<String, Running>,
     /// tmpfs mounts made for `disk` faults; unmounted after the services stop.
     mounts: Vec<Tmpfs>,
+    /// Services started under faketime: their control file and environment.
+    faketime: BTreeMap<String, (PathBuf, Vec<(String, String)>)>,
     facts: IterationFacts,
 }
 
@@ -156,11 +161,20 @@ impl Runner<'_> {
     }
 
     fn spawn(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
+        self.spawn_env(name, command, Vec::new())
+    }
+
+    fn spawn_env(
+        &mut self,
+        name: &str,
+        command: &str,
+        env: Vec<(String, String)>,
+    ) -> Result<Running, EngineError> {
         let spec = CommandSpec {
             name: name.to_string(),
             command: command.to_string(),
             cwd: self.ctx.cwd.clone(),
-            env: Vec::new(),
+            env,
         };
         let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| self.io(e))?;
         self.facts.pgids.push(running.pgid);
@@ -218,7 +232,22 @@ impl Runner<'_> {
         let services = binding.cluster.iter().flat_map(|c| c.services.iter());
         for service in services {
             let command = self.expand(&service.run)?;
-            let running = self.spawn(&service.name, &command)?;
+            let env = if service.faketime {
+                let control = self
+                    .ctx
+                    .artifacts
+                    .join("faketime")
+                    .join(format!("{}.control", service.name));
+                let env = clock::prepare(&control).map_err(|e| {
+                    self.io(format!("service `{}` (faketime: true): {e}", service.name))
+                })?;
+                self.faketime
+                    .insert(service.name.clone(), (control, env.clone()));
+                env
+            } else {
+                Vec::new()
+            };
+            let running = self.spawn_env(&service.name, &command, env)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
             self.services.insert(service.name.clone(), running);
@@ -270,6 +299,47 @@ impl Runner<'_> {
         })
     }
 
+    /// The file a log signal watches: a service's stderr log, or a file of the SUT's.
+    fn signal_file(&mut self, log: &LogSignal) -> Result<Option<PathBuf>, EngineError> {
+        Ok(match (&log.service, &log.file) {
+            (Some(service), _) => Some(self.ctx.logs.join(format!("{service}.stderr.log"))),
+            // Relative paths are the SUT's, like the commands that write them.
+            (None, Some(file)) => {
+                let file = self.expand(file)?;
+                Some(self.ctx.cwd.join(file))
+            }
+            (None, None) => None,
+        })
+    }
+
+    /// Injects a clock offset into a faketime service, watching the victim's own clock
+    /// from before the injection.
+    fn inject_clock(
+        &mut self,
+        step: &FaultStep,
+        spec: &ClockFaultSpec,
+    ) -> Result<Held, EngineError> {
+        let Some((control, env)) = self.faketime.get(&spec.service).cloned() else {
+            return Ok(Held::Failed(format!(
+                "fault {} clock.service: `{}` is not a service started with `faketime: true`",
+                step.id, spec.service
+            )));
+        };
+        let Some(file) = self.signal_file(&spec.victim_clock)? else {
+            return Ok(Held::Failed(format!(
+                "fault {} clock.victim_clock names neither a service nor a file",
+                step.id
+            )));
+        };
+        let pattern = regex::Regex::new(&spec.victim_clock.pattern)
+            .map_err(|e| self.io(format!("fault {} clock.victim_clock.pattern: {e}", step.id)))?;
+        let victim = VictimClock::begin(&file, pattern);
+        Ok(match clock::inject(&control, &env, spec.offset) {
+            Ok(injected) => Held::Clock(injected, victim),
+            Err(e) => Held::Failed(e.to_string()),
+        })
+    }
+
     /// Log watches for the step's declared landing signals, started before injection so
     /// only lines written after it count.
     fn landing_watches(
@@ -279,14 +349,8 @@ impl Runner<'_> {
         let mut watches = Vec::new();
         for signal in &step.landing {
             let Some(log) = &signal.log else { continue };
-            let file = match (&log.service, &log.file) {
-                (Some(service), _) => self.ctx.logs.join(format!("{service}.stderr.log")),
-                // Relative paths are the SUT's, like the commands that write them.
-                (None, Some(file)) => {
-                    let file = self.expand(file)?;
-                    self.ctx.cwd.join(file)
-                }
-                (None, None) => continue,
+            let Some(file) = self.signal_file(log)? else {
+                continue;
             };
             let pattern = regex::Regex::new(&log.pattern)
                 .map_err(|e| self.io(format!("fault {} landing pattern: {e}", step.id)))?;
@@ -332,8 +396,14 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match (&step.process, &step.command, &step.net, &step.disk) {
-            (Some(spec), None, None, None) => {
+        let held = match (
+            &step.process,
+            &step.command,
+            &step.net,
+            &step.disk,
+            &step.clock,
+        ) {
+            (Some(spec), None, None, None, None) => {
                 let target = self.victim_pid(&spec.target)?;
                 let action = match spec.signal {
                     SignalName::Kill => Action::Kill,
@@ -347,7 +417,7 @@ impl Runner<'_> {
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, Some(spec), None, None) => {
+            (None, Some(spec), None, None, None) => {
                 let fault = CommandFault {
                     id: step.id.clone(),
                     inject: self.expand(&spec.inject)?,
@@ -360,14 +430,15 @@ impl Runner<'_> {
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, None, Some(spec), None) => {
+            (None, None, Some(spec), None, None) => {
                 let spec = self.expand_net(spec)?;
                 match net::inject(&spec, &step.id) {
                     Ok(injected) => Held::Net(injected),
                     Err(e) => Held::Failed(e.to_string()),
                 }
             }
-            (None, None, None, Some(spec)) => {
+            (None, None, None, None, Some(spec)) => self.inject_clock(step, spec)?,
+            (None, None, None, Some(spec), None) => {
                 let dir = self.disk_path(spec)?;
                 match disk::inject(&dir, &step.id) {
                     Ok(injected) => Held::Disk(injected),
@@ -408,6 +479,9 @@ impl Runner<'_> {
                     .collect();
                 json!({"net": {"netns": injected.netns, "tag": injected.tag, "rules": rules}})
             }
+            (Held::Clock(injected, _), _) => {
+                json!({"clock": {"control": injected.control.display().to_string()}})
+            }
             (Held::Disk(injected), _) => {
                 json!({"disk": {"filler": injected.filler.display().to_string()}})
             }
@@ -434,6 +508,7 @@ impl Runner<'_> {
                 .map_err(|e| e.to_string()),
             Held::Net(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Disk(injected) => injected.heal().map_err(|e| e.to_string()),
+            Held::Clock(injected, _) => injected.heal().map_err(|e| e.to_string()),
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -487,7 +562,32 @@ impl Runner<'_> {
                        "detail": {"text": seen.detail, "free_bytes": seen.free_bytes}}),
             )?);
         }
-        let mut all = !watches.is_empty();
+        // A kind's built-in victim-side check counts like a declared signal.
+        let mut builtin_victim = None;
+        if let Held::Clock(injected, victim) = held {
+            let within = injector_window(step);
+            let seen = self.guard(injected.await_landing(within)).await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "skew_s": seen.skew}}),
+            )?);
+            let seen = self
+                .guard(victim.await_offset(injected.offset, within))
+                .await?;
+            facts.victim_side_seen = seen.landed;
+            builtin_victim = Some(seen.landed);
+            facts.detail.push(format!("victim: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-declared",
+                json!({"fault": step.id, "side": Side::Victim, "pattern": victim.pattern.as_str(),
+                       "seen": seen.landed.then_some(&seen.detail), "skew_s": seen.skew}),
+            )?);
+        }
+        let mut all = !watches.is_empty() || builtin_victim.is_some();
+        all &= builtin_victim.unwrap_or(true);
         for (watch, within, side) in watches {
             let found = self
                 .guard(watch.await_match(*within))
@@ -812,6 +912,7 @@ pub async fn run(
         journal,
         services: BTreeMap::new(),
         mounts: Vec::new(),
+        faketime: BTreeMap::new(),
         facts: IterationFacts::default(),
     };
     let outcome = runner.body(binding).await;

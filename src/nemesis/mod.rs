@@ -1,6 +1,7 @@
 //! Fault kinds. Each fault is a resource with a lifetime: injected, observed from the
 //! injector side, healed — and healed on drop if nobody healed it explicitly.
 
+pub mod clock;
 pub mod command;
 pub mod disk;
 pub mod landing;
@@ -33,10 +34,17 @@ pub enum Kind {
     Command,
     Net,
     Disk,
+    Clock,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Process, Kind::Command, Kind::Net, Kind::Disk];
+    pub const ALL: [Kind; 5] = [
+        Kind::Process,
+        Kind::Command,
+        Kind::Net,
+        Kind::Disk,
+        Kind::Clock,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,6 +52,7 @@ impl Kind {
             Kind::Command => "command",
             Kind::Net => "net",
             Kind::Disk => "disk",
+            Kind::Clock => "clock",
         }
     }
 }

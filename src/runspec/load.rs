@@ -104,6 +104,16 @@ fn check_binding(
         if let Some(net) = &step.net {
             check_net(id, &step.id, net, &at, errors);
         }
+        // An offset inside the landing tolerance could never be told from no offset.
+        if let Some(clock) = step.clock.as_ref().filter(|c| c.offset.abs() < 10) {
+            errors.push(at(
+                "clock.offset",
+                format!(
+                    "fault `{}` of {id}: offset {} s is too small to observe; use at least 10 s either way",
+                    step.id, clock.offset
+                ),
+            ));
+        }
     }
     for (arm, inner) in &binding.arms {
         check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);

@@ -92,6 +92,10 @@ pub struct Cluster {
 pub struct Service {
     pub name: String,
     pub run: String,
+    /// Start it under libfaketime with an (initially empty) control file, so a `clock`
+    /// fault can move its clock at runtime.
+    #[serde(default)]
+    pub faketime: bool,
 }
 
 /// A command with its deadline; long ones declare an expected duration and a status
@@ -128,6 +132,7 @@ pub struct FaultStep {
     pub command: Option<CommandFaultSpec>,
     pub net: Option<NetFaultSpec>,
     pub disk: Option<DiskFaultSpec>,
+    pub clock: Option<ClockFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -143,6 +148,7 @@ impl FaultStep {
             self.command.as_ref().map(|_| Kind::Command),
             self.net.as_ref().map(|_| Kind::Net),
             self.disk.as_ref().map(|_| Kind::Disk),
+            self.clock.as_ref().map(|_| Kind::Clock),
         ]
         .into_iter()
         .flatten()
@@ -231,6 +237,19 @@ pub struct DiskFaultSpec {
     /// When given, the session mounts a tmpfs of this size (`1M`, `512k`) on `path`
     /// for the iteration, before the cluster starts, and unmounts it afterwards.
     pub size: Option<String>,
+}
+
+/// Move the clock of a service started with `faketime: true`
+/// (`references/nemesis.md`, `### clock`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockFaultSpec {
+    /// The service whose clock moves.
+    pub service: String,
+    /// Seconds the clock moves; negative moves it back.
+    pub offset: i64,
+    /// Where the victim prints its own clock: the pattern's first group is epoch seconds.
+    pub victim_clock: LogSignal,
 }
 
 /// One DROP rule: the packets it matches are dropped.
