@@ -77,6 +77,12 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
     let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
     let result = if let Some(net) = undo.get("net") {
         heal_net(fault, net)
+    } else if let Some(proxy) = undo.get("proxy") {
+        // The proxy is a task of the faultline process: it ended with it.
+        Ok(format!(
+            "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
+            proxy.get("listen").and_then(Value::as_str).unwrap_or("?")
+        ))
     } else if let Some(control) = undo.pointer("/clock/control").and_then(Value::as_str) {
         clock::clear(Path::new(control))
             .map(|line| format!("{fault}: {line}"))

@@ -17,6 +17,7 @@ use crate::nemesis::disk::{self, InjectedDisk, Tmpfs};
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
+use crate::nemesis::proxy::{InjectedProxy, Proxy, Toxic};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{
@@ -82,6 +83,7 @@ enum Held {
     Net(InjectedNet),
     Disk(InjectedDisk),
     Clock(InjectedClock, VictimClock),
+    Proxy(InjectedProxy),
     Failed(String),
 }
 
@@ -124,6 +126,8 @@ struct Runner<'a> {
     mounts: Vec<Tmpfs>,
     /// Services started under faketime: their control file and environment.
     faketime: BTreeMap<String, (PathBuf, Vec<(String, String)>)>,
+    /// Fault proxies by listen address, running for the whole iteration.
+    proxies: BTreeMap<String, std::sync::Arc<Proxy>>,
     facts: IterationFacts,
 }
 
@@ -396,56 +400,60 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match (
-            &step.process,
-            &step.command,
-            &step.net,
-            &step.disk,
-            &step.clock,
-        ) {
-            (Some(spec), None, None, None, None) => {
-                let target = self.victim_pid(&spec.target)?;
-                let action = match spec.signal {
-                    SignalName::Kill => Action::Kill,
-                    SignalName::Term => Action::Term {
-                        grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
-                    },
-                    SignalName::Stop => Action::Pause,
-                };
-                match process::inject(&target, action) {
-                    Ok(injected) => Held::Process(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+        let held = if let Some(spec) = &step.proxy {
+            self.enable_toxic(step, spec)?
+        } else {
+            match (
+                &step.process,
+                &step.command,
+                &step.net,
+                &step.disk,
+                &step.clock,
+            ) {
+                (Some(spec), None, None, None, None) => {
+                    let target = self.victim_pid(&spec.target)?;
+                    let action = match spec.signal {
+                        SignalName::Kill => Action::Kill,
+                        SignalName::Term => Action::Term {
+                            grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
+                        },
+                        SignalName::Stop => Action::Pause,
+                    };
+                    match process::inject(&target, action) {
+                        Ok(injected) => Held::Process(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
-            }
-            (None, Some(spec), None, None, None) => {
-                let fault = CommandFault {
-                    id: step.id.clone(),
-                    inject: self.expand(&spec.inject)?,
-                    heal: self.expand(&spec.heal)?,
-                    cwd: self.ctx.cwd.clone(),
-                    deadline: DEFAULT_DEADLINE,
-                };
-                match self.guard(fault.inject(&self.ctx.logs)).await? {
-                    Ok(injected) => Held::Command(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+                (None, Some(spec), None, None, None) => {
+                    let fault = CommandFault {
+                        id: step.id.clone(),
+                        inject: self.expand(&spec.inject)?,
+                        heal: self.expand(&spec.heal)?,
+                        cwd: self.ctx.cwd.clone(),
+                        deadline: DEFAULT_DEADLINE,
+                    };
+                    match self.guard(fault.inject(&self.ctx.logs)).await? {
+                        Ok(injected) => Held::Command(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
-            }
-            (None, None, Some(spec), None, None) => {
-                let spec = self.expand_net(spec)?;
-                match net::inject(&spec, &step.id) {
-                    Ok(injected) => Held::Net(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+                (None, None, Some(spec), None, None) => {
+                    let spec = self.expand_net(spec)?;
+                    match net::inject(&spec, &step.id) {
+                        Ok(injected) => Held::Net(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
-            }
-            (None, None, None, None, Some(spec)) => self.inject_clock(step, spec)?,
-            (None, None, None, Some(spec), None) => {
-                let dir = self.disk_path(spec)?;
-                match disk::inject(&dir, &step.id) {
-                    Ok(injected) => Held::Disk(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+                (None, None, None, None, Some(spec)) => self.inject_clock(step, spec)?,
+                (None, None, None, Some(spec), None) => {
+                    let dir = self.disk_path(spec)?;
+                    match disk::inject(&dir, &step.id) {
+                        Ok(injected) => Held::Disk(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
+                _ => Held::Failed("the step names no single nemesis kind".into()),
             }
-            _ => Held::Failed("the step names no single nemesis kind".into()),
         };
         if let Held::Failed(error) = &held {
             self.write_epoch("")?;
@@ -482,6 +490,10 @@ impl Runner<'_> {
             (Held::Clock(injected, _), _) => {
                 json!({"clock": {"control": injected.control.display().to_string()}})
             }
+            (Held::Proxy(injected), _) => {
+                json!({"proxy": {"listen": injected.proxy.listen.to_string(),
+                                 "upstream": injected.proxy.upstream, "toxic": injected.toxic}})
+            }
             (Held::Disk(injected), _) => {
                 json!({"disk": {"filler": injected.filler.display().to_string()}})
             }
@@ -509,6 +521,7 @@ impl Runner<'_> {
             Held::Net(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Disk(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Clock(injected, _) => injected.heal().map_err(|e| e.to_string()),
+            Held::Proxy(injected) => Ok(injected.heal()),
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -560,6 +573,18 @@ impl Runner<'_> {
                 "landing-injector",
                 json!({"fault": step.id, "landed": seen.landed,
                        "detail": {"text": seen.detail, "free_bytes": seen.free_bytes}}),
+            )?);
+        }
+        if let Held::Proxy(injected) = held {
+            let seen = self
+                .guard(injected.await_landing(injector_window(step)))
+                .await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
             )?);
         }
         // A kind's built-in victim-side check counts like a declared signal.
@@ -620,6 +645,68 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Starts the fault proxy of every `proxy` fault (one per listen address) before the
+    /// cluster, so clients can route through it from their first connection.
+    async fn start_proxies(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        for fault in &binding.faults {
+            let Some(spec) = &fault.value.proxy else {
+                continue;
+            };
+            let listen = self.expand(&spec.listen)?;
+            let upstream = self.expand(&spec.upstream)?;
+            if self.proxies.contains_key(&listen) {
+                continue;
+            }
+            let proxy = Proxy::start(&listen, &upstream).await.map_err(|e| {
+                self.io(format!(
+                    "fault {} proxy.listen `{listen}`: {e}",
+                    fault.value.id
+                ))
+            })?;
+            self.log(
+                "proxy-started",
+                json!({"listen": proxy.listen.to_string(), "upstream": upstream}),
+            )?;
+            self.proxies.insert(listen, std::sync::Arc::new(proxy));
+        }
+        Ok(())
+    }
+
+    fn stop_proxies(&mut self) -> Result<(), EngineError> {
+        for (listen, proxy) in std::mem::take(&mut self.proxies) {
+            let counters = proxy.snapshot();
+            drop(proxy);
+            self.log(
+                "proxy-stopped",
+                json!({"listen": listen, "counters": counters}),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn enable_toxic(
+        &mut self,
+        step: &FaultStep,
+        spec: &crate::runspec::ProxyFaultSpec,
+    ) -> Result<Held, EngineError> {
+        let listen = self.expand(&spec.listen)?;
+        let Some(proxy) = self.proxies.get(&listen) else {
+            return Ok(Held::Failed(format!(
+                "fault {} proxy.listen: no proxy runs on `{listen}`",
+                step.id
+            )));
+        };
+        let t = &spec.toxic;
+        Ok(Held::Proxy(proxy.enable(Toxic {
+            latency: t.latency.map(|d| d.0),
+            jitter: t.jitter.map(|d| d.0),
+            bandwidth: t.bandwidth,
+            stall: t.stall,
+            reset: t.reset,
+            slice: t.slice,
+        })))
+    }
+
     /// The directory a disk fault fills, `${var}`s expanded, relative to the SUT.
     fn disk_path(&mut self, spec: &DiskFaultSpec) -> Result<PathBuf, EngineError> {
         let path = self.expand(&spec.path)?;
@@ -675,6 +762,7 @@ impl Runner<'_> {
 
     async fn body(&mut self, binding: &Binding) -> Result<(), EngineError> {
         self.mount_disks(binding)?;
+        self.start_proxies(binding).await?;
         if !self.cluster_up(binding).await? {
             return Ok(());
         }
@@ -913,14 +1001,17 @@ pub async fn run(
         services: BTreeMap::new(),
         mounts: Vec::new(),
         faketime: BTreeMap::new(),
+        proxies: BTreeMap::new(),
         facts: IterationFacts::default(),
     };
     let outcome = runner.body(binding).await;
     let down = runner.cluster_down().await;
     // After the services stopped, so none still writes into a mount being removed.
     let unmounted = runner.unmount_disks();
+    let proxies = runner.stop_proxies();
     outcome?;
     down?;
     unmounted?;
+    proxies?;
     Ok(runner.facts)
 }

@@ -7,6 +7,7 @@ pub mod disk;
 pub mod landing;
 pub mod net;
 pub mod process;
+pub mod proxy;
 
 /// Calls `observe` every `every` until `done` holds for what it saw or `within`
 /// passes; returns the last observation. Landing probes wait on a condition this way,
@@ -35,15 +36,17 @@ pub enum Kind {
     Net,
     Disk,
     Clock,
+    Proxy,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Process,
         Kind::Command,
         Kind::Net,
         Kind::Disk,
         Kind::Clock,
+        Kind::Proxy,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +56,7 @@ impl Kind {
             Kind::Net => "net",
             Kind::Disk => "disk",
             Kind::Clock => "clock",
+            Kind::Proxy => "proxy",
         }
     }
 }

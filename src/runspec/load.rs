@@ -104,6 +104,23 @@ fn check_binding(
         if let Some(net) = &step.net {
             check_net(id, &step.id, net, &at, errors);
         }
+        if let Some(proxy) = &step.proxy {
+            let t = &proxy.toxic;
+            let effects = t.latency.is_some()
+                || t.bandwidth.is_some_and(|b| b > 0)
+                || t.stall
+                || t.reset
+                || t.slice.is_some_and(|s| s > 0);
+            if !effects {
+                errors.push(at(
+                    "proxy.toxic",
+                    format!(
+                        "fault `{}` of {id}: the toxic does nothing; give latency, bandwidth, stall, reset or slice",
+                        step.id
+                    ),
+                ));
+            }
+        }
         // An offset inside the landing tolerance could never be told from no offset.
         if let Some(clock) = step.clock.as_ref().filter(|c| c.offset.abs() < 10) {
             errors.push(at(

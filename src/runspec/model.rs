@@ -133,6 +133,7 @@ pub struct FaultStep {
     pub net: Option<NetFaultSpec>,
     pub disk: Option<DiskFaultSpec>,
     pub clock: Option<ClockFaultSpec>,
+    pub proxy: Option<ProxyFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -149,6 +150,7 @@ impl FaultStep {
             self.net.as_ref().map(|_| Kind::Net),
             self.disk.as_ref().map(|_| Kind::Disk),
             self.clock.as_ref().map(|_| Kind::Clock),
+            self.proxy.as_ref().map(|_| Kind::Proxy),
         ]
         .into_iter()
         .flatten()
@@ -250,6 +252,36 @@ pub struct ClockFaultSpec {
     pub offset: i64,
     /// Where the victim prints its own clock: the pattern's first group is epoch seconds.
     pub victim_clock: LogSignal,
+}
+
+/// A toxic on the built-in TCP fault proxy (`references/nemesis.md`, `### proxy`).
+/// The proxy runs for the whole iteration; the fault switches the toxic on and off.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyFaultSpec {
+    /// Address the proxy listens on (`127.0.0.1:7101`); clients must connect here.
+    pub listen: String,
+    /// The node it forwards to (`127.0.0.1:7001`).
+    pub upstream: String,
+    pub toxic: ToxicSpec,
+}
+
+/// What the toxic does; at least one effect.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToxicSpec {
+    pub latency: Option<Dur>,
+    pub jitter: Option<Dur>,
+    /// Bytes per second, each direction.
+    pub bandwidth: Option<u64>,
+    /// Hold every byte until heal.
+    #[serde(default)]
+    pub stall: bool,
+    /// Close every connection with RST, new ones too, until heal.
+    #[serde(default)]
+    pub reset: bool,
+    /// Forward at most this many bytes per write.
+    pub slice: Option<usize>,
 }
 
 /// One DROP rule: the packets it matches are dropped.
