@@ -3,7 +3,8 @@
 //! heals every fault without a heal record and ends every group still alive — only
 //! processes the journal names, each checked against its recorded start time so a
 //! reused pid is never touched — and removes the iptables rules of net faults, found
-//! by their `faultline:<tag>` comment only — and journals what it did.
+//! by their `faultline:<tag>` comment only; removes disk fillers and the tmpfs mounts
+//! the session made — and journals what it did.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::exec;
 use crate::journal::{self, Journal, JournalError, Record, Scope};
-use crate::nemesis::net;
 use crate::nemesis::process::{ProcState, proc_state};
+use crate::nemesis::{clock, disk, net};
 
 /// What healing did.
 #[derive(Debug, Default)]
@@ -76,6 +77,20 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
     let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
     let result = if let Some(net) = undo.get("net") {
         heal_net(fault, net)
+    } else if let Some(proxy) = undo.get("proxy") {
+        // The proxy is a task of the faultline process: it ended with it.
+        Ok(format!(
+            "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
+            proxy.get("listen").and_then(Value::as_str).unwrap_or("?")
+        ))
+    } else if let Some(control) = undo.pointer("/clock/control").and_then(Value::as_str) {
+        clock::clear(Path::new(control))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
+    } else if let Some(filler) = undo.pointer("/disk/filler").and_then(Value::as_str) {
+        disk::remove_filler(Path::new(filler))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
     } else {
         heal_other(fault, &undo)
     };
@@ -151,6 +166,41 @@ fn heal_other(fault: &str, undo: &Value) -> Result<String, String> {
     }
 }
 
+/// Unmounts every tmpfs the journal says was mounted and never removed.
+fn heal_mounts(
+    records: &[Record],
+    journal: &mut Journal,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    let mut open: Vec<&Record> = Vec::new();
+    for r in records {
+        let path = r.data.get("path").and_then(Value::as_str);
+        match r.kind.as_str() {
+            "mount-created" => open.push(r),
+            "mount-removed" => open.retain(|o| o.data.get("path").and_then(Value::as_str) != path),
+            _ => {}
+        }
+    }
+    for r in open {
+        let Some(path) = r.data.get("path").and_then(Value::as_str) else {
+            continue;
+        };
+        let result = disk::unmount(Path::new(path))
+            .map(|()| format!("tmpfs at {path} unmounted"))
+            .map_err(|e| e.to_string());
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out.failures.push(line.clone()),
+        }
+        journal.append(
+            r.scope.clone(),
+            "mount-removed",
+            &json!({"path": path, "result": result, "by": "faultline heal"}),
+        )?;
+    }
+    Ok(())
+}
+
 /// Heals what the session at `dir` left behind.
 pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
     let path = dir.join("journal.jsonl");
@@ -166,6 +216,7 @@ pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
         let data = heal_fault(record, &mut out);
         journal.append(record.scope.clone(), "fault-healed", &data)?;
     }
+    heal_mounts(&records, &mut journal, &mut out)?;
     // Groups last: a paused victim is resumed before its group is ended.
     let mut seen = BTreeSet::new();
     for r in records.iter().filter(|r| r.kind == "command-started") {

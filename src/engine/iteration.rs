@@ -11,14 +11,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::journal::{Journal, JournalError, Scope};
+use crate::nemesis::clock::{self, InjectedClock, VictimClock};
 use crate::nemesis::command::CommandFault;
+use crate::nemesis::disk::{self, InjectedDisk, Tmpfs};
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
+use crate::nemesis::proxy::{InjectedProxy, Proxy, Toxic};
 use crate::nemesis::signal::{self, Watch};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
-use crate::runspec::{Binding, FaultStep, NetFaultSpec, Side, SignalName, TargetSpec};
+use crate::runspec::{
+    Binding, ClockFaultSpec, DiskFaultSpec, FaultStep, LogSignal, NetFaultSpec, Side, SignalName,
+    TargetSpec,
+};
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -76,6 +82,9 @@ enum Held {
     Process(process::Injected),
     Command(crate::nemesis::command::InjectedCommand),
     Net(InjectedNet),
+    Disk(InjectedDisk),
+    Clock(InjectedClock, VictimClock),
+    Proxy(InjectedProxy),
     Failed(String),
 }
 
@@ -114,6 +123,12 @@ struct Runner<'a> {
     ctx: &'a mut IterationCtx,
     journal: &'a mut Journal,
     services: BTreeMap<String, Running>,
+    /// tmpfs mounts made for `disk` faults; unmounted after the services stop.
+    mounts: Vec<Tmpfs>,
+    /// Services started under faketime: their control file and environment.
+    faketime: BTreeMap<String, (PathBuf, Vec<(String, String)>)>,
+    /// Fault proxies by listen address, running for the whole iteration.
+    proxies: BTreeMap<String, std::sync::Arc<Proxy>>,
     facts: IterationFacts,
 }
 
@@ -151,11 +166,20 @@ impl Runner<'_> {
     }
 
     fn spawn(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
+        self.spawn_env(name, command, Vec::new())
+    }
+
+    fn spawn_env(
+        &mut self,
+        name: &str,
+        command: &str,
+        env: Vec<(String, String)>,
+    ) -> Result<Running, EngineError> {
         let spec = CommandSpec {
             name: name.to_string(),
             command: command.to_string(),
             cwd: self.ctx.cwd.clone(),
-            env: Vec::new(),
+            env,
         };
         let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| self.io(e))?;
         self.facts.pgids.push(running.pgid);
@@ -213,7 +237,22 @@ impl Runner<'_> {
         let services = binding.cluster.iter().flat_map(|c| c.services.iter());
         for service in services {
             let command = self.expand(&service.run)?;
-            let running = self.spawn(&service.name, &command)?;
+            let env = if service.faketime {
+                let control = self
+                    .ctx
+                    .artifacts
+                    .join("faketime")
+                    .join(format!("{}.control", service.name));
+                let env = clock::prepare(&control).map_err(|e| {
+                    self.io(format!("service `{}` (faketime: true): {e}", service.name))
+                })?;
+                self.faketime
+                    .insert(service.name.clone(), (control, env.clone()));
+                env
+            } else {
+                Vec::new()
+            };
+            let running = self.spawn_env(&service.name, &command, env)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
             // `${<name>_pgid}` lets `command` faults aim at a service's process group.
@@ -269,6 +308,47 @@ impl Runner<'_> {
         })
     }
 
+    /// The file a log signal watches: a service's stderr log, or a file of the SUT's.
+    fn signal_file(&mut self, log: &LogSignal) -> Result<Option<PathBuf>, EngineError> {
+        Ok(match (&log.service, &log.file) {
+            (Some(service), _) => Some(self.ctx.logs.join(format!("{service}.stderr.log"))),
+            // Relative paths are the SUT's, like the commands that write them.
+            (None, Some(file)) => {
+                let file = self.expand(file)?;
+                Some(self.ctx.cwd.join(file))
+            }
+            (None, None) => None,
+        })
+    }
+
+    /// Injects a clock offset into a faketime service, watching the victim's own clock
+    /// from before the injection.
+    fn inject_clock(
+        &mut self,
+        step: &FaultStep,
+        spec: &ClockFaultSpec,
+    ) -> Result<Held, EngineError> {
+        let Some((control, env)) = self.faketime.get(&spec.service).cloned() else {
+            return Ok(Held::Failed(format!(
+                "fault {} clock.service: `{}` is not a service started with `faketime: true`",
+                step.id, spec.service
+            )));
+        };
+        let Some(file) = self.signal_file(&spec.victim_clock)? else {
+            return Ok(Held::Failed(format!(
+                "fault {} clock.victim_clock names neither a service nor a file",
+                step.id
+            )));
+        };
+        let pattern = regex::Regex::new(&spec.victim_clock.pattern)
+            .map_err(|e| self.io(format!("fault {} clock.victim_clock.pattern: {e}", step.id)))?;
+        let victim = VictimClock::begin(&file, pattern);
+        Ok(match clock::inject(&control, &env, spec.offset) {
+            Ok(injected) => Held::Clock(injected, victim),
+            Err(e) => Held::Failed(e.to_string()),
+        })
+    }
+
     /// Log watches for the step's declared landing signals, started before injection so
     /// only lines written after it count.
     async fn landing_watches(
@@ -301,14 +381,8 @@ impl Runner<'_> {
         }
         for signal in &step.landing {
             let Some(log) = &signal.log else { continue };
-            let file = match (&log.service, &log.file) {
-                (Some(service), _) => self.ctx.logs.join(format!("{service}.stderr.log")),
-                // Relative paths are the SUT's, like the commands that write them.
-                (None, Some(file)) => {
-                    let file = self.expand(file)?;
-                    self.ctx.cwd.join(file)
-                }
-                (None, None) => continue,
+            let Some(file) = self.signal_file(log)? else {
+                continue;
             };
             let pattern = regex::Regex::new(&log.pattern)
                 .map_err(|e| self.io(format!("fault {} landing pattern: {e}", step.id)))?;
@@ -358,42 +432,60 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match (&step.process, &step.command, &step.net) {
-            (Some(spec), None, None) => {
-                let target = self.victim_pid(&spec.target)?;
-                let action = match spec.signal {
-                    SignalName::Kill => Action::Kill,
-                    SignalName::Term => Action::Term {
-                        grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
-                    },
-                    SignalName::Stop => Action::Pause,
-                };
-                match process::inject(&target, action) {
-                    Ok(injected) => Held::Process(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+        let held = if let Some(spec) = &step.proxy {
+            self.enable_toxic(step, spec)?
+        } else {
+            match (
+                &step.process,
+                &step.command,
+                &step.net,
+                &step.disk,
+                &step.clock,
+            ) {
+                (Some(spec), None, None, None, None) => {
+                    let target = self.victim_pid(&spec.target)?;
+                    let action = match spec.signal {
+                        SignalName::Kill => Action::Kill,
+                        SignalName::Term => Action::Term {
+                            grace: spec.grace.map_or(Duration::from_secs(5), |d| d.0),
+                        },
+                        SignalName::Stop => Action::Pause,
+                    };
+                    match process::inject(&target, action) {
+                        Ok(injected) => Held::Process(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
-            }
-            (None, Some(spec), None) => {
-                let fault = CommandFault {
-                    id: step.id.clone(),
-                    inject: self.expand(&spec.inject)?,
-                    heal: self.expand(&spec.heal)?,
-                    cwd: self.ctx.cwd.clone(),
-                    deadline: DEFAULT_DEADLINE,
-                };
-                match self.guard(fault.inject(&self.ctx.logs)).await? {
-                    Ok(injected) => Held::Command(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+                (None, Some(spec), None, None, None) => {
+                    let fault = CommandFault {
+                        id: step.id.clone(),
+                        inject: self.expand(&spec.inject)?,
+                        heal: self.expand(&spec.heal)?,
+                        cwd: self.ctx.cwd.clone(),
+                        deadline: DEFAULT_DEADLINE,
+                    };
+                    match self.guard(fault.inject(&self.ctx.logs)).await? {
+                        Ok(injected) => Held::Command(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
-            }
-            (None, None, Some(spec)) => {
-                let spec = self.expand_net(spec)?;
-                match net::inject(&spec, &step.id) {
-                    Ok(injected) => Held::Net(injected),
-                    Err(e) => Held::Failed(e.to_string()),
+                (None, None, Some(spec), None, None) => {
+                    let spec = self.expand_net(spec)?;
+                    match net::inject(&spec, &step.id) {
+                        Ok(injected) => Held::Net(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
                 }
+                (None, None, None, None, Some(spec)) => self.inject_clock(step, spec)?,
+                (None, None, None, Some(spec), None) => {
+                    let dir = self.disk_path(spec)?;
+                    match disk::inject(&dir, &step.id) {
+                        Ok(injected) => Held::Disk(injected),
+                        Err(e) => Held::Failed(e.to_string()),
+                    }
+                }
+                _ => Held::Failed("the step names no single nemesis kind".into()),
             }
-            _ => Held::Failed("the step names no single nemesis kind".into()),
         };
         if let Held::Failed(error) = &held {
             self.write_epoch("")?;
@@ -427,6 +519,16 @@ impl Runner<'_> {
                     .collect();
                 json!({"net": {"netns": injected.netns, "tag": injected.tag, "rules": rules}})
             }
+            (Held::Clock(injected, _), _) => {
+                json!({"clock": {"control": injected.control.display().to_string()}})
+            }
+            (Held::Proxy(injected), _) => {
+                json!({"proxy": {"listen": injected.proxy.listen.to_string(),
+                                 "upstream": injected.proxy.upstream, "toxic": injected.toxic}})
+            }
+            (Held::Disk(injected), _) => {
+                json!({"disk": {"filler": injected.filler.display().to_string()}})
+            }
             (_, Some(spec)) => {
                 json!({"heal": self.expand(&spec.heal)?, "cwd": self.ctx.cwd.display().to_string()})
             }
@@ -449,6 +551,9 @@ impl Runner<'_> {
                 .map(|()| "heal command exited 0".to_string())
                 .map_err(|e| e.to_string()),
             Held::Net(injected) => injected.heal().map_err(|e| e.to_string()),
+            Held::Disk(injected) => injected.heal().map_err(|e| e.to_string()),
+            Held::Clock(injected, _) => injected.heal().map_err(|e| e.to_string()),
+            Held::Proxy(injected) => Ok(injected.heal()),
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -490,7 +595,56 @@ impl Runner<'_> {
                        "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
             )?);
         }
-        let mut all = !watches.is_empty();
+        if let Held::Disk(injected) = held {
+            let seen = self
+                .guard(injected.await_landing(injector_window(step)))
+                .await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "free_bytes": seen.free_bytes}}),
+            )?);
+        }
+        if let Held::Proxy(injected) = held {
+            let seen = self
+                .guard(injected.await_landing(injector_window(step)))
+                .await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
+            )?);
+        }
+        // A kind's built-in victim-side check counts like a declared signal.
+        let mut builtin_victim = None;
+        if let Held::Clock(injected, victim) = held {
+            let within = injector_window(step);
+            let seen = self.guard(injected.await_landing(within)).await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "skew_s": seen.skew}}),
+            )?);
+            let seen = self
+                .guard(victim.await_offset(injected.offset, within))
+                .await?;
+            facts.victim_side_seen = seen.landed;
+            builtin_victim = Some(seen.landed);
+            facts.detail.push(format!("victim: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-declared",
+                json!({"fault": step.id, "side": Side::Victim, "pattern": victim.pattern.as_str(),
+                       "seen": seen.landed.then_some(&seen.detail), "skew_s": seen.skew}),
+            )?);
+        }
+        let mut all = !watches.is_empty() || builtin_victim.is_some();
+        all &= builtin_victim.unwrap_or(true);
         for (watch, within, side) in watches {
             let found = self
                 .guard(watch.await_match(*within))
@@ -523,6 +677,109 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Starts the fault proxy of every `proxy` fault (one per listen address) before the
+    /// cluster, so clients can route through it from their first connection.
+    async fn start_proxies(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        for fault in &binding.faults {
+            let Some(spec) = &fault.value.proxy else {
+                continue;
+            };
+            let listen = self.expand(&spec.listen)?;
+            let upstream = self.expand(&spec.upstream)?;
+            if self.proxies.contains_key(&listen) {
+                continue;
+            }
+            let proxy = Proxy::start(&listen, &upstream).await.map_err(|e| {
+                self.io(format!(
+                    "fault {} proxy.listen `{listen}`: {e}",
+                    fault.value.id
+                ))
+            })?;
+            self.log(
+                "proxy-started",
+                json!({"listen": proxy.listen.to_string(), "upstream": upstream}),
+            )?;
+            self.proxies.insert(listen, std::sync::Arc::new(proxy));
+        }
+        Ok(())
+    }
+
+    fn stop_proxies(&mut self) -> Result<(), EngineError> {
+        for (listen, proxy) in std::mem::take(&mut self.proxies) {
+            let counters = proxy.snapshot();
+            drop(proxy);
+            self.log(
+                "proxy-stopped",
+                json!({"listen": listen, "counters": counters}),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn enable_toxic(
+        &mut self,
+        step: &FaultStep,
+        spec: &crate::runspec::ProxyFaultSpec,
+    ) -> Result<Held, EngineError> {
+        let listen = self.expand(&spec.listen)?;
+        let Some(proxy) = self.proxies.get(&listen) else {
+            return Ok(Held::Failed(format!(
+                "fault {} proxy.listen: no proxy runs on `{listen}`",
+                step.id
+            )));
+        };
+        let t = &spec.toxic;
+        Ok(Held::Proxy(proxy.enable(Toxic {
+            latency: t.latency.map(|d| d.0),
+            jitter: t.jitter.map(|d| d.0),
+            bandwidth: t.bandwidth,
+            stall: t.stall,
+            reset: t.reset,
+            slice: t.slice,
+        })))
+    }
+
+    /// The directory a disk fault fills, `${var}`s expanded, relative to the SUT.
+    fn disk_path(&mut self, spec: &DiskFaultSpec) -> Result<PathBuf, EngineError> {
+        let path = self.expand(&spec.path)?;
+        // Absolute, so `faultline heal` run from anywhere finds the same filler.
+        std::path::absolute(self.ctx.cwd.join(path)).map_err(|e| self.io(e))
+    }
+
+    /// Mounts the tmpfs every `disk` fault with a `size` asks for, before anything
+    /// starts writing there. Each mount is journaled so `faultline heal` can undo it.
+    fn mount_disks(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        for fault in &binding.faults {
+            let Some(spec) = &fault.value.disk else {
+                continue;
+            };
+            let Some(size) = &spec.size else { continue };
+            let size = self.expand(size)?;
+            let path = self.disk_path(spec)?;
+            let mount = Tmpfs::mount(&path, &size).map_err(|e| {
+                self.io(format!(
+                    "fault {} (disk.path / disk.size): {e}",
+                    fault.value.id
+                ))
+            })?;
+            self.log(
+                "mount-created",
+                json!({"path": path.display().to_string(), "fstype": "tmpfs", "size": size}),
+            )?;
+            self.mounts.push(mount);
+        }
+        Ok(())
+    }
+
+    fn unmount_disks(&mut self) -> Result<(), EngineError> {
+        for mount in std::mem::take(&mut self.mounts) {
+            let path = mount.path.display().to_string();
+            let result = mount.unmount().map_err(|e| e.to_string());
+            self.log("mount-removed", json!({"path": path, "result": result}))?;
+        }
+        Ok(())
+    }
+
     async fn cluster_down(&mut self) -> Result<(), EngineError> {
         let services = std::mem::take(&mut self.services);
         for (name, mut running) in services {
@@ -536,6 +793,8 @@ impl Runner<'_> {
     }
 
     async fn body(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        self.mount_disks(binding)?;
+        self.start_proxies(binding).await?;
         if !self.cluster_up(binding).await? {
             return Ok(());
         }
@@ -772,11 +1031,19 @@ pub async fn run(
         ctx,
         journal,
         services: BTreeMap::new(),
+        mounts: Vec::new(),
+        faketime: BTreeMap::new(),
+        proxies: BTreeMap::new(),
         facts: IterationFacts::default(),
     };
     let outcome = runner.body(binding).await;
     let down = runner.cluster_down().await;
+    // After the services stopped, so none still writes into a mount being removed.
+    let unmounted = runner.unmount_disks();
+    let proxies = runner.stop_proxies();
     outcome?;
     down?;
+    unmounted?;
+    proxies?;
     Ok(runner.facts)
 }

@@ -1,10 +1,13 @@
 //! Fault kinds. Each fault is a resource with a lifetime: injected, observed from the
 //! injector side, healed — and healed on drop if nobody healed it explicitly.
 
+pub mod clock;
 pub mod command;
+pub mod disk;
 pub mod landing;
 pub mod net;
 pub mod process;
+pub mod proxy;
 pub mod signal;
 
 /// Calls `observe` every `every` until `done` holds for what it saw or `within`
@@ -32,16 +35,29 @@ pub enum Kind {
     Process,
     Command,
     Net,
+    Disk,
+    Clock,
+    Proxy,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Process, Kind::Command, Kind::Net];
+    pub const ALL: [Kind; 6] = [
+        Kind::Process,
+        Kind::Command,
+        Kind::Net,
+        Kind::Disk,
+        Kind::Clock,
+        Kind::Proxy,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Process => "process",
             Kind::Command => "command",
             Kind::Net => "net",
+            Kind::Disk => "disk",
+            Kind::Clock => "clock",
+            Kind::Proxy => "proxy",
         }
     }
 }

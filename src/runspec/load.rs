@@ -87,15 +87,17 @@ fn check_binding(
             field: Some(field.into()),
             message,
         };
-        let kinds = usize::from(step.process.is_some())
-            + usize::from(step.command.is_some())
-            + usize::from(step.net.is_some());
-        if kinds != 1 {
+        if step.kind().is_none() {
+            let names: Vec<&str> = crate::nemesis::Kind::ALL
+                .iter()
+                .map(|k| k.as_str())
+                .collect();
             errors.push(at(
-                "process|command|net",
+                &names.join("|"),
                 format!(
-                    "fault `{}` of {id} needs exactly one of `process`, `command` or `net`",
-                    step.id
+                    "fault `{}` of {id} needs exactly one of `{}`",
+                    step.id,
+                    names.join("`, `")
                 ),
             ));
         }
@@ -118,6 +120,33 @@ fn check_binding(
                     ),
                 ));
             }
+        }
+        if let Some(proxy) = &step.proxy {
+            let t = &proxy.toxic;
+            let effects = t.latency.is_some()
+                || t.bandwidth.is_some_and(|b| b > 0)
+                || t.stall
+                || t.reset
+                || t.slice.is_some_and(|s| s > 0);
+            if !effects {
+                errors.push(at(
+                    "proxy.toxic",
+                    format!(
+                        "fault `{}` of {id}: the toxic does nothing; give latency, bandwidth, stall, reset or slice",
+                        step.id
+                    ),
+                ));
+            }
+        }
+        // An offset inside the landing tolerance could never be told from no offset.
+        if let Some(clock) = step.clock.as_ref().filter(|c| c.offset.abs() < 10) {
+            errors.push(at(
+                "clock.offset",
+                format!(
+                    "fault `{}` of {id}: offset {} s is too small to observe; use at least 10 s either way",
+                    step.id, clock.offset
+                ),
+            ));
         }
     }
     for (arm, inner) in &binding.arms {

@@ -92,6 +92,10 @@ pub struct Cluster {
 pub struct Service {
     pub name: String,
     pub run: String,
+    /// Start it under libfaketime with an (initially empty) control file, so a `clock`
+    /// fault can move its clock at runtime.
+    #[serde(default)]
+    pub faketime: bool,
 }
 
 /// A command with its deadline; long ones declare an expected duration and a status
@@ -114,7 +118,8 @@ pub struct Check {
     pub deadline: Option<Dur>,
 }
 
-/// One nemesis step of the fault schedule: exactly one of `process` / `command` / `net`.
+/// One nemesis step of the fault schedule: exactly one nemesis kind (`process`,
+/// `command`, `net`, `disk` …).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
@@ -126,6 +131,9 @@ pub struct FaultStep {
     pub process: Option<ProcessFaultSpec>,
     pub command: Option<CommandFaultSpec>,
     pub net: Option<NetFaultSpec>,
+    pub disk: Option<DiskFaultSpec>,
+    pub clock: Option<ClockFaultSpec>,
+    pub proxy: Option<ProxyFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -140,6 +148,9 @@ impl FaultStep {
             self.process.as_ref().map(|_| Kind::Process),
             self.command.as_ref().map(|_| Kind::Command),
             self.net.as_ref().map(|_| Kind::Net),
+            self.disk.as_ref().map(|_| Kind::Disk),
+            self.clock.as_ref().map(|_| Kind::Clock),
+            self.proxy.as_ref().map(|_| Kind::Proxy),
         ]
         .into_iter()
         .flatten()
@@ -216,6 +227,61 @@ impl Chain {
             Chain::Forward => "FORWARD",
         }
     }
+}
+
+/// Fill the filesystem holding `path` (`references/nemesis.md`, `### disk`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskFaultSpec {
+    /// A directory on the filesystem to fill (the SUT's data directory, or a mount
+    /// point under it). `${var}`s are expanded; relative paths are the SUT's.
+    pub path: String,
+    /// When given, the session mounts a tmpfs of this size (`1M`, `512k`) on `path`
+    /// for the iteration, before the cluster starts, and unmounts it afterwards.
+    pub size: Option<String>,
+}
+
+/// Move the clock of a service started with `faketime: true`
+/// (`references/nemesis.md`, `### clock`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockFaultSpec {
+    /// The service whose clock moves.
+    pub service: String,
+    /// Seconds the clock moves; negative moves it back.
+    pub offset: i64,
+    /// Where the victim prints its own clock: the pattern's first group is epoch seconds.
+    pub victim_clock: LogSignal,
+}
+
+/// A toxic on the built-in TCP fault proxy (`references/nemesis.md`, `### proxy`).
+/// The proxy runs for the whole iteration; the fault switches the toxic on and off.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyFaultSpec {
+    /// Address the proxy listens on (`127.0.0.1:7101`); clients must connect here.
+    pub listen: String,
+    /// The node it forwards to (`127.0.0.1:7001`).
+    pub upstream: String,
+    pub toxic: ToxicSpec,
+}
+
+/// What the toxic does; at least one effect.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToxicSpec {
+    pub latency: Option<Dur>,
+    pub jitter: Option<Dur>,
+    /// Bytes per second, each direction.
+    pub bandwidth: Option<u64>,
+    /// Hold every byte until heal.
+    #[serde(default)]
+    pub stall: bool,
+    /// Close every connection with RST, new ones too, until heal.
+    #[serde(default)]
+    pub reset: bool,
+    /// Forward at most this many bytes per write.
+    pub slice: Option<usize>,
 }
 
 /// One DROP rule: the packets it matches are dropped.
