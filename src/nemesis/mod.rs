@@ -2,6 +2,7 @@
 //! injector side, healed — and healed on drop if nobody healed it explicitly.
 
 pub mod command;
+pub mod docker;
 pub mod landing;
 pub mod net;
 pub mod process;
@@ -31,16 +32,18 @@ pub enum Kind {
     Process,
     Command,
     Net,
+    Docker,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Process, Kind::Command, Kind::Net];
+    pub const ALL: [Kind; 4] = [Kind::Process, Kind::Command, Kind::Net, Kind::Docker];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Process => "process",
             Kind::Command => "command",
             Kind::Net => "net",
+            Kind::Docker => "docker",
         }
     }
 }

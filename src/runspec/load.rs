@@ -87,20 +87,29 @@ fn check_binding(
             field: Some(field.into()),
             message,
         };
-        let kinds = usize::from(step.process.is_some())
-            + usize::from(step.command.is_some())
-            + usize::from(step.net.is_some());
-        if kinds != 1 {
+        if step.kind().is_none() {
             errors.push(at(
-                "process|command|net",
+                "process|command|net|docker",
                 format!(
-                    "fault `{}` of {id} needs exactly one of `process`, `command` or `net`",
+                    "fault `{}` of {id} needs exactly one of `process`, `command`, `net` or `docker`",
                     step.id
                 ),
             ));
         }
         if let Some(net) = &step.net {
             check_net(id, &step.id, net, &at, errors);
+        }
+        if let Some(docker) = &step.docker {
+            let wants_network = docker.action == super::model::DockerAction::Disconnect;
+            if wants_network != docker.network.is_some() {
+                errors.push(at(
+                    "docker.network",
+                    format!(
+                        "fault `{}` of {id}: `docker.network` goes with `action: disconnect` and only with it",
+                        step.id
+                    ),
+                ));
+            }
         }
     }
     for (arm, inner) in &binding.arms {

@@ -114,7 +114,8 @@ pub struct Check {
     pub deadline: Option<Dur>,
 }
 
-/// One nemesis step of the fault schedule: exactly one of `process` / `command` / `net`.
+/// One nemesis step of the fault schedule: exactly one of `process` / `command` / `net` /
+/// `docker`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
@@ -126,6 +127,7 @@ pub struct FaultStep {
     pub process: Option<ProcessFaultSpec>,
     pub command: Option<CommandFaultSpec>,
     pub net: Option<NetFaultSpec>,
+    pub docker: Option<DockerFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -140,6 +142,7 @@ impl FaultStep {
             self.process.as_ref().map(|_| Kind::Process),
             self.command.as_ref().map(|_| Kind::Command),
             self.net.as_ref().map(|_| Kind::Net),
+            self.docker.as_ref().map(|_| Kind::Docker),
         ]
         .into_iter()
         .flatten()
@@ -194,6 +197,30 @@ pub struct NetFaultSpec {
     pub netns: Option<String>,
     /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
     pub drop: Vec<NetRule>,
+}
+
+/// A Docker API action on one container (`references/nemesis.md`, `### docker`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerFaultSpec {
+    /// Container name or id, as `docker ps` shows it.
+    pub container: String,
+    pub action: DockerAction,
+    /// `disconnect` only: the network the container is taken off (and put back on).
+    pub network: Option<String>,
+    /// `stop` / `restart` only: seconds the engine waits before it kills (default 10).
+    pub grace: Option<Dur>,
+}
+
+/// What is done to the container; each has its own heal (`start`, `unpause`, `connect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DockerAction {
+    Kill,
+    Stop,
+    Restart,
+    Pause,
+    Disconnect,
 }
 
 /// The filter-table chain a rule goes into.
