@@ -335,12 +335,13 @@ async fn a_pause_of_the_node_without_traffic_is_not_proven() {
     assert_eq!(fx.status("n3"), "running");
 }
 
-/// The newest session directory under `dir/test-sessions`.
+/// The newest session directory under `dir/test-sessions/<plan slug>/`.
 fn session_in(dir: &Path) -> Option<PathBuf> {
     std::fs::read_dir(dir.join("test-sessions"))
         .ok()?
         .flatten()
-        .map(|e| e.path())
+        .filter_map(|slug| std::fs::read_dir(slug.path()).ok())
+        .flat_map(|sessions| sessions.flatten().map(|e| e.path()))
         .filter(|p| p.join("journal.jsonl").exists())
         .max()
 }
@@ -389,8 +390,8 @@ scenarios:
         .args(["--headless", "--yes", "--only", "D2", "--sut"])
         .arg(dir.path())
         .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::fs::File::create(dir.path().join("run.out")).expect("run.out"))
+        .stderr(std::fs::File::create(dir.path().join("run.err")).expect("run.err"))
         .spawn()
         .expect("faultline runs");
     // Wait for the pause to be injected and seen, then kill faultline outright.
@@ -409,7 +410,9 @@ scenarios:
     }
     let _ = child.kill();
     let _ = child.wait();
-    let session = session.expect("a session directory");
+    let said = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    let session =
+        session.unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
     assert_eq!(fx.status("n3"), "paused", "the pause outlived faultline");
 
     let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
