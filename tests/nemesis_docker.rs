@@ -169,7 +169,10 @@ async fn kill_stop_and_restart_land_and_heal() {
         fault_yaml(
             "stop-n2",
             "5s",
-            &format!("{{ container: {}, action: stop, grace: 1s }}", fx.name("n2")),
+            &format!(
+                "{{ container: {}, action: stop, grace: 1s }}",
+                fx.name("n2")
+            ),
             "n2",
         ),
         fault_yaml(
@@ -346,20 +349,84 @@ fn session_in(dir: &Path) -> Option<PathBuf> {
         .max()
 }
 
-#[test]
-fn faultline_heal_unpauses_after_faultline_is_sigkilled() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let Some(fx) = fixture("sigkill", dir.path()) else {
-        return;
-    };
-    // The demo plan, with a sidecar that binds D2 to a long docker pause of n3.
-    let plan = dir.path().join("plan.md");
+/// A named network namespace, deleted on drop.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = fixture::sh("ip", &["netns", "del", &self.0]);
+    }
+}
+
+impl Netns {
+    /// Rules in it carrying faultline's tag.
+    fn tagged_rules(&self) -> usize {
+        fixture::sh("ip", &["netns", "exec", &self.0, "iptables", "-S"])
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("faultline:"))
+            .count()
+    }
+}
+
+/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only).
+fn start_run(dir: &Path, spec: &str) -> std::process::Child {
+    let plan = dir.join("plan.md");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
         &plan,
     )
     .expect("plan copied");
-    let spec = format!(
+    std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--only", "D2", "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))
+        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"))
+        .spawn()
+        .expect("faultline runs")
+}
+
+/// The journal of the newest session in `dir` ("" before there is one).
+fn journal_text(dir: &Path) -> String {
+    session_in(dir)
+        .and_then(|s| std::fs::read_to_string(s.join("journal.jsonl")).ok())
+        .unwrap_or_default()
+}
+
+fn heal(dir: &Path) -> String {
+    let said = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    let session = session_in(dir)
+        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("heal")
+        .arg(&session)
+        .output()
+        .expect("faultline heal runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn faultline_heal_restores_a_pause_and_a_partition_after_sigkill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("sigkill", dir.path()) else {
+        return;
+    };
+    let paused_dir = dir.path().join("pause");
+    let cut_dir = dir.path().join("cut");
+    std::fs::create_dir_all(&paused_dir).expect("dir");
+    std::fs::create_dir_all(&cut_dir).expect("dir");
+    // Session one: a long docker pause of n3.
+    let pause_spec = format!(
         r#"version: 1
 scenarios:
   D2:
@@ -383,51 +450,64 @@ scenarios:
         client = fx.client(30),
         n3 = fx.name("n3"),
     );
-    std::fs::write(dir.path().join("plan.run.yaml"), spec).expect("sidecar");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("run")
-        .arg(&plan)
-        .args(["--headless", "--yes", "--only", "D2", "--sut"])
-        .arg(dir.path())
-        .current_dir(dir.path())
-        .stdout(std::fs::File::create(dir.path().join("run.out")).expect("run.out"))
-        .stderr(std::fs::File::create(dir.path().join("run.err")).expect("run.err"))
-        .spawn()
-        .expect("faultline runs");
-    // Wait for the pause to be injected and seen, then kill faultline outright.
+    // Session two, at the same time: a long partition inside a namespace (root only).
+    let netns = nix::unistd::geteuid()
+        .is_root()
+        .then(|| format!("{}-ns", fx.prefix))
+        .filter(|ns| fixture::sh("ip", &["netns", "add", ns]).is_ok())
+        .map(Netns);
+    if netns.is_none() {
+        eprintln!("no network namespace here (not root or no `ip netns`): the pause only");
+    }
+    let mut runs = vec![start_run(&paused_dir, &pause_spec)];
+    if let Some(ns) = &netns {
+        let cut_spec = format!(
+            r#"version: 1
+scenarios:
+  D2:
+    workload: {{ run: "sleep 60", deadline: 120s }}
+    faults:
+      - id: long-cut
+        after: 500ms
+        duration: 60s
+        net: {{ netns: {ns}, drop: [ {{ source: 10.254.0.1 }}, {{ chain: OUTPUT, destination: 10.254.0.1 }} ] }}
+    tiers:
+      smoke: {{ duration: 30s }}
+"#,
+            ns = ns.0
+        );
+        runs.push(start_run(&cut_dir, &cut_spec));
+    }
+    // Both faults active (seen by the journal and by the fixture), then SIGKILL.
     let end = Instant::now() + Duration::from_secs(60);
-    let mut session = None;
     while Instant::now() < end {
-        session = session_in(dir.path());
-        let journal = session
-            .as_ref()
-            .and_then(|s| std::fs::read_to_string(s.join("journal.jsonl")).ok())
-            .unwrap_or_default();
-        if journal.contains("\"landing-injector\"") && fx.status("n3") == "paused" {
+        let paused = journal_text(&paused_dir).contains("\"landing-injector\"")
+            && fx.status("n3") == "paused";
+        let cut = netns.as_ref().is_none_or(|ns| {
+            journal_text(&cut_dir).contains("\"fault-injected\"") && ns.tagged_rules() == 2
+        });
+        if paused && cut {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    let said = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
-    let session =
-        session.unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    for run in &mut runs {
+        let _ = run.kill();
+        let _ = run.wait();
+    }
     assert_eq!(fx.status("n3"), "paused", "the pause outlived faultline");
+    if let Some(ns) = &netns {
+        assert_eq!(ns.tagged_rules(), 2, "the partition outlived faultline");
+    }
 
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("heal")
-        .arg(&session)
-        .output()
-        .expect("faultline heal runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("unpaused"), "{stdout}");
+    let healed = heal(&paused_dir);
+    assert!(healed.contains("unpaused"), "{healed}");
     assert_eq!(fx.status("n3"), "running");
     fx.ready(Duration::from_secs(5))
         .expect("every node answers after heal");
+    if let Some(ns) = &netns {
+        let healed = heal(&cut_dir);
+        assert!(healed.contains("2 rule(s) tagged"), "{healed}");
+        assert_eq!(ns.tagged_rules(), 0);
+    }
 }

@@ -228,7 +228,11 @@ pub fn build(test: &str, shared: &Path) -> Result<Fixture, String> {
     let seed = std::process::id() as usize + test.len() * 37;
     let mut last = String::new();
     for attempt in 0..24 {
-        let net24 = format!("10.{}.{}", 150 + (seed + attempt) % 50, (seed / 50 + attempt * 7) % 250);
+        let net24 = format!(
+            "10.{}.{}",
+            150 + (seed + attempt) % 50,
+            (seed / 50 + attempt * 7) % 250
+        );
         match sh(
             "docker",
             &[
@@ -285,11 +289,8 @@ pub fn build(test: &str, shared: &Path) -> Result<Fixture, String> {
         sh("docker", &args)?;
     }
     let start = Instant::now();
-    fixture.ready(Duration::from_secs(15)).map_err(|e| {
-        format!(
-            "fixture not ready after {:?}: {e}",
-            start.elapsed()
-        )
-    })?;
+    fixture
+        .ready(Duration::from_secs(15))
+        .map_err(|e| format!("fixture not ready after {:?}: {e}", start.elapsed()))?;
     Ok(fixture)
 }
