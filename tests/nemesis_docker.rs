@@ -511,3 +511,46 @@ scenarios:
         assert_eq!(ns.tagged_rules(), 0);
     }
 }
+
+#[test]
+fn a_docker_fault_names_a_network_exactly_when_it_disconnects() {
+    let spec = "\
+version: 1
+scenarios:
+  K1:
+    workload:
+      run: client
+    faults:
+      - id: loose
+        after: 1s
+        docker: { container: n3, action: disconnect }
+      - id: odd
+        after: 1s
+        docker: { container: n3, action: pause, network: kv }
+      - id: fine
+        after: 1s
+        docker: { container: n3, action: disconnect, network: kv }
+      - id: two
+        after: 1s
+        docker: { container: n3, action: kill }
+        command: { inject: a, heal: b }
+";
+    let errors = faultline::runspec::load(
+        &faultline::plan::Plan::default(),
+        Some(("plan.run.yaml", spec)),
+    )
+    .expect_err("three bad docker faults");
+    let found: Vec<(u64, Option<&str>)> = errors
+        .iter()
+        .map(|e| (e.line, e.field.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (7, Some("docker.network")),
+            (10, Some("docker.network")),
+            (16, Some("process|command|net|docker"))
+        ],
+        "{errors:?}"
+    );
+}
