@@ -4,7 +4,8 @@
 //! processes the journal names, each checked against its recorded start time so a
 //! reused pid is never touched — and removes the iptables rules of net faults, found
 //! by their `faultline:<tag>` comment only; removes disk fillers and the tmpfs mounts
-//! the session made — and journals what it did.
+//! the session made; unpauses / reconnects / starts the containers of docker faults —
+//! and journals what it did.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -77,6 +78,10 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
     let undo = record.data.get("undo").cloned().unwrap_or(Value::Null);
     let result = if let Some(net) = undo.get("net") {
         heal_net(fault, net)
+    } else if let Some(spec) = undo.get("docker") {
+        crate::nemesis::docker::heal_from_undo(spec)
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
     } else if let Some(proxy) = undo.get("proxy") {
         // The proxy is a task of the faultline process: it ended with it.
         Ok(format!(

@@ -33,7 +33,8 @@ pub struct AuditCtx<'a> {
     pub statistical: bool,
     /// A falsified claim is stated "for any size".
     pub any_size: bool,
-    /// Process faults that end the victim (SIGKILL / SIGTERM) per iteration.
+    /// Faults that end the victim (SIGKILL / SIGTERM, docker kill / stop / restart) per
+    /// iteration.
     pub failovers_planned: usize,
     /// `declare` entries of the binding, with the journal record that logged each.
     pub declared: &'a BTreeMap<String, (String, u64)>,

@@ -14,6 +14,7 @@ use crate::journal::{Journal, JournalError, Scope};
 use crate::nemesis::clock::{self, InjectedClock, VictimClock};
 use crate::nemesis::command::CommandFault;
 use crate::nemesis::disk::{self, InjectedDisk, Tmpfs};
+use crate::nemesis::docker::{self, InjectedDocker};
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::net::{self, InjectedNet};
 use crate::nemesis::process::{self, Action, Target};
@@ -85,6 +86,7 @@ enum Held {
     Disk(InjectedDisk),
     Clock(InjectedClock, VictimClock),
     Proxy(InjectedProxy),
+    Docker(InjectedDocker),
     Failed(String),
 }
 
@@ -413,6 +415,33 @@ impl Runner<'_> {
         Ok(spec)
     }
 
+    /// The docker spec with `${var}`s expanded in its container and network names.
+    async fn inject_docker(&mut self, step: &FaultStep) -> Result<Held, EngineError> {
+        let Some(spec) = &step.docker else {
+            return Ok(Held::Failed("no docker spec".into()));
+        };
+        let mut spec = spec.clone();
+        spec.container = self.expand(&spec.container)?;
+        if let Some(network) = &spec.network {
+            spec.network = Some(self.expand(network)?);
+        }
+        Ok(match self.guard(docker::inject(&spec)).await? {
+            Ok(injected) => Held::Docker(injected),
+            Err(e) => Held::Failed(e.to_string()),
+        })
+    }
+
+    /// Heals a docker fault after saving the container's log of the fault window into
+    /// `logs/` (a killed container's last words are evidence too).
+    async fn heal_docker(&mut self, injected: InjectedDocker) -> Result<String, String> {
+        let logs = injected.collect_logs(&self.ctx.logs).await;
+        let healed = injected.heal().await.map_err(|e| e.to_string())?;
+        Ok(match logs {
+            Ok(path) => format!("{healed}; its log is in {}", path.display()),
+            Err(e) => format!("{healed}; its log could not be saved: {e}"),
+        })
+    }
+
     fn write_epoch(&self, text: &str) -> Result<(), EngineError> {
         std::fs::write(self.ctx.artifacts.join("fault_epoch"), text).map_err(|e| self.io(e))
     }
@@ -432,7 +461,11 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": step.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = if let Some(spec) = &step.proxy {
+        let held = if step.kind().is_none() {
+            Held::Failed("the step names no single nemesis kind".into())
+        } else if step.docker.is_some() {
+            self.inject_docker(step).await?
+        } else if let Some(spec) = &step.proxy {
             self.enable_toxic(step, spec)?
         } else {
             match (
@@ -507,6 +540,7 @@ impl Runner<'_> {
                 json!({"pid": injected.pid, "action": format!("{:?}", injected.action),
                                                    "started": exec::start_time(injected.pid)})
             }
+            (Held::Docker(injected), _) => injected.undo(),
             (Held::Net(injected), _) => {
                 let rules: Vec<Vec<&str>> = injected
                     .rules
@@ -554,6 +588,7 @@ impl Runner<'_> {
             Held::Disk(injected) => injected.heal().map_err(|e| e.to_string()),
             Held::Clock(injected, _) => injected.heal().map_err(|e| e.to_string()),
             Held::Proxy(injected) => Ok(injected.heal()),
+            Held::Docker(injected) => self.heal_docker(injected).await,
             Held::Failed(_) => Ok(String::new()),
         };
         self.write_epoch("")?;
@@ -617,6 +652,17 @@ impl Runner<'_> {
                 "landing-injector",
                 json!({"fault": step.id, "landed": seen.landed,
                        "detail": {"text": seen.detail, "before": seen.before, "after": seen.after}}),
+            )?);
+        }
+        if let Held::Docker(injected) = held {
+            let within = injector_window(step);
+            let seen = self.guard(injected.await_landing(within)).await?;
+            facts.injector_landed = seen.landed;
+            facts.detail.push(format!("injector: {}", seen.detail));
+            facts.cites.push(self.log(
+                "landing-injector",
+                json!({"fault": step.id, "landed": seen.landed,
+                       "detail": {"text": seen.detail, "events": seen.events, "state": seen.state}}),
             )?);
         }
         // A kind's built-in victim-side check counts like a declared signal.

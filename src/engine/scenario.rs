@@ -14,7 +14,7 @@ use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
 use super::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
 use crate::journal::{Journal, Scope};
 use crate::runspec::vars::Vars;
-use crate::runspec::{Binding, SignalName, TierBudget};
+use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
 
 /// Where and how one binding runs.
@@ -118,10 +118,16 @@ impl BindingRun<'_> {
                 .faults
                 .iter()
                 .filter(|f| {
-                    f.value
-                        .process
-                        .as_ref()
-                        .is_some_and(|p| p.signal != SignalName::Stop)
+                    let process = f.value.process.as_ref();
+                    // A docker kill / stop / restart ends the container's processes too.
+                    let container = f.value.docker.as_ref();
+                    process.is_some_and(|p| p.signal != SignalName::Stop)
+                        || container.is_some_and(|d| {
+                            matches!(
+                                d.action,
+                                DockerAction::Kill | DockerAction::Stop | DockerAction::Restart
+                            )
+                        })
                 })
                 .count(),
             declared: &declared,

@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod command;
 pub mod disk;
+pub mod docker;
 pub mod landing;
 pub mod net;
 pub mod process;
@@ -38,16 +39,18 @@ pub enum Kind {
     Disk,
     Clock,
     Proxy,
+    Docker,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Process,
         Kind::Command,
         Kind::Net,
         Kind::Disk,
         Kind::Clock,
         Kind::Proxy,
+        Kind::Docker,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +61,7 @@ impl Kind {
             Kind::Disk => "disk",
             Kind::Clock => "clock",
             Kind::Proxy => "proxy",
+            Kind::Docker => "docker",
         }
     }
 }

@@ -121,6 +121,18 @@ fn check_binding(
                 ));
             }
         }
+        if let Some(docker) = &step.docker {
+            let wants_network = docker.action == super::model::DockerAction::Disconnect;
+            if wants_network != docker.network.is_some() {
+                errors.push(at(
+                    "docker.network",
+                    format!(
+                        "fault `{}` of {id}: `docker.network` goes with `action: disconnect` and only with it",
+                        step.id
+                    ),
+                ));
+            }
+        }
         if let Some(proxy) = &step.proxy {
             let t = &proxy.toxic;
             let effects = t.latency.is_some()

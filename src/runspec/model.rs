@@ -119,7 +119,7 @@ pub struct Check {
 }
 
 /// One nemesis step of the fault schedule: exactly one nemesis kind (`process`,
-/// `command`, `net`, `disk` …).
+/// `command`, `net`, `disk`, `clock`, `proxy`, `docker`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
@@ -134,6 +134,7 @@ pub struct FaultStep {
     pub disk: Option<DiskFaultSpec>,
     pub clock: Option<ClockFaultSpec>,
     pub proxy: Option<ProxyFaultSpec>,
+    pub docker: Option<DockerFaultSpec>,
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
@@ -151,6 +152,7 @@ impl FaultStep {
             self.disk.as_ref().map(|_| Kind::Disk),
             self.clock.as_ref().map(|_| Kind::Clock),
             self.proxy.as_ref().map(|_| Kind::Proxy),
+            self.docker.as_ref().map(|_| Kind::Docker),
         ]
         .into_iter()
         .flatten()
@@ -205,6 +207,30 @@ pub struct NetFaultSpec {
     pub netns: Option<String>,
     /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
     pub drop: Vec<NetRule>,
+}
+
+/// A Docker API action on one container (`references/nemesis.md`, `### docker`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerFaultSpec {
+    /// Container name or id, as `docker ps` shows it.
+    pub container: String,
+    pub action: DockerAction,
+    /// `disconnect` only: the network the container is taken off (and put back on).
+    pub network: Option<String>,
+    /// `stop` / `restart` only: seconds the engine waits before it kills (default 10).
+    pub grace: Option<Dur>,
+}
+
+/// What is done to the container; each has its own heal (`start`, `unpause`, `connect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DockerAction {
+    Kill,
+    Stop,
+    Restart,
+    Pause,
+    Disconnect,
 }
 
 /// The filter-table chain a rule goes into.

@@ -1,0 +1,606 @@
+//! The `docker` nemesis: kill, stop, restart, pause … unpause and network
+//! disconnect … connect of one container, through the Docker API (bollard). Its
+//! injector-side evidence is the engine's own event stream (a `die` / `pause` /
+//! `network disconnect` event for exactly this container, after injection) AND the
+//! container's state as inspect reports it — never the fact that the API call
+//! returned 200. Heal: `start`, `unpause`, `connect` (with the address it had).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bollard::Docker;
+use bollard::models::{
+    ContainerInspectResponse, EndpointIpamConfig, EndpointSettings, EventMessage,
+    NetworkConnectRequest, NetworkDisconnectRequest,
+};
+use bollard::query_parameters::{
+    EventsOptions, KillContainerOptions, LogsOptions, RestartContainerOptions, StopContainerOptions,
+};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use crate::runspec::{DockerAction, DockerFaultSpec};
+
+/// How long one Docker API request may take before the engine counts as unresponsive.
+const API_DEADLINE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DockerFaultError {
+    #[error("docker engine: {0}")]
+    Engine(String),
+    #[error("container `{container}`: {action}: {message}")]
+    Api {
+        container: String,
+        action: String,
+        message: String,
+    },
+    #[error("container `{container}` is still {state} after heal")]
+    NotHealed { container: String, state: String },
+    #[error("the docker undo record is incomplete: {0}")]
+    Undo(String),
+}
+
+/// Connects with local defaults (DOCKER_HOST or the socket) and negotiates the version.
+pub async fn connect() -> Result<Docker, DockerFaultError> {
+    let docker = Docker::connect_with_local_defaults()
+        .map_err(|e| DockerFaultError::Engine(e.to_string()))?;
+    docker
+        .negotiate_version()
+        .await
+        .map_err(|e| DockerFaultError::Engine(format!("negotiate version: {e}")))
+}
+
+fn api(container: &str, action: &str, e: impl ToString) -> DockerFaultError {
+    DockerFaultError::Api {
+        container: container.to_string(),
+        action: action.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Bounds one API call so a wedged engine cannot hang a fault or a heal forever.
+async fn bounded<T, E: ToString>(
+    container: &str,
+    action: &str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, DockerFaultError> {
+    match tokio::time::timeout(API_DEADLINE, fut).await {
+        Ok(result) => result.map_err(|e| api(container, action, e)),
+        Err(_) => Err(api(
+            container,
+            action,
+            format!("no answer within {API_DEADLINE:?}"),
+        )),
+    }
+}
+
+fn action_name(action: DockerAction) -> &'static str {
+    match action {
+        DockerAction::Kill => "kill",
+        DockerAction::Stop => "stop",
+        DockerAction::Restart => "restart",
+        DockerAction::Pause => "pause",
+        DockerAction::Disconnect => "disconnect",
+    }
+}
+
+fn parse_action(name: &str) -> Option<DockerAction> {
+    [
+        DockerAction::Kill,
+        DockerAction::Stop,
+        DockerAction::Restart,
+        DockerAction::Pause,
+        DockerAction::Disconnect,
+    ]
+    .into_iter()
+    .find(|a| action_name(*a) == name)
+}
+
+/// The container's state in the words the journal uses.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct State {
+    pub running: bool,
+    pub paused: bool,
+    /// Networks the container is attached to.
+    pub networks: Vec<String>,
+    pub started_at: String,
+}
+
+impl State {
+    fn of(inspect: &ContainerInspectResponse) -> State {
+        let state = inspect.state.as_ref();
+        let mut networks: Vec<String> = inspect
+            .network_settings
+            .as_ref()
+            .and_then(|n| n.networks.as_ref())
+            .map(|n| n.keys().cloned().collect())
+            .unwrap_or_default();
+        networks.sort();
+        State {
+            running: state.and_then(|s| s.running).unwrap_or(false),
+            paused: state.and_then(|s| s.paused).unwrap_or(false),
+            networks,
+            started_at: state.and_then(|s| s.started_at.clone()).unwrap_or_default(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let run = match (self.running, self.paused) {
+            (true, true) => "paused",
+            (true, false) => "running",
+            _ => "not running",
+        };
+        format!("{run}, networks [{}]", self.networks.join(", "))
+    }
+}
+
+async fn inspect(
+    docker: &Docker,
+    container: &str,
+) -> Result<ContainerInspectResponse, DockerFaultError> {
+    bounded(
+        container,
+        "inspect",
+        docker.inspect_container(container, None),
+    )
+    .await
+}
+
+/// An injected docker fault. Dropping it unhealed heals it (on its own thread, since
+/// drop cannot await).
+#[derive(Debug)]
+pub struct InjectedDocker {
+    pub container: String,
+    /// The full id, which is what the event stream names.
+    pub id: String,
+    pub action: DockerAction,
+    pub network: Option<String>,
+    /// The address the container had on `network`, so reconnecting restores it.
+    pub address: Option<String>,
+    /// Unix time (seconds, fractional) just before the API call: events since then count.
+    pub since: f64,
+    docker: Docker,
+    healed: bool,
+}
+
+fn now_unix() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Performs `spec`'s action on its container.
+pub async fn inject(spec: &DockerFaultSpec) -> Result<InjectedDocker, DockerFaultError> {
+    let docker = connect().await?;
+    let container = spec.container.as_str();
+    let before = inspect(&docker, container).await?;
+    let id = before.id.clone().unwrap_or_else(|| container.to_string());
+    let address = spec.network.as_ref().and_then(|net| {
+        before
+            .network_settings
+            .as_ref()
+            .and_then(|n| n.networks.as_ref())
+            .and_then(|n| n.get(net))
+            .and_then(|e| e.ip_address.clone())
+            .filter(|ip| !ip.is_empty())
+    });
+    let grace = spec
+        .grace
+        .map(|d| i32::try_from(d.0.as_secs()).unwrap_or(i32::MAX));
+    let mut injected = InjectedDocker {
+        container: container.to_string(),
+        id,
+        action: spec.action,
+        network: spec.network.clone(),
+        address,
+        since: now_unix(),
+        docker: docker.clone(),
+        // Nothing to heal until the action went through.
+        healed: true,
+    };
+    let name = action_name(spec.action);
+    match spec.action {
+        DockerAction::Kill => {
+            let options = KillContainerOptions {
+                signal: "SIGKILL".into(),
+            };
+            bounded(
+                container,
+                name,
+                docker.kill_container(container, Some(options)),
+            )
+            .await?;
+        }
+        DockerAction::Stop => {
+            let options = StopContainerOptions {
+                signal: None,
+                t: grace,
+            };
+            bounded(
+                container,
+                name,
+                docker.stop_container(container, Some(options)),
+            )
+            .await?;
+        }
+        DockerAction::Restart => {
+            let options = RestartContainerOptions {
+                signal: None,
+                t: grace,
+            };
+            bounded(
+                container,
+                name,
+                docker.restart_container(container, Some(options)),
+            )
+            .await?;
+        }
+        DockerAction::Pause => {
+            bounded(container, name, docker.pause_container(container)).await?;
+        }
+        DockerAction::Disconnect => {
+            let Some(network) = spec.network.as_deref() else {
+                return Err(api(container, name, "no network named"));
+            };
+            let request = NetworkDisconnectRequest {
+                container: container.to_string(),
+                force: Some(true),
+            };
+            bounded(container, name, docker.disconnect_network(network, request)).await?;
+        }
+    }
+    injected.healed = false;
+    Ok(injected)
+}
+
+/// Injector-side landing evidence: the event and the state.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    pub landed: bool,
+    /// `type action` of each matching event seen since injection.
+    pub events: Vec<String>,
+    pub state: Option<State>,
+    pub detail: String,
+}
+
+/// The events that show `action` happened to the container.
+fn wanted_events(action: DockerAction) -> &'static [&'static str] {
+    match action {
+        DockerAction::Kill | DockerAction::Stop => &["die"],
+        DockerAction::Restart => &["restart"],
+        DockerAction::Pause => &["pause"],
+        DockerAction::Disconnect => &["disconnect"],
+    }
+}
+
+/// True when the event concerns container `id` (a network event names it in its
+/// `container` attribute, a container event is its actor).
+fn about(event: &EventMessage, id: &str) -> bool {
+    let Some(actor) = &event.actor else {
+        return false;
+    };
+    let attribute = actor
+        .attributes
+        .as_ref()
+        .and_then(|a| a.get("container"))
+        .map(String::as_str);
+    actor.id.as_deref() == Some(id) || attribute == Some(id)
+}
+
+impl InjectedDocker {
+    /// Events about this container since injection, up to now (a finite query: the
+    /// engine closes the stream at `until`).
+    async fn events(&self) -> Result<Vec<String>, DockerFaultError> {
+        let mut filters: HashMap<String, Vec<String>> = HashMap::new();
+        match (&self.action, &self.network) {
+            (DockerAction::Disconnect, Some(network)) => {
+                filters.insert("type".into(), vec!["network".into()]);
+                filters.insert("network".into(), vec![network.clone()]);
+            }
+            _ => {
+                filters.insert("type".into(), vec!["container".into()]);
+                filters.insert("container".into(), vec![self.id.clone()]);
+            }
+        }
+        let options = EventsOptions {
+            since: Some(format!("{:.9}", self.since - 1.0)),
+            until: Some(format!("{:.9}", now_unix())),
+            filters: Some(filters),
+        };
+        let mut stream = self.docker.events(Some(options));
+        let mut seen = Vec::new();
+        let read = async {
+            while let Some(event) = stream.next().await {
+                let event = event.map_err(|e| api(&self.container, "events", e))?;
+                let at = event.time_nano.map_or(0.0, |n| n as f64 / 1e9);
+                if at + 0.001 < self.since || !about(&event, &self.id) {
+                    continue;
+                }
+                let kind = event.typ.map(|t| t.to_string()).unwrap_or_default();
+                seen.push(format!("{kind} {}", event.action.unwrap_or_default()));
+            }
+            Ok::<_, DockerFaultError>(())
+        };
+        match tokio::time::timeout(API_DEADLINE, read).await {
+            Ok(result) => result.map(|()| seen),
+            Err(_) => Err(api(&self.container, "events", "stream did not end")),
+        }
+    }
+
+    /// Whether `state` is what the action leaves behind.
+    fn state_landed(&self, state: &State) -> bool {
+        match self.action {
+            DockerAction::Kill | DockerAction::Stop => !state.running,
+            // A restart ends running again; the restart event says it went down.
+            DockerAction::Restart => state.running,
+            DockerAction::Pause => state.paused,
+            DockerAction::Disconnect => self
+                .network
+                .as_ref()
+                .is_some_and(|n| !state.networks.contains(n)),
+        }
+    }
+
+    async fn observe(&self) -> Observation {
+        let events = self.events().await;
+        let state = inspect(&self.docker, &self.container)
+            .await
+            .map(|i| State::of(&i));
+        let wanted = wanted_events(self.action);
+        let (events, event_error) = match events {
+            Ok(events) => (events, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let event_seen = events
+            .iter()
+            .any(|e| wanted.iter().any(|w| e.ends_with(&format!(" {w}"))));
+        let state_ok = state.as_ref().is_ok_and(|s| self.state_landed(s));
+        let detail = format!(
+            "container {} after {}: event {} {} (saw [{}]{}); state {}",
+            self.container,
+            action_name(self.action),
+            wanted.join("/"),
+            if event_seen { "seen" } else { "not seen" },
+            events.join(", "),
+            event_error.map(|e| format!("; {e}")).unwrap_or_default(),
+            match &state {
+                Ok(s) => s.describe(),
+                Err(e) => format!("unreadable: {e}"),
+            }
+        );
+        Observation {
+            landed: event_seen && state_ok,
+            events,
+            state: state.ok(),
+            detail,
+        }
+    }
+
+    /// Polls the event stream and the state until both show the action or `within`
+    /// passes.
+    pub async fn await_landing(&self, within: Duration) -> Observation {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let seen = self.observe().await;
+            if seen.landed || tokio::time::Instant::now() >= deadline {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// What `faultline heal` needs to undo it from the journal alone.
+    pub fn undo(&self) -> Value {
+        json!({"docker": {"container": self.container, "id": self.id,
+                          "action": action_name(self.action), "network": self.network,
+                          "address": self.address}})
+    }
+
+    /// Writes the container's log since injection to `dir/docker-<container>.log`.
+    pub async fn collect_logs(&self, dir: &Path) -> Result<std::path::PathBuf, String> {
+        let path = dir.join(format!(
+            "docker-{}.log",
+            crate::sanitize::line(&self.container)
+        ));
+        let since = (self.since as i32).saturating_sub(1);
+        collect_logs(&self.docker, &self.container, since, &path).await?;
+        Ok(path)
+    }
+
+    /// Undoes the action and checks the container's state says so.
+    pub async fn heal(mut self) -> Result<String, DockerFaultError> {
+        self.healed = true;
+        heal_with(
+            &self.docker,
+            &self.container,
+            self.action,
+            self.network.as_deref(),
+            self.address.as_deref(),
+        )
+        .await
+    }
+}
+
+impl Drop for InjectedDocker {
+    fn drop(&mut self) {
+        if self.healed {
+            return;
+        }
+        let (container, action) = (self.container.clone(), self.action);
+        let (network, address) = (self.network.clone(), self.address.clone());
+        // Its own runtime on its own thread: drop may run inside a runtime, where
+        // blocking on another future would panic.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
+            if let Ok(runtime) = runtime {
+                let _ = runtime.block_on(async {
+                    let docker = connect().await?;
+                    heal_with(
+                        &docker,
+                        &container,
+                        action,
+                        network.as_deref(),
+                        address.as_deref(),
+                    )
+                    .await
+                });
+            }
+        })
+        .join();
+    }
+}
+
+/// Undoes `action` on `container` if its state shows it still in effect, then checks.
+pub async fn heal_with(
+    docker: &Docker,
+    container: &str,
+    action: DockerAction,
+    network: Option<&str>,
+    address: Option<&str>,
+) -> Result<String, DockerFaultError> {
+    let state = State::of(&inspect(docker, container).await?);
+    let did = match action {
+        DockerAction::Pause if state.paused => {
+            bounded(container, "unpause", docker.unpause_container(container)).await?;
+            "unpaused"
+        }
+        DockerAction::Disconnect => {
+            let network = network.ok_or_else(|| api(container, "connect", "no network named"))?;
+            if state.networks.iter().any(|n| n == network) {
+                "already connected"
+            } else {
+                let request = NetworkConnectRequest {
+                    container: container.to_string(),
+                    endpoint_config: Some(EndpointSettings {
+                        ipam_config: address.map(|ip| EndpointIpamConfig {
+                            ipv4_address: Some(ip.to_string()),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                };
+                bounded(
+                    container,
+                    "connect",
+                    docker.connect_network(network, request),
+                )
+                .await?;
+                "reconnected"
+            }
+        }
+        DockerAction::Kill | DockerAction::Stop | DockerAction::Restart if !state.running => {
+            bounded(container, "start", docker.start_container(container, None)).await?;
+            "started"
+        }
+        _ => "already healed",
+    };
+    let after = State::of(&inspect(docker, container).await?);
+    let healed = after.running
+        && !after.paused
+        && network.is_none_or(|n| {
+            action != DockerAction::Disconnect || after.networks.iter().any(|x| x == n)
+        });
+    if healed {
+        Ok(format!(
+            "container {container} {did} ({})",
+            after.describe()
+        ))
+    } else {
+        Err(DockerFaultError::NotHealed {
+            container: container.to_string(),
+            state: after.describe(),
+        })
+    }
+}
+
+/// Heals from a journal undo record (`{"container", "action", "network", "address"}`),
+/// blocking: `faultline heal` is synchronous.
+pub fn heal_from_undo(undo: &Value) -> Result<String, DockerFaultError> {
+    let text = |key: &str| undo.get(key).and_then(Value::as_str).map(str::to_string);
+    let container =
+        text("container").ok_or_else(|| DockerFaultError::Undo("no container".into()))?;
+    let action = text("action")
+        .as_deref()
+        .and_then(parse_action)
+        .ok_or_else(|| DockerFaultError::Undo("no known action".into()))?;
+    let (network, address) = (text("network"), text("address"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| DockerFaultError::Engine(format!("runtime: {e}")))?;
+    runtime.block_on(async {
+        let docker = connect().await?;
+        heal_with(
+            &docker,
+            &container,
+            action,
+            network.as_deref(),
+            address.as_deref(),
+        )
+        .await
+    })
+}
+
+/// Writes `container`'s stdout and stderr since `since` (unix seconds) to `path`.
+pub async fn collect_logs(
+    docker: &Docker,
+    container: &str,
+    since: i32,
+    path: &Path,
+) -> Result<(), String> {
+    let options = LogsOptions {
+        stdout: true,
+        stderr: true,
+        since,
+        timestamps: true,
+        ..Default::default()
+    };
+    let mut stream = docker.logs(container, Some(options));
+    let mut bytes = Vec::new();
+    let read = async {
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("logs of {container}: {e}"))?;
+            bytes.extend_from_slice(&chunk.into_bytes());
+        }
+        Ok::<_, String>(())
+    };
+    tokio::time::timeout(API_DEADLINE, read)
+        .await
+        .map_err(|_| format!("logs of {container}: no end within {API_DEADLINE:?}"))??;
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_names_round_trip() {
+        for action in [
+            DockerAction::Kill,
+            DockerAction::Stop,
+            DockerAction::Restart,
+            DockerAction::Pause,
+            DockerAction::Disconnect,
+        ] {
+            assert_eq!(parse_action(action_name(action)), Some(action));
+        }
+        assert_eq!(parse_action("reboot"), None);
+    }
+
+    #[test]
+    fn network_events_count_by_their_container_attribute() {
+        let event = EventMessage {
+            actor: Some(bollard::models::EventActor {
+                id: Some("net-id".into()),
+                attributes: Some(HashMap::from([("container".into(), "abc".into())])),
+            }),
+            ..Default::default()
+        };
+        assert!(about(&event, "abc"));
+        assert!(!about(&event, "abd"));
+    }
+}
