@@ -243,18 +243,6 @@ fn a_filler_is_refused_outside_its_name_and_on_a_big_filesystem() {
     }
 }
 
-/// id → verdict, from a headless session's `verdicts.json`.
-fn verdict_of(session: &Path, id: &str) -> String {
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["scenarios"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == id))
-        .and_then(|s| s["verdict"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[test]
 fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
     if !capable() {
@@ -272,7 +260,7 @@ fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
         .expect("faultline runs");
     let session = common::session_of(&out);
     assert_eq!(
-        verdict_of(&session, "T1"),
+        common::verdict_of(&session, "T1"),
         "INCONCLUSIVE-fault-not-proven",
         "{}",
         String::from_utf8_lossy(&out.stderr)

@@ -110,12 +110,15 @@ fn check_binding(
                 + usize::from(signal.http.is_some())
                 + usize::from(signal.prometheus.is_some())
                 + usize::from(signal.history.is_some());
-            if named != 1 {
+            // An injector-side entry without a signal only sets the built-in probe's window.
+            let windows_only = named == 0 && signal.side == super::model::Side::Injector;
+            if named != 1 && !windows_only {
                 errors.push(at(
                     &format!("landing[{i}]"),
                     format!(
                         "landing signal {i} of fault `{}` ({id}) needs exactly one of `log`, \
-                         `counter`, `http`, `prometheus` or `history`",
+                         `counter`, `http`, `prometheus` or `history` (an injector-side entry \
+                         may name none to set the built-in probe's `within`)",
                         step.id
                     ),
                 ));

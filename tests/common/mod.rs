@@ -107,3 +107,15 @@ pub async fn run_inline(
         .records;
     (facts, records)
 }
+
+/// id → verdict, from a headless session's `verdicts.json`.
+pub fn verdict_of(session: &Path, id: &str) -> String {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["scenarios"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == id))
+        .and_then(|s| s["verdict"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
