@@ -137,6 +137,7 @@ pub async fn run(
     let by = identity();
     let mut dirty = true;
     let mut confirming_quit = false;
+    let mut hung_up = false;
     let mut frames = FrameTimes::default();
     let mut quitting = false;
     loop {
@@ -156,7 +157,18 @@ pub async fn run(
                 pending = Some(question);
                 dirty = true;
             }
-            Some(event) = keys.recv() => {
+            event = keys.recv(), if !hung_up => {
+                let Some(event) = event else {
+                    // The terminal is gone (a dropped SSH link): stop as if the
+                    // operator quit; the engine heals and ends, then the UI does.
+                    hung_up = true;
+                    quitting = true;
+                    cancel.cancel();
+                    if ended.is_some() {
+                        break;
+                    }
+                    continue;
+                };
                 dirty = true;
                 let key = match event {
                     Event::Key(key) => key,
@@ -238,6 +250,8 @@ pub async fn run(
                 }
                 dirty = true;
             }
+            // A signal after the engine ended (nothing left to heal) ends the UI too.
+            () = cancel.cancelled(), if ended.is_some() => break,
             _ = refresh.tick(), if ended.is_none() => {
                 // The live pane tails files on disk; redraw only while something runs.
                 dirty = state.selected_run().is_some();
