@@ -549,7 +549,7 @@ scenarios:
         [
             (7, Some("docker.network")),
             (10, Some("docker.network")),
-            (16, Some("process|command|net|docker"))
+            (16, Some("process|command|net|disk|clock|proxy|docker"))
         ],
         "{errors:?}"
     );
