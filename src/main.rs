@@ -176,9 +176,21 @@ fn toolbox_problems(
     let sidecar = faultline::runspec::sidecar_path(path);
     let text = std::fs::read_to_string(&sidecar).ok();
     let name = sidecar.display().to_string();
-    let Ok(spec) = faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t)))
-    else {
-        return Vec::new();
+    let spec = match faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t))) {
+        Ok(spec) => spec,
+        // `run` refuses a spec that does not load, so lint hands the plan back for it.
+        Err(errors) => {
+            return errors
+                .into_iter()
+                .map(|e| plan::lint::Problem {
+                    line: usize::try_from(e.line).unwrap_or(0),
+                    scenario: None,
+                    field: "run spec".into(),
+                    message: e.to_string(),
+                    severity: plan::lint::Severity::HandBack,
+                })
+                .collect();
+        }
     };
     let here = std::path::PathBuf::from(".");
     let Ok(found) = faultline::toolbox::discover(sut.unwrap_or(&here)) else {

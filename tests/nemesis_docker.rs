@@ -415,18 +415,65 @@ fn heal(dir: &Path) -> String {
     stdout
 }
 
+/// A process of the test's own, outside faultline's process groups: a fault's victim
+/// that survives faultline's death. Killed (by its pid) on drop.
+struct Bystander(std::process::Child);
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Bystander {
+    /// The state letter of /proc/PID/stat (`T` when stopped).
+    fn state(&self) -> String {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.0.id()))
+            .ok()
+            .and_then(|stat| {
+                let (_, after) = stat.rsplit_once(") ")?;
+                after.split_whitespace().next().map(str::to_string)
+            })
+            .unwrap_or_default()
+    }
+}
+
 #[test]
 fn faultline_heal_restores_a_pause_and_a_partition_after_sigkill() {
     let dir = tempfile::tempdir().expect("tempdir");
     let Some(fx) = fixture("sigkill", dir.path()) else {
         return;
     };
-    let paused_dir = dir.path().join("pause");
-    let cut_dir = dir.path().join("cut");
-    std::fs::create_dir_all(&paused_dir).expect("dir");
-    std::fs::create_dir_all(&cut_dir).expect("dir");
-    // Session one: a long docker pause of n3.
-    let pause_spec = format!(
+    let stopped = Bystander(
+        Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .expect("sleep starts"),
+    );
+    let pidfile = dir.path().join("bystander.pid");
+    std::fs::write(&pidfile, stopped.0.id().to_string()).expect("pidfile");
+    // A partition inside a namespace this test creates (root only).
+    let netns = nix::unistd::geteuid()
+        .is_root()
+        .then(|| format!("{}-ns", fx.prefix))
+        .filter(|ns| fixture::sh("ip", &["netns", "add", ns]).is_ok())
+        .map(Netns);
+    if netns.is_none() {
+        eprintln!("no network namespace here (not root or no `ip netns`): no partition");
+    }
+    let cut = netns.as_ref().map_or(String::new(), |ns| {
+        format!(
+            r#"
+      - id: long-cut
+        after: 500ms
+        duration: 60s
+        net: {{ netns: {ns}, drop: [ {{ source: 10.254.0.1 }}, {{ chain: OUTPUT, destination: 10.254.0.1 }} ] }}"#,
+            ns = ns.0
+        )
+    });
+    // One session, three faults held at once: a docker pause, a SIGSTOP, a partition.
+    let spec = format!(
         r#"version: 1
 scenarios:
   D2:
@@ -443,70 +490,57 @@ scenarios:
           - side: victim
             log: {{ service: n1, pattern: "replication to n3 timed out" }}
             within: 3s
+      - id: long-stop
+        after: 200ms
+        duration: 60s
+        process: {{ signal: SIGSTOP, target: {{ pidfile: {pidfile:?} }} }}{cut}
     tiers:
       smoke: {{ duration: 30s }}
 "#,
         n1 = fx.log_stream("n1"),
         client = fx.client(30),
         n3 = fx.name("n3"),
+        pidfile = pidfile.display().to_string(),
     );
-    // Session two, at the same time: a long partition inside a namespace (root only).
-    let netns = nix::unistd::geteuid()
-        .is_root()
-        .then(|| format!("{}-ns", fx.prefix))
-        .filter(|ns| fixture::sh("ip", &["netns", "add", ns]).is_ok())
-        .map(Netns);
-    if netns.is_none() {
-        eprintln!("no network namespace here (not root or no `ip netns`): the pause only");
-    }
-    let mut runs = vec![start_run(&paused_dir, &pause_spec)];
-    if let Some(ns) = &netns {
-        let cut_spec = format!(
-            r#"version: 1
-scenarios:
-  D2:
-    workload: {{ run: "sleep 60", deadline: 120s }}
-    faults:
-      - id: long-cut
-        after: 500ms
-        duration: 60s
-        net: {{ netns: {ns}, drop: [ {{ source: 10.254.0.1 }}, {{ chain: OUTPUT, destination: 10.254.0.1 }} ] }}
-    tiers:
-      smoke: {{ duration: 30s }}
-"#,
-            ns = ns.0
-        );
-        runs.push(start_run(&cut_dir, &cut_spec));
-    }
-    // Both faults active (seen by the journal and by the fixture), then SIGKILL.
+    let mut run = start_run(dir.path(), &spec);
+    let faults = if netns.is_some() { 3 } else { 2 };
+    // Every fault active (seen by the journal and by the fixture), then SIGKILL.
     let end = Instant::now() + Duration::from_secs(60);
     while Instant::now() < end {
-        let paused = journal_text(&paused_dir).contains("\"landing-injector\"")
-            && fx.status("n3") == "paused";
-        let cut = netns.as_ref().is_none_or(|ns| {
-            journal_text(&cut_dir).contains("\"fault-injected\"") && ns.tagged_rules() == 2
-        });
-        if paused && cut {
+        let journal = journal_text(dir.path());
+        let active = journal.matches("\"fault-injected\"").count() == faults
+            && journal.contains("\"landing-injector\"")
+            && fx.status("n3") == "paused"
+            && stopped.state() == "T"
+            && netns.as_ref().is_none_or(|ns| ns.tagged_rules() == 2);
+        if active {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    for run in &mut runs {
-        let _ = run.kill();
-        let _ = run.wait();
-    }
+    let _ = run.kill();
+    let _ = run.wait();
+    assert!(
+        !journal_text(dir.path()).contains("\"fault-healed\""),
+        "faultline healed something before it was killed: the test proves nothing"
+    );
     assert_eq!(fx.status("n3"), "paused", "the pause outlived faultline");
+    assert_eq!(stopped.state(), "T", "the SIGSTOP outlived faultline");
     if let Some(ns) = &netns {
         assert_eq!(ns.tagged_rules(), 2, "the partition outlived faultline");
     }
 
-    let healed = heal(&paused_dir);
+    let healed = heal(dir.path());
     assert!(healed.contains("unpaused"), "{healed}");
     assert_eq!(fx.status("n3"), "running");
     fx.ready(Duration::from_secs(5))
         .expect("every node answers after heal");
+    assert_eq!(
+        stopped.state(),
+        "S",
+        "the stopped process runs again: {healed}"
+    );
     if let Some(ns) = &netns {
-        let healed = heal(&cut_dir);
         assert!(healed.contains("2 rule(s) tagged"), "{healed}");
         assert_eq!(ns.tagged_rules(), 0);
     }

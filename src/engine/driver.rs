@@ -465,6 +465,16 @@ impl Driver<'_> {
             .iter()
             .filter(|c| scenario.falsifies.contains(&c.id))
             .collect();
+        // Only after the operator chose faultline's proxy in place of a missing capability.
+        let substituted;
+        let binding = if self.preflight.proxied.contains(id)
+            || self.preflight.proxied.contains(&scenario.id)
+        {
+            substituted = binding.proxy_substituted();
+            &substituted
+        } else {
+            binding
+        };
         let any_size =
             regex::Regex::new(r"(?i)\bany (cluster )?size\b|\bany number of (nodes|replicas)\b")
                 .is_ok_and(|re| claims.iter().any(|c| re.is_match(&c.text)));

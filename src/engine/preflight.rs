@@ -43,6 +43,9 @@ pub struct Preflight {
     /// Needs whose question the operator deferred until a scenario needing them is
     /// reached.
     pub deferred: Vec<Item>,
+    /// Scenario ids whose faults run through faultline's TCP fault proxy in place of a
+    /// missing capability, because the operator said so.
+    pub proxied: std::collections::BTreeSet<String>,
 }
 
 /// Where the preflight runs.
@@ -310,7 +313,8 @@ impl<'a, 'b> Run<'a, 'b> {
         let answer = super::operator::answer(operator, &question).await?;
         self.log(
             "operator-answer",
-            json!({"question": question.id, "answer": answer.text, "by": answer.by}),
+            json!({"question": question.id, "prompt": question.prompt,
+                   "answer": answer.text, "by": answer.by}),
         )?;
         Ok(answer.text)
     }
@@ -686,7 +690,11 @@ async fn settle(
         out.matrix.push(row);
         return Ok(());
     }
-    if let Said::Substitute(with) = &said_now {
+    let wants_proxy =
+        matches!(&said_now, Said::Substitute(with) if with.eq_ignore_ascii_case("proxy"));
+    if let Said::Substitute(with) = &said_now
+        && !wants_proxy
+    {
         return substitute(run, item, &capability, with.clone(), row, out).await;
     }
     let mut seen = run.probe_item(item, &capability).await?;
@@ -704,7 +712,11 @@ async fn settle(
         )?;
     }
     if !present(&seen) {
-        seen = obtain(run, operator, item, &capability, seen, out).await?;
+        seen = if wants_proxy {
+            proxy_stands_in(run, item, &capability, seen, out)?
+        } else {
+            obtain(run, operator, item, &capability, seen, out).await?
+        };
     }
     row.present = Some(present(&seen));
     row.version = seen.version.clone();
@@ -811,13 +823,17 @@ async fn obtain(
             format!("missing.{}", item.key),
             QuestionKind::ConfirmCapability,
             format!(
-                "{capability} is still missing ({}): wait / proceed (dependents INCONCLUSIVE-env) / substitute <with what>",
-                seen.saw
+                "{capability} is still missing ({}): wait / proceed (dependents INCONCLUSIVE-env) / substitute <with what>{}",
+                seen.saw,
+                proxy_offer(run.ctx, item, capability)
             ),
             "proceed",
         )
         .await?;
     let choice = said(&answer);
+    if matches!(&choice, Said::Substitute(with) if with.eq_ignore_ascii_case("proxy")) {
+        return proxy_stands_in(run, item, capability, seen, out);
+    }
     if answer.trim().eq_ignore_ascii_case("wait") {
         run.log(
             "capability-wait",
@@ -856,6 +872,79 @@ async fn obtain(
     } else {
         Ok(seen)
     }
+}
+
+/// Dependents of `item` whose bindings offer a proxy stand-in for their faults.
+fn proxy_takers(ctx: &PreflightCtx<'_>, item: &Item) -> Vec<String> {
+    item.need
+        .used_by
+        .iter()
+        .filter(|id| {
+            ctx.spec
+                .bindings
+                .get(id.as_str())
+                .is_some_and(|(binding, _)| binding.offers_proxy())
+        })
+        .cloned()
+        .collect()
+}
+
+/// The question's extra choice when faultline's proxy can stand in ("" when it cannot).
+fn proxy_offer(ctx: &PreflightCtx<'_>, item: &Item, capability: &Capability) -> String {
+    let takers = proxy_takers(ctx, item);
+    if takers.is_empty() {
+        return String::new();
+    }
+    format!(
+        " / substitute proxy (faultline's TCP fault proxy stands in for {capability} in {}: \
+         delay, bandwidth, stalls and resets per connection — no packet loss or reordering)",
+        takers.join(", ")
+    )
+}
+
+/// The operator chose faultline's proxy in place of a missing capability: the
+/// dependents that offer a proxy stand-in run with it (degraded, said in the
+/// findings); the others stay blocked. `seen` is returned marked as covered.
+fn proxy_stands_in(
+    run: &mut Run<'_, '_>,
+    item: &mut Item,
+    capability: &Capability,
+    mut seen: Probe,
+    out: &mut Preflight,
+) -> Result<Probe, PreflightError> {
+    let takers = proxy_takers(run.ctx, item);
+    if takers.is_empty() {
+        for id in &item.need.used_by {
+            out.blocked.entry(id.clone()).or_insert_with(|| {
+                format!("{capability} missing, and no fault of {id} offers a proxy stand-in")
+            });
+        }
+        return Ok(seen);
+    }
+    let note = format!(
+        "{capability} substituted by faultline's TCP fault proxy: a degraded approximation \
+         (per-connection delay, bandwidth, stalls and resets; no packet loss or reordering)"
+    );
+    for id in &item.need.used_by {
+        if takers.contains(id) {
+            out.degraded.insert(id.clone(), note.clone());
+        } else {
+            out.blocked.entry(id.clone()).or_insert_with(|| {
+                format!("{capability} missing, and no fault of {id} offers a proxy stand-in")
+            });
+        }
+    }
+    out.proxied.extend(takers.iter().cloned());
+    run.log(
+        "capability-substituted",
+        json!({"capability": capability.to_string(), "with": "faultline proxy",
+               "scenarios": takers, "by": "operator answer"}),
+    )?;
+    item.substitute = Some("faultline proxy".into());
+    seen.present = true;
+    seen.meets_floor = None;
+    seen.saw = format!("missing; faultline's proxy stands in ({})", seen.saw);
+    Ok(seen)
 }
 
 /// The operator substituted before any probe: probe the substitute instead.

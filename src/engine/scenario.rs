@@ -260,7 +260,12 @@ impl BindingRun<'_> {
             *reproduced
         });
         let fault_planned = !self.binding.faults.is_empty();
-        let planned = self.binding.faults.len();
+        let planned: usize = self
+            .binding
+            .faults
+            .iter()
+            .map(|f| f.value.injections())
+            .sum();
         let landing_proven = fault_planned
             && !facts.is_empty()
             && facts

@@ -176,7 +176,7 @@ impl Watch {
     }
 
     /// One observation: `Some(what was seen)` once the signal holds.
-    async fn poll(&self) -> std::io::Result<Option<String>> {
+    pub async fn poll(&self) -> std::io::Result<Option<String>> {
         let seen = match self {
             Watch::Log(w) => return w.poll(),
             Watch::Counter {

@@ -105,11 +105,7 @@ fn check_binding(
             check_net(id, &step.id, net, &at, errors);
         }
         for (i, signal) in step.landing.iter().enumerate() {
-            let named = usize::from(signal.log.is_some())
-                + usize::from(signal.counter.is_some())
-                + usize::from(signal.http.is_some())
-                + usize::from(signal.prometheus.is_some())
-                + usize::from(signal.history.is_some());
+            let named = signal.signals().len();
             // An injector-side entry without a signal only sets the built-in probe's window.
             let windows_only = named == 0 && signal.side == super::model::Side::Injector;
             if named != 1 && !windows_only {
@@ -124,6 +120,25 @@ fn check_binding(
                 ));
             }
         }
+        if step.on.as_ref().is_some_and(|t| t.signals().len() != 1) {
+            errors.push(at(
+                "on",
+                format!(
+                    "fault `{}` of {id}: `on` needs exactly one of `log`, `counter`, `http`, \
+                     `prometheus` or `history`",
+                    step.id
+                ),
+            ));
+        }
+        if step.repeat == Some(0) {
+            errors.push(at(
+                "repeat",
+                format!(
+                    "fault `{}` of {id}: `repeat` counts injections and must be at least 1",
+                    step.id
+                ),
+            ));
+        }
         if let Some(docker) = &step.docker {
             let wants_network = docker.action == super::model::DockerAction::Disconnect;
             if wants_network != docker.network.is_some() {
@@ -136,7 +151,13 @@ fn check_binding(
                 ));
             }
         }
-        if let Some(proxy) = &step.proxy {
+        for (field, proxy) in [
+            ("proxy", &step.proxy),
+            ("substitute_proxy", &step.substitute_proxy),
+        ]
+        .into_iter()
+        .filter_map(|(field, p)| p.as_ref().map(|p| (field, p)))
+        {
             let t = &proxy.toxic;
             let effects = t.latency.is_some()
                 || t.bandwidth.is_some_and(|b| b > 0)
@@ -145,7 +166,7 @@ fn check_binding(
                 || t.slice.is_some_and(|s| s > 0);
             if !effects {
                 errors.push(at(
-                    "proxy.toxic",
+                    &format!("{field}.toxic"),
                     format!(
                         "fault `{}` of {id}: the toxic does nothing; give latency, bandwidth, stall, reset or slice",
                         step.id

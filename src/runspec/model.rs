@@ -124,10 +124,19 @@ pub struct Check {
 #[serde(deny_unknown_fields)]
 pub struct FaultStep {
     pub id: String,
-    /// Start this long after the workload starts.
+    /// Start this long after the workload starts, or after the `on` event was seen.
+    #[serde(default)]
     pub after: Dur,
+    /// Start only once this event is observed (after the workload started; for a
+    /// repetition, after the previous heal). Never seen within its `within`: the
+    /// fault is not injected and the journal says why.
+    pub on: Option<Trigger>,
     /// How long the fault stays before it is healed.
     pub duration: Option<Dur>,
+    /// Inject, prove and heal this many times (default once).
+    pub repeat: Option<u32>,
+    /// Without `on`: time between a repetition's heal and the next injection.
+    pub gap: Option<Dur>,
     pub process: Option<ProcessFaultSpec>,
     pub command: Option<CommandFaultSpec>,
     pub net: Option<NetFaultSpec>,
@@ -138,9 +147,45 @@ pub struct FaultStep {
     /// Declared landing signals; each must be observed inside the fault window.
     #[serde(default)]
     pub landing: Vec<LandingSpec>,
+    /// The toxic that stands in for this step when the operator substitutes faultline's
+    /// TCP fault proxy for a capability the step needs and the machine lacks (netem).
+    /// Used only after that answer, never swapped in silently.
+    pub substitute_proxy: Option<ProxyFaultSpec>,
+}
+
+impl Binding {
+    /// Whether any fault step (arms included) offers a proxy stand-in.
+    pub fn offers_proxy(&self) -> bool {
+        self.faults
+            .iter()
+            .any(|f| f.value.substitute_proxy.is_some())
+            || self.arms.values().any(Binding::offers_proxy)
+    }
+
+    /// This binding with every step that offers a proxy stand-in replaced by it.
+    pub fn proxy_substituted(&self) -> Binding {
+        let mut binding = self.clone();
+        for fault in &mut binding.faults {
+            if let Some(proxy) = fault.value.substitute_proxy.take() {
+                let step = &mut fault.value;
+                (step.process, step.command, step.net, step.disk) = (None, None, None, None);
+                (step.clock, step.docker) = (None, None);
+                step.proxy = Some(proxy);
+            }
+        }
+        for arm in binding.arms.values_mut() {
+            *arm = arm.proxy_substituted();
+        }
+        binding
+    }
 }
 
 impl FaultStep {
+    /// How many injections this step schedules.
+    pub fn injections(&self) -> usize {
+        self.repeat.map_or(1, |n| n as usize)
+    }
+
     /// The one nemesis kind this step names; `None` when it names none or several.
     pub fn kind(&self) -> Option<crate::nemesis::Kind> {
         use crate::nemesis::Kind;
@@ -352,6 +397,72 @@ pub struct LandingSpec {
     pub history: Option<HistorySignal>,
     /// How long to wait for the signal after injection.
     pub within: Option<Dur>,
+}
+
+impl LandingSpec {
+    pub fn signals(&self) -> Vec<SignalRef<'_>> {
+        signal_refs(
+            &self.log,
+            &self.counter,
+            &self.http,
+            &self.prometheus,
+            &self.history,
+        )
+    }
+}
+
+/// The event a fault waits for before it starts: one signal, like a landing signal.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trigger {
+    pub log: Option<LogSignal>,
+    pub counter: Option<CounterSignal>,
+    pub http: Option<HttpSignal>,
+    pub prometheus: Option<PromSignal>,
+    pub history: Option<HistorySignal>,
+    /// How long to wait for it (default: the workload's deadline).
+    pub within: Option<Dur>,
+}
+
+impl Trigger {
+    pub fn signals(&self) -> Vec<SignalRef<'_>> {
+        signal_refs(
+            &self.log,
+            &self.counter,
+            &self.http,
+            &self.prometheus,
+            &self.history,
+        )
+    }
+}
+
+/// One signal of a landing entry or trigger, whichever field named it.
+#[derive(Debug, Clone, Copy)]
+pub enum SignalRef<'a> {
+    Log(&'a LogSignal),
+    Counter(&'a CounterSignal),
+    Http(&'a HttpSignal),
+    Prometheus(&'a PromSignal),
+    History(&'a HistorySignal),
+}
+
+fn signal_refs<'a>(
+    log: &'a Option<LogSignal>,
+    counter: &'a Option<CounterSignal>,
+    http: &'a Option<HttpSignal>,
+    prometheus: &'a Option<PromSignal>,
+    history: &'a Option<HistorySignal>,
+) -> Vec<SignalRef<'a>> {
+    [
+        log.as_ref().map(SignalRef::Log),
+        counter.as_ref().map(SignalRef::Counter),
+        http.as_ref().map(SignalRef::Http),
+        prometheus.as_ref().map(SignalRef::Prometheus),
+        history.as_ref().map(SignalRef::History),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

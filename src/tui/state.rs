@@ -554,7 +554,7 @@ impl AppState {
                     _ => false,
                 };
                 let what = if kind == "landing-injector" {
-                    format!("injector side: {}", text(data, "detail"))
+                    format!("injector side: {}", text(data, "text"))
                 } else {
                     format!(
                         "declared on {}: /{}/",

@@ -1,0 +1,277 @@
+//! The fault schedule of one iteration. Each step starts at a time offset from the
+//! workload's start or from an event it waits for, is held for its duration, healed,
+//! and repeated as often as it asks; steps overlap freely. The schedule runs in one
+//! task: a start or heal that falls due while another fault's landing is being proven
+//! happens as soon as that proof ends (the journal has the real times).
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::faults::Held;
+use super::{EngineError, FaultFacts, Runner};
+use crate::nemesis::signal::Watch;
+use crate::runspec::FaultStep;
+
+/// How often a pending trigger is looked at.
+const TRIGGER_EVERY: Duration = Duration::from_millis(100);
+
+/// When a scheduled injection starts.
+enum Start {
+    At(Instant),
+    /// Open the trigger watch at this instant (a repetition's gap first).
+    WatchFrom(Instant),
+    /// Waiting for the trigger; `after` is counted from when it is seen.
+    On {
+        watch: Watch,
+        deadline: Instant,
+    },
+}
+
+/// One injection not yet started: the step, which repetition (1-based), and when.
+struct Due<'s> {
+    step: &'s FaultStep,
+    rep: usize,
+    start: Start,
+}
+
+/// One injection between inject and heal.
+struct Holding<'s> {
+    step: &'s FaultStep,
+    rep: usize,
+    epoch: u64,
+    held: Held,
+    heal_at: Instant,
+    facts: FaultFacts,
+}
+
+/// Journal and report name of one injection: the step id, `#n` from the second on.
+fn injection_id(step: &FaultStep, rep: usize) -> String {
+    if rep == 1 {
+        step.id.clone()
+    } else {
+        format!("{}#{rep}", step.id)
+    }
+}
+
+/// The first start of a step, counted from the workload's start.
+fn first_start(step: &FaultStep, workload_started: Instant) -> Start {
+    match step.on {
+        Some(_) => Start::WatchFrom(workload_started),
+        None => Start::At(workload_started + step.after.0),
+    }
+}
+
+/// The start of the repetition after one healed at `healed`.
+fn next_start(step: &FaultStep, healed: Instant) -> Start {
+    let from = healed + step.gap.map_or(Duration::ZERO, |g| g.0);
+    match step.on {
+        Some(_) => Start::WatchFrom(from),
+        None => Start::At(from),
+    }
+}
+
+impl Runner<'_> {
+    /// Runs the whole schedule. Whatever ends it (an interruption, an error), every
+    /// fault still held is healed and journaled before it returns.
+    pub(super) async fn run_schedule(
+        &mut self,
+        steps: &[&FaultStep],
+        workload_started: Instant,
+        workload_deadline: Duration,
+    ) -> Result<(), EngineError> {
+        let mut due: Vec<Due> = steps
+            .iter()
+            .map(|step| Due {
+                step,
+                rep: 1,
+                start: first_start(step, workload_started),
+            })
+            .collect();
+        let mut holding = Vec::new();
+        let result = self.drive(&mut due, &mut holding, workload_deadline).await;
+        // Every held fault is healed even if journaling one heal fails.
+        let mut healing = Ok(());
+        while let Some(held) = holding.pop() {
+            let healed = self.heal_holding(held, &mut holding, &mut due).await;
+            healing = healing.and(healed);
+        }
+        result.and(healing)
+    }
+
+    async fn drive<'s>(
+        &mut self,
+        due: &mut Vec<Due<'s>>,
+        holding: &mut Vec<Holding<'s>>,
+        workload_deadline: Duration,
+    ) -> Result<(), EngineError> {
+        let mut epoch = 0;
+        loop {
+            let now = Instant::now();
+            if let Some(i) = holding.iter().position(|h| h.heal_at <= now) {
+                let held = holding.remove(i);
+                self.heal_holding(held, holding, due).await?;
+                continue;
+            }
+            self.advance_triggers(due, workload_deadline).await?;
+            if let Some(i) = due
+                .iter()
+                .position(|d| matches!(d.start, Start::At(t) if t <= now))
+            {
+                let next = due.remove(i);
+                epoch += 1;
+                self.start_injection(next, epoch, holding, due).await?;
+                continue;
+            }
+            if due.is_empty() && holding.is_empty() {
+                return Ok(());
+            }
+            let wake = holding
+                .iter()
+                .map(|h| h.heal_at)
+                .chain(due.iter().map(|d| match d.start {
+                    Start::At(t) | Start::WatchFrom(t) => t,
+                    Start::On { deadline, .. } => deadline.min(now + TRIGGER_EVERY),
+                }))
+                .min()
+                .unwrap_or(now);
+            self.guard(tokio::time::sleep_until(wake)).await?;
+        }
+    }
+
+    /// Opens trigger watches that are due, and turns seen (or expired) triggers into
+    /// starts (or journaled skips).
+    async fn advance_triggers(
+        &mut self,
+        due: &mut Vec<Due<'_>>,
+        workload_deadline: Duration,
+    ) -> Result<(), EngineError> {
+        let mut i = 0;
+        while i < due.len() {
+            let now = Instant::now();
+            let step = due[i].step;
+            let id = injection_id(step, due[i].rep);
+            match &due[i].start {
+                Start::WatchFrom(t) if *t <= now => {
+                    let Some(trigger) = &step.on else {
+                        due[i].start = Start::At(now);
+                        continue;
+                    };
+                    let within = trigger.within.map_or(workload_deadline, |d| d.0);
+                    let signal = trigger.signals().into_iter().next();
+                    let watch = match signal {
+                        Some(signal) => self.open_watch(&id, signal).await?,
+                        None => None,
+                    };
+                    let Some(watch) = watch else {
+                        self.skip(due.remove(i), "its trigger names no signal to watch")?;
+                        continue;
+                    };
+                    self.log(
+                        "fault-awaiting",
+                        json!({"fault": id, "on": watch.describe(), "within_ms": within.as_millis()}),
+                    )?;
+                    due[i].start = Start::On {
+                        watch,
+                        deadline: now + within,
+                    };
+                }
+                Start::On { watch, deadline } => {
+                    let seen = watch.poll().await.map_err(|e| self.io(e))?;
+                    if let Some(line) = seen {
+                        self.log("fault-trigger-seen", json!({"fault": id, "seen": line}))?;
+                        due[i].start = Start::At(Instant::now() + step.after.0);
+                    } else if *deadline <= now {
+                        let why =
+                            format!("its trigger `{}` was not seen in time", watch.describe());
+                        self.skip(due.remove(i), &why)?;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Journals an injection that will not happen, and counts it as not proven.
+    fn skip(&mut self, skipped: Due<'_>, why: &str) -> Result<(), EngineError> {
+        let id = injection_id(skipped.step, skipped.rep);
+        let seq = self.log("fault-skipped", json!({"fault": id, "reason": why}))?;
+        self.facts.faults.push(FaultFacts {
+            id,
+            detail: vec![format!("not injected: {why}")],
+            cites: vec![seq],
+            ..FaultFacts::default()
+        });
+        Ok(())
+    }
+
+    /// Injects, proves landing, and holds the fault until its heal is due. A failed
+    /// injection is recorded and its next repetition scheduled.
+    async fn start_injection<'s>(
+        &mut self,
+        next: Due<'s>,
+        epoch: u64,
+        holding: &mut Vec<Holding<'s>>,
+        due: &mut Vec<Due<'s>>,
+    ) -> Result<(), EngineError> {
+        let mut facts = FaultFacts {
+            id: injection_id(next.step, next.rep),
+            ..FaultFacts::default()
+        };
+        let injected = self.inject(next.step, epoch, &mut facts).await;
+        let Some((held, watches)) = injected? else {
+            self.write_epoch(&current_epoch(holding))?;
+            self.facts.faults.push(facts);
+            self.schedule_repetition(next.step, next.rep, due);
+            return Ok(());
+        };
+        let observed = self.observe(next.step, &held, &watches, &mut facts).await;
+        let hold = next.step.duration.map_or(Duration::ZERO, |d| d.0);
+        // Held before the proof's result is looked at, so an interrupted proof still heals.
+        holding.push(Holding {
+            step: next.step,
+            rep: next.rep,
+            epoch,
+            held,
+            heal_at: Instant::now() + hold,
+            facts,
+        });
+        observed
+    }
+
+    async fn heal_holding<'s>(
+        &mut self,
+        mut held: Holding<'s>,
+        holding: &mut [Holding<'s>],
+        due: &mut Vec<Due<'s>>,
+    ) -> Result<(), EngineError> {
+        self.heal(held.held, &mut held.facts).await?;
+        self.write_epoch(&current_epoch(holding))?;
+        self.facts.faults.push(held.facts);
+        self.schedule_repetition(held.step, held.rep, due);
+        Ok(())
+    }
+
+    fn schedule_repetition<'s>(&self, step: &'s FaultStep, rep: usize, due: &mut Vec<Due<'s>>) {
+        if rep < step.injections() && !self.ctx.cancel.is_cancelled() {
+            due.push(Due {
+                step,
+                rep: rep + 1,
+                start: next_start(step, Instant::now()),
+            });
+        }
+    }
+}
+
+/// The fault epoch the history should record now: the newest fault still held.
+fn current_epoch(holding: &[Holding<'_>]) -> String {
+    holding
+        .iter()
+        .map(|h| h.epoch)
+        .max()
+        .map_or_else(String::new, |e| e.to_string())
+}
