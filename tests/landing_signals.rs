@@ -233,24 +233,14 @@ fn lint_warns_when_a_probe_does_not_watch_the_signal_section_7m_declares() {
 #[test]
 fn a_command_fault_aimed_at_a_bystander_ends_fault_not_proven() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("run")
-        .arg(&plan)
-        .args(["--headless", "--only", "T4", "--sut"])
-        .arg(dir.path())
-        .current_dir(dir.path())
-        .output()
-        .expect("faultline runs");
-    let session = common::session_of(&out);
+    let run = common::run_scenario(&common::twins_plan(), "T4", dir.path());
     assert_eq!(
-        common::verdict_of(&session, "T4"),
-        "INCONCLUSIVE-fault-not-proven",
+        run.verdict, "INCONCLUSIVE-fault-not-proven",
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        run.stderr
     );
     // The bystander was paused and continued: the journal shows both.
-    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let journal = std::fs::read_to_string(run.session.join("journal.jsonl")).expect("journal");
     assert!(journal.contains("\"fault-injected\"") && journal.contains("\"fault-healed\""));
     assert!(
         !journal.contains("\"fault-inject-failed\""),

@@ -212,27 +212,11 @@ fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("run")
-        .arg(&plan)
-        .args(["--headless", "--only", "T2", "--sut"])
-        .arg(dir.path())
-        .current_dir(dir.path())
-        .output()
-        .expect("faultline runs");
-    let session = common::session_of(&out);
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let t2 = v["scenarios"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "T2"))
-        .expect("T2");
+    let run = common::run_scenario(&common::twins_plan(), "T2", dir.path());
     assert_eq!(
-        t2["verdict"],
-        "INCONCLUSIVE-fault-not-proven",
+        run.verdict, "INCONCLUSIVE-fault-not-proven",
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        run.stderr
     );
 }
 

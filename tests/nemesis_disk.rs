@@ -249,21 +249,11 @@ fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("run")
-        .arg(&plan)
-        .args(["--headless", "--only", "T1", "--sut"])
-        .arg(dir.path())
-        .current_dir(dir.path())
-        .output()
-        .expect("faultline runs");
-    let session = common::session_of(&out);
+    let run = common::run_scenario(&common::twins_plan(), "T1", dir.path());
     assert_eq!(
-        common::verdict_of(&session, "T1"),
-        "INCONCLUSIVE-fault-not-proven",
+        run.verdict, "INCONCLUSIVE-fault-not-proven",
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        run.stderr
     );
     assert!(!mounted(&dir.path().join("data")));
 }

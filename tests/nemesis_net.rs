@@ -5,6 +5,8 @@
 //! Needs root and `ip netns`: with `FAULTLINE_REQUIRE_NETNS=1` a missing capability
 //! fails the test, otherwise the test prints `SKIP: <reason>` and returns.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -492,6 +494,36 @@ faults:
         .find(|r| r.kind == "landing-injector")
         .expect("landing-injector record");
     assert!(landing.data["detail"]["after"]["packets"][0].as_u64() > Some(0));
+    assert!(!pair.b.rules().contains("faultline:"));
+}
+
+/// The twin at verdict level: the same client and probes, the rule aimed at port 9
+/// (nothing listens there), run through the real CLI.
+#[test]
+fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
+    let Some(pair) = pair() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.md");
+    std::fs::copy(common::twins_plan(), &plan).expect("plan copied");
+    let client: Vec<String> = pair
+        .client_argv(4)
+        .iter()
+        .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+        .collect();
+    let sidecar = serde_json::json!({
+        "version": 1,
+        "vars": {"net_client": client.join(" "), "net_ns_b": pair.b.0, "net_addr_a": ADDR_A},
+        "scenarios": {},
+    });
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar.to_string()).expect("sidecar");
+    let run = common::run_scenario(&plan, "T5", dir.path());
+    assert_eq!(
+        run.verdict, "INCONCLUSIVE-fault-not-proven",
+        "{}",
+        run.stderr
+    );
+    let journal = std::fs::read_to_string(run.session.join("journal.jsonl")).expect("journal");
+    assert!(journal.contains("\"fault-healed\""), "{journal}");
     assert!(!pair.b.rules().contains("faultline:"));
 }
 

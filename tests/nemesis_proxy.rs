@@ -277,26 +277,10 @@ async fn latency_stall_and_slicing_act_on_real_bytes_and_heal() {
 #[test]
 fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("run")
-        .arg(&plan)
-        .args(["--headless", "--only", "T3", "--sut"])
-        .arg(dir.path())
-        .current_dir(dir.path())
-        .output()
-        .expect("faultline runs");
-    let session = common::session_of(&out);
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let t3 = v["scenarios"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "T3"))
-        .expect("T3");
+    let run = common::run_scenario(&common::twins_plan(), "T3", dir.path());
     assert_eq!(
-        t3["verdict"],
-        "INCONCLUSIVE-fault-not-proven",
+        run.verdict, "INCONCLUSIVE-fault-not-proven",
         "{}",
-        String::from_utf8_lossy(&out.stderr)
+        run.stderr
     );
 }

@@ -67,15 +67,19 @@ async fn count(command: &str, cwd: &std::path::Path) -> Result<f64, String> {
     })
 }
 
+/// One HTTP agent for every probe, so polls reuse its connections.
+static AGENT: std::sync::LazyLock<ureq::Agent> = std::sync::LazyLock::new(|| {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(PROBE_TIMEOUT))
+        .build()
+        .into()
+});
+
 /// GETs `url` (loopback or a test network) and returns the body.
 async fn fetch(url: &str) -> Result<String, String> {
     let url = url.to_string();
     tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(PROBE_TIMEOUT))
-            .build()
-            .into();
-        agent
+        AGENT
             .get(&url)
             .call()
             .map_err(|e| format!("GET {url}: {e}"))?

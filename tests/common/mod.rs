@@ -119,3 +119,33 @@ pub fn verdict_of(session: &Path, id: &str) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// A headless run of one scenario of a plan: its session and the scenario's verdict.
+pub struct OneScenario {
+    pub session: PathBuf,
+    pub verdict: String,
+    pub stderr: String,
+}
+
+/// Runs scenario `id` of `plan` headless with `dir` as SUT and working directory.
+pub fn run_scenario(plan: &Path, id: &str, dir: &Path) -> OneScenario {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(plan)
+        .args(["--headless", "--only", id, "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .output()
+        .expect("faultline runs");
+    let session = session_of(&out);
+    OneScenario {
+        verdict: verdict_of(&session, id),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        session,
+    }
+}
+
+/// The plan of deliberately mis-aimed twins, one scenario per nemesis kind.
+pub fn twins_plan() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md")
+}
