@@ -53,6 +53,7 @@ pub struct Journal {
     next_seq: u64,
     /// Live listeners (headless progress, the TUI); a closed one is ignored.
     tap: Option<tokio::sync::mpsc::UnboundedSender<Record>>,
+    torn_tail: Option<String>,
 }
 
 impl Journal {
@@ -64,22 +65,43 @@ impl Journal {
             source,
         };
         let existing = if path.exists() {
-            read(path)?.records
+            read(path)?
         } else {
-            Vec::new()
+            Contents::default()
         };
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(io_err)?;
-        let next_seq = existing.last().map_or(1, |r| r.seq + 1);
+        // A line cut short by a crash would glue itself to the next record: it moves to
+        // `journal.torn` (kept, never lost) and the journal ends at its last full line.
+        if let Some(tail) = &existing.torn_tail {
+            let mut torn = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path.with_extension("torn"))
+                .map_err(io_err)?;
+            writeln!(torn, "{tail}").map_err(io_err)?;
+            torn.sync_data().map_err(io_err)?;
+            let bytes = std::fs::read(path).map_err(io_err)?;
+            let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            file.set_len(keep as u64).map_err(io_err)?;
+            file.sync_data().map_err(io_err)?;
+        }
+        let next_seq = existing.records.last().map_or(1, |r| r.seq + 1);
         Ok(Journal {
             path: path.to_path_buf(),
             file,
             next_seq,
             tap: None,
+            torn_tail: existing.torn_tail,
         })
+    }
+
+    /// The torn last line found (and set aside in `journal.torn`) when it was opened.
+    pub fn torn_tail(&self) -> Option<&str> {
+        self.torn_tail.as_deref()
     }
 
     /// Sends a copy of every record appended from now on to `tx`.
@@ -138,10 +160,13 @@ pub struct Contents {
 /// reported in `torn_tail`, not treated as corruption; a bad line anywhere else is an
 /// error naming its line number.
 pub fn read(path: &Path) -> Result<Contents, JournalError> {
-    let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
+    let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
         path: path.to_path_buf(),
         source,
     })?;
+    // A crash can cut a record inside a multi-byte character: decode leniently, the
+    // JSON parse below judges each line.
+    let text = String::from_utf8_lossy(&bytes);
     let ends_with_newline = text.ends_with('\n');
     let lines: Vec<&str> = text.lines().collect();
     let mut contents = Contents::default();

@@ -66,6 +66,50 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
 }
 
+/// What `faultline resume` takes; the plan, SUT, tier and scenarios come from the
+/// session itself.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ResumeArgs {
+    /// Answer every question with its default (an interrupted scenario is re-run).
+    #[arg(long)]
+    pub yes: bool,
+    /// YAML answers keyed by question id (`resume.<id>: keep` keeps a scenario as it
+    /// stood); they override the answers replayed from the journal.
+    #[arg(long)]
+    pub answers: Option<PathBuf>,
+    /// Approve the low-blast-radius installs faultline offers.
+    #[arg(long)]
+    pub approve_installs: bool,
+    /// Plain progress lines instead of the terminal UI.
+    #[arg(long)]
+    pub headless: bool,
+    /// Terminal UI theme: dark, light or high-contrast.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// The TUI config file.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+impl From<ResumeArgs> for RunArgs {
+    fn from(args: ResumeArgs) -> RunArgs {
+        RunArgs {
+            sut: None,
+            out: None,
+            tier: None,
+            only: None,
+            yes: args.yes,
+            answers: args.answers,
+            approve_installs: args.approve_installs,
+            answers_template: false,
+            headless: args.headless,
+            report: None,
+            theme: args.theme,
+            config: args.config,
+        }
+    }
+}
+
 /// The plan to run when none was named: picked in the terminal from the SUT's plans;
 /// without a terminal the candidates are listed and it is a usage error.
 pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
@@ -294,7 +338,7 @@ pub async fn run(
         print!("{}", answers_template(&plan, &spec, found.as_ref()));
         return exit::OK;
     }
-    let mut operator = match operator(&args) {
+    let operator = match operator(&args) {
         Ok(op) => op,
         Err(code) => return code,
     };
@@ -312,11 +356,6 @@ pub async fn run(
     let _log_guard = crate::logging::to_file(&out_root);
     let exe = std::env::current_exe()
         .map_or_else(|_| "faultline".to_string(), |p| p.display().to_string());
-    use std::io::IsTerminal;
-    let interactive = !args.headless && std::io::stdout().is_terminal();
-    if !args.headless && !interactive {
-        eprintln!("faultline: stdout is not a terminal; running headless");
-    }
     let request = Request {
         plan,
         plan_path: input.plan_label.clone(),
@@ -332,11 +371,25 @@ pub async fn run(
         ]),
         started_by: operator.source.clone(),
         rerun_command,
+        plan_text: input.plan_text.clone(),
+        spec_source: input.spec.clone(),
+        resume: None,
     };
+    execute(request, &args, operator).await
+}
+
+/// Runs a request to its session verdict, in the terminal UI or headless; returns the
+/// process exit code (128 + N when signal N stopped it, after healing).
+async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i32 {
+    use std::io::IsTerminal;
+    let interactive = !args.headless && std::io::stdout().is_terminal();
+    if !args.headless && !interactive {
+        eprintln!("faultline: stdout is not a terminal; running headless");
+    }
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
     let ended = if interactive {
-        let setup = match ui_setup(&args) {
+        let setup = match ui_setup(args) {
             Ok(setup) => setup,
             Err(code) => return code,
         };
@@ -381,6 +434,100 @@ pub async fn run(
     match caught.load(Ordering::SeqCst) {
         0 => verdict.exit_code(),
         signal => 128 + signal,
+    }
+}
+
+/// `faultline resume SESSION`: heals what the killed session left, then continues it
+/// from its first unfinished scenario with the plan, run spec and settings it was
+/// started with. Earlier answers are replayed from its journal (machine changes
+/// excepted); `args` adds new answers and the UI / headless choice.
+pub async fn resume(session: &Path, args: RunArgs) -> i32 {
+    let saved = match crate::resume::load(session) {
+        Ok(saved) => saved,
+        Err(e) => {
+            eprintln!("faultline: cannot resume {}: {e}", session.display());
+            return exit::UNREADABLE;
+        }
+    };
+    match crate::heal::heal_session(session) {
+        Ok(healed) => {
+            for line in healed.actions.iter().chain(&healed.failures) {
+                println!("healed: {line}");
+            }
+        }
+        Err(e) => {
+            eprintln!("faultline: cannot heal {}: {e}", session.display());
+            return exit::UNREADABLE;
+        }
+    }
+    let (plan, spec) = match accept(&saved.input, &args) {
+        Ok(accepted) => accepted,
+        Err(code) => return code,
+    };
+    let mut operator = match operator(&args) {
+        Ok(op) => op,
+        Err(code) => return code,
+    };
+    for (id, answer) in saved.answers {
+        operator.answers.entry(id).or_insert(answer);
+    }
+    let _log_guard = crate::logging::to_file(session);
+    let request = Request {
+        plan,
+        plan_path: saved.request.plan_label,
+        spec,
+        sut_dir: saved.request.sut_dir,
+        out_root: session.to_path_buf(),
+        tier: saved.request.tier,
+        only: saved.request.only,
+        report_path: saved.request.report_path,
+        vars: saved.request.vars,
+        started_by: format!("{} (resumed)", operator.source),
+        rerun_command: saved.request.rerun_command,
+        plan_text: saved.input.plan_text,
+        spec_source: saved.input.spec,
+        resume: Some(crate::engine::driver::ResumeFrom {
+            dir: session.to_path_buf(),
+            outcome: saved.outcome,
+        }),
+    };
+    execute(request, &args, operator).await
+}
+
+/// `faultline report SESSION`: rewrites the session log, findings, `verdicts.json` and
+/// the report from the session's journal and saved outcome. Running it twice writes
+/// the same bytes.
+pub fn report(session: &Path) -> i32 {
+    let saved = match crate::resume::load(session) {
+        Ok(saved) => saved,
+        Err(e) => {
+            eprintln!("faultline: cannot read session {}: {e}", session.display());
+            return exit::UNREADABLE;
+        }
+    };
+    let Some(outcome) = saved.outcome else {
+        eprintln!(
+            "faultline: {} has no {} yet: nothing to report",
+            session.display(),
+            crate::resume::OUTCOME_FILE
+        );
+        return exit::UNREADABLE;
+    };
+    let source = saved.input.plan_label.display().to_string();
+    let plan = plan::parse::parse_plan(&source, &saved.input.plan_text);
+    let dir = crate::session::SessionDir {
+        path: session.to_path_buf(),
+    };
+    let outputs = crate::engine::outputs::Outputs::new(&plan, &dir, saved.request.report_path);
+    match outputs.finish(&outcome) {
+        Ok(path) => {
+            println!("report: {}", path.display());
+            exit::OK
+        }
+        Err(why) => {
+            eprintln!("faultline: {why}");
+            1
+        }
     }
 }
 

@@ -18,6 +18,7 @@ pub mod nemesis;
 pub mod oracle;
 pub mod plan;
 pub mod report;
+pub mod resume;
 pub mod runspec;
 pub mod sanitize;
 pub mod session;

@@ -66,6 +66,24 @@ enum Command {
         /// The session directory (holding `journal.jsonl`).
         session: PathBuf,
     },
+    /// Continue a session that was killed: heal what it left, end the process groups
+    /// its journal recorded, then run on from its first unfinished scenario. A
+    /// scenario caught part-way is re-run, or kept as it stood (`resume.<id>`: keep);
+    /// every journal line and finished verdict is kept.
+    ///
+    /// Exits like `run`.
+    Resume {
+        /// The session directory (holding `journal.jsonl` and `input/`).
+        session: PathBuf,
+        #[command(flatten)]
+        args: faultline::launch::ResumeArgs,
+    },
+    /// Rewrite a session's session log, findings, verdicts.json and report from its
+    /// journal and saved outcome; the same session always gives the same files.
+    Report {
+        /// The session directory.
+        session: PathBuf,
+    },
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
@@ -104,6 +122,10 @@ fn main() {
         }
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
         Command::Heal { session } => heal(&session),
+        Command::Resume { session, args } => {
+            block_on(faultline::launch::resume(&session, args.into()))
+        }
+        Command::Report { session } => faultline::launch::report(&session),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);

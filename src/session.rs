@@ -76,7 +76,7 @@ pub fn create(root: &Path, slug: &str, now: DateTime<Utc>) -> std::io::Result<Se
 }
 
 /// The commit under test and whether the work tree had uncommitted changes.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Revision {
     pub commit: String,
     pub dirty: bool,

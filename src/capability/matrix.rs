@@ -1,9 +1,9 @@
 //! The capability matrix row recorded in the session log.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// requirement → present? → version → source, with the scenarios depending on it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MatrixRow {
     pub requirement: String,
     pub capability: Option<String>,

@@ -42,6 +42,18 @@ pub struct Request {
     /// The command line that re-runs this plan (`faultline demo`, `faultline run P`),
     /// used to write reproducers.
     pub rerun_command: String,
+    /// The plan and run-spec texts as read, saved into the session so `resume` and
+    /// `report` need nothing outside it.
+    pub plan_text: String,
+    pub spec_source: Option<(String, String)>,
+    /// Set by `faultline resume`: continue this session instead of starting one.
+    pub resume: Option<ResumeFrom>,
+}
+
+/// A killed session to continue: its directory and the outcome it last published.
+pub struct ResumeFrom {
+    pub dir: PathBuf,
+    pub outcome: Option<SessionOutcome>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,17 +100,31 @@ pub async fn run(
     tap: Option<UnboundedSender<Record>>,
 ) -> Result<Ended, DriverError> {
     let now = chrono::Utc::now();
-    let dir = session::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
-        DriverError::SessionDir {
-            root: req.out_root.clone(),
-            source,
+    let dir = match &req.resume {
+        Some(from) => SessionDir {
+            path: from.dir.clone(),
+        },
+        None => {
+            let dir = session::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
+                DriverError::SessionDir {
+                    root: req.out_root.clone(),
+                    source,
+                }
+            })?;
+            crate::resume::save_inputs(&dir.path, req).map_err(|source| {
+                DriverError::SessionDir {
+                    root: dir.path.clone(),
+                    source,
+                }
+            })?;
+            dir
         }
-    })?;
+    };
     let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
     let (tx, rx) = unbounded_channel();
     journal.tap(tx);
     let revision = session::sut_revision(&req.sut_dir);
-    let outcome = SessionOutcome {
+    let fresh = SessionOutcome {
         plan_path: req.plan_path.display().to_string(),
         plan_slug: req.plan.slug.clone(),
         sut_dir: req.sut_dir.display().to_string(),
@@ -114,7 +140,20 @@ pub async fn run(
         toolbox: Vec::new(),
         capabilities: Vec::new(),
     };
+    let outcome = match req.resume.as_ref().and_then(|r| r.outcome.clone()) {
+        Some(saved) => SessionOutcome {
+            finished: None,
+            verdict: None,
+            interrupted: None,
+            ..saved
+        },
+        None => fresh,
+    };
     let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
+    if req.resume.is_some() {
+        let path = dir.path.join("journal.jsonl");
+        outputs.seed(crate::journal::read(&path)?.records);
+    }
     let watcher = tokio::spawn(outputs.clone().follow(rx, tap));
     let mut driver = Driver {
         req,
@@ -126,7 +165,10 @@ pub async fn run(
         findings: 0,
         preflight: Preflight::default(),
     };
-    driver.journal.append(
+    if req.resume.is_some() {
+        driver.resumed()?;
+    } else {
+        driver.journal.append(
         Scope::default(),
         "session-started",
         &json!({"plan": req.plan_path.display().to_string(), "sut": req.sut_dir.display().to_string(),
@@ -134,6 +176,7 @@ pub async fn run(
                 "tier": req.tier, "started_by": req.started_by, "revision": revision,
                 "faults_approved": "starting the run approves the faults the plan declares"}),
     )?;
+    }
     let (stop, early) = match driver.preflight(operator).await? {
         Some(question) => (
             Some(format!("stopped: question `{}` unanswered", question.id)),
@@ -165,6 +208,97 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 }
 
 impl Driver<'_> {
+    /// Journals how a killed session is picked up: a torn last line set aside, the
+    /// scenarios kept as they were, the ones interrupted mid-way.
+    fn resumed(&mut self) -> Result<(), DriverError> {
+        if let Some(tail) = self.journal.torn_tail().map(str::len) {
+            self.journal.append(
+                Scope::default(),
+                "journal-torn-tail",
+                &json!({"bytes": tail, "kept_in": "journal.torn"}),
+            )?;
+        }
+        self.findings = self
+            .outcome
+            .scenarios
+            .iter()
+            .filter(|s| s.finding.is_some())
+            .count();
+        let ids = |done: bool| -> Vec<String> {
+            self.outcome
+                .scenarios
+                .iter()
+                .filter(|s| (s.phase == Phase::Done) == done && (done || s.phase != Phase::Pending))
+                .map(|s| s.id.clone())
+                .collect()
+        };
+        let (kept, interrupted) = (ids(true), ids(false));
+        self.journal.append(
+            Scope::default(),
+            "session-resumed",
+            &json!({"session": self.outcome.session_dir, "by": self.req.started_by,
+                    "kept": kept, "interrupted": interrupted}),
+        )?;
+        self.publish();
+        Ok(())
+    }
+
+    /// A scenario a crash interrupted: re-run it, or keep what finished (its decided
+    /// arms) and let the decision tree settle the rest as NOT-RUN.
+    async fn pick_up(
+        &mut self,
+        index: usize,
+        operator: &mut dyn Operator,
+    ) -> Result<(), DriverError> {
+        let scenario = &self.req.plan.scenarios[index];
+        let decided: Vec<String> = self.outcome.scenarios[index]
+            .runs
+            .iter()
+            .filter(|r| r.decision.is_some())
+            .map(|r| r.id.clone())
+            .collect();
+        let question = Question {
+            id: format!("resume.{}", scenario.id),
+            kind: QuestionKind::ConfirmCapability,
+            prompt: format!(
+                "{} was interrupted ({} of its runs decided: {}): rerun / keep (the verdict \
+                 the finished runs support; the rest NOT-RUN)",
+                scenario.id,
+                decided.len(),
+                if decided.is_empty() {
+                    "none".to_string()
+                } else {
+                    decided.join(", ")
+                }
+            ),
+            default: "rerun".into(),
+            ..Question::default()
+        };
+        let answer = super::operator::answer(operator, &question)
+            .await
+            .map_err(DriverError::Unanswered)?;
+        let keep = answer.text.trim().eq_ignore_ascii_case("keep");
+        self.journal.append(
+            Self::scope(scenario, &scenario.id),
+            "operator-answer",
+            &json!({"question": question.id, "prompt": question.prompt,
+                    "answer": answer.text, "by": answer.by}),
+        )?;
+        if keep {
+            self.skip_all(
+                index,
+                "interrupted by a crash before a verdict; kept as it stood",
+            )?;
+        } else {
+            self.outcome.scenarios[index] = ScenarioOutcome {
+                degraded: self.outcome.scenarios[index].degraded.take(),
+                toolbox_used: std::mem::take(&mut self.outcome.scenarios[index].toolbox_used),
+                ..pending(scenario)
+            };
+        }
+        Ok(())
+    }
+
     fn publish(&self) {
         self.outputs.publish(&self.outcome);
     }
@@ -219,9 +353,35 @@ impl Driver<'_> {
                 self.skip_all(index, reason)?;
                 continue;
             }
-            self.outcome.scenarios[index].phase = Phase::Preconditions;
+            // Only a resumed session has scenarios already done or part-way.
+            let phase = self.outcome.scenarios[index].phase;
+            if phase == Phase::Done {
+                continue;
+            }
+            if phase != Phase::Pending {
+                match self.pick_up(index, operator).await {
+                    Ok(()) => {}
+                    Err(DriverError::Unanswered(question)) => {
+                        let reason = format!("stopped: question `{}` unanswered", question.id);
+                        self.skip_all(index, &reason)?;
+                        stop = Some(reason);
+                        unanswered = Some(question);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let kept = self.outcome.scenarios[index].verdict.is_some();
+            if !kept {
+                self.outcome.scenarios[index].phase = Phase::Preconditions;
+            }
             self.publish();
-            match self.scenario(index, scenario, operator).await {
+            let ran = if kept {
+                Ok(())
+            } else {
+                self.scenario(index, scenario, operator).await
+            };
+            match ran {
                 Ok(()) => {}
                 Err(DriverError::Engine(EngineError::Interrupted { .. })) => {
                     let reason = "session interrupted by the operator".to_string();

@@ -1,13 +1,13 @@
 //! What a session produced, as plain serialisable data: the report renderers and
 //! `verdicts.json` read only this (plus the plan), never the engine's live state.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::session::Revision;
 use crate::verdict::{AuditItem, Decision, SessionVerdict, Tier, Verdict};
 
 /// The whole session, as far as it got.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionOutcome {
     pub plan_path: String,
     pub plan_slug: String,
@@ -35,7 +35,7 @@ pub struct SessionOutcome {
 }
 
 /// One scenario: its own verdict (aggregated over arms when it has arms).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScenarioOutcome {
     pub id: String,
     pub name: String,
@@ -54,7 +54,7 @@ pub struct ScenarioOutcome {
     pub toolbox_used: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     Pending,
@@ -69,7 +69,7 @@ pub enum Phase {
 }
 
 /// One scenario or arm run (all its seeds, plus a re-run of a FAIL).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// `D3`, or `D5/api` for an arm.
     pub id: String,
@@ -84,7 +84,7 @@ pub struct RunOutcome {
 }
 
 /// One iteration with one seed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SeedRun {
     pub seed: u64,
     pub landing: Vec<LandingEvidence>,
@@ -95,7 +95,7 @@ pub struct SeedRun {
 }
 
 /// What was seen of one planned fault.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LandingEvidence {
     pub fault: String,
     pub injected: bool,
@@ -110,7 +110,7 @@ pub struct LandingEvidence {
 }
 
 /// What the checker consumed and found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OracleEvidence {
     pub checker: String,
     pub ops_checked: u64,
@@ -121,7 +121,7 @@ pub struct OracleEvidence {
 }
 
 /// A FAIL's write-up (method §2.7, §5, §6).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finding {
     /// `F1`, `F2`… in session order.
     pub id: String,

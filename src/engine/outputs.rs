@@ -78,11 +78,28 @@ impl Outputs {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Starts from the records a resumed session's journal already holds.
+    pub fn seed(&self, records: Vec<Record>) {
+        self.lock().records = records;
+    }
+
     /// Takes the engine's latest view and rewrites the documents from it.
     pub fn publish(&self, outcome: &SessionOutcome) {
+        self.save(outcome);
         let mut state = self.lock();
         state.outcome = Some(outcome.clone());
         self.render(&state, None);
+    }
+
+    /// Keeps `outcome.json` current, whole or not at all, for `resume` and `report`.
+    fn save(&self, outcome: &SessionOutcome) {
+        let path = self.shared.dir.path.join(crate::resume::OUTCOME_FILE);
+        let saved = serde_json::to_vec_pretty(outcome)
+            .map_err(std::io::Error::other)
+            .and_then(|json| crate::resume::write_atomically(&path, &json));
+        if let Err(e) = saved {
+            tracing::warn!("cannot write {}: {e}", path.display());
+        }
     }
 
     /// Rewrites the session log, and the findings file of `only` (or of every scenario
@@ -136,6 +153,14 @@ impl Outputs {
                 let _ = tap.send(record.clone());
             }
             let mut state = self.lock();
+            // `finish` may already have read this record from the file.
+            if state
+                .records
+                .last()
+                .is_some_and(|last| last.seq >= record.seq)
+            {
+                continue;
+            }
             state.records.push(record);
             if let (Some(id), Some(phase), Some(outcome)) =
                 (&scenario, phase, state.outcome.as_mut())
@@ -153,6 +178,7 @@ impl Outputs {
     /// Final documents: session log from the whole journal on disk, every findings
     /// file, `verdicts.json`, and the report (printed whole if it cannot be written).
     pub fn finish(&self, outcome: &SessionOutcome) -> Result<PathBuf, String> {
+        self.save(outcome);
         let journal_path = self.shared.dir.path.join("journal.jsonl");
         let mut state = self.lock();
         if let Ok(contents) = crate::journal::read(&journal_path) {

@@ -17,7 +17,7 @@ pub use render::render_text;
 pub use usage::{bindings_using, commands_of, reimplemented};
 
 /// What kind of thing an item is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ItemKind {
     Folder,
@@ -30,7 +30,7 @@ pub enum ItemKind {
 }
 
 /// What an item is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
     ClusterUp,
@@ -44,7 +44,7 @@ pub enum Role {
 }
 
 /// One discovered driver, folder, document or CI line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ToolboxItem {
     /// Relative to the repository root.
     pub path: String,
@@ -58,7 +58,7 @@ pub struct ToolboxItem {
     pub evidence: String,
     /// Concrete tools the recipe or script invokes (`iptables`, `compose up` …);
     /// [`reimplemented`] compares a binding's commands against these.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
 }
 

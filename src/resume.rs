@@ -1,0 +1,118 @@
+//! What a session keeps about itself so it can be picked up after faultline was killed
+//! (`faultline resume SESSION`) and its documents rebuilt (`faultline report SESSION`):
+//! the plan and run-spec texts as read, the request, and the outcome last published.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::driver::Request;
+use crate::engine::outcome::SessionOutcome;
+use crate::launch::PlanInput;
+use crate::verdict::Tier;
+
+/// Where the inputs live inside a session directory.
+const INPUT_DIR: &str = "input";
+/// The outcome the engine last published.
+pub const OUTCOME_FILE: &str = "outcome.json";
+
+/// The request as started, minus what is re-read from the saved texts.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SavedRequest {
+    pub plan_label: PathBuf,
+    pub spec_label: Option<String>,
+    pub sut_dir: PathBuf,
+    pub tier: Tier,
+    pub only: Option<Vec<String>>,
+    pub report_path: Option<PathBuf>,
+    pub vars: BTreeMap<String, String>,
+    pub rerun_command: String,
+}
+
+/// Everything a session needs to be picked up again.
+pub struct Saved {
+    pub input: PlanInput,
+    pub request: SavedRequest,
+    pub outcome: Option<SessionOutcome>,
+    /// Answers the journal holds, by question id — except machine changes, which
+    /// need a fresh approval.
+    pub answers: BTreeMap<String, String>,
+}
+
+/// Writes the plan and run-spec texts and the request into `<session>/input/`.
+pub fn save_inputs(session: &Path, req: &Request) -> std::io::Result<()> {
+    let dir = session.join(INPUT_DIR);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("plan.md"), &req.plan_text)?;
+    if let Some((_, text)) = &req.spec_source {
+        std::fs::write(dir.join("plan.run.yaml"), text)?;
+    }
+    let saved = SavedRequest {
+        plan_label: req.plan_path.clone(),
+        spec_label: req.spec_source.as_ref().map(|(label, _)| label.clone()),
+        sut_dir: req.sut_dir.clone(),
+        tier: req.tier,
+        only: req.only.clone(),
+        report_path: req.report_path.clone(),
+        vars: req.vars.clone(),
+        rerun_command: req.rerun_command.clone(),
+    };
+    let json = serde_json::to_vec_pretty(&saved).map_err(std::io::Error::other)?;
+    write_atomically(&dir.join("request.json"), &json)
+}
+
+/// Replaces `path` whole or not at all: a crash mid-write leaves the old file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::File::open(&tmp)?.sync_data()?;
+    std::fs::rename(&tmp, path)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reads what `save_inputs` and the engine left in `session`.
+pub fn load(session: &Path) -> Result<Saved, String> {
+    let dir = session.join(INPUT_DIR);
+    let request_path = dir.join("request.json");
+    let request: SavedRequest = serde_json::from_str(&read(&request_path)?)
+        .map_err(|e| format!("{}: {e}", request_path.display()))?;
+    let plan_text = read(&dir.join("plan.md"))?;
+    let spec = match &request.spec_label {
+        Some(label) => Some((label.clone(), read(&dir.join("plan.run.yaml"))?)),
+        None => None,
+    };
+    let outcome_path = session.join(OUTCOME_FILE);
+    let outcome = match std::fs::read_to_string(&outcome_path) {
+        Ok(text) => Some(
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", outcome_path.display()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", outcome_path.display())),
+    };
+    let journal =
+        crate::journal::read(&session.join("journal.jsonl")).map_err(|e| e.to_string())?;
+    let answers = journal
+        .records
+        .iter()
+        .filter(|r| r.kind == "operator-answer")
+        .filter_map(|r| {
+            let id = r.data.get("question")?.as_str()?;
+            let answer = r.data.get("answer")?.as_str()?;
+            (!id.starts_with("install.")).then(|| (id.to_string(), answer.to_string()))
+        })
+        .collect();
+    Ok(Saved {
+        input: PlanInput {
+            plan_label: request.plan_label.clone(),
+            plan_text,
+            spec,
+        },
+        request,
+        outcome,
+        answers,
+    })
+}
