@@ -53,7 +53,6 @@ pub struct Journal {
     next_seq: u64,
     /// Live listeners (headless progress, the TUI); a closed one is ignored.
     tap: Option<tokio::sync::mpsc::UnboundedSender<Record>>,
-    torn_tail: Option<String>,
 }
 
 impl Journal {
@@ -90,18 +89,21 @@ impl Journal {
             file.sync_data().map_err(io_err)?;
         }
         let next_seq = existing.records.last().map_or(1, |r| r.seq + 1);
-        Ok(Journal {
+        let mut journal = Journal {
             path: path.to_path_buf(),
             file,
             next_seq,
             tap: None,
-            torn_tail: existing.torn_tail,
-        })
-    }
-
-    /// The torn last line found (and set aside in `journal.torn`) when it was opened.
-    pub fn torn_tail(&self) -> Option<&str> {
-        self.torn_tail.as_deref()
+        };
+        // Whoever opens it first after the crash says so, in the journal itself.
+        if let Some(tail) = &existing.torn_tail {
+            journal.append(
+                Scope::default(),
+                "journal-torn-tail",
+                &serde_json::json!({"bytes": tail.len(), "kept_in": "journal.torn"}),
+            )?;
+        }
+        Ok(journal)
     }
 
     /// Sends a copy of every record appended from now on to `tx`.

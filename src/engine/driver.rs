@@ -208,16 +208,9 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 }
 
 impl Driver<'_> {
-    /// Journals how a killed session is picked up: a torn last line set aside, the
-    /// scenarios kept as they were, the ones interrupted mid-way.
+    /// Journals how a killed session is picked up: the scenarios kept as they were,
+    /// the ones interrupted mid-way.
     fn resumed(&mut self) -> Result<(), DriverError> {
-        if let Some(tail) = self.journal.torn_tail().map(str::len) {
-            self.journal.append(
-                Scope::default(),
-                "journal-torn-tail",
-                &json!({"bytes": tail, "kept_in": "journal.torn"}),
-            )?;
-        }
         self.findings = self
             .outcome
             .scenarios
