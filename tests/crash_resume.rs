@@ -271,3 +271,78 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
     assert_eq!(verdicts(&session), expected, "kill points: {kills:?}");
     eprintln!("{} kill points, each resumed: {kills:?}", kills.len());
 }
+
+#[test]
+fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = work.path().join("sessions");
+    let mut child = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--only",
+            "D5",
+            "--out",
+            root.to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    // Killed once the first of D5's two arms has its verdict.
+    assert!(kill_at(&mut child, &root, 0, &at_in("verdict", "D5")));
+    let session = session_in(&root).expect("session");
+    let journal = session.join("journal.jsonl");
+    let decided: Vec<String> = records(&journal)
+        .iter()
+        .filter(|r| r.kind == "verdict" && r.scope.scenario.as_deref() == Some("D5"))
+        .filter_map(|r| r.data["id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    std::fs::write(work.path().join("answers.yaml"), "resume.D5: keep\n").expect("answers");
+    let status = faultline(
+        &[
+            "resume",
+            session.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--answers",
+            "answers.yaml",
+        ],
+        work.path(),
+    )
+    .wait()
+    .expect("resume ends");
+    assert!(status.code().is_some());
+    let all = records(&journal);
+    let asked = all
+        .iter()
+        .find(|r| r.kind == "operator-answer" && r.data["question"] == "resume.D5")
+        .expect("the operator was asked about D5");
+    assert_eq!(asked.data["answer"], "keep");
+    // The finished arm stands as it was decided; the other was never reached.
+    let arm_verdicts: Vec<(String, String)> = all
+        .iter()
+        .filter(|r| r.kind == "verdict" && r.scope.scenario.as_deref() == Some("D5"))
+        .filter_map(|r| {
+            Some((
+                r.data["id"].as_str()?.to_string(),
+                r.data["verdict"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    assert_eq!(arm_verdicts.len(), 2, "{arm_verdicts:?}");
+    assert_eq!(arm_verdicts[0].0, decided[0]);
+    assert_ne!(arm_verdicts[0].1, "NOT-RUN");
+    assert_eq!(arm_verdicts[1].1, "NOT-RUN", "{arm_verdicts:?}");
+    let not_run = all
+        .iter()
+        .find(|r| r.kind == "not-run" && r.scope.scenario.as_deref() == Some("D5"))
+        .expect("not-run record");
+    assert!(
+        not_run.data["reason"]
+            .as_str()
+            .is_some_and(|t| t.contains("interrupted")),
+        "{:?}",
+        not_run.data
+    );
+}

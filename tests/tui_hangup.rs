@@ -85,7 +85,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let plan = dir.path().join("plan.md");
     std::fs::write(&plan, faultline::launch::DEMO_PLAN).expect("plan");
-    let spec = faultline::launch::DEMO_RUN_SPEC.replace("duration: 1500ms", "duration: 60s");
+    let spec = faultline::launch::DEMO_RUN_SPEC.replace("duration: 1500ms", "duration: 8s");
     assert_ne!(spec, faultline::launch::DEMO_RUN_SPEC);
     std::fs::write(dir.path().join("plan.run.yaml"), spec).expect("spec");
     // The checklist is answered by file, so the UI goes straight to the run.
@@ -99,11 +99,13 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     let root = dir.path().join("out");
     let name = format!("fl-hup-{}", std::process::id());
     let command = format!(
-        "cd {} && LANG=C.UTF-8 {} run plan.md --only D2 --answers answers.yaml --out {}; \
-         echo \"faultline exited $?\"; sleep 60",
-        dir.path().display(),
-        env!("CARGO_BIN_EXE_faultline"),
-        root.display()
+        "cd {dir} && export LANG=C.UTF-8; {exe} run plan.md --only D2 --answers answers.yaml \
+         --out {root}; echo \"faultline exited $?\"; read go; \
+         {exe} resume {root}/demo-kv-replication/* --answers answers.yaml; \
+         echo \"resume exited $?\"; sleep 60",
+        dir = dir.path().display(),
+        exe = env!("CARGO_BIN_EXE_faultline"),
+        root = root.display()
     );
     let status = Command::new("tmux")
         .args([
@@ -174,4 +176,44 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
         alive.is_empty(),
         "process groups outlived faultline: {alive:?}"
     );
+
+    // Back on the link: the same session resumed in the UI runs D2 again to a verdict.
+    std::process::Command::new("tmux")
+        .args(["send-keys", "-t", &pane.0, "Enter"])
+        .status()
+        .expect("tmux send-keys");
+    let decided = wait(Duration::from_secs(90), || {
+        faultline::journal::read(&path).is_ok_and(|c| {
+            c.records
+                .iter()
+                .skip_while(|r| r.kind != "session-resumed")
+                .any(|r| r.kind == "session-verdict")
+        })
+    });
+    assert!(
+        decided,
+        "the resumed session never ended:\n{}",
+        pane.screen()
+    );
+    let resumed = faultline::journal::read(&path).expect("journal").records;
+    assert!(resumed.iter().any(|r| r.kind == "session-resumed"));
+    assert!(
+        resumed
+            .iter()
+            .any(|r| r.kind == "verdict" && r.data["id"] == "D2" && r.data["verdict"] != "NOT-RUN"),
+        "D2 ran again after the resume"
+    );
+    // `q` ends the UI at once only after the engine ended (the Report screen).
+    let reported = wait(Duration::from_secs(30), || {
+        pane.screen().contains("Tab: report text")
+    });
+    assert!(reported, "no report screen:\n{}", pane.screen());
+    std::process::Command::new("tmux")
+        .args(["send-keys", "-t", &pane.0, "q"])
+        .status()
+        .expect("tmux send-keys");
+    let ended = wait(Duration::from_secs(20), || {
+        pane.screen().contains("resume exited")
+    });
+    assert!(ended, "the resumed UI did not quit:\n{}", pane.screen());
 }

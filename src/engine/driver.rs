@@ -140,20 +140,17 @@ pub async fn run(
         toolbox: Vec::new(),
         capabilities: Vec::new(),
     };
-    let outcome = match req.resume.as_ref().and_then(|r| r.outcome.clone()) {
-        Some(saved) => SessionOutcome {
-            finished: None,
-            verdict: None,
-            interrupted: None,
-            ..saved
-        },
+    let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
+    let outcome = match &req.resume {
+        Some(from) => {
+            let records = crate::journal::read(&dir.path.join("journal.jsonl"))?.records;
+            let mut outcome = reopened(from.outcome.clone().unwrap_or(fresh), &req.plan);
+            restore_decided(&mut outcome, &records);
+            outputs.seed(records);
+            outcome
+        }
         None => fresh,
     };
-    let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
-    if req.resume.is_some() {
-        let path = dir.path.join("journal.jsonl");
-        outputs.seed(crate::journal::read(&path)?.records);
-    }
     let watcher = tokio::spawn(outputs.clone().follow(rx, tap));
     let mut driver = Driver {
         req,
@@ -190,6 +187,79 @@ pub async fn run(
     drop(driver);
     let _ = watcher.await;
     Ok(ended)
+}
+
+/// A saved outcome made ready to continue. When a signal ended that session, the
+/// scenarios it then marked NOT-RUN never had their chance: they are pending again.
+fn reopened(saved: SessionOutcome, plan: &Plan) -> SessionOutcome {
+    let signalled = saved.interrupted.is_some();
+    let mut outcome = SessionOutcome {
+        finished: None,
+        verdict: None,
+        interrupted: None,
+        ..saved
+    };
+    if signalled {
+        for (state, scenario) in outcome.scenarios.iter_mut().zip(&plan.scenarios) {
+            if state.verdict == Some(Verdict::NotRun) {
+                reset(state, scenario);
+            }
+        }
+    }
+    outcome
+}
+
+/// Runs the journal shows decided but the saved outcome missed (killed between the
+/// `verdict` record and the next save): their decisions are taken from the journal.
+fn restore_decided(outcome: &mut SessionOutcome, records: &[Record]) {
+    for state in outcome
+        .scenarios
+        .iter_mut()
+        .filter(|s| s.phase != Phase::Done)
+    {
+        for record in records.iter().filter(|r| {
+            r.kind == "verdict" && r.scope.scenario.as_deref() == Some(state.id.as_str())
+        }) {
+            let Some(id) = record.data.get("id").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            // A NOT-RUN never ran: there is nothing of it to keep.
+            let Ok(decision) = serde_json::from_value::<Decision>(record.data.clone()) else {
+                continue;
+            };
+            if decision.verdict == Verdict::NotRun {
+                continue;
+            }
+            if state
+                .runs
+                .iter()
+                .any(|r| r.id == id && r.decision.is_some())
+            {
+                continue;
+            }
+            state.runs.retain(|r| r.id != id);
+            state.runs.push(RunOutcome {
+                id: id.to_string(),
+                decision: Some(decision),
+                seeds: Vec::new(),
+                rerun: None,
+                audits: Vec::new(),
+                artifacts: Vec::new(),
+            });
+            if state.phase == Phase::Pending {
+                state.phase = Phase::Audits;
+            }
+        }
+    }
+}
+
+/// Back to pending, keeping what the preflight settled for it.
+fn reset(state: &mut ScenarioOutcome, scenario: &Scenario) {
+    *state = ScenarioOutcome {
+        degraded: state.degraded.take(),
+        toolbox_used: std::mem::take(&mut state.toolbox_used),
+        ..pending(scenario)
+    };
 }
 
 fn pending(s: &Scenario) -> ScenarioOutcome {
@@ -283,11 +353,7 @@ impl Driver<'_> {
                 "interrupted by a crash before a verdict; kept as it stood",
             )?;
         } else {
-            self.outcome.scenarios[index] = ScenarioOutcome {
-                degraded: self.outcome.scenarios[index].degraded.take(),
-                toolbox_used: std::mem::take(&mut self.outcome.scenarios[index].toolbox_used),
-                ..pending(scenario)
-            };
+            reset(&mut self.outcome.scenarios[index], scenario);
         }
         Ok(())
     }
