@@ -361,6 +361,9 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
         std::thread::sleep(Duration::from_millis(50));
     }
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    // An impatient second Ctrl-C while it heals must not skip the healing.
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
     let out = child.wait_with_output().expect("faultline exits");
     assert_eq!(
         out.status.code(),
