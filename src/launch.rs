@@ -531,6 +531,110 @@ pub fn report(session: &Path) -> i32 {
     }
 }
 
+/// What `faultline author` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AuthorArgs {
+    /// The SUT repository the targets are relative to (default: the current directory).
+    #[arg(long)]
+    pub sut: Option<PathBuf>,
+    /// Comma-separated scenario ids to author; the rest are left alone.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
+    /// Answer every question with its default (an existing target is skipped).
+    #[arg(long)]
+    pub yes: bool,
+    /// YAML answers keyed by question id (`author.<id>: overwrite | skip | sibling`).
+    #[arg(long)]
+    pub answers: Option<PathBuf>,
+}
+
+/// `faultline author PLAN`: writes each scenario's skeleton to its target test file
+/// (author mode, without running anything), stages the files, shows the staged diff.
+/// Exits 0 when nothing was refused, 1 when a scenario was.
+pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
+    let input = match read_plan(path) {
+        Ok(input) => input,
+        Err(code) => return code,
+    };
+    let run_args = RunArgs {
+        sut: args.sut.clone(),
+        out: None,
+        tier: None,
+        only: args.only.clone(),
+        yes: args.yes,
+        answers: args.answers.clone(),
+        approve_installs: false,
+        answers_template: false,
+        headless: true,
+        report: None,
+        theme: None,
+        config: None,
+    };
+    let (plan, spec) = match accept(&input, &run_args) {
+        Ok(accepted) => accepted,
+        Err(code) => return code,
+    };
+    let mut operator = match operator(&run_args) {
+        Ok(op) => op,
+        Err(code) => return code,
+    };
+    let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
+    let req = crate::author::AuthorRequest {
+        plan_label: &input.plan_label,
+        plan_text: &input.plan_text,
+        plan: &plan,
+        spec: &spec,
+        sut: &sut,
+        only: args.only.as_deref(),
+    };
+    let results = match crate::author::author(&req, &mut operator).await {
+        Ok(results) => results,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return 1;
+        }
+    };
+    let mut refused = false;
+    let mut written = Vec::new();
+    for (id, result) in &results {
+        use crate::author::Authored;
+        match result {
+            Authored::Written {
+                path,
+                missing,
+                formatted,
+                sibling,
+            } => {
+                let state = if missing.is_empty() {
+                    "candidate".to_string()
+                } else {
+                    format!("candidate — incomplete ({} TODO kept)", missing.join(", "))
+                };
+                println!("{id}: wrote {} — {state}; {formatted}", path.display());
+                if let Some(sibling) = sibling {
+                    println!("{id}:   compare with its sibling {}", sibling.display());
+                }
+                written.push(path.clone());
+            }
+            Authored::Skipped(path) => println!("{id}: skipped {} (exists)", path.display()),
+            Authored::Refused(why) => {
+                refused = true;
+                println!("{id}: refused: {why}");
+            }
+            Authored::Ephemeral(why) => println!("{id}: {why}"),
+        }
+    }
+    let paths: Vec<&Path> = written.iter().map(PathBuf::as_path).collect();
+    let diff = crate::author::tools::staged_diff(&sut, &paths);
+    if !diff.is_empty() {
+        println!("staged, not committed:");
+        for line in diff.lines() {
+            println!("{}", crate::sanitize::line(line));
+        }
+    }
+    if refused { 1 } else { exit::OK }
+}
+
 /// `faultline demo`: the embedded plan and run spec against the embedded store.
 pub async fn demo(args: RunArgs) -> i32 {
     let input = PlanInput {

@@ -84,6 +84,19 @@ enum Command {
         /// The session directory.
         session: PathBuf,
     },
+    /// Author mode without running anything: write each scenario's skeleton to its
+    /// `Target test file` inside the SUT (provenance header, TODO regions filled from
+    /// the run spec, the SUT's formatter), stage the files with git, never commit.
+    /// Absolute paths, `..` and symlinks are refused; an existing target is skipped
+    /// unless `author.<id>` says overwrite or sibling (`<name>.new.<ext>`).
+    ///
+    /// Exits 0, or 1 when a scenario was refused (each named with its reason).
+    Author {
+        /// Path to the markdown test plan.
+        plan: PathBuf,
+        #[command(flatten)]
+        args: faultline::launch::AuthorArgs,
+    },
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
@@ -126,6 +139,7 @@ fn main() {
             block_on(faultline::launch::resume(&session, args.into()))
         }
         Command::Report { session } => faultline::launch::report(&session),
+        Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);

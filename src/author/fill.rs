@@ -1,0 +1,112 @@
+//! The skeleton's three TODO regions (workload, faults, oracle), filled from the
+//! scenario's run-spec binding. A region the binding does not cover keeps its TODO,
+//! and the file says it is incomplete.
+
+use crate::runspec::Binding;
+
+/// The regions a skeleton marks with `TODO`, in the method's order.
+pub const REGIONS: [&str; 3] = ["workload", "fault", "oracle"];
+
+/// What filling did.
+pub struct Filled {
+    pub text: String,
+    /// Regions the skeleton marks that no binding covers (their TODO stays).
+    pub missing: Vec<&'static str>,
+}
+
+/// The lines a binding offers for `region`, empty when it offers none.
+fn offered(binding: Option<&Binding>, region: &str) -> Vec<String> {
+    let Some(b) = binding else {
+        return Vec::new();
+    };
+    match region {
+        "workload" => {
+            let services = b
+                .cluster
+                .iter()
+                .flat_map(|c| &c.services)
+                .map(|s| format!("service {}: {}", s.name, s.run));
+            services
+                .chain(b.workload.iter().map(|w| format!("workload: {}", w.run)))
+                .collect()
+        }
+        "fault" => b
+            .faults
+            .iter()
+            .map(|f| {
+                let step = serde_json::to_string(&f.value).unwrap_or_default();
+                format!("fault {}: {step}", f.value.id)
+            })
+            .collect(),
+        _ => {
+            let history = b
+                .history
+                .iter()
+                .map(|h| format!("history: {} ({:?})", h.path, h.format));
+            let checker = b.checker.iter().flat_map(|c| {
+                c.builtin
+                    .iter()
+                    .map(|n| format!("checker: built-in {n}"))
+                    .chain(c.external.iter().map(|e| format!("checker: {e}")))
+                    .chain(c.final_state.iter().map(|f| format!("final state: {f}")))
+            });
+            history.chain(checker).collect()
+        }
+    }
+}
+
+/// Fills each `TODO` line naming a region with the binding's lines for it, as
+/// comments in `comment` style under the same indentation.
+pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str) -> Filled {
+    let mut text = String::with_capacity(skeleton.len());
+    let mut missing = Vec::new();
+    for line in skeleton.lines() {
+        let lower = line.to_ascii_lowercase();
+        let region = REGIONS
+            .iter()
+            .find(|r| line.contains("TODO") && lower.contains(*r));
+        let Some(region) = region else {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        };
+        let lines = offered(binding, region);
+        if lines.is_empty() {
+            missing.push(*region);
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        }
+        let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+        text.push_str(&format!(
+            "{indent}{comment} {region}: from the scenario's run-spec binding\n"
+        ));
+        for l in lines {
+            text.push_str(&format!("{indent}{comment}   {}\n", l.replace('\n', " ")));
+        }
+    }
+    Filled { text, missing }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_regions_are_filled_and_unbound_ones_keep_their_todo() {
+        let binding: Binding =
+            serde_saphyr::from_str("workload: { run: \"./load.sh --seed 1\" }\n").expect("binding");
+        let skeleton = "fn t() {\n    // TODO workload\n    // TODO faults\n}\n";
+        let filled = fill(skeleton, Some(&binding), "//");
+        assert!(
+            filled
+                .text
+                .contains("    //   workload: ./load.sh --seed 1"),
+            "{}",
+            filled.text
+        );
+        assert!(!filled.text.contains("TODO workload"));
+        assert!(filled.text.contains("TODO faults"));
+        assert_eq!(filled.missing, vec!["fault"]);
+    }
+}
