@@ -64,6 +64,16 @@ pub struct RunArgs {
     /// `$FAULTLINE_CONFIG`, else `$XDG_CONFIG_HOME/faultline/config.toml`.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Re-runs a reproducible FAIL's reduction may spend (0: no reduction).
+    #[arg(long, default_value_t = 8)]
+    pub reduce_runs: u32,
+    /// Time a reproducible FAIL's reduction may spend (`90s`, `10m`).
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub reduce_time: std::time::Duration,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::runspec::duration::parse(text)
 }
 
 /// What `faultline resume` takes; the plan, SUT, tier and scenarios come from the
@@ -106,6 +116,8 @@ impl From<ResumeArgs> for RunArgs {
             report: None,
             theme: args.theme,
             config: args.config,
+            reduce_runs: 0,
+            reduce_time: std::time::Duration::ZERO,
         }
     }
 }
@@ -374,6 +386,10 @@ pub async fn run(
         plan_text: input.plan_text.clone(),
         spec_source: input.spec.clone(),
         resume: None,
+        reduce: crate::engine::reduce::ReduceBudget {
+            runs: args.reduce_runs,
+            time: args.reduce_time,
+        },
     };
     execute(request, &args, operator).await
 }
@@ -490,6 +506,10 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             dir: session.to_path_buf(),
             outcome: saved.outcome,
         }),
+        reduce: crate::engine::reduce::ReduceBudget {
+            runs: saved.request.reduce_runs,
+            time: std::time::Duration::from_millis(saved.request.reduce_time_ms),
+        },
     };
     execute(request, &args, operator).await
 }
@@ -569,6 +589,8 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
         report: None,
         theme: None,
         config: None,
+        reduce_runs: 0,
+        reduce_time: std::time::Duration::ZERO,
     };
     let (plan, spec) = match accept(&input, &run_args) {
         Ok(accepted) => accepted,

@@ -28,6 +28,10 @@ pub struct SavedRequest {
     pub report_path: Option<PathBuf>,
     pub vars: BTreeMap<String, String>,
     pub rerun_command: String,
+    #[serde(default)]
+    pub reduce_runs: u32,
+    #[serde(default)]
+    pub reduce_time_ms: u64,
 }
 
 /// Everything a session needs to be picked up again.
@@ -57,6 +61,8 @@ pub fn save_inputs(session: &Path, req: &Request) -> std::io::Result<()> {
         report_path: req.report_path.clone(),
         vars: req.vars.clone(),
         rerun_command: req.rerun_command.clone(),
+        reduce_runs: req.reduce.runs,
+        reduce_time_ms: u64::try_from(req.reduce.time.as_millis()).unwrap_or(u64::MAX),
     };
     let json = serde_json::to_vec_pretty(&saved).map_err(std::io::Error::other)?;
     write_atomically(&dir.join("request.json"), &json)

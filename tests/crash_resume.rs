@@ -36,7 +36,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 36] = [
+const KILL_POINTS: [KillPoint; 39] = [
     at("session-started"),
     at("session-resumed"),
     at("heal-started"),
@@ -65,6 +65,9 @@ const KILL_POINTS: [KillPoint; 36] = [
     at_in("fault-healed", "D2"),
     at_in("verdict", "D2"),
     at_in("rerun-result", "D3"),
+    at_in("reduction-started", "D3"),
+    at_in("reduction-candidate", "D3"),
+    at_in("reduction-result", "D3"),
     at_in("operator-answer", "D3"),
     at_in("fault-injected", "D4"),
     at_in("seeds-stopped", "D4"),

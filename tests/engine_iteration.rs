@@ -65,7 +65,11 @@ async fn the_planted_bug_is_caught_after_a_proven_primary_kill() {
     let dir = tempfile::tempdir().expect("tempdir");
     let facts = run_demo("D3", dir.path()).await;
     assert!(facts.env_missing.is_none(), "{:?}", facts.env_missing);
-    let fault = &facts.faults[0];
+    let fault = facts
+        .faults
+        .iter()
+        .find(|f| f.id == "kill-primary")
+        .expect("the kill ran");
     assert!(
         fault.injected && fault.injector_landed && fault.declared_landed,
         "{fault:?}"

@@ -308,6 +308,7 @@ declare:
         artifacts: dir.join("artifacts"),
         vars: Default::default(),
         cancel: Default::default(),
+        reduce: Default::default(),
     };
     let result = run.run(&mut journal).await.expect("binding runs");
     result

@@ -91,6 +91,7 @@ fn run(id: &str, verdict: Verdict, tier: Option<Tier>, reasons: Vec<ReasonStep>)
         rerun: None,
         audits: Vec::new(),
         artifacts: Vec::new(),
+        reduction: None,
     }
 }
 
@@ -196,6 +197,9 @@ fn d3() -> ScenarioOutcome {
         root_cause: "the primary acks before a follower has the write".to_string(),
         evidence: vec!["journal #9: 4 anomalies".to_string()],
         next_action: "make the primary wait for one follower before acking".to_string(),
+        reduction: Some(
+            "reduced from 2 events to 1 over 2 re-runs (seed 1; kept: kill-primary)".to_string(),
+        ),
     });
     s
 }

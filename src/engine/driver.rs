@@ -48,6 +48,8 @@ pub struct Request {
     pub spec_source: Option<(String, String)>,
     /// Set by `faultline resume`: continue this session instead of starting one.
     pub resume: Option<ResumeFrom>,
+    /// How far a reproducible FAIL's fault schedule may be reduced.
+    pub reduce: super::reduce::ReduceBudget,
 }
 
 /// A killed session to continue: its directory and the outcome it last published.
@@ -245,6 +247,7 @@ fn restore_decided(outcome: &mut SessionOutcome, records: &[Record]) {
                 rerun: None,
                 audits: Vec::new(),
                 artifacts: Vec::new(),
+                reduction: None,
             });
             if state.phase == Phase::Pending {
                 state.phase = Phase::Audits;
@@ -570,6 +573,7 @@ impl Driver<'_> {
                 rerun: None,
                 audits: Vec::new(),
                 artifacts: Vec::new(),
+                reduction: None,
             },
         })
     }
@@ -712,8 +716,18 @@ impl Driver<'_> {
             artifacts: self.dir.path.join("artifacts"),
             vars,
             cancel: self.cancel.clone(),
+            reduce: self.req.reduce,
         };
-        Ok(run.run(&mut self.journal).await?)
+        let mut result = run.run(&mut self.journal).await?;
+        if let Some(reduction) = result.outcome.reduction.as_mut() {
+            let written =
+                super::reproducer::write(self.req, &self.dir.path, id, binding, reduction);
+            reduction.reproducer = Some(match written {
+                Ok(replay) => replay,
+                Err(e) => format!("the reduced spec could not be written: {e}"),
+            });
+        }
+        Ok(result)
     }
 
     /// The scenario's verdict: its one run's, or the aggregation of its arms'.
@@ -789,6 +803,14 @@ impl Driver<'_> {
             .runs
             .iter()
             .find(|r| r.decision.as_ref().is_some_and(|d| d.verdict.is_fail()));
+        let reduction = failing.and_then(|r| r.reduction.as_ref()).map(|r| {
+            format!(
+                "{}; {}; reduced reproducer: {}",
+                r.summary(),
+                r.note,
+                r.reproducer.as_deref().unwrap_or("not written")
+            )
+        });
         let (what, evidence, seed) = match failing {
             Some(run) => (
                 run.seeds
@@ -827,6 +849,7 @@ impl Driver<'_> {
             severity: answers.get(3).cloned().unwrap_or_default(),
             root_cause: answers.get(4).cloned().unwrap_or_default(),
             evidence,
+            reduction,
             next_action: answers.get(5).cloned().unwrap_or_default(),
         };
         self.outcome.scenarios[index].finding = Some(finding);

@@ -8,4 +8,6 @@ pub mod operator;
 pub mod outcome;
 pub mod outputs;
 pub mod preflight;
+pub mod reduce;
+pub mod reproducer;
 pub mod scenario;

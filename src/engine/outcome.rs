@@ -81,6 +81,9 @@ pub struct RunOutcome {
     pub audits: Vec<AuditItem>,
     /// Files under the session directory worth opening (relative paths).
     pub artifacts: Vec<String>,
+    /// A reproducible FAIL's schedule, reduced.
+    #[serde(default)]
+    pub reduction: Option<super::reduce::Reduction>,
 }
 
 /// One iteration with one seed.
@@ -140,4 +143,8 @@ pub struct Finding {
     pub root_cause: String,
     pub evidence: Vec<String>,
     pub next_action: String,
+    /// The reduction of a reproducible FAIL: "reduced from N events to k over M
+    /// re-runs …", how it ended, and the reduced reproducer's replay command.
+    #[serde(default)]
+    pub reduction: Option<String>,
 }

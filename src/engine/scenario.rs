@@ -35,6 +35,8 @@ pub struct BindingRun<'a> {
     pub artifacts: PathBuf,
     pub vars: Vars,
     pub cancel: CancellationToken,
+    /// How far a reproducible FAIL's schedule may be reduced.
+    pub reduce: super::reduce::ReduceBudget,
 }
 
 /// The budget a binding runs under: the highest declared tier not above `requested`.
@@ -70,6 +72,19 @@ impl BindingRun<'_> {
         label: &str,
         duration: Duration,
     ) -> Result<IterationFacts, EngineError> {
+        self.iterate_with(self.binding, journal, seed, label, duration)
+            .await
+    }
+
+    /// One iteration of `binding` (this run's, or a reduction candidate of it).
+    pub(super) async fn iterate_with(
+        &self,
+        binding: &Binding,
+        journal: &mut Journal,
+        seed: u64,
+        label: &str,
+        duration: Duration,
+    ) -> Result<IterationFacts, EngineError> {
         let stem = crate::session::file_stem_for_id(&self.id);
         let logs = self.logs.join(&stem).join(label);
         std::fs::create_dir_all(&logs).map_err(|e| EngineError::Io {
@@ -92,7 +107,7 @@ impl BindingRun<'_> {
             duration,
             cancel: self.cancel.clone(),
         };
-        iteration::run(self.binding, &mut ctx, journal).await
+        iteration::run(binding, &mut ctx, journal).await
     }
 
     /// Runs every seed of the budget (stopping at the first seed that cannot pass),
@@ -134,6 +149,7 @@ impl BindingRun<'_> {
         };
         let mut seeds: Vec<(u64, IterationFacts, Vec<crate::verdict::AuditItem>)> = Vec::new();
         let mut rerun = None;
+        let mut reduction = None;
         for seed in 1..=u64::from(budget.seeds.max(1)) {
             let facts = self
                 .iterate(journal, seed, &format!("seed-{seed}"), duration)
@@ -153,6 +169,9 @@ impl BindingRun<'_> {
                     json!({"seed": seed, "reproduced": reproduced}),
                 )?;
                 rerun = Some((facts, reproduced, seq));
+                if reproduced && self.binding.faults.len() > 1 && self.reduce.runs > 0 {
+                    reduction = Some(self.reduce(journal, seed, duration).await?);
+                }
                 break;
             }
             if !clean {
@@ -160,7 +179,9 @@ impl BindingRun<'_> {
                 break;
             }
         }
-        Ok(self.evidence(tier, budget, seq, &ctx, seeds, rerun))
+        let mut result = self.evidence(tier, budget, seq, &ctx, seeds, rerun);
+        result.outcome.reduction = reduction;
+        Ok(result)
     }
 
     /// The binding's `declare` entries, journaled so audit items can cite them;
@@ -197,6 +218,7 @@ impl BindingRun<'_> {
                 rerun: None,
                 audits: Vec::new(),
                 artifacts: Vec::new(),
+                reduction: None,
             },
         }
     }
@@ -331,6 +353,7 @@ impl BindingRun<'_> {
                         .map(|(seed, _, _)| format!("logs/{stem}/seed-{seed}/")),
                 )
                 .collect(),
+            reduction: None,
         };
         BindingResult { evidence, outcome }
     }
@@ -356,7 +379,7 @@ pub fn empty_evidence() -> Evidence {
     }
 }
 
-fn anomalies(facts: &IterationFacts) -> u64 {
+pub(super) fn anomalies(facts: &IterationFacts) -> u64 {
     match facts.checker.as_ref().map(|c| &c.0.run) {
         Some(CheckerRun::Judged { anomalies, .. }) => *anomalies,
         _ => 0,

@@ -554,7 +554,11 @@ impl AppState {
                     _ => false,
                 };
                 let what = if kind == "landing-injector" {
-                    format!("injector side: {}", text(data, "text"))
+                    // Older journals carry the text as `detail` itself.
+                    let said = Some(text(data, "text"))
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or_else(|| text(data, "detail"));
+                    format!("injector side: {said}")
                 } else {
                     format!(
                         "declared on {}: /{}/",

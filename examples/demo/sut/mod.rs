@@ -33,6 +33,11 @@ pub enum SutCommand {
         #[arg(long, default_value_t = 5000)]
         timeout_ms: u64,
     },
+    /// Exit 0 when no reachable target holds acknowledged writes it has not shipped.
+    Settled {
+        #[arg(long, value_delimiter = ',')]
+        targets: Vec<SocketAddr>,
+    },
     /// Write a node's key-value state as one JSON object.
     Dump {
         #[arg(long)]
@@ -51,6 +56,7 @@ pub fn run(args: Args) -> i32 {
             targets,
             timeout_ms,
         } => wire::wait_ready(&targets, std::time::Duration::from_millis(timeout_ms)),
+        SutCommand::Settled { targets } => wire::settled(&targets),
         SutCommand::Dump { target, out } => wire::dump(target, &out),
     };
     match result {

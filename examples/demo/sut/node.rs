@@ -39,6 +39,8 @@ struct Node {
     buggy: bool,
     state: Mutex<BTreeMap<String, String>>,
     pending: Mutex<Vec<(String, String)>>,
+    /// Acknowledged writes not yet shipped to the followers (the planted bug only).
+    unshipped: std::sync::atomic::AtomicUsize,
     last_contact: Mutex<Option<Instant>>,
     /// Followers every write waits for.
     in_sync: Mutex<BTreeSet<String>>,
@@ -81,6 +83,7 @@ pub fn run(args: &NodeArgs) -> Result<(), String> {
         buggy: args.ack_before_replicate,
         state: Mutex::new(BTreeMap::new()),
         pending: Mutex::new(Vec::new()),
+        unshipped: std::sync::atomic::AtomicUsize::new(0),
         last_contact: Mutex::new(None),
     });
     let role = if node.followers.is_empty() {
@@ -153,6 +156,9 @@ fn spawn_background(node: &Arc<Node>) {
                 let batch = std::mem::take(&mut *lock(&primary.pending));
                 for (key, value) in batch {
                     replicate(&primary, &key, &value);
+                    primary
+                        .unshipped
+                        .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 }
             }
         });
@@ -228,6 +234,15 @@ fn handle(node: &Node, request: Request) -> Reply {
                 ..Reply::default()
             }
         }
+        Request::Pending => {
+            let unshipped = node.unshipped.load(std::sync::atomic::Ordering::SeqCst);
+            Reply {
+                ok: unshipped == 0,
+                error: (unshipped > 0)
+                    .then(|| format!("{unshipped} acknowledged writes not shipped")),
+                ..Reply::default()
+            }
+        }
         Request::Dump => Reply {
             ok: true,
             state: Some(lock(&node.state).clone()),
@@ -236,6 +251,8 @@ fn handle(node: &Node, request: Request) -> Reply {
         Request::Put { key, value } => {
             lock(&node.state).insert(key.clone(), value.clone());
             if node.buggy {
+                node.unshipped
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 lock(&node.pending).push((key, value));
                 return Reply {
                     ok: true,

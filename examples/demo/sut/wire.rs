@@ -10,10 +10,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
 pub enum Request {
-    Put { key: String, value: String },
-    Replicate { key: String, value: String },
+    Put {
+        key: String,
+        value: String,
+    },
+    Replicate {
+        key: String,
+        value: String,
+    },
     Ping,
     Dump,
+    /// Has every acknowledged write been shipped to the followers?
+    Pending,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -49,6 +57,22 @@ pub fn wait_ready(targets: &[SocketAddr], timeout: Duration) -> Result<(), Strin
                 }
                 _ => std::thread::sleep(Duration::from_millis(50)),
             }
+        }
+    }
+    Ok(())
+}
+
+/// Ok once no reachable node holds acknowledged writes it has not shipped; a node
+/// that does not answer ships nothing more, so it does not hold the answer back.
+pub fn settled(targets: &[SocketAddr]) -> Result<(), String> {
+    for target in targets {
+        if let Ok(reply) = call(*target, &Request::Pending, Duration::from_millis(200))
+            && !reply.ok
+        {
+            return Err(format!(
+                "{target}: {}",
+                reply.error.unwrap_or_else(|| "writes not shipped".into())
+            ));
         }
     }
     Ok(())

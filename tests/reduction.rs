@@ -1,0 +1,100 @@
+//! Reduction on the demo's planted bug: D3 injects two faults, a pause of the spare n4
+//! (irrelevant: n4 replicates nothing) and the primary's kill. The reproducible FAIL is
+//! reduced to the kill alone, the finding and the report carry "reduced from N events
+//! to k over M re-runs", and the reduced reproducer, replayed with `faultline run`,
+//! still fails.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn faultline(args: &[&str], cwd: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("faultline runs")
+}
+
+fn records(session: &Path) -> Vec<faultline::journal::Record> {
+    faultline::journal::read(&session.join("journal.jsonl"))
+        .expect("journal")
+        .records
+}
+
+#[test]
+fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--only",
+            "D3",
+            "--out",
+            work.path().join("sessions").to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    let session = common::session_of(&out);
+    assert_eq!(common::verdict_of(&session, "D3"), "FAIL-reproducible");
+    let all = records(&session);
+    let result = all
+        .iter()
+        .find(|r| r.kind == "reduction-result")
+        .expect("a reduction ran");
+    assert_eq!(result.data["from"], 2);
+    assert_eq!(result.data["to"], 1);
+    assert_eq!(result.data["faults"], serde_json::json!(["kill-primary"]));
+    let runs = result.data["runs"].as_u64().expect("runs");
+    let candidates = all
+        .iter()
+        .filter(|r| r.kind == "reduction-candidate")
+        .count();
+    assert_eq!(runs as usize, candidates, "every re-run is journaled");
+    // The irrelevant pause alone passed; the kill alone failed.
+    assert!(all.iter().any(|r| r.kind == "reduction-candidate"
+        && r.data["faults"] == serde_json::json!(["pause-spare"])
+        && r.data["failed"] == false));
+    let figure = format!("reduced from 2 events to 1 over {runs} re-runs");
+    for file in ["findings/D3.md", "findings/report.md"] {
+        let text = std::fs::read_to_string(session.join(file)).expect(file);
+        assert!(text.contains(&figure), "{file} lacks `{figure}`:\n{text}");
+    }
+
+    // Replay the reduced reproducer exactly as the finding writes it.
+    let reduced = session.join("artifacts/D3/reduced/plan.md");
+    assert!(reduced.is_file());
+    let replay = faultline(
+        &[
+            "run",
+            reduced.to_str().expect("utf-8"),
+            "--only",
+            "D3",
+            "--tier",
+            "hardening",
+            "--headless",
+            "--yes",
+            "--reduce-runs",
+            "0",
+            "--out",
+            work.path().join("replay").to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    let replayed = common::session_of(&replay);
+    assert!(
+        common::verdict_of(&replayed, "D3").starts_with("FAIL"),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    let injected: Vec<String> = records(&replayed)
+        .iter()
+        .filter(|r| r.kind == "fault-injected")
+        .filter_map(|r| r.data["fault"].as_str().map(str::to_string))
+        .collect();
+    assert!(!injected.is_empty());
+    assert!(injected.iter().all(|f| f == "kill-primary"), "{injected:?}");
+}
