@@ -15,38 +15,9 @@ use faultline::journal::{self, Journal, Record, Scope};
 use faultline::nemesis::proxy::{Proxy, Toxic};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const ECHO: &str = r#"
-import socket, sys, threading
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(128)
-def serve(c):
-    while True:
-        d = c.recv(65536)
-        if not d:
-            break
-        c.sendall(d)
-    c.close()
-while True:
-    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
-"#;
-
-const CLIENT: &str = r#"
-import socket, sys, time
-end = time.time() + float(sys.argv[2])
-while time.time() < end:
-    try:
-        c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5)
-        c.sendall(b"ping\n")
-        if c.recv(16) != b"ping\n":
-            raise OSError("short echo")
-        c.close()
-        print("ok", file=sys.stderr, flush=True)
-    except OSError as e:
-        print("failed:", e, file=sys.stderr, flush=True)
-    time.sleep(0.05)
-"#;
+#[path = "support/tcp_echo.rs"]
+mod tcp_echo;
+use tcp_echo::{CLIENT, ECHO};
 
 struct Proc(Child);
 

@@ -4,11 +4,15 @@
 //! accepts every qdisc but netem, so the test does not depend on this kernel's qdiscs.
 
 mod common;
+#[path = "support/tcp_echo.rs"]
+mod tcp_echo;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use tcp_echo::{CLIENT, ECHO};
 
 const PLAN: &str = r#"# Test Plan: netem-or-proxy
 
@@ -41,39 +45,6 @@ const PLAN: &str = r#"# Test Plan: netem-or-proxy
 - **Smoke budget:** 1 seed, 3 s.
 - **Hardening budget:** not applicable — test fixture.
 - **Release budget:** not provided — test fixture. Revisit when: never.
-"#;
-
-const ECHO: &str = r#"
-import socket, sys, threading
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(128)
-def serve(c):
-    while True:
-        d = c.recv(65536)
-        if not d:
-            break
-        c.sendall(d)
-    c.close()
-while True:
-    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
-"#;
-
-const CLIENT: &str = r#"
-import socket, sys, time
-end = time.time() + 4
-while time.time() < end:
-    try:
-        c = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.5)
-        c.sendall(b"ping\n")
-        if c.recv(16) != b"ping\n":
-            raise OSError("short echo")
-        c.close()
-        print("ok", file=sys.stderr, flush=True)
-    except OSError as e:
-        print("failed:", e, file=sys.stderr, flush=True)
-    time.sleep(0.05)
 "#;
 
 struct Proc(Child);
@@ -125,7 +96,7 @@ scenarios:
   N1:
     workload:
       run: >-
-        python3 client.py {listen};
+        python3 client.py {listen} 4;
         printf '%s\n' '{{"op_id":"1","process":"p","invoke_ts":1,"complete_ts":2,"op_type":"write","key":"k","input":1,"output":null,"error":null,"timeout":false,"node":"n","fault_epoch":null}}' > ${{artifacts}}/h.jsonl
       deadline: 30s
     faults:

@@ -240,15 +240,7 @@ fn restore_decided(outcome: &mut SessionOutcome, records: &[Record]) {
                 continue;
             }
             state.runs.retain(|r| r.id != id);
-            state.runs.push(RunOutcome {
-                id: id.to_string(),
-                decision: Some(decision),
-                seeds: Vec::new(),
-                rerun: None,
-                audits: Vec::new(),
-                artifacts: Vec::new(),
-                reduction: None,
-            });
+            state.runs.push(RunOutcome::decided(id, decision));
             if state.phase == Phase::Pending {
                 state.phase = Phase::Audits;
             }
@@ -566,15 +558,7 @@ impl Driver<'_> {
         self.journal_verdict(scenario, id, &decision)?;
         Ok(BindingResult {
             evidence,
-            outcome: RunOutcome {
-                id: id.to_string(),
-                decision: Some(decision),
-                seeds: Vec::new(),
-                rerun: None,
-                audits: Vec::new(),
-                artifacts: Vec::new(),
-                reduction: None,
-            },
+            outcome: RunOutcome::decided(id, decision),
         })
     }
 

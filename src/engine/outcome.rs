@@ -86,6 +86,22 @@ pub struct RunOutcome {
     pub reduction: Option<super::reduce::Reduction>,
 }
 
+impl RunOutcome {
+    /// A run settled by its decision alone: nothing ran (NOT-RUN, INCONCLUSIVE-env), or
+    /// its decision was taken back from the journal.
+    pub fn decided(id: &str, decision: Decision) -> RunOutcome {
+        RunOutcome {
+            id: id.to_string(),
+            decision: Some(decision),
+            seeds: Vec::new(),
+            rerun: None,
+            audits: Vec::new(),
+            artifacts: Vec::new(),
+            reduction: None,
+        }
+    }
+}
+
 /// One iteration with one seed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SeedRun {

@@ -211,15 +211,7 @@ impl BindingRun<'_> {
         let decision = decide(&evidence);
         BindingResult {
             evidence,
-            outcome: RunOutcome {
-                id: self.id.clone(),
-                decision: Some(decision),
-                seeds: Vec::new(),
-                rerun: None,
-                audits: Vec::new(),
-                artifacts: Vec::new(),
-                reduction: None,
-            },
+            outcome: RunOutcome::decided(&self.id, decision),
         }
     }
 
