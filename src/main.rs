@@ -66,6 +66,9 @@ enum Command {
         /// The session directory (holding `journal.jsonl`).
         session: PathBuf,
     },
+    /// Check a recorded history with a built-in checker (exits 0 valid, 1 invalid,
+    /// 3 unknown).
+    Check(faultline::oracle::cli::CheckArgs),
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
@@ -104,6 +107,7 @@ fn main() {
         }
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
         Command::Heal { session } => heal(&session),
+        Command::Check(args) => faultline::oracle::cli::run(&args),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);

@@ -1,0 +1,130 @@
+//! Turns history ops into the compact form the search runs on: interned values,
+//! one step rule per op, times as integers, indeterminate returns as "never".
+
+use crate::oracle::history::Op;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// An interned value; `NIL` is the initial register value (JSON null).
+pub type Val = u32;
+pub const NIL: Val = 0;
+
+/// Return time of an op whose effect is unknown: it may linearize any time after its call.
+pub const NEVER: u64 = u64::MAX;
+
+/// The step rule of one op on a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Read(Val),
+    Write(Val),
+    /// Compare-and-set that succeeded (or might have, when indeterminate).
+    Cas(Val, Val),
+    /// Compare-and-set that answered "no": the register did not hold `old`.
+    CasRefused(Val),
+}
+
+impl Step {
+    /// The register's next value, or `None` if the op cannot happen in `state`.
+    #[inline]
+    pub fn apply(self, state: Val) -> Option<Val> {
+        match self {
+            Step::Read(v) => (v == state).then_some(state),
+            Step::Write(v) => Some(v),
+            Step::Cas(old, new) => (old == state).then_some(new),
+            Step::CasRefused(old) => (old != state).then_some(state),
+        }
+    }
+}
+
+/// One op ready for the search.
+#[derive(Debug, Clone, Copy)]
+pub struct Compiled {
+    pub step: Step,
+    pub call: u64,
+    /// `NEVER` when indeterminate.
+    pub ret: u64,
+    /// Index of the op in the history (for reports).
+    pub origin: usize,
+}
+
+/// Why an op is left out of the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Failed, or an indeterminate read: it constrains nothing.
+    NoEffect,
+    /// An op type or input shape the register model does not know.
+    Unsupported,
+}
+
+/// Value interning shared by every partition of one history.
+#[derive(Default)]
+pub struct Interner {
+    ids: HashMap<String, Val>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    pub fn new() -> Self {
+        let mut i = Interner::default();
+        i.intern(&Value::Null);
+        i
+    }
+
+    pub fn intern(&mut self, v: &Value) -> Val {
+        let text = v.to_string();
+        if let Some(id) = self.ids.get(&text) {
+            return *id;
+        }
+        let id = self.names.len() as Val;
+        self.names.push(text.clone());
+        self.ids.insert(text, id);
+        id
+    }
+
+    /// The JSON text of an interned value.
+    pub fn name(&self, v: Val) -> &str {
+        self.names.get(v as usize).map_or("?", String::as_str)
+    }
+}
+
+/// Compile `op` (at history index `origin`) or say why it is skipped.
+pub fn compile(op: &Op, origin: usize, values: &mut Interner) -> Result<Compiled, Skip> {
+    if op.is_failed() {
+        return Err(Skip::NoEffect);
+    }
+    let indeterminate = op.is_indeterminate();
+    let step = match op.op_type.as_str() {
+        "read" | "get" | "r" if indeterminate => return Err(Skip::NoEffect),
+        "read" | "get" | "r" => Step::Read(values.intern(&op.output)),
+        "write" | "put" | "w" => Step::Write(values.intern(&op.input)),
+        "cas" | "compare-and-set" => {
+            let (old, new) = cas_args(&op.input).ok_or(Skip::Unsupported)?;
+            let (old, new) = (values.intern(old), values.intern(new));
+            if !indeterminate && op.output == Value::Bool(false) {
+                Step::CasRefused(old)
+            } else {
+                Step::Cas(old, new)
+            }
+        }
+        _ => return Err(Skip::Unsupported),
+    };
+    let ret = match op.complete_ts {
+        Some(t) if !indeterminate => t,
+        _ => NEVER,
+    };
+    Ok(Compiled {
+        step,
+        call: op.invoke_ts,
+        ret,
+        origin,
+    })
+}
+
+/// `[old, new]` or `{"old"|"expected": …, "new": …}`.
+fn cas_args(input: &Value) -> Option<(&Value, &Value)> {
+    match input {
+        Value::Array(pair) if pair.len() == 2 => Some((&pair[0], &pair[1])),
+        Value::Object(o) => Some((o.get("old").or_else(|| o.get("expected"))?, o.get("new")?)),
+        _ => None,
+    }
+}

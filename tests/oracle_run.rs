@@ -1,0 +1,32 @@
+//! Built-in checkers inside a real `faultline run`: a history that lacks the
+//! timeout marker the checker needs is INCONCLUSIVE-oracle-too-weak, and an
+//! EDN history with every field the checker needs is judged.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn missing_timeout_marker_is_oracle_too_weak_and_edn_is_judged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/oracle-checkers.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--sut"])
+        .arg(dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("faultline runs");
+    let session = common::session_of(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        common::verdict_of(&session, "K1"),
+        "INCONCLUSIVE-oracle-too-weak",
+        "{stdout}"
+    );
+    let verdicts = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
+    assert!(verdicts.contains("missing timeout"), "{verdicts}");
+    assert_eq!(common::verdict_of(&session, "K2"), "PASS-smoke", "{stdout}");
+}
