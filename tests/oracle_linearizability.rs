@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 /// A completed op; `ret: None` makes it indeterminate (timed out).
+#[allow(clippy::too_many_arguments)]
 fn op(
     id: u64,
     p: u64,

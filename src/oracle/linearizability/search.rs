@@ -163,7 +163,7 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
             stats.configs = cache.len();
             return (Outcome::Unknown { reason }, stats);
         }
-        let is_call = entry != NIL && entry % 2 == 0;
+        let is_call = entry != NIL && entry.is_multiple_of(2);
         if is_call {
             let i = (entry / 2) as usize;
             if let Some(next_state) = ops[i].step.apply(state) {
