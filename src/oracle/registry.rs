@@ -148,8 +148,14 @@ pub fn pick(model: &str, claim: &str) -> Option<&'static str> {
 /// model or claim (`None`) is not held against it.
 pub fn misfit(checker: &str, model: Option<&str>, claim: Option<&str>) -> Option<String> {
     let info = info(checker)?;
-    let fits = |m: &str, k: &str| {
-        model.is_none_or(|model| m == "any" || m == model) && claim.is_none_or(|claim| k == claim)
+    // A row for the model itself fits whatever the claim (the model is the
+    // stronger statement); an "any model" row, or any row when the model is
+    // unknown, must match the claim.
+    let fits = |m: &str, k: &str| match (model, claim) {
+        (Some(model), _) if m == model => true,
+        (_, Some(claim)) if m == "any" || model.is_none() => k == claim,
+        (_, None) => m == "any",
+        _ => false,
     };
     if info.serves.iter().any(|(m, k)| fits(m, k)) {
         return None;
