@@ -196,8 +196,19 @@ fn missing_timeout_field_refuses() {
 
 #[test]
 fn budget_exhausted_is_unknown_never_pass() {
-    // Many concurrent crashed writes and an impossible read: a large search.
+    // Many concurrent crashed writes kept pending (a refused cas could see any
+    // of them) and an impossible read: a large search.
     let mut ops: Vec<Op> = (0..40).map(|i| w(i, 0, None, i as i64)).collect();
+    ops.push(op(
+        99,
+        99,
+        1,
+        Some(2),
+        "cas",
+        "k",
+        json!([-5, 0]),
+        json!(false),
+    ));
     ops.push(r(100, 1, 1000, json!(-1)));
     let limits = Limits {
         time: Duration::from_millis(50),
@@ -285,4 +296,39 @@ proptest! {
         victim.output = json!("never-written");
         prop_assert_eq!(anomalies(&verdict(ops, Model::Register)), 1);
     }
+}
+
+#[test]
+fn crashed_writes_nobody_reads_do_not_blow_up_the_search() {
+    // 60 concurrent crashed writes nobody reads, then a stale read: without the
+    // reduction the search would explore 2^60 subsets before saying no.
+    let mut ops: Vec<Op> = (0..60).map(|i| w(i, 0, None, 1000 + i as i64)).collect();
+    ops.push(w(100, 1, Some(2), 1));
+    ops.push(w(101, 3, Some(4), 2));
+    ops.push(r(102, 5, 6, json!(1)));
+    let limits = Limits {
+        time: Duration::from_secs(10),
+        max_configs: 100_000,
+    };
+    let report = check(&history(ops), Model::Register, limits);
+    assert_eq!(anomalies(&report.run), 1, "{:?}", report.run);
+    assert_eq!(report.anomalies[0].ops[0], "102");
+}
+
+#[test]
+fn a_crashed_write_read_by_someone_must_precede_that_read() {
+    // 9 is written only by the crashed op 1, so op 1 took effect before op 2
+    // returned; op 3 then reading null after op 2 is impossible.
+    let ops = vec![
+        w(1, 0, None, 9),
+        r(2, 10, 20, json!(9)),
+        r(3, 30, 40, Value::Null),
+    ];
+    assert_eq!(anomalies(&verdict(ops, Model::Register)), 1);
+    let ok = vec![
+        w(1, 0, None, 9),
+        r(3, 5, 8, Value::Null),
+        r(2, 10, 20, json!(9)),
+    ];
+    assert_eq!(anomalies(&verdict(ok, Model::Register)), 0);
 }

@@ -31,7 +31,11 @@ fn picker_warnings(text: &str) -> Vec<String> {
 fn linearizability_on_a_session_claim_is_warned_with_a_suggestion() {
     let warnings = picker_warnings(&plan("session", "linearizability (WGL)."));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("the picker suggests `monotonic-reads`"), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("the picker suggests `monotonic-reads`"),
+        "{}",
+        warnings[0]
+    );
 }
 
 #[test]

@@ -41,8 +41,10 @@ impl Step {
 pub struct Compiled {
     pub step: Step,
     pub call: u64,
-    /// `NEVER` when indeterminate.
+    /// `NEVER` when indeterminate (until a crashed write is given a bound).
     pub ret: u64,
+    /// The op's outcome is unknown (it never returned).
+    pub indeterminate: bool,
     /// Index of the op in the history (for reports).
     pub origin: usize,
 }
@@ -116,6 +118,7 @@ pub fn compile(op: &Op, origin: usize, values: &mut Interner) -> Result<Compiled
         step,
         call: op.invoke_ts,
         ret,
+        indeterminate,
         origin,
     })
 }

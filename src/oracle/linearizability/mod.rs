@@ -2,6 +2,7 @@
 //! checked key by key: a map history is linearizable iff every key's is).
 
 pub mod compile;
+pub mod crashed;
 pub mod search;
 
 use super::checker::{Anomaly, CheckerReport, evidence_line, missing_fields_report};
@@ -92,6 +93,8 @@ pub struct SearchFigures {
     pub partitions: usize,
     pub peak_configs: usize,
     pub steps: u64,
+    /// Crashed writes nobody could observe, left out of the search.
+    pub crashed_writes_dropped: usize,
 }
 
 /// Check `history` under `model`.
@@ -139,6 +142,9 @@ pub fn check_with_figures(
     };
     let mut anomalies = Vec::new();
     let mut unknown = None;
+    for ops in partitions.values_mut() {
+        figures.crashed_writes_dropped += crashed::settle(ops);
+    }
     for (key, ops) in &partitions {
         let (outcome, Stats { configs, steps }) = search(ops, NIL, budget);
         figures.peak_configs = figures.peak_configs.max(configs);
@@ -208,7 +214,7 @@ fn counterexample(
     let stuck = ops[blocked];
     let describe = |c: &Compiled| {
         let op = &history.ops[c.origin];
-        let ret = if c.ret == compile::NEVER {
+        let ret = if c.indeterminate {
             "never returned".to_string()
         } else {
             format!("returned at {}", c.ret)
