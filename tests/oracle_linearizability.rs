@@ -332,3 +332,80 @@ fn a_crashed_write_read_by_someone_must_precede_that_read() {
     ];
     assert_eq!(anomalies(&verdict(ok, Model::Register)), 0);
 }
+
+/// Exhaustive reference: some order of the ops respects real time and the
+/// register, with every completed op placed and each crashed op placed or not.
+fn brute_force(ops: &[Op]) -> bool {
+    fn go(ops: &[Op], placed: &mut Vec<bool>, state: &Value) -> bool {
+        let pending_completed = ops
+            .iter()
+            .zip(placed.iter())
+            .any(|(o, p)| !p && o.complete_ts.is_some() && o.error.is_none());
+        if !pending_completed {
+            return true;
+        }
+        for i in 0..ops.len() {
+            if placed[i] || ops[i].error.is_some() {
+                continue;
+            }
+            // Every unplaced completed op that returned before i's call must go first.
+            let blocked = ops.iter().zip(placed.iter()).any(|(o, p)| {
+                !p && o.error.is_none() && o.complete_ts.is_some_and(|c| c < ops[i].invoke_ts)
+            });
+            if blocked {
+                continue;
+            }
+            let next = match ops[i].op_type.as_str() {
+                "write" => Some(ops[i].input.clone()),
+                "read" if ops[i].complete_ts.is_none() => Some(state.clone()),
+                "read" => (ops[i].output == *state).then(|| state.clone()),
+                _ => None,
+            };
+            if let Some(next) = next {
+                placed[i] = true;
+                if go(ops, placed, &next) {
+                    return true;
+                }
+                placed[i] = false;
+            }
+        }
+        false
+    }
+    go(ops, &mut vec![false; ops.len()], &Value::Null)
+}
+
+fn small_history() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec((any::<bool>(), 0i64..3, 0u64..20, 1u64..10, 0u8..8), 1..8).prop_map(
+        |specs| {
+            specs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (is_write, v, call, dur, fate))| {
+                    let id = i as u64;
+                    let ret = (fate != 0).then_some(call + dur);
+                    if is_write {
+                        w(id, call, ret, v)
+                    } else {
+                        let out = if v == 0 { Value::Null } else { json!(v) };
+                        let mut read = r(id, call, call + dur, out);
+                        read.complete_ts = ret;
+                        read.timeout = ret.is_none();
+                        read
+                    }
+                })
+                .collect()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The search and its reductions agree with exhaustive enumeration.
+    #[test]
+    fn agrees_with_brute_force(ops in small_history()) {
+        let expected = brute_force(&ops);
+        let got = anomalies(&verdict(ops, Model::Register)) == 0;
+        prop_assert_eq!(got, expected);
+    }
+}

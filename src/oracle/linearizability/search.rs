@@ -14,10 +14,13 @@
 //! cached configurations) could only prune a branch — a false "not
 //! linearizable", never a false PASS.
 //!
+//! Ops that can take effect without changing the state (reads of the current
+//! value, refused cas) are taken without branching: see `forced_candidate`.
+//!
 //! Indeterminate ops have no return entry: they may be linearized anywhere after
 //! their call, or never, so the search succeeds once every completed op is in.
 
-use super::compile::{Compiled, NEVER, Val};
+use super::compile::{Compiled, NEVER, Step, Val};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
@@ -136,81 +139,167 @@ impl Entries {
     }
 }
 
+/// One linearization choice on the undo stack.
+#[derive(Clone, Copy)]
+struct Frame {
+    call: u32,
+    before: Val,
+    /// Taken without branching (see [`Search::forced_candidate`]).
+    forced: bool,
+}
+
+struct Search<'a> {
+    ops: &'a [Compiled],
+    list: Entries,
+    keys: Vec<(u64, u64)>,
+    cache: Cache,
+    undo: Vec<Frame>,
+    state: Val,
+    fp: (u64, u64),
+    linearized_completed: usize,
+}
+
+impl Search<'_> {
+    /// Linearize the call `entry` if it can take effect and leads somewhere new.
+    fn try_linearize(&mut self, entry: u32, forced: bool) -> bool {
+        let i = (entry / 2) as usize;
+        let Some(next_state) = self.ops[i].step.apply(self.state) else {
+            return false;
+        };
+        let (k1, k2) = self.keys[i];
+        if !self
+            .cache
+            .insert((self.fp.0 ^ k1, self.fp.1 ^ k2, next_state))
+        {
+            return false;
+        }
+        self.undo.push(Frame {
+            call: entry,
+            before: self.state,
+            forced,
+        });
+        self.state = next_state;
+        self.fp = (self.fp.0 ^ k1, self.fp.1 ^ k2);
+        self.list.unlink(entry);
+        if self.ops[i].ret != NEVER {
+            self.list.unlink(entry + 1);
+            self.linearized_completed += 1;
+        }
+        true
+    }
+
+    /// Undo choices until one whose alternatives remain; returns the entry to
+    /// resume scanning from, or `None` when every choice is exhausted.
+    fn backtrack(&mut self) -> Option<u32> {
+        loop {
+            let frame = self.undo.pop()?;
+            let i = (frame.call / 2) as usize;
+            self.state = frame.before;
+            self.fp = (self.fp.0 ^ self.keys[i].0, self.fp.1 ^ self.keys[i].1);
+            if self.ops[i].ret != NEVER {
+                self.list.relink(frame.call + 1);
+                self.linearized_completed -= 1;
+            }
+            self.list.relink(frame.call);
+            // A forced choice was the only one worth trying from its configuration.
+            if !frame.forced {
+                return Some(self.list.next[frame.call as usize]);
+            }
+        }
+    }
+
+    /// A call before the first pending return that can take effect without
+    /// changing the state (a read of the current value, a refused cas). Taking it
+    /// now loses nothing: any linearization from here that places it later stays
+    /// valid with it moved to the front — it changes no state, and every op that
+    /// returned before its call is already linearized. So it needs no branch.
+    fn forced_candidate(&self) -> Option<u32> {
+        let mut entry = self.list.next[self.list.head as usize];
+        while entry != NIL && entry.is_multiple_of(2) {
+            let step = self.ops[(entry / 2) as usize].step;
+            if matches!(step, Step::Read(_) | Step::CasRefused(_))
+                && step.apply(self.state).is_some()
+            {
+                return Some(entry);
+            }
+            entry = self.list.next[entry as usize];
+        }
+        None
+    }
+}
+
 /// Search for a linearization of `ops` starting from register value `init`.
 pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
     let must_linearize = ops.iter().filter(|o| o.ret != NEVER).count();
-    let mut list = Entries::new(ops);
-    let keys: Vec<(u64, u64)> = (0..ops.len() as u64)
-        .map(|i| (mix(2 * i), mix(2 * i + 1)))
-        .collect();
-    let mut cache = Cache::default();
-    // Undo stack: the call entry linearized and the state before it.
-    let mut undo: Vec<(u32, Val)> = Vec::new();
-    let (mut state, mut fp1, mut fp2) = (init, 0u64, 0u64);
-    let mut linearized_completed = 0usize;
+    let mut s = Search {
+        ops,
+        list: Entries::new(ops),
+        keys: (0..ops.len() as u64)
+            .map(|i| (mix(2 * i), mix(2 * i + 1)))
+            .collect(),
+        cache: Cache::default(),
+        undo: Vec::new(),
+        state: init,
+        fp: (0, 0),
+        linearized_completed: 0,
+    };
     let mut deepest: Option<(usize, usize, Val)> = None;
     let mut stats = Stats::default();
-    let mut entry = list.next[list.head as usize];
+    let mut entry = NIL;
+    // At a configuration reached by a new choice (not by backtracking into it).
+    let mut fresh = true;
     loop {
-        if linearized_completed == must_linearize {
-            stats.configs = cache.len();
+        if s.linearized_completed == must_linearize {
+            stats.configs = s.cache.len();
             return (Outcome::Linearizable, stats);
         }
         stats.steps += 1;
         if stats.steps & 0xFFF == 0
-            && let Some(reason) = over_budget(&budget, cache.len())
+            && let Some(reason) = over_budget(&budget, s.cache.len())
         {
-            stats.configs = cache.len();
+            stats.configs = s.cache.len();
             return (Outcome::Unknown { reason }, stats);
         }
-        let is_call = entry != NIL && entry.is_multiple_of(2);
-        if is_call {
-            let i = (entry / 2) as usize;
-            if let Some(next_state) = ops[i].step.apply(state) {
-                let (k1, k2) = keys[i];
-                if cache.insert((fp1 ^ k1, fp2 ^ k2, next_state)) {
-                    undo.push((entry, state));
-                    state = next_state;
-                    fp1 ^= k1;
-                    fp2 ^= k2;
-                    list.unlink(entry);
-                    if ops[i].ret != NEVER {
-                        list.unlink(entry + 1);
-                        linearized_completed += 1;
-                    }
-                    entry = list.next[list.head as usize];
+        let mut stuck = false;
+        if fresh {
+            fresh = false;
+            match s.forced_candidate() {
+                Some(forced) if s.try_linearize(forced, true) => {
+                    fresh = true;
                     continue;
                 }
+                // Explored before and failed: so does this configuration.
+                Some(_) => stuck = true,
+                None => entry = s.list.next[s.list.head as usize],
             }
-            entry = list.next[entry as usize];
+        }
+        if !stuck && entry != NIL && entry.is_multiple_of(2) {
+            if s.try_linearize(entry, false) {
+                fresh = true;
+            } else {
+                entry = s.list.next[entry as usize];
+            }
             continue;
         }
         // A return entry (or the list's end): the branch is stuck here.
-        if entry != NIL && deepest.is_none_or(|(d, _, _)| undo.len() >= d) {
-            deepest = Some((undo.len(), (entry / 2) as usize, state));
+        if !stuck && entry != NIL && deepest.is_none_or(|(d, _, _)| s.undo.len() >= d) {
+            deepest = Some((s.undo.len(), (entry / 2) as usize, s.state));
         }
-        let Some((call, before)) = undo.pop() else {
-            stats.configs = cache.len();
-            let (depth, blocked, state) = deepest.unwrap_or((0, 0, init));
-            return (
-                Outcome::Illegal {
-                    blocked,
-                    depth,
-                    state,
-                },
-                stats,
-            );
-        };
-        let i = (call / 2) as usize;
-        state = before;
-        fp1 ^= keys[i].0;
-        fp2 ^= keys[i].1;
-        if ops[i].ret != NEVER {
-            list.relink(call + 1);
-            linearized_completed -= 1;
+        match s.backtrack() {
+            Some(resume) => entry = resume,
+            None => {
+                stats.configs = s.cache.len();
+                let (depth, blocked, state) = deepest.unwrap_or((0, 0, init));
+                return (
+                    Outcome::Illegal {
+                        blocked,
+                        depth,
+                        state,
+                    },
+                    stats,
+                );
+            }
         }
-        list.relink(call);
-        entry = list.next[call as usize];
     }
 }
 
