@@ -4,6 +4,7 @@
 use crate::oracle::history::Op;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// An interned value; `NIL` is the initial register value (JSON null).
 pub type Val = u32;
@@ -58,10 +59,39 @@ pub enum Skip {
     Unsupported,
 }
 
-/// Value interning shared by every partition of one history.
+/// A multiply-mix hasher for the interner's integer and string keys (the
+/// standard SipHash dominates compile time on large histories; these keys
+/// come from the history file, and a slow bucket is the worst a crafted one
+/// can cause).
+#[derive(Default)]
+pub struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type MixMap<K> = HashMap<K, Val, BuildHasherDefault<MixHasher>>;
+
+/// Value interning shared by every partition of one history. Integers and
+/// strings (the common register values) are looked up without rendering them.
 #[derive(Default)]
 pub struct Interner {
-    ids: HashMap<String, Val>,
+    ints: MixMap<i64>,
+    strings: MixMap<String>,
+    /// Anything else, by its JSON text.
+    others: MixMap<String>,
     names: Vec<String>,
 }
 
@@ -73,13 +103,25 @@ impl Interner {
     }
 
     pub fn intern(&mut self, v: &Value) -> Val {
-        let text = v.to_string();
-        if let Some(id) = self.ids.get(&text) {
-            return *id;
+        let next = self.names.len() as Val;
+        let (id, fresh) = if let Some(k) = v.as_i64() {
+            let id = *self.ints.entry(k).or_insert(next);
+            (id, id == next)
+        } else if let Value::String(s) = v {
+            match self.strings.get(s.as_str()) {
+                Some(id) => (*id, false),
+                None => {
+                    self.strings.insert(s.clone(), next);
+                    (next, true)
+                }
+            }
+        } else {
+            let id = *self.others.entry(v.to_string()).or_insert(next);
+            (id, id == next)
+        };
+        if fresh {
+            self.names.push(v.to_string());
         }
-        let id = self.names.len() as Val;
-        self.names.push(text.clone());
-        self.ids.insert(text, id);
         id
     }
 

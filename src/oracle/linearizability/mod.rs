@@ -11,6 +11,7 @@ use crate::verdict::CheckerRun;
 use compile::{Compiled, Interner, NIL, Skip, compile};
 use search::{Budget, Outcome, Stats, search};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Which object the history's ops act on.
@@ -145,10 +146,11 @@ pub fn check_with_figures(
     for ops in partitions.values_mut() {
         figures.crashed_writes_dropped += crashed::settle(ops);
     }
-    for (key, ops) in &partitions {
-        let (outcome, Stats { configs, steps }) = search(ops, NIL, budget);
-        figures.peak_configs = figures.peak_configs.max(configs);
-        figures.steps += steps;
+    let partitions: Vec<(&str, Vec<Compiled>)> = partitions.into_iter().collect();
+    let results = search_all(&partitions, budget);
+    for ((key, ops), (outcome, stats)) in partitions.iter().zip(results) {
+        figures.peak_configs = figures.peak_configs.max(stats.configs);
+        figures.steps += stats.steps;
         match outcome {
             Outcome::Linearizable => {}
             Outcome::Illegal {
@@ -196,6 +198,59 @@ pub fn check_with_figures(
         },
     };
     (report, figures)
+}
+
+/// Search every partition, on as many threads as the machine offers (partitions
+/// are independent); results come back in partition order.
+fn search_all(partitions: &[(&str, Vec<Compiled>)], budget: Budget) -> Vec<(Outcome, Stats)> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(partitions.len());
+    if workers <= 1 {
+        return partitions
+            .iter()
+            .map(|(_, ops)| search(ops, NIL, budget))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<(Outcome, Stats)>> = vec![None; partitions.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((_, ops)) = partitions.get(i) else {
+                            return done;
+                        };
+                        done.push((i, search(ops, NIL, budget)));
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            // A worker that panicked leaves its partitions unanswered (unknown below).
+            if let Ok(done) = handle.join() {
+                for (i, result) in done {
+                    results[i] = Some(result);
+                }
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                (
+                    Outcome::Unknown {
+                        reason: "the search thread failed".into(),
+                    },
+                    Stats::default(),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The blocked op and the ops overlapping it on its key, with why.
