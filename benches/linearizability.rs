@@ -10,7 +10,7 @@
 //! bytes allocated during the check, and whether the verdicts agree.
 //!
 //! `cargo bench --bench linearizability` (set `FAULTLINE_BENCH_MAX_OPS` to skip
-//! the larger sizes). Single-register histories above 10k ops are checked by
+//! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv` to run one model). Single-register histories above 10k ops are checked by
 //! faultline only: porcupine-rs's cache would exhaust the machine's memory.
 
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
@@ -299,7 +299,11 @@ fn main() {
     );
     let mut all_agree = true;
     let mut ratios = Vec::new();
+    let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
     for (name, keys) in [("register", 1u32), ("kv", 20)] {
+        if only_model.as_deref().is_some_and(|m| m != name) {
+            continue;
+        }
         for n in [1_000usize, 10_000, 100_000] {
             if n > max_ops {
                 continue;

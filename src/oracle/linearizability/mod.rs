@@ -203,9 +203,16 @@ pub fn check_with_figures(
 /// Search every partition, on as many threads as the machine offers (partitions
 /// are independent); results come back in partition order.
 fn search_all(partitions: &[(&str, Vec<Compiled>)], budget: Budget) -> Vec<(Outcome, Stats)> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(partitions.len());
+    // Below this many ops, starting threads costs more than it saves.
+    const PARALLEL_FROM_OPS: usize = 20_000;
+    let total: usize = partitions.iter().map(|(_, ops)| ops.len()).sum();
+    let workers = if total < PARALLEL_FROM_OPS {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(partitions.len())
+    };
     if workers <= 1 {
         return partitions
             .iter()
