@@ -80,6 +80,9 @@ impl Hasher for MixHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
 }
 
 type MixMap<K> = HashMap<K, Val, BuildHasherDefault<MixHasher>>;

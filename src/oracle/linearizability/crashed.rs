@@ -10,15 +10,16 @@
 //!   have taken effect before the first observer returned: it gets that bound as
 //!   its return time, and so becomes an ordinary op of the search.
 
-use super::compile::{Compiled, NEVER, NIL, Step, Val};
+use super::compile::{Compiled, MixHasher, NEVER, NIL, Step, Val};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Apply both reductions to one partition; returns how many writes were dropped.
 pub fn settle(ops: &mut Vec<Compiled>) -> usize {
-    let mut producers: HashMap<Val, u32> = HashMap::new();
+    let mut producers: HashMap<Val, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
     // Value → earliest return of a completed op that needs it (`NEVER` if only
     // pending ops need it).
-    let mut observed: HashMap<Val, u64> = HashMap::new();
+    let mut observed: HashMap<Val, u64, BuildHasherDefault<MixHasher>> = HashMap::default();
     let mut refused_cas = false;
     for op in ops.iter() {
         match op.step {

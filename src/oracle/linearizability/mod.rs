@@ -204,7 +204,7 @@ pub fn check_with_figures(
 /// are independent); results come back in partition order.
 fn search_all(partitions: &[(&str, Vec<Compiled>)], budget: Budget) -> Vec<(Outcome, Stats)> {
     // Below this many ops, starting threads costs more than it saves.
-    const PARALLEL_FROM_OPS: usize = 20_000;
+    const PARALLEL_FROM_OPS: usize = 4_000;
     let total: usize = partitions.iter().map(|(_, ops)| ops.len()).sum();
     let workers = if total < PARALLEL_FROM_OPS {
         1
