@@ -10,3 +10,10 @@ pub const USAGE: i32 = 64;
 pub const HANDED_BACK: i32 = 65;
 /// An input file could not be read.
 pub const UNREADABLE: i32 = 66;
+
+/// `check`: the history is valid under the checker.
+pub const CHECK_VALID: i32 = 0;
+/// `check`: the checker found anomalies.
+pub const CHECK_INVALID: i32 = 1;
+/// `check`: the checker could not tell (missing fields, budget, mismatch).
+pub const CHECK_UNKNOWN: i32 = 3;

@@ -97,6 +97,9 @@ enum Command {
         #[command(flatten)]
         args: faultline::launch::AuthorArgs,
     },
+    /// Check a recorded history with a built-in checker (exits 0 valid, 1 invalid,
+    /// 3 unknown).
+    Check(faultline::oracle::cli::CheckArgs),
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
@@ -140,6 +143,7 @@ fn main() {
         }
         Command::Report { session } => faultline::launch::report(&session),
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
+        Command::Check(args) => faultline::oracle::cli::run(&args),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
     };
     std::process::exit(code);

@@ -419,7 +419,17 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
-        let parsed = match parse_jsonl(&path.display().to_string(), &text) {
+        let source = path.display().to_string();
+        let parsed = match history.format {
+            crate::runspec::HistoryFormat::Jsonl => parse_jsonl(&source, &text),
+            crate::runspec::HistoryFormat::Edn => {
+                crate::oracle::read_history(crate::oracle::Format::Edn, &source, &text)
+            }
+            crate::runspec::HistoryFormat::Porcupine => {
+                crate::oracle::read_history(crate::oracle::Format::Porcupine, &source, &text)
+            }
+        };
+        let parsed = match parsed {
             Ok(h) => h,
             Err(e) => {
                 self.log("history-rejected", json!({"error": e.to_string()}))?;
@@ -428,12 +438,15 @@ impl Runner<'_> {
         };
         let report = match (&checker.builtin, &checker.external) {
             (Some(name), _) if name == "no-lost-ack" => self.no_lost_ack(&parsed)?,
-            (Some(name), _) => {
-                self.log(
-                    "checker-unknown",
-                    json!({"checker": name, "error": "no built-in checker of that name"}),
-                )?;
-                None
+            // Every other built-in, with its parameters after the name.
+            (Some(spec), _) => {
+                match crate::oracle::registry::run_in_session(spec, &parsed, &self.ctx.artifacts) {
+                    Ok(report) => Some(report),
+                    Err(error) => {
+                        self.log("checker-unknown", json!({"checker": spec, "error": error}))?;
+                        None
+                    }
+                }
             }
             (None, Some(command)) => self.external(command).await?,
             (None, None) => None,

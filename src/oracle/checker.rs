@@ -101,3 +101,46 @@ pub fn evidence_line(checked: u64, produced: u64, anomalies: usize) -> String {
         )
     }
 }
+
+/// The report of a checker that judged `checked` of `produced` ops.
+pub fn judged(
+    checker: &str,
+    scope: &str,
+    checked: u64,
+    produced: u64,
+    anomalies: Vec<Anomaly>,
+) -> CheckerReport {
+    CheckerReport {
+        checker: checker.to_string(),
+        run: CheckerRun::Judged {
+            anomalies: anomalies.len() as u64,
+            ops_checked: checked,
+            ops_produced: produced,
+        },
+        evidence: evidence_line(checked, produced, anomalies.len()),
+        anomalies,
+        scope: scope.to_string(),
+    }
+}
+
+/// The report of a checker that could not tell PASS from FAIL.
+pub fn unknown(checker: &str, scope: &str, reason: String) -> CheckerReport {
+    CheckerReport {
+        checker: checker.to_string(),
+        evidence: format!("unknown: {reason}"),
+        run: CheckerRun::Unknown { reason },
+        anomalies: Vec::new(),
+        scope: scope.to_string(),
+    }
+}
+
+/// The report of a checker that does not fit the model / claim.
+pub fn mismatch(checker: &str, scope: &str, reason: String) -> CheckerReport {
+    CheckerReport {
+        checker: checker.to_string(),
+        evidence: format!("refused: {reason}"),
+        run: CheckerRun::Mismatch { reason },
+        anomalies: Vec::new(),
+        scope: scope.to_string(),
+    }
+}

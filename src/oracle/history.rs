@@ -5,6 +5,12 @@
 //! key means the recorder does not capture that field at all, which a checker
 //! reports as a missing field. Timestamps are integer nanoseconds from a
 //! per-recorder monotonic clock; a timed-out op has `complete_ts: null`.
+//! `timeout_marker` is accepted as another name of `timeout`.
+//!
+//! Truncation is checked, never assumed away: a torn last line is an error, an
+//! optional trailer record `{"ops_total": N}` must match the ops read, and an op
+//! with neither a completion nor a timeout marker is only legal as its process's
+//! last op (it was in flight when recording stopped, so it is indeterminate).
 
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -53,6 +59,24 @@ impl Op {
     /// Acknowledged: completed, no error, not timed out.
     pub fn is_acked(&self) -> bool {
         !self.timeout && self.error.is_none() && self.complete_ts.is_some()
+    }
+
+    /// Its effect is unknown: timed out, or still in flight when recording stopped.
+    pub fn is_indeterminate(&self) -> bool {
+        self.timeout || (self.complete_ts.is_none() && self.error.is_none())
+    }
+
+    /// Definitely did not take effect: completed with an error.
+    pub fn is_failed(&self) -> bool {
+        !self.timeout && self.error.is_some()
+    }
+}
+
+/// The name a field is stored under, whatever alias the recorder used.
+fn canonical_field(key: &str) -> &str {
+    match key {
+        "timeout_marker" => "timeout",
+        other => other,
     }
 }
 
@@ -106,6 +130,8 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
     let mut present: Option<BTreeSet<String>> = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut trailer: Option<(usize, u64)> = None;
+    let mut op_lines: Vec<usize> = Vec::new();
     let lines: Vec<&str> = text.split('\n').collect();
     let last_index = lines.len().saturating_sub(1);
     for (i, raw) in lines.iter().enumerate() {
@@ -130,7 +156,24 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
             }
             Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
         };
-        let keys: BTreeSet<String> = map.keys().cloned().collect();
+        if let Some((first, _)) = trailer {
+            return Err(line_err(format!(
+                "record after the `ops_total` trailer on line {first}"
+            )));
+        }
+        if map.len() == 1
+            && let Some(total) = map.get("ops_total")
+        {
+            let total = total.as_u64().ok_or_else(|| HistoryError::Field {
+                source_name: source.to_string(),
+                line: line_no,
+                field: "ops_total".into(),
+                message: "expected an integer".into(),
+            })?;
+            trailer = Some((line_no, total));
+            continue;
+        }
+        let keys: BTreeSet<String> = map.keys().map(|k| canonical_field(k).to_string()).collect();
         present = Some(match present {
             None => keys,
             Some(p) => p.intersection(&keys).cloned().collect(),
@@ -158,12 +201,56 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
             });
         }
         ops.push(op);
+        op_lines.push(line_no);
     }
+    if let Some((line, total)) = trailer
+        && total != ops.len() as u64
+    {
+        return Err(HistoryError::Line {
+            source_name: source.to_string(),
+            line,
+            message: format!(
+                "truncated: the trailer counts {total} ops but {} were read",
+                ops.len()
+            ),
+        });
+    }
+    check_lost_completions(source, &ops, &op_lines)?;
     Ok(History {
         ops,
         present_fields: present.unwrap_or_default(),
         source: source.to_string(),
     })
+}
+
+/// An op with no completion and no timeout marker is in flight; a later op of
+/// the same process means its completion was lost, not that it was pending.
+fn check_lost_completions(
+    source: &str,
+    ops: &[Op],
+    op_lines: &[usize],
+) -> Result<(), HistoryError> {
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        if let Some(prev) = open.remove(op.process.as_str())
+            && !op.process.is_empty()
+        {
+            return Err(HistoryError::Field {
+                source_name: source.to_string(),
+                line: op_lines[prev],
+                field: "complete_ts".into(),
+                message: format!(
+                    "op {} has no completion and no timeout marker, yet process {} issued op {} \
+                     on line {}: its completion record is missing",
+                    ops[prev].op_id, op.process, op.op_id, op_lines[i]
+                ),
+            });
+        }
+        if op.complete_ts.is_none() && !op.timeout && op.error.is_none() {
+            open.insert(op.process.as_str(), i);
+        }
+    }
+    Ok(())
 }
 
 /// Field readers for one record; absent keys read as their "unused" value.
@@ -184,7 +271,11 @@ impl Rec<'_> {
     }
 
     fn get(&self, field: &str) -> Option<&Value> {
-        match self.map.get(field) {
+        let found = self.map.get(field).or_else(|| match field {
+            "timeout" => self.map.get("timeout_marker"),
+            _ => None,
+        });
+        match found {
             None | Some(Value::Null) => None,
             Some(v) => Some(v),
         }

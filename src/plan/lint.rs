@@ -212,6 +212,7 @@ fn lint_scenario(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
         }
     }
     lint_oracle(s, out);
+    super::checker_pick::lint_checker_pick(plan, s, out);
     lint_tiers(s, out);
     lint_seven_m(plan, s, out);
 }

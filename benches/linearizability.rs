@@ -1,0 +1,402 @@
+//! faultline's linearizability checker side by side with porcupine-rs, on the
+//! same generated register / key-value histories in one run.
+//!
+//! Each history is produced by simulating clients against an atomic store, so
+//! its verdict is known by construction: the "valid" ones are linearizable, and
+//! the "stale" ones have one read changed to return a value overwritten before
+//! the read began. About 1% of writes crash (never return); half of those take
+//! effect; clients think between ops, so about clients / 5 ops are in flight at
+//! once. Both checkers get 60 s per history. Prints, per history: both times, their ratio, ops/s, peak heap
+//! bytes allocated during the check, and whether the verdicts agree.
+//!
+//! `cargo bench --bench linearizability` (set `FAULTLINE_BENCH_MAX_OPS` to skip
+//! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv` to run one model). Single-register histories above 10k ops are checked by
+//! faultline only: porcupine-rs's cache would exhaust the machine's memory.
+
+use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
+use faultline::oracle::linearizability::{Limits, Model as FlModel, check_with_figures};
+use faultline::verdict::CheckerRun;
+use porcupine_rs::{CheckResult, Model, Operation};
+use serde_json::{Value, json};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counts live heap bytes and their peak, so each checker's peak can be read.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f`, returning its result, wall time and peak heap growth.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let start = Instant::now();
+    let out = f();
+    let elapsed = start.elapsed();
+    (
+        out,
+        elapsed,
+        PEAK.load(Ordering::Relaxed).saturating_sub(base),
+    )
+}
+
+/// xorshift64*: reproducible histories without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// One generated op; `ret == NEVER` for a crashed write.
+#[derive(Clone)]
+struct GenOp {
+    client: u32,
+    key: u32,
+    write: bool,
+    value: u64,
+    call: u64,
+    ret: u64,
+}
+
+const NEVER: u64 = u64::MAX;
+
+/// Largest single-register history given to porcupine-rs (see `main`).
+const PORCUPINE_REGISTER_MAX_OPS: usize = 10_000;
+
+/// `n` ops by `clients` concurrent clients over `keys` keys.
+fn generate(n: usize, clients: u32, keys: u32, stale: bool, seed: u64) -> Vec<GenOp> {
+    let mut rng = Rng(seed | 1);
+    let mut clock: Vec<u64> = (0..clients).map(|_| rng.below(10)).collect();
+    let mut ids: Vec<u32> = (0..clients).collect();
+    let mut next_id = clients;
+    // (linearization point or NEVER, op index)
+    let mut points: Vec<(u64, usize)> = Vec::with_capacity(n);
+    let mut ops = Vec::with_capacity(n);
+    let mut next_value = 1u64;
+    for i in 0..n {
+        let c = rng.below(u64::from(clients)) as usize;
+        // Think time between a client's ops keeps about clients / 5 ops in flight.
+        let call = clock[c] + rng.below(80);
+        let dur = 1 + rng.below(20);
+        let write = rng.below(2) == 0;
+        let crashed = write && rng.below(100) == 0;
+        let point = if crashed && rng.below(2) == 0 {
+            NEVER
+        } else {
+            call + rng.below(dur + 1)
+        };
+        let value = if write {
+            next_value += 1;
+            next_value
+        } else {
+            0
+        };
+        ops.push(GenOp {
+            client: ids[c],
+            key: rng.below(u64::from(keys)) as u32,
+            write,
+            value,
+            call,
+            ret: if crashed { NEVER } else { call + dur },
+        });
+        points.push((point, i));
+        clock[c] = call + dur;
+        if crashed {
+            // A crashed client never returns: its successor is a new process.
+            ids[c] = next_id;
+            next_id += 1;
+        }
+    }
+    // Reads return the state at their linearization point.
+    points.sort_unstable();
+    let mut state = vec![0u64; keys as usize];
+    for &(point, i) in &points {
+        if point == NEVER {
+            continue;
+        }
+        let op = &mut ops[i];
+        if op.write {
+            state[op.key as usize] = op.value;
+        } else {
+            op.value = state[op.key as usize];
+        }
+    }
+    if stale {
+        plant_stale_read(&mut ops);
+    }
+    ops
+}
+
+/// Make one read in the second half return a value overwritten before it began.
+fn plant_stale_read(ops: &mut [GenOp]) {
+    let half = ops.len() / 2;
+    for r in half..ops.len() {
+        if ops[r].write {
+            continue;
+        }
+        let (key, call) = (ops[r].key, ops[r].call);
+        let done_before = |limit: u64| {
+            ops.iter()
+                .filter(move |w| w.write && w.key == key && w.ret != NEVER && w.ret < limit)
+        };
+        // The latest-starting write done before the read, then one done before it:
+        // the older value was overwritten before the read began (values are unique).
+        let Some(w2_call) = done_before(call).map(|w| w.call).max() else {
+            continue;
+        };
+        let old = done_before(w2_call).next();
+        if let Some(old) = old {
+            let v = old.value;
+            ops[r].value = v;
+            return;
+        }
+    }
+}
+
+fn to_history(ops: &[GenOp]) -> History {
+    let ops = ops
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let done = g.ret != NEVER;
+            let v = |x: u64| if x == 0 { Value::Null } else { json!(x) };
+            Op {
+                op_id: i.to_string(),
+                process: g.client.to_string(),
+                invoke_ts: g.call,
+                complete_ts: done.then_some(g.ret),
+                op_type: if g.write { "write" } else { "read" }.into(),
+                key: Some(g.key.to_string()),
+                input: if g.write { json!(g.value) } else { Value::Null },
+                output: if g.write { Value::Null } else { v(g.value) },
+                error: None,
+                timeout: !done,
+                node: None,
+                fault_epoch: None,
+            }
+        })
+        .collect();
+    History {
+        ops,
+        present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+        source: "generated".into(),
+    }
+}
+
+/// porcupine-rs's model: a register per key, partitioned by key.
+#[derive(Clone)]
+struct KvModel;
+
+#[derive(Clone, Debug)]
+struct KvOp {
+    key: u32,
+    write: bool,
+    value: u64,
+}
+
+impl Model for KvModel {
+    type State = u64;
+    type Op = KvOp;
+    type Metadata = ();
+
+    fn partition_operations(history: &[Operation<Self>]) -> Vec<Vec<Operation<Self>>> {
+        let mut by_key: std::collections::BTreeMap<u32, Vec<Operation<Self>>> = Default::default();
+        for op in history {
+            by_key.entry(op.op.key).or_default().push(op.clone());
+        }
+        by_key.into_values().collect()
+    }
+
+    fn init() -> u64 {
+        0
+    }
+
+    fn step(state: &u64, op: &KvOp) -> (bool, u64) {
+        if op.write {
+            (true, op.value)
+        } else {
+            (op.value == *state, *state)
+        }
+    }
+}
+
+fn to_porcupine(ops: &[GenOp]) -> Vec<Operation<KvModel>> {
+    ops.iter()
+        .map(|g| Operation {
+            client_id: Some(g.client),
+            call_time: g.call as i64,
+            return_time: if g.ret == NEVER {
+                i64::MAX
+            } else {
+                g.ret as i64
+            },
+            op: KvOp {
+                key: g.key,
+                write: g.write,
+                value: g.value,
+            },
+            metadata: None,
+        })
+        .collect()
+}
+
+fn verdict_of_report(run: &CheckerRun) -> &'static str {
+    match run {
+        CheckerRun::Judged { anomalies: 0, .. } => "ok",
+        CheckerRun::Judged { .. } => "illegal",
+        _ => "unknown",
+    }
+}
+
+fn main() {
+    let max_ops: usize = std::env::var("FAULTLINE_BENCH_MAX_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let budget = Duration::from_secs(60);
+    println!(
+        "{:<8} {:>7} {:>4} {:>5} {:>7} | {:>10} {:>10} {:>6} | {:>10} {:>10} | {:>9} {:>9} | verdicts",
+        "model",
+        "ops",
+        "cli",
+        "crash",
+        "kind",
+        "fl ms",
+        "porc ms",
+        "ratio",
+        "fl ops/s",
+        "porc ops/s",
+        "fl MiB",
+        "porc MiB"
+    );
+    let mut all_agree = true;
+    let mut ratios = Vec::new();
+    let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
+    for (name, keys) in [("register", 1u32), ("kv", 20)] {
+        if only_model.as_deref().is_some_and(|m| m != name) {
+            continue;
+        }
+        for n in [1_000usize, 10_000, 100_000] {
+            if n > max_ops {
+                continue;
+            }
+            for clients in [10u32, 50] {
+                for stale in [false, true] {
+                    let seed = (n as u64) * 31
+                        + u64::from(clients) * 7
+                        + u64::from(keys)
+                        + u64::from(stale);
+                    let ops = generate(n, clients, keys, stale, seed);
+                    let crashed = ops.iter().filter(|o| o.ret == NEVER).count();
+                    let history = to_history(&ops);
+                    let porcupine_ops = to_porcupine(&ops);
+                    let model = if keys == 1 {
+                        FlModel::Register
+                    } else {
+                        FlModel::Kv
+                    };
+                    let limits = Limits {
+                        time: budget,
+                        max_configs: 30_000_000,
+                    };
+                    let ((report, _), fl_time, fl_mem) =
+                        measured(|| check_with_figures(&history, model, limits));
+                    let fl = verdict_of_report(&report.run);
+                    let expected = if stale { "illegal" } else { "ok" };
+                    let kind = if stale { "stale" } else { "valid" };
+                    if keys == 1 && n > PORCUPINE_REGISTER_MAX_OPS {
+                        // porcupine-rs caches a bitset of every op per configuration
+                        // (12.5 KB each at 100k ops): it would exhaust this machine's
+                        // memory long before its time budget.
+                        all_agree &= fl == expected;
+                        println!(
+                            "{name:<8} {n:>7} {clients:>4} {crashed:>5} {kind:>7} | {:>10.2} {:>10} {:>6} | {:>10.0} {:>10} | {:>9.2} {:>9} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
+                            fl_time.as_secs_f64() * 1e3,
+                            "-",
+                            "-",
+                            n as f64 / fl_time.as_secs_f64().max(1e-9),
+                            "-",
+                            fl_mem as f64 / (1024.0 * 1024.0),
+                            "-",
+                        );
+                        continue;
+                    }
+                    let (porc, porc_time, porc_mem) =
+                        measured(|| porcupine_rs::check_operations_timeout(&porcupine_ops, budget));
+                    let pv = match porc {
+                        CheckResult::Ok => "ok",
+                        CheckResult::Illegal => "illegal",
+                        CheckResult::Unknown => "unknown",
+                    };
+                    // porcupine-rs running out of budget is not a disagreement.
+                    let status = if fl != expected || (pv != "unknown" && pv != fl) {
+                        "DISAGREE"
+                    } else if pv == "unknown" {
+                        "porcupine-rs out of budget;"
+                    } else {
+                        "agree"
+                    };
+                    all_agree &= status != "DISAGREE";
+                    let ratio = fl_time.as_secs_f64() / porc_time.as_secs_f64().max(1e-9);
+                    ratios.push(ratio);
+                    let per_s = |d: Duration| n as f64 / d.as_secs_f64().max(1e-9);
+                    println!(
+                        "{:<8} {:>7} {:>4} {:>5} {:>7} | {:>10.2} {:>10.2} {:>6.3} | {:>10.0} {:>10.0} | {:>9.2} {:>9.2} | {} {fl}/{pv} (expected {expected})",
+                        name,
+                        n,
+                        clients,
+                        crashed,
+                        kind,
+                        fl_time.as_secs_f64() * 1e3,
+                        porc_time.as_secs_f64() * 1e3,
+                        ratio,
+                        per_s(fl_time),
+                        per_s(porc_time),
+                        fl_mem as f64 / (1024.0 * 1024.0),
+                        porc_mem as f64 / (1024.0 * 1024.0),
+                        status,
+                    );
+                }
+            }
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    let worst = ratios.last().copied().unwrap_or(0.0);
+    let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+    println!(
+        "time ratio faultline / porcupine-rs: median {median:.3}, worst {worst:.3}; verdicts {}",
+        if all_agree {
+            "all agree with each other and with the construction"
+        } else {
+            "DISAGREE somewhere (see above)"
+        }
+    );
+}

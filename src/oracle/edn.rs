@@ -1,0 +1,368 @@
+//! A reader for the subset of EDN that Jepsen / Knossos histories use: maps,
+//! vectors, lists, sets, keywords, symbols, strings, integers, floats, `nil`,
+//! booleans, characters, comments, `#_` discards and tagged literals (kept with
+//! their tag). Written here because the EDN crates on crates.io are deprecated or
+//! pull in long-unmaintained dependency trees for a few hundred lines of grammar.
+
+use serde_json::{Map, Number, Value};
+
+/// One EDN value, with the line it starts on (for error messages).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edn {
+    pub line: usize,
+    pub kind: EdnKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdnKind {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    /// Without the leading colon.
+    Keyword(String),
+    Symbol(String),
+    Char(char),
+    Vector(Vec<Edn>),
+    List(Vec<Edn>),
+    Set(Vec<Edn>),
+    Map(Vec<(Edn, Edn)>),
+    Tagged(String, Box<Edn>),
+}
+
+impl Edn {
+    /// The value under keyword `:key` of a map.
+    pub fn get(&self, key: &str) -> Option<&Edn> {
+        match &self.kind {
+            EdnKind::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(&k.kind, EdnKind::Keyword(name) if name == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The JSON rendering used inside faultline's op model: keywords and
+    /// symbols become strings, collections become arrays, map keys strings.
+    pub fn to_json(&self) -> Value {
+        match &self.kind {
+            EdnKind::Nil => Value::Null,
+            EdnKind::Bool(b) => Value::Bool(*b),
+            EdnKind::Int(i) => Value::Number((*i).into()),
+            EdnKind::Float(f) => Number::from_f64(*f).map_or(Value::Null, Value::Number),
+            EdnKind::Str(s) | EdnKind::Keyword(s) | EdnKind::Symbol(s) => Value::String(s.clone()),
+            EdnKind::Char(c) => Value::String(c.to_string()),
+            EdnKind::Vector(items) | EdnKind::List(items) | EdnKind::Set(items) => {
+                Value::Array(items.iter().map(Edn::to_json).collect())
+            }
+            EdnKind::Map(entries) => {
+                let mut map = Map::new();
+                for (k, v) in entries {
+                    let key = match k.to_json() {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    map.insert(key, v.to_json());
+                }
+                Value::Object(map)
+            }
+            EdnKind::Tagged(_, inner) => inner.to_json(),
+        }
+    }
+}
+
+/// A syntax error: line and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdnError {
+    pub line: usize,
+    pub message: String,
+    /// The input ended inside a value (a torn file, not a typo).
+    pub at_end: bool,
+}
+
+/// Reads every top-level value of `text`.
+pub fn read_all(text: &str) -> Result<Vec<Edn>, EdnError> {
+    let mut reader = Reader {
+        bytes: text.as_bytes(),
+        text,
+        pos: 0,
+        line: 1,
+    };
+    let mut out = Vec::new();
+    loop {
+        reader.skip_blank();
+        if reader.pos >= reader.bytes.len() {
+            return Ok(out);
+        }
+        if let Some(value) = reader.value()? {
+            out.push(value);
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    pos: usize,
+    line: usize,
+}
+
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace()
+        || matches!(
+            b,
+            b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
+        )
+}
+
+impl Reader<'_> {
+    fn err(&self, message: impl Into<String>) -> EdnError {
+        EdnError {
+            line: self.line,
+            message: message.into(),
+            at_end: self.pos >= self.bytes.len(),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn bump(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        if b == b'\n' {
+            self.line += 1;
+        }
+        Some(b)
+    }
+
+    /// Whitespace, commas and `;` comments.
+    fn skip_blank(&mut self) {
+        while let Some(b) = self.peek() {
+            if b.is_ascii_whitespace() || b == b',' {
+                self.bump();
+            } else if b == b';' {
+                while let Some(c) = self.bump() {
+                    if c == b'\n' {
+                        break;
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The next value; `None` for a `#_` discard.
+    fn value(&mut self) -> Result<Option<Edn>, EdnError> {
+        self.skip_blank();
+        let line = self.line;
+        let Some(b) = self.peek() else {
+            return Err(self.err("input ends where a value was expected"));
+        };
+        let kind = match b {
+            b'(' => EdnKind::List(self.seq(b')')?),
+            b'[' => EdnKind::Vector(self.seq(b']')?),
+            b'{' => {
+                let items = self.seq(b'}')?;
+                if items.len() % 2 != 0 {
+                    return Err(EdnError {
+                        line,
+                        message: "map has an odd number of forms".into(),
+                        at_end: false,
+                    });
+                }
+                let mut entries = Vec::with_capacity(items.len() / 2);
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    entries.push((k, v));
+                }
+                EdnKind::Map(entries)
+            }
+            b'"' => EdnKind::Str(self.string()?),
+            b'\\' => {
+                self.bump();
+                let token = self.token().to_string();
+                let c = match token.as_str() {
+                    "newline" => '\n',
+                    "space" => ' ',
+                    "tab" => '\t',
+                    "return" => '\r',
+                    t => {
+                        let mut chars = t.chars();
+                        match (chars.next(), chars.next()) {
+                            (Some(c), None) => c,
+                            _ => return Err(self.err(format!("unknown character literal \\{t}"))),
+                        }
+                    }
+                };
+                EdnKind::Char(c)
+            }
+            b'#' => return self.dispatch(line),
+            b')' | b']' | b'}' => {
+                return Err(self.err(format!("unexpected `{}`", b as char)));
+            }
+            _ => self.atom()?,
+        };
+        Ok(Some(Edn { line, kind }))
+    }
+
+    fn dispatch(&mut self, line: usize) -> Result<Option<Edn>, EdnError> {
+        self.bump();
+        match self.peek() {
+            Some(b'{') => {
+                let items = self.seq(b'}')?;
+                Ok(Some(Edn {
+                    line,
+                    kind: EdnKind::Set(items),
+                }))
+            }
+            Some(b'_') => {
+                self.bump();
+                self.value()?;
+                Ok(None)
+            }
+            _ => {
+                let tag = self.token().to_string();
+                if tag.is_empty() {
+                    return Err(self.err("`#` without a tag"));
+                }
+                let inner = self
+                    .value()?
+                    .ok_or_else(|| self.err(format!("tag #{tag} has no value")))?;
+                Ok(Some(Edn {
+                    line,
+                    kind: EdnKind::Tagged(tag, Box::new(inner)),
+                }))
+            }
+        }
+    }
+
+    /// Forms up to the closing byte (the opening one is current).
+    fn seq(&mut self, close: u8) -> Result<Vec<Edn>, EdnError> {
+        let open_line = self.line;
+        self.bump();
+        let mut items = Vec::new();
+        loop {
+            self.skip_blank();
+            match self.peek() {
+                None => {
+                    return Err(EdnError {
+                        line: open_line,
+                        message: format!(
+                            "`{}` opened here is never closed (input ends)",
+                            match close {
+                                b')' => '(',
+                                b']' => '[',
+                                _ => '{',
+                            }
+                        ),
+                        at_end: true,
+                    });
+                }
+                Some(b) if b == close => {
+                    self.bump();
+                    return Ok(items);
+                }
+                Some(_) => {
+                    if let Some(v) = self.value()? {
+                        items.push(v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn string(&mut self) -> Result<String, EdnError> {
+        let start_line = self.line;
+        self.bump();
+        let mut out = String::new();
+        loop {
+            let Some(b) = self.bump() else {
+                return Err(EdnError {
+                    line: start_line,
+                    message: "string is never closed (input ends)".into(),
+                    at_end: true,
+                });
+            };
+            match b {
+                b'"' => return Ok(out),
+                b'\\' => {
+                    let esc = self
+                        .bump()
+                        .ok_or_else(|| self.err("input ends in an escape"))?;
+                    out.push(match esc {
+                        b'n' => '\n',
+                        b't' => '\t',
+                        b'r' => '\r',
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        other => {
+                            return Err(self.err(format!("unknown escape \\{}", other as char)));
+                        }
+                    });
+                }
+                _ => {
+                    // Copy the whole UTF-8 sequence starting at this byte.
+                    let start = self.pos - 1;
+                    let width = utf8_width(b);
+                    let end = (start + width).min(self.bytes.len());
+                    out.push_str(self.text.get(start..end).unwrap_or("\u{fffd}"));
+                    self.pos = end;
+                }
+            }
+        }
+    }
+
+    fn token(&mut self) -> &str {
+        let start = self.pos;
+        while let Some(b) = self.peek() {
+            if is_delimiter(b) {
+                break;
+            }
+            self.pos += 1;
+        }
+        self.text.get(start..self.pos).unwrap_or("")
+    }
+
+    fn atom(&mut self) -> Result<EdnKind, EdnError> {
+        let token = self.token().to_string();
+        if token.is_empty() {
+            return Err(self.err("unexpected character"));
+        }
+        Ok(match token.as_str() {
+            "nil" => EdnKind::Nil,
+            "true" => EdnKind::Bool(true),
+            "false" => EdnKind::Bool(false),
+            t if t.starts_with(':') => EdnKind::Keyword(t[1..].to_string()),
+            t if t.starts_with(|c: char| c.is_ascii_digit())
+                || (t.len() > 1
+                    && t.starts_with(['-', '+'])
+                    && t[1..].starts_with(|c: char| c.is_ascii_digit())) =>
+            {
+                number(t).ok_or_else(|| self.err(format!("bad number `{t}`")))?
+            }
+            t => EdnKind::Symbol(t.to_string()),
+        })
+    }
+}
+
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Integers (an `N` suffix allowed) and floats (an `M` suffix allowed).
+fn number(token: &str) -> Option<EdnKind> {
+    let t = token.trim_end_matches(['N', 'M']);
+    if let Ok(i) = t.parse::<i64>() {
+        return Some(EdnKind::Int(i));
+    }
+    t.parse::<f64>().ok().map(EdnKind::Float)
+}

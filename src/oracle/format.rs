@@ -1,0 +1,46 @@
+//! The history formats faultline reads, by name.
+
+use super::history::{History, HistoryError, parse_jsonl};
+use super::jepsen::parse_edn;
+use super::porcupine_log::parse_porcupine;
+
+/// A history file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// faultline's JSONL records (the default fields).
+    Jsonl,
+    /// Jepsen / Knossos EDN.
+    Edn,
+    /// Porcupine-style operation log (JSONL).
+    Porcupine,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 3] = ["jsonl", "edn", "porcupine"];
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "jsonl" => Some(Format::Jsonl),
+            "edn" => Some(Format::Edn),
+            "porcupine" => Some(Format::Porcupine),
+            _ => None,
+        }
+    }
+
+    /// Guess from a file name: `.edn` is EDN, anything else faultline's JSONL.
+    pub fn from_path(path: &std::path::Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("edn") => Format::Edn,
+            _ => Format::Jsonl,
+        }
+    }
+}
+
+/// Parse `text` in `format`; `source` names it in errors.
+pub fn read_history(format: Format, source: &str, text: &str) -> Result<History, HistoryError> {
+    match format {
+        Format::Jsonl => parse_jsonl(source, text),
+        Format::Edn => parse_edn(source, text),
+        Format::Porcupine => parse_porcupine(source, text),
+    }
+}

@@ -1,0 +1,178 @@
+//! Turns history ops into the compact form the search runs on: interned values,
+//! one step rule per op, times as integers, indeterminate returns as "never".
+
+use crate::oracle::history::Op;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// An interned value; `NIL` is the initial register value (JSON null).
+pub type Val = u32;
+pub const NIL: Val = 0;
+
+/// Return time of an op whose effect is unknown: it may linearize any time after its call.
+pub const NEVER: u64 = u64::MAX;
+
+/// The step rule of one op on a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Read(Val),
+    Write(Val),
+    /// Compare-and-set that succeeded (or might have, when indeterminate).
+    Cas(Val, Val),
+    /// Compare-and-set that answered "no": the register did not hold `old`.
+    CasRefused(Val),
+}
+
+impl Step {
+    /// The register's next value, or `None` if the op cannot happen in `state`.
+    #[inline]
+    pub fn apply(self, state: Val) -> Option<Val> {
+        match self {
+            Step::Read(v) => (v == state).then_some(state),
+            Step::Write(v) => Some(v),
+            Step::Cas(old, new) => (old == state).then_some(new),
+            Step::CasRefused(old) => (old != state).then_some(state),
+        }
+    }
+}
+
+/// One op ready for the search.
+#[derive(Debug, Clone, Copy)]
+pub struct Compiled {
+    pub step: Step,
+    pub call: u64,
+    /// `NEVER` when indeterminate (until a crashed write is given a bound).
+    pub ret: u64,
+    /// The op's outcome is unknown (it never returned).
+    pub indeterminate: bool,
+    /// Index of the op in the history (for reports).
+    pub origin: usize,
+}
+
+/// Why an op is left out of the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Failed, or an indeterminate read: it constrains nothing.
+    NoEffect,
+    /// An op type or input shape the register model does not know.
+    Unsupported,
+}
+
+/// A multiply-mix hasher for the interner's integer and string keys (the
+/// standard SipHash dominates compile time on large histories; these keys
+/// come from the history file, and a slow bucket is the worst a crafted one
+/// can cause).
+#[derive(Default)]
+pub struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+type MixMap<K> = HashMap<K, Val, BuildHasherDefault<MixHasher>>;
+
+/// Value interning shared by every partition of one history. Integers and
+/// strings (the common register values) are looked up without rendering them.
+#[derive(Default)]
+pub struct Interner {
+    ints: MixMap<i64>,
+    strings: MixMap<String>,
+    /// Anything else, by its JSON text.
+    others: MixMap<String>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    pub fn new() -> Self {
+        let mut i = Interner::default();
+        i.intern(&Value::Null);
+        i
+    }
+
+    pub fn intern(&mut self, v: &Value) -> Val {
+        let next = self.names.len() as Val;
+        let (id, fresh) = if let Some(k) = v.as_i64() {
+            let id = *self.ints.entry(k).or_insert(next);
+            (id, id == next)
+        } else if let Value::String(s) = v {
+            match self.strings.get(s.as_str()) {
+                Some(id) => (*id, false),
+                None => {
+                    self.strings.insert(s.clone(), next);
+                    (next, true)
+                }
+            }
+        } else {
+            let id = *self.others.entry(v.to_string()).or_insert(next);
+            (id, id == next)
+        };
+        if fresh {
+            self.names.push(v.to_string());
+        }
+        id
+    }
+
+    /// The JSON text of an interned value.
+    pub fn name(&self, v: Val) -> &str {
+        self.names.get(v as usize).map_or("?", String::as_str)
+    }
+}
+
+/// Compile `op` (at history index `origin`) or say why it is skipped.
+pub fn compile(op: &Op, origin: usize, values: &mut Interner) -> Result<Compiled, Skip> {
+    if op.is_failed() {
+        return Err(Skip::NoEffect);
+    }
+    let indeterminate = op.is_indeterminate();
+    let step = match op.op_type.as_str() {
+        "read" | "get" | "r" if indeterminate => return Err(Skip::NoEffect),
+        "read" | "get" | "r" => Step::Read(values.intern(&op.output)),
+        "write" | "put" | "w" => Step::Write(values.intern(&op.input)),
+        "cas" | "compare-and-set" => {
+            let (old, new) = cas_args(&op.input).ok_or(Skip::Unsupported)?;
+            let (old, new) = (values.intern(old), values.intern(new));
+            if !indeterminate && op.output == Value::Bool(false) {
+                Step::CasRefused(old)
+            } else {
+                Step::Cas(old, new)
+            }
+        }
+        _ => return Err(Skip::Unsupported),
+    };
+    let ret = match op.complete_ts {
+        Some(t) if !indeterminate => t,
+        _ => NEVER,
+    };
+    Ok(Compiled {
+        step,
+        call: op.invoke_ts,
+        ret,
+        indeterminate,
+        origin,
+    })
+}
+
+/// `[old, new]` or `{"old"|"expected": …, "new": …}`.
+fn cas_args(input: &Value) -> Option<(&Value, &Value)> {
+    match input {
+        Value::Array(pair) if pair.len() == 2 => Some((&pair[0], &pair[1])),
+        Value::Object(o) => Some((o.get("old").or_else(|| o.get("expected"))?, o.get("new")?)),
+        _ => None,
+    }
+}

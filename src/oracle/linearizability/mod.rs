@@ -1,0 +1,339 @@
+//! Linearizability of a register or a key-value map (one register per key,
+//! checked key by key: a map history is linearizable iff every key's is).
+
+pub mod compile;
+pub mod crashed;
+pub mod search;
+
+use super::checker::{Anomaly, CheckerReport, evidence_line, missing_fields_report};
+use super::history::History;
+use crate::verdict::CheckerRun;
+use compile::{Compiled, Interner, NIL, Skip, compile};
+use search::{Budget, Outcome, Stats, search};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Which object the history's ops act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// One register; keys, if any, are ignored.
+    Register,
+    /// A map: an independent register per key.
+    Kv,
+}
+
+impl Model {
+    pub fn checker_name(self) -> &'static str {
+        match self {
+            Model::Register => "linearizability-register",
+            Model::Kv => "linearizability-kv",
+        }
+    }
+
+    pub fn required_fields(self) -> &'static [&'static str] {
+        match self {
+            Model::Register => &[
+                "op_id",
+                "invoke_ts",
+                "complete_ts",
+                "op_type",
+                "input",
+                "output",
+                "error",
+                "timeout",
+            ],
+            Model::Kv => &[
+                "op_id",
+                "invoke_ts",
+                "complete_ts",
+                "op_type",
+                "key",
+                "input",
+                "output",
+                "error",
+                "timeout",
+            ],
+        }
+    }
+
+    pub fn scope(self) -> &'static str {
+        match self {
+            Model::Register => {
+                "read / write / cas on one register, initially null; does not judge ops of \
+                 other types (counted as unchecked), durability after the history ends, or \
+                 anything the recorder's clock misorders"
+            }
+            Model::Kv => {
+                "read / write / cas per key, each key an independent register initially null; \
+                 does not judge cross-key (transactional) ordering or ops of other types"
+            }
+        }
+    }
+}
+
+/// Search limits for the whole history.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub time: Duration,
+    pub max_configs: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            time: Duration::from_secs(60),
+            max_configs: 20_000_000,
+        }
+    }
+}
+
+/// What the search did, beside the report (for the benchmark).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SearchFigures {
+    pub partitions: usize,
+    pub peak_configs: usize,
+    pub steps: u64,
+    /// Crashed writes nobody could observe, left out of the search.
+    pub crashed_writes_dropped: usize,
+}
+
+/// Check `history` under `model`.
+pub fn check(history: &History, model: Model, limits: Limits) -> CheckerReport {
+    check_with_figures(history, model, limits).0
+}
+
+/// [`check`], also returning the search figures.
+pub fn check_with_figures(
+    history: &History,
+    model: Model,
+    limits: Limits,
+) -> (CheckerReport, SearchFigures) {
+    let name = model.checker_name();
+    if let Some(r) = missing_fields_report(name, model.scope(), history, model.required_fields()) {
+        return (r, SearchFigures::default());
+    }
+    let mut values = Interner::new();
+    let mut partitions: BTreeMap<&str, Vec<Compiled>> = BTreeMap::new();
+    let mut unsupported = 0u64;
+    for (i, op) in history.ops.iter().enumerate() {
+        let key = match model {
+            Model::Register => "",
+            Model::Kv => match &op.key {
+                Some(k) => k.as_str(),
+                None => {
+                    unsupported += 1;
+                    continue;
+                }
+            },
+        };
+        match compile(op, i, &mut values) {
+            Ok(c) => partitions.entry(key).or_default().push(c),
+            Err(Skip::NoEffect) => {}
+            Err(Skip::Unsupported) => unsupported += 1,
+        }
+    }
+    let budget = Budget {
+        deadline: Instant::now().checked_add(limits.time),
+        max_configs: limits.max_configs,
+    };
+    let mut figures = SearchFigures {
+        partitions: partitions.len(),
+        ..SearchFigures::default()
+    };
+    let mut anomalies = Vec::new();
+    let mut unknown = None;
+    for ops in partitions.values_mut() {
+        figures.crashed_writes_dropped += crashed::settle(ops);
+    }
+    let partitions: Vec<(&str, Vec<Compiled>)> = partitions.into_iter().collect();
+    let results = search_all(&partitions, budget);
+    for ((key, ops), (outcome, stats)) in partitions.iter().zip(results) {
+        figures.peak_configs = figures.peak_configs.max(stats.configs);
+        figures.steps += stats.steps;
+        match outcome {
+            Outcome::Linearizable => {}
+            Outcome::Illegal {
+                blocked,
+                depth,
+                state,
+            } => anomalies.push(counterexample(
+                history, &values, model, key, ops, blocked, depth, state,
+            )),
+            Outcome::Unknown { reason } => {
+                let key_note = match model {
+                    Model::Register => String::new(),
+                    Model::Kv => format!(" on key `{key}` ({} ops)", ops.len()),
+                };
+                unknown.get_or_insert(format!("{reason}{key_note}"));
+            }
+        }
+    }
+    let produced = history.ops.len() as u64;
+    let checked = produced - unsupported;
+    let report = match unknown {
+        // A violation found is a finding even if another key ran out of budget.
+        Some(reason) if anomalies.is_empty() => CheckerReport {
+            checker: name.into(),
+            evidence: format!("unknown: {reason}"),
+            run: CheckerRun::Unknown { reason },
+            anomalies,
+            scope: model.scope().into(),
+        },
+        _ => CheckerReport {
+            checker: name.into(),
+            evidence: format!(
+                "{} ({} partition(s), {} search configurations at most)",
+                evidence_line(checked, produced, anomalies.len()),
+                partitions.len(),
+                figures.peak_configs
+            ),
+            run: CheckerRun::Judged {
+                anomalies: anomalies.len() as u64,
+                ops_checked: checked,
+                ops_produced: produced,
+            },
+            anomalies,
+            scope: model.scope().into(),
+        },
+    };
+    (report, figures)
+}
+
+/// Search every partition, on as many threads as the machine offers (partitions
+/// are independent); results come back in partition order.
+fn search_all(partitions: &[(&str, Vec<Compiled>)], budget: Budget) -> Vec<(Outcome, Stats)> {
+    // Below this many ops, starting threads costs more than it saves.
+    const PARALLEL_FROM_OPS: usize = 4_000;
+    let total: usize = partitions.iter().map(|(_, ops)| ops.len()).sum();
+    let workers = if total < PARALLEL_FROM_OPS {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(partitions.len())
+    };
+    if workers <= 1 {
+        return partitions
+            .iter()
+            .map(|(_, ops)| search(ops, NIL, budget))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<(Outcome, Stats)>> = vec![None; partitions.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((_, ops)) = partitions.get(i) else {
+                            return done;
+                        };
+                        done.push((i, search(ops, NIL, budget)));
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            // A worker that panicked leaves its partitions unanswered (unknown below).
+            if let Ok(done) = handle.join() {
+                for (i, result) in done {
+                    results[i] = Some(result);
+                }
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                (
+                    Outcome::Unknown {
+                        reason: "the search thread failed".into(),
+                    },
+                    Stats::default(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The blocked op and the ops overlapping it on its key, with why.
+#[allow(clippy::too_many_arguments)]
+fn counterexample(
+    history: &History,
+    values: &Interner,
+    model: Model,
+    key: &str,
+    ops: &[Compiled],
+    blocked: usize,
+    depth: usize,
+    state: compile::Val,
+) -> Anomaly {
+    const MAX_OVERLAPPING: usize = 8;
+    let stuck = ops[blocked];
+    let describe = |c: &Compiled| {
+        let op = &history.ops[c.origin];
+        let ret = if c.indeterminate {
+            "never returned".to_string()
+        } else {
+            format!("returned at {}", c.ret)
+        };
+        match c.step {
+            compile::Step::Read(v) => format!("op {} read {} ({ret})", op.op_id, values.name(v)),
+            compile::Step::Write(v) => {
+                format!("op {} wrote {} ({ret})", op.op_id, values.name(v))
+            }
+            compile::Step::Cas(a, b) => format!(
+                "op {} cas {}→{} ({ret})",
+                op.op_id,
+                values.name(a),
+                values.name(b)
+            ),
+            compile::Step::CasRefused(a) => {
+                format!(
+                    "op {} cas from {} refused ({ret})",
+                    op.op_id,
+                    values.name(a)
+                )
+            }
+        }
+    };
+    // Ops that could be ordered just before the stuck one: they overlap it.
+    let mut overlapping: Vec<&Compiled> = ops
+        .iter()
+        .filter(|c| c.origin != stuck.origin && c.call <= stuck.ret && c.ret >= stuck.call)
+        .collect();
+    overlapping.sort_by_key(|c| stuck.call.abs_diff(c.call));
+    overlapping.truncate(MAX_OVERLAPPING);
+    let mut ids = vec![history.ops[stuck.origin].op_id.clone()];
+    ids.extend(
+        overlapping
+            .iter()
+            .map(|c| history.ops[c.origin].op_id.clone()),
+    );
+    let place = match model {
+        Model::Register => "the register".to_string(),
+        Model::Kv => format!("key `{key}`"),
+    };
+    let others = if overlapping.is_empty() {
+        "no op overlaps it".to_string()
+    } else {
+        overlapping
+            .iter()
+            .map(|c| describe(c))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    Anomaly {
+        ops: ids,
+        why: format!(
+            "not linearizable on {place}: {} cannot take effect in any order of the ops before it \
+             (deepest linearizable prefix: {depth} ops, leaving the value {}); overlapping: {others}",
+            describe(&stuck),
+            values.name(state)
+        ),
+    }
+}

@@ -1,0 +1,181 @@
+//! Porcupine-style operation logs: one JSON object per line with the fields of
+//! Porcupine's `Operation` — client id, input, call time, output, return time —
+//! spelled `ClientId`/`client_id`, `Input`/`input`, `Call`/`call`,
+//! `Output`/`output`, `Return`/`return`.
+//!
+//! The input is `{op, key, value}` (`op` a name such as `get`/`put`/`read`/
+//! `write`/`cas`, or Porcupine's KV numbering 0 get, 1 put, 2 append) or a bare
+//! value (a write to the single register). A crashed op has a null or absent
+//! return time (or one at or past 2^62, the "infinite" return Porcupine harnesses
+//! write): its effect is unknown. Porcupine logs carry no errors, so `error` is
+//! null for every op.
+
+use super::history::{History, HistoryError, Op};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+
+/// Return times at or past this mean "never returned".
+const INFINITE_RETURN: u64 = 1 << 62;
+
+/// Parse a Porcupine-style log. `source` names it in error messages.
+pub fn parse_porcupine(source: &str, text: &str) -> Result<History, HistoryError> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len().saturating_sub(1);
+    let mut ops = Vec::new();
+    let mut every_op_keyed = true;
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line_err = |message: String| HistoryError::Line {
+            source_name: source.to_string(),
+            line: i + 1,
+            message,
+        };
+        let map = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(line_err("expected a JSON object".into())),
+            Err(e) if i == last => {
+                return Err(line_err(format!(
+                    "truncated final line (no trailing newline, invalid JSON: {e})"
+                )));
+            }
+            Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
+        };
+        let op = LogLine {
+            source,
+            line: i + 1,
+            map: &map,
+        }
+        .op()?;
+        every_op_keyed &= op.key.is_some();
+        ops.push(op);
+    }
+    let mut present: BTreeSet<String> = [
+        "op_id",
+        "process",
+        "invoke_ts",
+        "complete_ts",
+        "op_type",
+        "input",
+        "output",
+        "error",
+        "timeout",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    if every_op_keyed {
+        present.insert("key".into());
+    }
+    Ok(History {
+        ops,
+        present_fields: present,
+        source: source.to_string(),
+    })
+}
+
+struct LogLine<'a> {
+    source: &'a str,
+    line: usize,
+    map: &'a Map<String, Value>,
+}
+
+impl LogLine<'_> {
+    fn err(&self, field: &str, message: &str) -> HistoryError {
+        HistoryError::Field {
+            source_name: self.source.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    /// The first of `names` present in the record.
+    fn get(&self, names: &[&str]) -> Option<&Value> {
+        names.iter().find_map(|n| self.map.get(*n))
+    }
+
+    fn op(&self) -> Result<Op, HistoryError> {
+        let client = match self.get(&["ClientId", "client_id", "client"]) {
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(self.err("client_id", "expected a client id")),
+        };
+        let call = self
+            .get(&["Call", "call"])
+            .and_then(Value::as_u64)
+            .ok_or_else(|| self.err("call", "expected a non-negative integer call time"))?;
+        let ret = match self.get(&["Return", "return"]) {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                let t = v
+                    .as_u64()
+                    .ok_or_else(|| self.err("return", "expected a non-negative integer"))?;
+                (t < INFINITE_RETURN).then_some(t)
+            }
+        };
+        if let Some(r) = ret
+            && r < call
+        {
+            return Err(self.err("return", "return time is before the call time"));
+        }
+        let input = self
+            .get(&["Input", "input"])
+            .cloned()
+            .unwrap_or(Value::Null);
+        let (op_type, key, value) = split_input(&input);
+        let output = match self.get(&["Output", "output"]) {
+            Some(Value::Object(o)) => o
+                .get("value")
+                .or_else(|| o.get("Value"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
+        Ok(Op {
+            op_id: format!("L{}", self.line),
+            process: client,
+            invoke_ts: call,
+            complete_ts: ret,
+            op_type,
+            key,
+            input: value,
+            output: if ret.is_some() { output } else { Value::Null },
+            error: None,
+            timeout: ret.is_none(),
+            node: None,
+            fault_epoch: None,
+        })
+    }
+}
+
+/// (op type, key, input value) of a Porcupine input.
+fn split_input(input: &Value) -> (String, Option<String>, Value) {
+    let Value::Object(o) = input else {
+        return ("write".into(), None, input.clone());
+    };
+    let field = |names: &[&str]| names.iter().find_map(|n| o.get(*n));
+    let op_type = match field(&["op", "Op", "f", "type"]) {
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(0) => "read".to_string(),
+            Some(1) => "write".to_string(),
+            Some(2) => "append".to_string(),
+            _ => n.to_string(),
+        },
+        Some(Value::String(s)) => match s.as_str() {
+            "get" => "read".to_string(),
+            "put" => "write".to_string(),
+            other => other.to_string(),
+        },
+        _ => "write".to_string(),
+    };
+    let key = field(&["key", "Key"]).map(|k| match k {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let value = field(&["value", "Value"]).cloned().unwrap_or(Value::Null);
+    (op_type, key, value)
+}

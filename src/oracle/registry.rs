@@ -1,0 +1,312 @@
+//! Every built-in checker by name, what it reads, and the checker picker
+//! (model + claim category → checker, `oracles-and-faults.md`).
+
+use super::checker::{CheckerReport, mismatch};
+use super::final_state::{Dump, invariant, reconciliation};
+use super::history::History;
+use super::linearizability::{self, Limits, Model};
+use super::params::Params;
+use super::session::{monotonic_reads, read_your_writes};
+use super::slo::{fairness, thresholds};
+use super::{exactly_once, no_lost_ack, prefix_order};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What a checker reads besides its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    History,
+    /// The history and the final-state dump.
+    HistoryAndFinalState,
+    /// The final-state dump (the history, if given, proves quiescence).
+    FinalState,
+    /// Two or more replica dumps.
+    Replicas,
+}
+
+/// One built-in checker's declaration.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckerInfo {
+    pub name: &'static str,
+    pub needs: Needs,
+    /// The (model, claim category) rows of the picker table it serves.
+    pub serves: &'static [(&'static str, &'static str)],
+    pub summary: &'static str,
+}
+
+/// Every built-in checker, in `--help` order.
+pub const CHECKERS: &[CheckerInfo] = &[
+    CheckerInfo {
+        name: "linearizability-register",
+        needs: Needs::History,
+        serves: &[("register", "safety"), ("counter", "safety")],
+        summary: "WGL search on one register (read/write/cas)",
+    },
+    CheckerInfo {
+        name: "linearizability-kv",
+        needs: Needs::History,
+        serves: &[
+            ("map", "safety"),
+            ("register", "safety"),
+            ("counter", "safety"),
+        ],
+        summary: "WGL search per key of a map",
+    },
+    CheckerInfo {
+        name: "no-lost-ack",
+        needs: Needs::HistoryAndFinalState,
+        serves: &[
+            ("log", "durability"),
+            ("map", "durability"),
+            ("register", "durability"),
+        ],
+        summary: "every acknowledged write is in the final state",
+    },
+    CheckerInfo {
+        name: "exactly-once",
+        needs: Needs::HistoryAndFinalState,
+        serves: &[("ledger", "idempotency")],
+        summary: "at most one committed effect per idempotency key",
+    },
+    CheckerInfo {
+        name: "prefix-order",
+        needs: Needs::History,
+        serves: &[("queue", "ordering"), ("log", "ordering")],
+        summary: "each consumer sees a prefix of the canonical order (params: window)",
+    },
+    CheckerInfo {
+        name: "monotonic-reads",
+        needs: Needs::History,
+        serves: &[("session", "safety"), ("session", "consistency")],
+        summary: "per (process, key) read versions never go back",
+    },
+    CheckerInfo {
+        name: "read-your-writes",
+        needs: Needs::History,
+        serves: &[("session", "safety"), ("session", "consistency")],
+        summary: "a session reads its own acknowledged writes",
+    },
+    CheckerInfo {
+        name: "reconciliation",
+        needs: Needs::Replicas,
+        serves: &[("membership-table", "membership"), ("map", "convergence")],
+        summary: "replica dumps agree key by key",
+    },
+    CheckerInfo {
+        name: "invariant",
+        needs: Needs::FinalState,
+        serves: &[
+            ("counter", "safety"),
+            ("lock", "safety"),
+            ("lease", "safety"),
+            ("ledger", "safety"),
+        ],
+        summary: "predicate over the final state (params: sum, min, max, count, distinct)",
+    },
+    CheckerInfo {
+        name: "slo",
+        needs: Needs::History,
+        serves: &[
+            ("any", "performance-slo"),
+            ("any", "liveness"),
+            ("any", "operational"),
+        ],
+        summary: "latency / error-rate / throughput thresholds (params: p99_ms, error_rate, …)",
+    },
+    CheckerInfo {
+        name: "fairness",
+        needs: Needs::History,
+        serves: &[("any", "fairness")],
+        summary: "per-group formulas (params: group, worst_p99_ratio, …)",
+    },
+];
+
+/// The names, for `--help` and `references/checkers.md`.
+pub fn names() -> Vec<&'static str> {
+    CHECKERS.iter().map(|c| c.name).collect()
+}
+
+pub fn info(name: &str) -> Option<&'static CheckerInfo> {
+    CHECKERS.iter().find(|c| c.name == name)
+}
+
+/// The checker the picker table suggests for a model and claim category.
+pub fn pick(model: &str, claim: &str) -> Option<&'static str> {
+    CHECKERS
+        .iter()
+        .find(|c| c.serves.iter().any(|(m, k)| *m == model && *k == claim))
+        .or_else(|| {
+            CHECKERS
+                .iter()
+                .find(|c| c.serves.iter().any(|(m, k)| *m == "any" && *k == claim))
+        })
+        .map(|c| c.name)
+}
+
+/// Why `checker` does not fit the model and claim, if it does not. An unknown
+/// model or claim (`None`) is not held against it.
+pub fn misfit(checker: &str, model: Option<&str>, claim: Option<&str>) -> Option<String> {
+    let info = info(checker)?;
+    // A row for the model itself fits whatever the claim (the model is the
+    // stronger statement); an "any model" row, or any row when the model is
+    // unknown, must match the claim.
+    let fits = |m: &str, k: &str| match (model, claim) {
+        (Some(model), _) if m == model => true,
+        (_, Some(claim)) if m == "any" || model.is_none() => k == claim,
+        (_, None) => m == "any",
+        _ => false,
+    };
+    if info.serves.iter().any(|(m, k)| fits(m, k)) {
+        return None;
+    }
+    let asked = match (model, claim) {
+        (Some(m), Some(k)) => format!("model `{m}`, claim `{k}`"),
+        (Some(m), None) => format!("model `{m}`"),
+        (None, Some(k)) => format!("claim `{k}`"),
+        (None, None) => return None,
+    };
+    let suggestion = match (model, claim) {
+        (Some(m), Some(k)) => pick(m, k).map(|p| format!("; the picker suggests `{p}`")),
+        _ => None,
+    }
+    .unwrap_or_default();
+    Some(format!(
+        "checker `{checker}` does not match {asked}{suggestion}"
+    ))
+}
+
+/// Everything a checker may read.
+#[derive(Debug, Default)]
+pub struct Inputs<'a> {
+    pub history: Option<&'a History>,
+    pub final_state: Option<&'a Value>,
+    pub replicas: &'a [Dump],
+    /// The plan's model and claim category, when known.
+    pub model: Option<&'a str>,
+    pub claim: Option<&'a str>,
+}
+
+/// Run checker `name`. `Err` is a usage problem (unknown name, bad parameter,
+/// an input the checker needs was not given), not a verdict.
+pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport, String> {
+    info(name).ok_or_else(|| {
+        format!(
+            "no built-in checker `{name}` (one of: {})",
+            names().join(", ")
+        )
+    })?;
+    if let Some(reason) = misfit(name, inputs.model, inputs.claim) {
+        return Ok(mismatch(name, "", reason));
+    }
+    let history = || {
+        inputs
+            .history
+            .ok_or_else(|| format!("checker `{name}` needs a history"))
+    };
+    let final_state = || {
+        inputs
+            .final_state
+            .ok_or_else(|| format!("checker `{name}` needs a final-state dump"))
+    };
+    let final_map = || -> Result<BTreeMap<String, Value>, String> {
+        match final_state()? {
+            Value::Object(m) => Ok(m.clone().into_iter().collect()),
+            _ => Err("final state: expected a JSON object of key → value".into()),
+        }
+    };
+    match name {
+        "linearizability-register" | "linearizability-kv" => {
+            params.only(name, &["time_limit_s", "max_configs"])?;
+            let defaults = Limits::default();
+            let limits = Limits {
+                time: params
+                    .f64("time_limit_s")?
+                    .map_or(defaults.time, Duration::from_secs_f64),
+                max_configs: params
+                    .u64("max_configs")?
+                    .map_or(defaults.max_configs, |n| n as usize),
+            };
+            let model = if name == "linearizability-kv" {
+                Model::Kv
+            } else {
+                Model::Register
+            };
+            Ok(linearizability::check(history()?, model, limits))
+        }
+        "no-lost-ack" => {
+            params.only(name, &[])?;
+            Ok(no_lost_ack::check(history()?, &final_map()?))
+        }
+        "exactly-once" => exactly_once::check(history()?, final_state()?, params),
+        "prefix-order" => prefix_order::check(history()?, params),
+        "monotonic-reads" => monotonic_reads::check(history()?, params),
+        "read-your-writes" => read_your_writes::check(history()?, params),
+        "reconciliation" => reconciliation::check(inputs.replicas, params),
+        "invariant" => invariant::check(&final_map()?, inputs.history, inputs.replicas, params),
+        "slo" => thresholds::check(history()?, params),
+        "fairness" => fairness::check(history()?, params),
+        other => Err(format!("checker `{other}` is declared but not wired")),
+    }
+}
+
+/// Run a run-spec checker (`builtin: "NAME [param=value …]"`) inside a session:
+/// the final state is `<artifacts>/final.json` and replica dumps are the
+/// `<artifacts>/replicas/*.json` files, read only when the checker needs them.
+pub fn run_in_session(
+    spec: &str,
+    history: &History,
+    artifacts: &std::path::Path,
+) -> Result<CheckerReport, String> {
+    let (name, params) = Params::split_spec(spec)?;
+    let needs = info(&name).map(|i| i.needs).ok_or_else(|| {
+        format!(
+            "no built-in checker `{name}` (one of: {})",
+            names().join(", ")
+        )
+    })?;
+    let final_state = match needs {
+        Needs::HistoryAndFinalState | Needs::FinalState => {
+            let path = artifacts.join("final.json");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("final state {}: {e}", path.display()))?;
+            Some(
+                serde_json::from_str::<Value>(&text)
+                    .map_err(|e| format!("final state {}: invalid JSON: {e}", path.display()))?,
+            )
+        }
+        _ => None,
+    };
+    let replicas = match needs {
+        Needs::Replicas | Needs::FinalState => replica_dumps(&artifacts.join("replicas"))?,
+        _ => Vec::new(),
+    };
+    let inputs = Inputs {
+        history: Some(history),
+        final_state: final_state.as_ref(),
+        replicas: &replicas,
+        model: None,
+        claim: None,
+    };
+    run(&name, &inputs, &params)
+}
+
+/// Every `*.json` in `dir`, by file name; a missing directory is no replicas.
+fn replica_dumps(dir: &std::path::Path) -> Result<Vec<Dump>, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let name = p.display().to_string();
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{name}: {e}"))?;
+            super::final_state::parse_dump(&name, &text).map(|d| (name, d))
+        })
+        .collect()
+}

@@ -1,0 +1,470 @@
+//! Known-answer tests of the linear checkers: exactly-once, prefix-order,
+//! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
+//! and the registry / picker.
+
+use faultline::oracle::CheckerReport;
+use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
+use faultline::oracle::params::Params;
+use faultline::oracle::registry::{self, Inputs, misfit, pick};
+use faultline::verdict::CheckerRun;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+#[allow(clippy::too_many_arguments)]
+fn op(
+    id: u64,
+    p: &str,
+    call: u64,
+    ret: Option<u64>,
+    kind: &str,
+    key: &str,
+    input: Value,
+    output: Value,
+) -> Op {
+    Op {
+        op_id: id.to_string(),
+        process: p.into(),
+        invoke_ts: call,
+        complete_ts: ret,
+        op_type: kind.into(),
+        key: Some(key.into()),
+        input,
+        output,
+        error: None,
+        timeout: ret.is_none(),
+        node: Some("n1".into()),
+        fault_epoch: None,
+    }
+}
+
+fn history(ops: Vec<Op>) -> History {
+    History {
+        ops,
+        present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+        source: "test".into(),
+    }
+}
+
+fn run(
+    name: &str,
+    h: Option<&History>,
+    final_state: Option<&Value>,
+    params: &[&str],
+) -> CheckerReport {
+    let inputs = Inputs {
+        history: h,
+        final_state,
+        ..Inputs::default()
+    };
+    registry::run(name, &inputs, &Params::parse(params).expect("params")).expect("runs")
+}
+
+fn count(r: &CheckerReport) -> u64 {
+    match &r.run {
+        CheckerRun::Judged { anomalies, .. } => *anomalies,
+        other => panic!("{}: not judged: {other:?}", r.checker),
+    }
+}
+
+fn pay(id: u64, key: &str, ok: bool) -> Op {
+    let mut o = op(
+        id,
+        "c",
+        id * 10,
+        Some(id * 10 + 5),
+        "pay",
+        "acct",
+        json!({"idempotency_key": key, "amount": 5}),
+        json!("ok"),
+    );
+    if !ok {
+        o.error = Some("declined".into());
+    }
+    o
+}
+
+#[test]
+fn exactly_once_duplicates_lost_and_phantoms() {
+    let h = history(vec![
+        pay(1, "a", true),
+        pay(2, "a", true),
+        pay(3, "b", true),
+        pay(4, "c", false),
+    ]);
+    let clean = json!([{"idempotency_key": "a"}, {"idempotency_key": "b"}]);
+    assert_eq!(count(&run("exactly-once", Some(&h), Some(&clean), &[])), 0);
+    let dup = json!([{"idempotency_key": "a"}, {"idempotency_key": "a"}, {"idempotency_key": "b"}]);
+    let r = run("exactly-once", Some(&h), Some(&dup), &[]);
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.starts_with("duplicate effect"),
+        "{:?}",
+        r.anomalies
+    );
+    let lost_and_phantom = json!({"a": 1, "c": 1, "zzz": 1});
+    let r = run("exactly-once", Some(&h), Some(&lost_and_phantom), &[]);
+    let whys: Vec<&str> = r
+        .anomalies
+        .iter()
+        .map(|a| a.why.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        whys,
+        [
+            "lost effect",
+            "effect of a rejected request",
+            "phantom effect"
+        ]
+    );
+}
+
+#[test]
+fn exactly_once_by_op_id_is_a_mismatch() {
+    let h = history(vec![pay(1, "a", true)]);
+    let r = run(
+        "exactly-once",
+        Some(&h),
+        Some(&json!([])),
+        &["key_field=op_id"],
+    );
+    assert!(matches!(r.run, CheckerRun::Mismatch { .. }), "{:?}", r.run);
+}
+
+fn enq(id: u64, v: i64, done: u64) -> Op {
+    op(
+        id,
+        "producer",
+        done - 5,
+        Some(done),
+        "enqueue",
+        "q",
+        json!(v),
+        Value::Null,
+    )
+}
+
+fn deq(id: u64, consumer: &str, at: u64, v: Value) -> Op {
+    op(
+        id,
+        consumer,
+        at,
+        Some(at + 1),
+        "dequeue",
+        "q",
+        Value::Null,
+        v,
+    )
+}
+
+#[test]
+fn prefix_order_in_order_reordered_and_windowed() {
+    let produce = vec![enq(1, 1, 10), enq(2, 2, 20), enq(3, 3, 30)];
+    let mut ordered = produce.clone();
+    ordered.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(2)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    assert_eq!(
+        count(&run("prefix-order", Some(&history(ordered)), None, &[])),
+        0
+    );
+
+    let mut swapped = produce.clone();
+    swapped.extend([
+        deq(4, "c1", 40, json!(2)),
+        deq(5, "c1", 50, json!(1)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    let h = history(swapped);
+    let r = run("prefix-order", Some(&h), None, &[]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("reordered"),
+        "{}",
+        r.anomalies[0].why
+    );
+    assert_eq!(
+        count(&run("prefix-order", Some(&h), None, &["window=1"])),
+        0
+    );
+}
+
+#[test]
+fn prefix_order_skips_duplicates_and_foreign_values() {
+    let mut ops = vec![enq(1, 1, 10), enq(2, 2, 20), enq(3, 3, 30)];
+    ops.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(3)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    ops.push(deq(7, "c2", 40, json!(99)));
+    let r = run("prefix-order", Some(&history(ops)), None, &[]);
+    let text = format!("{:?}", r.anomalies);
+    assert!(text.contains("twice"), "{text}");
+    assert!(text.contains("not a prefix"), "{text}");
+    assert!(text.contains("no producer enqueued"), "{text}");
+}
+
+#[test]
+fn prefix_order_timed_out_enqueue_may_or_may_not_appear() {
+    let mut ops = vec![
+        enq(1, 1, 10),
+        op(
+            2,
+            "producer",
+            15,
+            None,
+            "enqueue",
+            "q",
+            json!(2),
+            Value::Null,
+        ),
+        enq(3, 3, 30),
+    ];
+    ops.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(2)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    assert_eq!(
+        count(&run("prefix-order", Some(&history(ops)), None, &[])),
+        0
+    );
+}
+
+fn read(id: u64, p: &str, at: u64, key: &str, v: Value) -> Op {
+    op(id, p, at, Some(at + 1), "read", key, Value::Null, v)
+}
+
+fn write(id: u64, p: &str, at: u64, key: &str, v: i64) -> Op {
+    op(id, p, at, Some(at + 1), "write", key, json!(v), Value::Null)
+}
+
+#[test]
+fn monotonic_reads_going_back_is_an_anomaly() {
+    let ok = vec![
+        read(1, "s1", 10, "x", json!(1)),
+        read(2, "s1", 20, "x", json!(3)),
+        read(3, "s2", 30, "x", json!(2)),
+    ];
+    assert_eq!(
+        count(&run("monotonic-reads", Some(&history(ok)), None, &[])),
+        0
+    );
+    let back = vec![
+        read(1, "s1", 10, "x", json!({"version": 3, "value": "c"})),
+        read(2, "s1", 20, "x", json!({"version": 2, "value": "b"})),
+    ];
+    let r = run("monotonic-reads", Some(&history(back)), None, &[]);
+    assert_eq!(count(&r), 1);
+    assert_eq!(r.anomalies[0].ops, ["1", "2"]);
+}
+
+#[test]
+fn read_your_writes_stale_and_explained_reads() {
+    let ok = vec![write(1, "s1", 10, "x", 5), read(2, "s1", 20, "x", json!(5))];
+    assert_eq!(
+        count(&run("read-your-writes", Some(&history(ok)), None, &[])),
+        0
+    );
+    let overwritten = vec![
+        write(1, "s1", 10, "x", 5),
+        write(2, "s2", 12, "x", 6),
+        read(3, "s1", 20, "x", json!(6)),
+    ];
+    assert_eq!(
+        count(&run(
+            "read-your-writes",
+            Some(&history(overwritten)),
+            None,
+            &[]
+        )),
+        0
+    );
+    let stale = vec![
+        write(0, "s2", 0, "x", 4),
+        write(1, "s1", 10, "x", 5),
+        read(2, "s1", 20, "x", json!(4)),
+    ];
+    let r = run("read-your-writes", Some(&history(stale)), None, &[]);
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.starts_with("stale read"),
+        "{}",
+        r.anomalies[0].why
+    );
+}
+
+#[test]
+fn reconciliation_diffs_replicas() {
+    let dump = |pairs: &[(&str, i64)]| -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect()
+    };
+    let same = vec![
+        ("r1".to_string(), dump(&[("a", 1), ("b", 2)])),
+        ("r2".to_string(), dump(&[("a", 1), ("b", 2)])),
+    ];
+    let inputs = Inputs {
+        replicas: &same,
+        ..Inputs::default()
+    };
+    let r = registry::run("reconciliation", &inputs, &Params::default()).expect("runs");
+    assert_eq!(count(&r), 0);
+    let differ = vec![
+        ("r1".to_string(), dump(&[("a", 1), ("b", 2)])),
+        ("r2".to_string(), dump(&[("a", 1)])),
+    ];
+    let inputs = Inputs {
+        replicas: &differ,
+        ..Inputs::default()
+    };
+    let r = registry::run("reconciliation", &inputs, &Params::default()).expect("runs");
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.contains("r2=(absent)"),
+        "{}",
+        r.anomalies[0].why
+    );
+}
+
+#[test]
+fn invariant_over_final_state_needs_quiescence() {
+    let state = json!({"alice": 60, "bob": 40});
+    assert_eq!(
+        count(&run("invariant", None, Some(&state), &["sum=100", "min=0"])),
+        0
+    );
+    let broken = json!({"alice": 70, "bob": -10});
+    let r = run("invariant", None, Some(&broken), &["sum=100", "min=0"]);
+    assert_eq!(count(&r), 2, "sum 60 and bob below 0: {:?}", r.anomalies);
+    // An op still in flight: the dump proves nothing yet.
+    let mut in_flight = write(1, "s1", 10, "alice", 5);
+    in_flight.complete_ts = None;
+    in_flight.timeout = false;
+    let h = history(vec![in_flight]);
+    let r = run("invariant", Some(&h), Some(&state), &["sum=100"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+fn timed(id: u64, p: &str, start_ms: u64, latency_ms: u64, error: bool) -> Op {
+    let mut o = op(
+        id,
+        p,
+        start_ms * 1_000_000,
+        Some((start_ms + latency_ms) * 1_000_000),
+        "write",
+        "k",
+        json!(id),
+        Value::Null,
+    );
+    if error {
+        o.error = Some("boom".into());
+    }
+    o
+}
+
+#[test]
+fn slo_thresholds() {
+    let ops: Vec<Op> = (0..100)
+        .map(|i| timed(i, "c", i * 10, if i == 99 { 500 } else { 5 }, false))
+        .collect();
+    let h = history(ops);
+    assert_eq!(count(&run("slo", Some(&h), None, &["p99_ms=10"])), 0);
+    assert_eq!(count(&run("slo", Some(&h), None, &["max_ms=100"])), 1);
+    assert_eq!(
+        count(&run("slo", Some(&h), None, &["min_throughput=1000"])),
+        1
+    );
+    let r = run("slo", Some(&h), None, &["p99_ms=10", "min_window_s=60"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn fairness_formulas() {
+    let mut ops: Vec<Op> = (0..50)
+        .map(|i| timed(i, "tenant-a", i * 10, 5, false))
+        .collect();
+    ops.extend((50..100).map(|i| timed(i, "tenant-b", (i - 50) * 10, 50, i % 10 == 0)));
+    let h = history(ops);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "worst_p99_ratio=1.5"],
+    );
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "max_group_error_rate=0"],
+    );
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.contains("tenant-b"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=op_type", "max_group_error_rate=0"],
+    );
+    assert!(
+        matches!(r.run, CheckerRun::Unknown { .. }),
+        "one group is too coarse: {:?}",
+        r.run
+    );
+}
+
+#[test]
+fn picker_suggests_and_flags_misfits() {
+    assert_eq!(pick("register", "safety"), Some("linearizability-register"));
+    assert_eq!(pick("queue", "ordering"), Some("prefix-order"));
+    assert_eq!(pick("ledger", "idempotency"), Some("exactly-once"));
+    assert_eq!(pick("tenant", "fairness"), Some("fairness"));
+    let why = misfit("linearizability-register", Some("session"), Some("safety")).expect("misfit");
+    assert!(why.contains("monotonic-reads"), "{why}");
+    assert_eq!(
+        misfit("linearizability-kv", Some("map"), Some("safety")),
+        None
+    );
+    let h = history(vec![write(1, "s", 0, "k", 1)]);
+    let inputs = Inputs {
+        history: Some(&h),
+        model: Some("session"),
+        ..Inputs::default()
+    };
+    let r = registry::run("linearizability-register", &inputs, &Params::default()).expect("runs");
+    assert!(matches!(r.run, CheckerRun::Mismatch { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn every_checker_reports_missing_fields() {
+    for name in registry::names() {
+        let needs_history = !matches!(name, "reconciliation" | "invariant");
+        if !needs_history {
+            continue;
+        }
+        let mut h = history(vec![write(1, "s", 0, "k", 1)]);
+        h.present_fields.remove("timeout");
+        let params: &[&str] = match name {
+            "slo" => &["p99_ms=1"],
+            "fairness" => &["group=process", "max_group_error_rate=0"],
+            _ => &[],
+        };
+        let r = run(name, Some(&h), Some(&json!({})), params);
+        assert_eq!(
+            r.run,
+            CheckerRun::MissingFields {
+                fields: vec!["timeout".into()]
+            },
+            "{name}"
+        );
+    }
+}

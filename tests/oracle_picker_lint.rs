@@ -1,0 +1,45 @@
+//! The checker picker in `lint`: a §7.M checker that does not fit the model and
+//! claim is warned about, naming the suggested checker; a fitting one is not.
+
+use faultline::plan::lint::{Severity, lint};
+use faultline::plan::parse::parse_plan;
+
+fn plan(model: &str, checker: &str) -> String {
+    format!(
+        "# Test Plan: picker\n\n## 1b. Claims under test\n\n\
+         | ID | Claim | Category | Source | Inferred? |\n|---|---|---|---|---|\n\
+         | C1 | A session reads its writes. | safety | s.rs | no |\n\n\
+         ## 7. Scenarios\n\n### Scenario S1: x\n\n\
+         - **Falsifies if it FAILs:** C1\n\
+         - **Oracle:** the checker reports no anomaly over the history.\n\
+         - **Smoke budget:** 1 seed, 1 s.\n- **Hardening budget:** 3 seeds.\n- **Release budget:** 10 seeds.\n\n\
+         #### §7.M\n- **Model under test:** {model}\n- **Operation history:** JSONL.\n\
+         - **Checker:** {checker}\n- **Nemesis:** pause; landing evidence: heartbeat gap.\n\
+         - **Ambiguous outcomes:** timeouts are indeterminate.\n- **Reduction plan:** shrink the seed.\n"
+    )
+}
+
+fn picker_warnings(text: &str) -> Vec<String> {
+    lint(&parse_plan("p.md", text))
+        .into_iter()
+        .filter(|p| p.field == "Checker" && p.severity == Severity::Warning)
+        .map(|p| p.message)
+        .collect()
+}
+
+#[test]
+fn linearizability_on_a_session_claim_is_warned_with_a_suggestion() {
+    let warnings = picker_warnings(&plan("session", "linearizability (WGL)."));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("the picker suggests `monotonic-reads`"),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn a_fitting_checker_is_not_warned() {
+    assert!(picker_warnings(&plan("session", "read-your-writes per process.")).is_empty());
+    assert!(picker_warnings(&plan("register", "linearizability (WGL).")).is_empty());
+}
