@@ -1,6 +1,6 @@
 //! One store node. A node with followers is the primary: it replicates each write to
 //! every follower before acknowledging it — unless `--ack-before-replicate` plants the
-//! bug, in which case writes are acknowledged at once and shipped in batches.
+//! bug, in which case writes are acknowledged at once and shipped half a second later.
 //! A follower that misses a replication deadline leaves the in-sync set (writes stop
 //! waiting for it) until the resync loop has shipped it the whole state again.
 //! Log lines on stderr double as victim-side landing evidence.
@@ -17,7 +17,10 @@ const REPLICATION_TIMEOUT: Duration = Duration::from_millis(300);
 const HEARTBEAT_EVERY: Duration = Duration::from_millis(200);
 const SILENCE_WARNING: Duration = Duration::from_millis(1000);
 const TICK: Duration = Duration::from_millis(100);
-const BATCH_EVERY: Duration = Duration::from_millis(500);
+/// The planted bug ships each acknowledged write this long after acking it, so a
+/// primary killed at any moment takes the last half second of acked writes with it.
+const SHIP_LAG: Duration = Duration::from_millis(500);
+const SHIP_EVERY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, clap::Args)]
 pub struct NodeArgs {
@@ -38,7 +41,8 @@ struct Node {
     followers: Vec<(String, SocketAddr)>,
     buggy: bool,
     state: Mutex<BTreeMap<String, String>>,
-    pending: Mutex<Vec<(String, String)>>,
+    /// Acknowledged writes waiting to be shipped, with when they were acknowledged.
+    pending: Mutex<Vec<(String, String, Instant)>>,
     /// Acknowledged writes not yet shipped to the followers (the planted bug only).
     unshipped: std::sync::atomic::AtomicUsize,
     last_contact: Mutex<Option<Instant>>,
@@ -152,9 +156,13 @@ fn spawn_background(node: &Arc<Node>) {
         let primary = Arc::clone(node);
         std::thread::spawn(move || {
             loop {
-                std::thread::sleep(BATCH_EVERY);
-                let batch = std::mem::take(&mut *lock(&primary.pending));
-                for (key, value) in batch {
+                std::thread::sleep(SHIP_EVERY);
+                let batch: Vec<(String, String, Instant)> = {
+                    let mut pending = lock(&primary.pending);
+                    let due = pending.partition_point(|(_, _, acked)| acked.elapsed() >= SHIP_LAG);
+                    pending.drain(..due).collect()
+                };
+                for (key, value, _) in batch {
                     replicate(&primary, &key, &value);
                     primary
                         .unshipped
@@ -253,7 +261,7 @@ fn handle(node: &Node, request: Request) -> Reply {
             if node.buggy {
                 node.unshipped
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                lock(&node.pending).push((key, value));
+                lock(&node.pending).push((key, value, Instant::now()));
                 return Reply {
                     ok: true,
                     ..Reply::default()
