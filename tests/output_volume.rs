@@ -18,7 +18,7 @@ const RSS_BUDGET: u64 = 32 * MIB;
 
 /// Sizes each child writes, so the logs on disk can be checked byte for byte.
 struct Volume {
-    /// The service: two 8 MiB lines, then many short ones, then `flood-done`.
+    /// The service: two 8 MiB lines, a planted error, many short lines, `flood-done`.
     service: u64,
     /// The workload: three 8 MiB lines, then short lines up to the 1 GiB total.
     workload: u64,
@@ -26,9 +26,11 @@ struct Volume {
 
 const SERVICE_SHORT: u64 = 64 * MIB;
 const DONE_LINE: &str = "flood-done\n";
+/// Found by the swallowed-errors audit only if it reads past the huge lines.
+const ERROR_LINE: &str = "flood: internal error after the huge lines\n";
 
 fn volume() -> Volume {
-    let service = 2 * (BIG_LINE + 1) + SERVICE_SHORT + DONE_LINE.len() as u64;
+    let service = 2 * (BIG_LINE + 1) + (ERROR_LINE.len() + DONE_LINE.len()) as u64 + SERVICE_SHORT;
     Volume {
         service,
         workload: TOTAL - service,
@@ -43,7 +45,7 @@ fn big_lines(n: u32) -> String {
 fn scripts(dir: &Path, v: &Volume) {
     // Both children wait for `go` so the test can read faultline's RSS first.
     let service = format!(
-        "while [ ! -e go ]; do sleep 0.02; done\n{}\nyes 'service line of output' | head -c {SERVICE_SHORT}\nprintf 'flood-done\\n'\ntouch flood-done\nexec sleep 120\n",
+        "while [ ! -e go ]; do sleep 0.02; done\n{}\nprintf '{ERROR_LINE}'\nyes 'service line of output' | head -c {SERVICE_SHORT}\nprintf '{DONE_LINE}'\ntouch flood-done\nexec sleep 120\n",
         big_lines(2)
     );
     let short = v.workload - 3 * (BIG_LINE + 1);
@@ -225,10 +227,100 @@ fn a_gibibyte_of_output_with_huge_lines_keeps_rss_flat_and_lands_on_disk() {
         delta <= RSS_BUDGET,
         "peak RSS grew {delta} bytes over the stream"
     );
+    // Flat means no reader held a whole line either (they used to: +16 MiB here).
+    assert!(
+        delta < BIG_LINE,
+        "peak RSS grew {delta} bytes: some reader buffers whole {BIG_LINE}-byte lines"
+    );
     assert_eq!(file_len(&out, "flood.stdout.log"), v.service);
     assert_eq!(file_len(&out, "workload.stdout.log"), v.workload);
     assert!(
         stdout.contains("flood-done"),
         "the landing watch never read through the flood:\n{stdout}"
     );
+    let audit = audit_item(&out, "gbb-7-swallowed-errors");
+    assert!(
+        audit["evidence"]
+            .as_str()
+            .is_some_and(|e| e.contains("internal error after the huge lines")),
+        "the swallowed-errors audit did not read past the huge lines: {audit}"
+    );
+}
+
+/// The audit item `id` of the session's `verdicts.json`, wherever it sits.
+fn audit_item(out: &Path, id: &str) -> serde_json::Value {
+    fn find(v: &serde_json::Value, id: &str) -> Option<serde_json::Value> {
+        match v {
+            serde_json::Value::Object(m) if m.get("id").is_some_and(|i| i == id) => Some(v.clone()),
+            serde_json::Value::Object(m) => m.values().find_map(|v| find(v, id)),
+            serde_json::Value::Array(a) => a.iter().find_map(|v| find(v, id)),
+            _ => None,
+        }
+    }
+    let path = walk(out)
+        .into_iter()
+        .find(|p| p.ends_with("verdicts.json"))
+        .expect("verdicts.json");
+    let text = std::fs::read_to_string(path).expect("verdicts.json readable");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("verdicts.json is JSON");
+    find(&v, id).unwrap_or_else(|| panic!("no audit item {id} in {text}"))
+}
+
+#[test]
+fn lines_are_cut_at_the_limit_and_an_unfinished_one_is_carried() {
+    use faultline::exec::{LINE_LIMIT, LineCap};
+    let long = vec![b'x'; LINE_LIMIT * 3];
+    let mut first = long.clone();
+    first.extend_from_slice(b"\nshort\npart");
+    let mut lines = LineCap::default();
+    let mut seen = Vec::new();
+    let (read, stopped) = lines
+        .scan(&mut first.as_slice(), |l| {
+            seen.push(l.to_vec());
+            false
+        })
+        .expect("scan");
+    assert_eq!((read, stopped), (first.len() as u64, false));
+    assert_eq!(seen, vec![long[..LINE_LIMIT].to_vec(), b"short".to_vec()]);
+    // The unfinished `part` continues in the next scan.
+    let (_, stopped) = lines
+        .scan(&mut &b"ial\nafter\n"[..], |l| l == b"partial")
+        .expect("scan");
+    assert!(stopped);
+    assert!(lines.finish().is_empty());
+}
+
+/// Root can mount a small tmpfs; elsewhere the disk-full case is skipped, loudly.
+fn can_mount() -> bool {
+    if nix::unistd::Uid::effective().is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var("FAULTLINE_REQUIRE_MOUNT").as_deref() != Ok("1"),
+        "FAULTLINE_REQUIRE_MOUNT=1 but not root: cannot mount a tmpfs for the logs"
+    );
+    eprintln!("SKIP: not root: cannot mount a tmpfs to fill the logs directory");
+    false
+}
+
+#[tokio::test]
+async fn a_full_logs_filesystem_is_journaled() {
+    if !can_mount() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The journal stays on the real disk; only the logs run out of space.
+    let mount = faultline::nemesis::disk::Tmpfs::mount(&dir.path().join("logs"), "1M")
+        .expect("mount a 1 MiB tmpfs on logs/");
+    let yaml = r#"
+workload: { run: "head -c 2097152 /dev/zero", deadline: 10s }
+tiers: { smoke: { duration: 1s } }
+"#;
+    let (_, records) = common::run_inline(yaml, dir.path()).await;
+    let full: Vec<_> = records.iter().filter(|r| r.kind == "logs-full").collect();
+    mount.unmount().expect("unmount");
+    assert_eq!(full.len(), 1, "one logs-full record: {records:#?}");
+    assert_eq!(full[0].data["name"], "workload");
+    let error = full[0].data["error"].as_str().unwrap_or_default();
+    assert!(error.contains("no space left"), "{error}");
 }
