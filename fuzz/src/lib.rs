@@ -21,9 +21,11 @@ pub fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(data)
 }
 
-/// Lines a 1-based line number may point at (one past the end names end of input).
+/// Last line a 1-based line number may point at (one past the end names end of
+/// input). YAML and CommonMark also break lines at a lone `\r`, so it counts as one.
 fn last_line(text: &str) -> usize {
-    text.split('\n').count() + 1
+    let lone_cr = text.matches('\r').count() - text.matches("\r\n").count();
+    text.matches('\n').count() + lone_cr + 2
 }
 
 fn check_spec_errors(errors: &[SpecError], files: &[(&str, &str)]) {
