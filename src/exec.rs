@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+mod lines;
+pub use lines::{LINE_LIMIT, LineCap};
+
 /// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
 
@@ -119,6 +122,20 @@ pub fn signal_group(pgid: i32, signal: Signal) -> nix::Result<()> {
 }
 
 impl Running {
+    /// Says so when the filesystem holding this child's logs has no space left: the
+    /// child, not faultline, got the ENOSPC, so its output on disk may be cut short.
+    pub fn logs_full(&self) -> Option<String> {
+        let dir = self.stdout_log.parent()?;
+        let (free, _) = crate::nemesis::disk::space(dir).ok()?;
+        (free == 0).then(|| {
+            format!(
+                "no space left on the filesystem holding {}: the output of `{}` may be cut short",
+                dir.display(),
+                self.name
+            )
+        })
+    }
+
     /// Waits for the child, at most `deadline` from now. On expiry the group gets
     /// SIGTERM, then SIGKILL after [`TERM_GRACE`], and is reaped.
     pub async fn wait(&mut self, deadline: Duration) -> Result<Outcome, ExecError> {

@@ -246,24 +246,29 @@ fn duration_check(facts: &IterationFacts, intended: Duration) -> AuditItem {
 /// not make the audit read gigabytes into memory.
 const SWALLOWED_SCAN_LIMIT: u64 = 64 * 1024 * 1024;
 
-/// The first line of `path` matching `pattern`, streamed (bounded memory), reading at
+/// The first line of `path` matching `pattern`, streamed (each line cut at
+/// [`LINE_LIMIT`](crate::exec::LINE_LIMIT), so a huge line costs no memory), reading at
 /// most [`SWALLOWED_SCAN_LIMIT`] bytes; also says whether the file was longer.
 fn first_match(path: &std::path::Path, pattern: &Regex) -> std::io::Result<(Option<String>, bool)> {
-    use std::io::{BufRead, Read};
+    use std::io::Read;
     let file = std::fs::File::open(path)?;
     let longer = file.metadata()?.len() > SWALLOWED_SCAN_LIMIT;
     let mut reader = std::io::BufReader::new(file.take(SWALLOWED_SCAN_LIMIT));
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            return Ok((None, longer));
+    let mut found = None;
+    let mut judge = |line: &[u8]| {
+        let text = crate::sanitize::decode(line);
+        let hit = pattern.is_match(&text);
+        if hit {
+            found = Some(crate::sanitize::line(text.trim_end()));
         }
-        let text = crate::sanitize::decode(&line);
-        if pattern.is_match(&text) {
-            return Ok((Some(crate::sanitize::line(text.trim_end())), longer));
-        }
+        hit
+    };
+    let mut lines = crate::exec::LineCap::default();
+    if !lines.scan(&mut reader, &mut judge)?.1 {
+        // The last line may lack its newline.
+        judge(&lines.finish());
     }
+    Ok((found, longer))
 }
 
 /// Check 7: panics, exceptions or "internal error" in the services' logs.

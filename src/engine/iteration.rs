@@ -167,6 +167,14 @@ impl Runner<'_> {
         Ok(running)
     }
 
+    /// Journals a full logs filesystem after `running` ended (ENOSPC reached the child).
+    fn note_full_logs(&mut self, running: &Running) -> Result<(), EngineError> {
+        if let Some(error) = running.logs_full() {
+            self.log("logs-full", json!({"name": running.name, "error": error}))?;
+        }
+        Ok(())
+    }
+
     /// Runs `command` to completion within `deadline`; journals and returns the outcome.
     async fn run_once(
         &mut self,
@@ -184,6 +192,7 @@ impl Runner<'_> {
             json!({"name": name, "outcome": format!("{outcome:?}"),
                    "elapsed_ms": running.started.elapsed().as_millis()}),
         )?;
+        self.note_full_logs(&running)?;
         Ok((outcome, seq))
     }
 
@@ -276,6 +285,7 @@ impl Runner<'_> {
                 "service-stopped",
                 json!({"name": name, "pgid": running.pgid}),
             )?;
+            self.note_full_logs(&running)?;
         }
         Ok(())
     }
@@ -304,13 +314,16 @@ impl Runner<'_> {
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
         self.run_schedule(&faults, started.into(), deadline).await?;
         let outcome = self.await_workload(workload, started, deadline).await?;
-        self.services.remove("workload");
+        let client = self.services.remove("workload");
         let elapsed = started.elapsed();
         let seq = self.log(
             "command-exited",
             json!({"name": "workload", "outcome": format!("{outcome:?}"),
                    "elapsed_ms": elapsed.as_millis()}),
         )?;
+        if let Some(client) = &client {
+            self.note_full_logs(client)?;
+        }
         self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
         if workload.expected_duration.is_some() {
             self.log(

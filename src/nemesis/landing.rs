@@ -8,17 +8,19 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::exec::LineCap;
 use crate::sanitize;
 
 /// Watches a log file for a pattern, counting only bytes written after [`LogWatch::begin`].
 /// Each poll reads only what was appended since the previous one, so a log that grows
-/// fast is never re-read from the start.
+/// fast is never re-read from the start; a line is matched on its first
+/// [`LINE_LIMIT`](crate::exec::LINE_LIMIT) bytes, so a huge line costs no memory.
 #[derive(Debug)]
 pub struct LogWatch {
     pub path: PathBuf,
     pub pattern: Regex,
     /// Next byte to read, and an unfinished last line carried to the next poll.
-    cursor: Mutex<(u64, Vec<u8>)>,
+    cursor: Mutex<(u64, LineCap)>,
 }
 
 /// Most bytes one poll reads; the rest waits for the next poll.
@@ -31,7 +33,7 @@ impl LogWatch {
         LogWatch {
             path: path.to_path_buf(),
             pattern,
-            cursor: Mutex::new((start_offset, Vec::new())),
+            cursor: Mutex::new((start_offset, LineCap::default())),
         }
     }
 
@@ -43,19 +45,21 @@ impl LogWatch {
             Err(e) => return Err(e),
         };
         let mut cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
-        let (offset, partial) = &mut *cursor;
+        let (offset, lines) = &mut *cursor;
         file.seek(SeekFrom::Start(*offset))?;
-        let mut bytes = std::mem::take(partial);
-        let read = file.take(POLL_CHUNK).read_to_end(&mut bytes)?;
-        *offset += read as u64;
-        // Keep an unterminated tail for the next poll: it may still be being written.
-        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        *partial = bytes.split_off(complete);
-        let text = sanitize::decode(&bytes);
-        Ok(text
-            .lines()
-            .find(|l| self.pattern.is_match(l))
-            .map(sanitize::line))
+        let mut reader = std::io::BufReader::new(file.take(POLL_CHUNK));
+        let mut matched = None;
+        let (read, _) = lines.scan(&mut reader, |line| {
+            let decoded = sanitize::decode(line);
+            let text = decoded.trim_end_matches('\r');
+            let hit = self.pattern.is_match(text);
+            if hit {
+                matched = Some(sanitize::line(text));
+            }
+            hit
+        })?;
+        *offset += read;
+        Ok(matched)
     }
 
     /// Polls until the pattern appears or `within` passes.

@@ -30,10 +30,9 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             ));
         }
     };
-    if !seconds.is_finite() || seconds < 0.0 {
-        return Err(format!("invalid duration `{text}`"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    // `try_`: a value past what a Duration holds (about 584 billion years) is the
+    // writer's error, not a panic.
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("invalid duration `{text}`"))
 }
 
 impl<'de> Deserialize<'de> for Dur {
