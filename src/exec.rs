@@ -10,6 +10,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 mod lines;
+pub mod mark;
 pub use lines::{LINE_LIMIT, LineCap};
 
 /// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
@@ -90,6 +91,9 @@ pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
         .stdout(log_file(&stdout_log)?)
         .stderr(log_file(&stderr_log)?)
         .process_group(0);
+    if let Some((name, value)) = mark::current() {
+        cmd.env(name, value);
+    }
     let child = cmd.spawn().map_err(|source| ExecError::Spawn {
         command: spec.command.clone(),
         source,

@@ -69,7 +69,7 @@ fn unhealed(records: &[Record]) -> Vec<&Record> {
     open
 }
 
-fn heal_fault(record: &Record, out: &mut Healed) -> Value {
+fn heal_fault(record: &Record, by: &str, out: &mut Healed) -> Value {
     let fault = record
         .data
         .get("fault")
@@ -103,7 +103,7 @@ fn heal_fault(record: &Record, out: &mut Healed) -> Value {
         Ok(line) => out.actions.push(line.clone()),
         Err(line) => out.failures.push(line.clone()),
     }
-    json!({"fault": fault, "result": result, "by": "faultline heal"})
+    json!({"fault": fault, "result": result, "by": by})
 }
 
 /// A net fault: deletes every rule still carrying its tag (in its namespace).
@@ -175,6 +175,7 @@ fn heal_other(fault: &str, undo: &Value) -> Result<String, String> {
 fn heal_mounts(
     records: &[Record],
     journal: &mut Journal,
+    by: &str,
     out: &mut Healed,
 ) -> Result<(), HealError> {
     let mut open: Vec<&Record> = Vec::new();
@@ -200,28 +201,83 @@ fn heal_mounts(
         journal.append(
             r.scope.clone(),
             "mount-removed",
-            &json!({"path": path, "result": result, "by": "faultline heal"}),
+            &json!({"path": path, "result": result, "by": by}),
         )?;
     }
     Ok(())
 }
 
-/// Heals what the session at `dir` left behind.
+/// Ends every process still carrying the session's mark: one started too late for
+/// its `command-started` record, or one that left its process group.
+fn end_marked(
+    dir: &Path,
+    journal: &mut Journal,
+    by: &str,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    // A few passes: a marked process may fork while its siblings are being ended,
+    // and /proc hides one mid-exec.
+    for _ in 0..MARK_PASSES {
+        let found = exec::mark::marked(dir);
+        if found.is_empty() {
+            break;
+        }
+        end_each(found, journal, by, out)?;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// How many times [`end_marked`] looks again for marked processes.
+const MARK_PASSES: usize = 5;
+
+fn end_each(
+    found: Vec<exec::mark::Marked>,
+    journal: &mut Journal,
+    by: &str,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    for process in found {
+        let line = format!(
+            "process {} (`{}`) bearing the session's mark ended",
+            process.pid, process.command
+        );
+        let result = exec::mark::end(&process)
+            .map(|()| line.clone())
+            .map_err(|e| format!("{line}: {e}"));
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out.failures.push(line.clone()),
+        }
+        journal.append(
+            Scope::default(),
+            "marked-ended",
+            &json!({"pid": process.pid, "command": process.command, "result": result, "by": by}),
+        )?;
+    }
+    Ok(())
+}
+
+/// Heals what the session at `dir` left behind (`faultline heal`, `faultline resume`).
 pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
+    heal_session_as(dir, "faultline heal")
+}
+
+/// Heals what the session at `dir` left behind; `by` says who, in every record.
+pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     let path = dir.join("journal.jsonl");
-    let records = journal::read(&path)?.records;
+    // Refuses a directory without a journal before creating anything in it.
+    journal::read(&path)?;
+    // Then the lock: the records read next are the last anyone wrote.
     let mut journal = Journal::open(&path)?;
+    let records = journal::read(&path)?.records;
     let mut out = Healed::default();
-    journal.append(
-        Scope::default(),
-        "heal-started",
-        &json!({"by": "faultline heal"}),
-    )?;
+    journal.append(Scope::default(), "heal-started", &json!({"by": by}))?;
     for record in unhealed(&records) {
-        let data = heal_fault(record, &mut out);
+        let data = heal_fault(record, by, &mut out);
         journal.append(record.scope.clone(), "fault-healed", &data)?;
     }
-    heal_mounts(&records, &mut journal, &mut out)?;
+    heal_mounts(&records, &mut journal, by, &mut out)?;
     // Groups last: a paused victim is resumed before its group is ended.
     let mut seen = BTreeSet::new();
     for r in records.iter().filter(|r| r.kind == "command-started") {
@@ -249,13 +305,14 @@ pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
         journal.append(
             r.scope.clone(),
             "group-ended",
-            &json!({"pgid": pgid, "by": "faultline heal"}),
+            &json!({"pgid": pgid, "by": by}),
         )?;
     }
+    end_marked(dir, &mut journal, by, &mut out)?;
     journal.append(
         Scope::default(),
         "heal-finished",
-        &json!({"actions": out.actions, "failures": out.failures}),
+        &json!({"by": by, "actions": out.actions, "failures": out.failures}),
     )?;
     Ok(out)
 }

@@ -7,6 +7,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +45,16 @@ pub enum JournalError {
     },
     #[error("cannot encode journal event `{kind}`: {message}")]
     Encode { kind: String, message: String },
+    #[error(
+        "{lock}: another faultline process is writing this session (still locked after {waited:?}); \
+         let it finish, or end it first"
+    )]
+    Busy { lock: PathBuf, waited: Duration },
 }
+
+/// How long an opener waits for another writer (a watchdog healing a killed run, say)
+/// to let go of a session's journal.
+pub const LOCK_WAIT: Duration = Duration::from_secs(20);
 
 /// Append handle on a journal file.
 pub struct Journal {
@@ -53,16 +63,27 @@ pub struct Journal {
     next_seq: u64,
     /// Live listeners (headless progress, the TUI); a closed one is ignored.
     tap: Option<tokio::sync::mpsc::UnboundedSender<Record>>,
+    /// Holds the exclusive lock on `journal.lock` for as long as this handle lives, so
+    /// two processes never number records concurrently. Closed (and unlocked) by the
+    /// kernel when the holder dies; never inherited by children (close-on-exec).
+    _lock: File,
 }
 
 impl Journal {
     /// Opens (creating if needed) the journal at `path` for appending. Existing records
-    /// are kept; numbering continues after the last complete one.
+    /// are kept; numbering continues after the last complete one. Waits up to
+    /// [`LOCK_WAIT`] while another process holds the journal.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        Journal::open_waiting(path, LOCK_WAIT)
+    }
+
+    /// [`Journal::open`], waiting at most `wait` for the lock.
+    pub fn open_waiting(path: &Path, wait: Duration) -> Result<Journal, JournalError> {
         let io_err = |source| JournalError::Io {
             path: path.to_path_buf(),
             source,
         };
+        let lock = lock(&path.with_extension("lock"), wait)?;
         let existing = if path.exists() {
             read(path)?
         } else {
@@ -94,6 +115,7 @@ impl Journal {
             file,
             next_seq,
             tap: None,
+            _lock: lock,
         };
         // Whoever opens it first after the crash says so, in the journal itself.
         if let Some(tail) = &existing.torn_tail {
@@ -147,6 +169,40 @@ impl Journal {
             let _ = tap.send(record.clone());
         }
         Ok(record)
+    }
+}
+
+/// Takes the exclusive lock on `lock_path`, polling until `wait` has passed.
+fn lock(lock_path: &Path, wait: Duration) -> Result<File, JournalError> {
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path)
+        .map_err(|source| JournalError::Io {
+            path: lock_path.to_path_buf(),
+            source,
+        })?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(JournalError::Busy {
+                    lock: lock_path.to_path_buf(),
+                    waited: wait,
+                });
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(JournalError::Io {
+                    path: lock_path.to_path_buf(),
+                    source,
+                });
+            }
+        }
     }
 }
 

@@ -390,6 +390,7 @@ pub async fn run(
             runs: args.reduce_runs,
             time: args.reduce_time,
         },
+        watchdog: true,
     };
     execute(request, &args, operator).await
 }
@@ -429,11 +430,14 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
     };
     let ended = match ended {
         Ok(ended) => ended,
+        // The watchdog (not told `done`) heals whatever the error left behind.
         Err(e) => {
             eprintln!("faultline: {e}");
             return exit::UNREADABLE;
         }
     };
+    // Every fault is healed and every child ended: the watchdog may stand down.
+    crate::watchdog::disarm();
     if let Some(question) = &ended.unanswered {
         eprintln!("faultline: {question}");
     }
@@ -465,6 +469,8 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             return exit::UNREADABLE;
         }
     };
+    // Armed before healing: a resume killed mid-heal is healed all the same.
+    let _ = crate::watchdog::arm(session);
     match crate::heal::heal_session(session) {
         Ok(healed) => {
             for line in healed.actions.iter().chain(&healed.failures) {
@@ -476,13 +482,20 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             return exit::UNREADABLE;
         }
     }
+    // Healed: should the resume stop here, its watchdog has nothing to do.
     let (plan, spec) = match accept(&saved.input, &args) {
         Ok(accepted) => accepted,
-        Err(code) => return code,
+        Err(code) => {
+            crate::watchdog::disarm();
+            return code;
+        }
     };
     let mut operator = match operator(&args) {
         Ok(op) => op,
-        Err(code) => return code,
+        Err(code) => {
+            crate::watchdog::disarm();
+            return code;
+        }
     };
     for (id, answer) in saved.answers {
         operator.answers.entry(id).or_insert(answer);
@@ -510,6 +523,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             runs: saved.request.reduce_runs,
             time: std::time::Duration::from_millis(saved.request.reduce_time_ms),
         },
+        watchdog: true,
     };
     execute(request, &args, operator).await
 }

@@ -26,6 +26,7 @@ pub mod session;
 pub mod toolbox;
 pub mod tui;
 pub mod verdict;
+pub mod watchdog;
 
 #[path = "../examples/demo/sut/mod.rs"]
 pub mod demo_sut;

@@ -103,6 +103,10 @@ enum Command {
     /// Internal: the embedded demo system under test.
     #[command(hide = true)]
     DemoSut(faultline::demo_sut::Args),
+    /// Internal: heals SESSION if the faultline that started this ends without saying
+    /// it is done (started by `run`, `demo` and `resume`; see `FAULTLINE_WATCHDOG`).
+    #[command(hide = true)]
+    Watchdog { session: PathBuf },
 }
 
 fn main() {
@@ -145,6 +149,7 @@ fn main() {
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::Check(args) => faultline::oracle::cli::run(&args),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
+        Command::Watchdog { session } => faultline::watchdog::watch(&session),
     };
     std::process::exit(code);
 }

@@ -1,9 +1,10 @@
 //! faultline is SIGKILLed again and again through the demo and resumed each time: at
 //! least once after every kind of journal event the demo writes, during a heal, while
-//! the report is being written, and once with a torn last journal line. Afterwards no
-//! fault is left injected, no process group it started is alive, every journal byte
-//! written before each kill is still there, and the verdicts equal an uninterrupted
-//! run's. Each kill point is the first record matching it that the newly started
+//! the report is being written, and once with a torn last journal line. After every
+//! kill, before anyone resumes, its watchdog has healed every fault and ended every
+//! process group the journal recorded. At the end no fault is left injected, no
+//! process group it started is alive, every journal byte written before each kill is
+//! still there, and the verdicts equal an uninterrupted run's. Each kill point is the first record matching it that the newly started
 //! process appends, so every cycle moves the demo forward.
 
 mod common;
@@ -36,8 +37,9 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 39] = [
+const KILL_POINTS: [KillPoint; 40] = [
     at("session-started"),
+    at("watchdog"),
     at("session-resumed"),
     at("heal-started"),
     at("operator-answer"),
@@ -135,6 +137,17 @@ fn kill_at(child: &mut Child, root: &Path, after: u64, point: &KillPoint) -> boo
     false
 }
 
+/// Process groups the journal recorded that are still alive.
+fn alive_groups(records: &[Record]) -> Vec<i32> {
+    records
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .filter_map(|p| i32::try_from(p).ok())
+        .filter(|g| common::group_alive(*g))
+        .collect()
+}
+
 fn verdicts(session: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -213,6 +226,24 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         ));
         let session = session_in(&root).expect("session");
         let journal = session.join("journal.jsonl");
+        // Children never outlive faultline: its watchdog cleans up before any resume.
+        common::await_watchdogs(&session, Duration::from_secs(60));
+        let now = records(&journal);
+        assert!(
+            unhealed(&now).is_empty(),
+            "the watchdog left injected after {kills:?}: {:?}",
+            unhealed(&now)
+        );
+        let alive = alive_groups(&now);
+        assert!(
+            alive.is_empty(),
+            "process groups outlived faultline after {kills:?}: {alive:?}"
+        );
+        let marked = faultline::exec::mark::marked(&session);
+        assert!(
+            marked.is_empty(),
+            "processes with the session's mark outlived faultline after {kills:?}: {marked:?}"
+        );
         let bytes = std::fs::read(&journal).expect("journal");
         assert!(
             bytes.starts_with(&kept_bytes),
@@ -253,17 +284,8 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         "left injected: {:?}",
         unhealed(&all)
     );
-    let groups: Vec<i32> = all
-        .iter()
-        .filter(|r| r.kind == "command-started")
-        .filter_map(|r| r.data["pgid"].as_i64())
-        .filter_map(|p| i32::try_from(p).ok())
-        .collect();
-    assert!(!groups.is_empty());
-    let alive: Vec<i32> = groups
-        .into_iter()
-        .filter(|g| common::group_alive(*g))
-        .collect();
+    assert!(all.iter().any(|r| r.kind == "command-started"));
+    let alive = alive_groups(&all);
     assert!(
         alive.is_empty(),
         "process groups outlived the session: {alive:?}"

@@ -301,12 +301,22 @@ fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
 }
 
 /// Starts D2 of a mutated demo (its pause held long) and waits until the journal
-/// holds `marker`; returns the child and the journal's path.
+/// holds `marker`; returns the child and the journal's path. `watchdog: false` runs
+/// it without its watchdog, to see what a killed faultline leaves behind.
 // The caller signals and waits for the child it gets back.
 #[allow(clippy::zombie_processes)]
-fn start_paused_d2(work: &Path, plan: &Path, marker: &str) -> (std::process::Child, PathBuf) {
+fn start_paused_d2(
+    work: &Path,
+    plan: &Path,
+    marker: &str,
+    watchdog: bool,
+) -> (std::process::Child, PathBuf) {
     let root = work.join("sessions");
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .env(
+            faultline::watchdog::ENV_SWITCH,
+            if watchdog { "on" } else { "off" },
+        )
         .args(["run", plan.to_str().expect("utf-8"), "--headless", "--yes"])
         .args(["--tier", "hardening", "--only", "D2", "--out"])
         .arg(&root)
@@ -343,7 +353,7 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
     let plan = mutated_demo(work.path(), |s| {
         s.replace("duration: 1500ms", "duration: 20s")
     });
-    let (child, journal_path) = start_paused_d2(work.path(), &plan, "\"fault-injected\"");
+    let (child, journal_path) = start_paused_d2(work.path(), &plan, "\"fault-injected\"", true);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     // The scenario's findings file is already written, mid-run, at the fault phase.
     let findings = journal_path.with_file_name("findings").join("D2.md");
@@ -390,7 +400,8 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
     let plan = mutated_demo(work.path(), |s| {
         s.replace("duration: 1500ms", "duration: 30s")
     });
-    let (mut child, journal_path) = start_paused_d2(work.path(), &plan, "\"landing-injector\"");
+    let (mut child, journal_path) =
+        start_paused_d2(work.path(), &plan, "\"landing-injector\"", false);
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();
     let session = journal_path.parent().expect("session").to_path_buf();
@@ -426,4 +437,90 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
     assert!(text.contains("process group"), "{text}");
     let after = records(&session);
     assert_clean_exit(&after);
+}
+
+#[test]
+fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), |s| {
+        s.replace("duration: 1500ms", "duration: 30s")
+    });
+    let (mut child, journal_path) =
+        start_paused_d2(work.path(), &plan, "\"landing-injector\"", true);
+    let session = journal_path.parent().expect("session").to_path_buf();
+    let before = records(&session);
+    let armed = before
+        .iter()
+        .find(|r| r.kind == "watchdog")
+        .expect("the run journals its watchdog");
+    assert_eq!(armed.data["armed"], true, "{:?}", armed.data);
+    let watchdog = armed.data["pid"].as_i64().expect("watchdog pid") as i32;
+    assert_eq!(common::watchdogs_of(&session), vec![watchdog]);
+    let groups: Vec<i32> = before
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .map(|p| p as i32)
+        .collect();
+    assert!(groups.iter().any(|g| common::group_alive(*g)));
+
+    child.kill().expect("SIGKILL faultline");
+    let _ = child.wait();
+    // Nobody runs `heal` or `resume`: the watchdog alone must clean up.
+    common::await_watchdogs(&session, Duration::from_secs(30));
+    let after = records(&session);
+    assert_clean_exit(&after);
+    assert_eq!(faultline::exec::mark::marked(&session), vec![]);
+    let healed = after
+        .iter()
+        .filter(|r| r.kind == "fault-healed")
+        .collect::<Vec<_>>();
+    assert!(
+        healed
+            .iter()
+            .all(|r| r.data["by"] == faultline::watchdog::HEALER),
+        "{healed:?}"
+    );
+    let finished = after
+        .iter()
+        .find(|r| r.kind == "heal-finished")
+        .expect("the watchdog journals its heal");
+    assert_eq!(finished.data["by"], faultline::watchdog::HEALER);
+    assert_eq!(finished.data["failures"], serde_json::json!([]));
+}
+
+#[test]
+fn a_run_that_ends_normally_stands_its_watchdog_down() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    // Any edit will do: D1 alone runs, and D2's pause is not reached.
+    let plan = mutated_demo(work.path(), |s| {
+        s.replace("duration: 1500ms", "duration: 1400ms")
+    });
+    let out = faultline(
+        &[
+            "run",
+            plan.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--tier",
+            "hardening",
+            "--only",
+            "D1",
+        ],
+        work.path(),
+    );
+    let session = common::session_of(&out);
+    let all = records(&session);
+    let armed = all
+        .iter()
+        .find(|r| r.kind == "watchdog")
+        .expect("watchdog record");
+    let pid = armed.data["pid"].as_i64().expect("pid") as i32;
+    assert!(!common::pid_alive(pid), "the watchdog outlived the run");
+    assert!(
+        !all.iter().any(|r| r.kind == "heal-started"),
+        "a clean end needs no heal by the watchdog"
+    );
 }

@@ -96,3 +96,66 @@ async fn signalling_a_vanished_group_is_not_an_error() {
     run.wait(Duration::from_secs(5)).await.expect("wait");
     assert!(exec::signal_group(run.pgid, nix::sys::signal::Signal::SIGKILL).is_ok());
 }
+
+/// A grandchild that leaves its process group still carries the session's mark, so
+/// healing finds it by the mark alone.
+#[tokio::test]
+async fn children_carry_the_session_mark_even_out_of_their_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = dir.path().join("session");
+    std::fs::create_dir(&session).expect("session dir");
+    assert!(exec::mark::marked(&session).is_empty());
+    exec::mark::mark_children(&session);
+    // setsid: the grandchild escapes the group faultline would end.
+    let mut run = exec::spawn(
+        &spec(
+            "escape",
+            "setsid sleep 30 & echo $! > escaped.pid; wait",
+            dir.path(),
+        ),
+        dir.path(),
+    )
+    .expect("spawn");
+    let pidfile = dir.path().join("escaped.pid");
+    let mut escaped = None;
+    for _ in 0..100 {
+        escaped = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok());
+        if escaped.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let escaped = escaped.expect("the grandchild's pid");
+    exec::signal_group(run.pgid, nix::sys::signal::Signal::SIGKILL).expect("group ended");
+    let _ = run.wait(Duration::from_secs(5)).await;
+    assert!(pid_alive(escaped), "setsid took it out of the group");
+    // Polled: while `setsid` execs `sleep`, /proc shows neither command line yet.
+    let mut found = Vec::new();
+    for _ in 0..100 {
+        found = exec::mark::marked(&session);
+        if found
+            .iter()
+            .any(|m| m.pid == escaped && m.command.contains("sleep 30"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        found
+            .iter()
+            .any(|m| m.pid == escaped && m.command.contains("sleep 30")),
+        "{found:?}"
+    );
+    // Another session's mark does not match.
+    assert!(exec::mark::marked(dir.path()).is_empty());
+    for process in &found {
+        exec::mark::end(process).expect("ended");
+    }
+    assert!(
+        eventually_dead(escaped).await,
+        "the marked grandchild survived"
+    );
+}

@@ -93,3 +93,25 @@ fn corrupt_middle_line_names_its_line() {
     let err = journal::read(&path).expect_err("corrupt");
     assert!(err.to_string().contains("journal.jsonl:2:"), "{err}");
 }
+
+#[test]
+fn a_second_writer_waits_for_the_first_then_is_refused_naming_the_lock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let mut first = Journal::open(&path).expect("open");
+    first.append(Scope::default(), "a", &1).expect("append");
+    let wait = std::time::Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    let second = Journal::open_waiting(&path, wait);
+    assert!(started.elapsed() >= wait, "it must wait before refusing");
+    let err = second.err().expect("refused while the first holds it");
+    assert!(matches!(err, JournalError::Busy { .. }), "{err}");
+    assert!(err.to_string().contains("journal.lock"), "{err}");
+    drop(first);
+    let mut second = Journal::open_waiting(&path, wait).expect("free once the first closes");
+    let record = second.append(Scope::default(), "b", &2).expect("append");
+    assert_eq!(
+        record.seq, 2,
+        "numbering continues after the first writer's"
+    );
+}

@@ -379,7 +379,9 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
     )
     .expect("plan copied");
     std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
+    // Without its watchdog: the test looks at what a killed faultline leaves.
     Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .env(faultline::watchdog::ENV_SWITCH, "off")
         .arg("run")
         .arg(&plan)
         .args(["--headless", "--yes", "--only", "D2", "--sut"])

@@ -50,6 +50,9 @@ pub struct Request {
     pub resume: Option<ResumeFrom>,
     /// How far a reproducible FAIL's fault schedule may be reduced.
     pub reduce: super::reduce::ReduceBudget,
+    /// Start a watchdog process that heals the session if this process dies first
+    /// (set by the faultline binary; in-process callers own their children).
+    pub watchdog: bool,
 }
 
 /// A killed session to continue: its directory and the outcome it last published.
@@ -122,6 +125,10 @@ pub async fn run(
             dir
         }
     };
+    if req.watchdog {
+        crate::exec::mark::mark_children(&dir.path);
+    }
+    let watchdog = req.watchdog.then(|| crate::watchdog::arm(&dir.path));
     let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
     let (tx, rx) = unbounded_channel();
     journal.tap(tx);
@@ -175,6 +182,9 @@ pub async fn run(
                 "tier": req.tier, "started_by": req.started_by, "revision": revision,
                 "faults_approved": "starting the run approves the faults the plan declares"}),
     )?;
+    }
+    if let Some(arming) = watchdog {
+        driver.watchdog_armed(&arming)?;
     }
     let (stop, early) = match driver.preflight(operator).await? {
         Some(question) => (
@@ -275,6 +285,18 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
+    /// Journals whether a watchdog will heal the session should this process die.
+    fn watchdog_armed(&mut self, arming: &crate::watchdog::Arming) -> Result<(), DriverError> {
+        use crate::watchdog::Arming;
+        let data = match arming {
+            Arming::Armed { pid } => json!({"armed": true, "pid": pid}),
+            Arming::Off { why } => json!({"armed": false, "why": why}),
+            Arming::Failed { why } => json!({"armed": false, "why": why}),
+        };
+        self.journal.append(Scope::default(), "watchdog", &data)?;
+        Ok(())
+    }
+
     fn resumed(&mut self) -> Result<(), DriverError> {
         self.findings = self
             .outcome

@@ -62,6 +62,43 @@ pub fn group_alive(pgid: i32) -> bool {
     })
 }
 
+/// Live `faultline watchdog SESSION` processes watching `session`.
+pub fn watchdogs_of(session: &Path) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let want = session.as_os_str().as_encoded_bytes();
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            // A zombie's cmdline is empty, so only live watchdogs match.
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmd| {
+                let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+                args.windows(2).any(|w| w[0] == b"watchdog" && w[1] == want)
+            })
+        })
+        .collect()
+}
+
+/// Waits until no watchdog watches `session` (it healed, or stood down); panics after
+/// `limit`.
+pub fn await_watchdogs(session: &Path, limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        let left = watchdogs_of(session);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "watchdog(s) {left:?} of {} still running after {limit:?}",
+            session.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The session directory named by the `session: <path>` line a run ends with.
 pub fn session_of(out: &std::process::Output) -> PathBuf {
     let stdout = String::from_utf8_lossy(&out.stdout);
