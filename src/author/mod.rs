@@ -4,9 +4,12 @@
 //! with git — never committed. Opt-in only; nothing is written outside declared
 //! targets, and an existing file is never overwritten without the operator saying so.
 
+pub mod build;
 pub mod comment;
 pub mod confine;
 pub mod fill;
+pub mod idiom;
+pub mod in_run;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +45,9 @@ pub enum Authored {
         formatted: String,
         /// The nearest existing test beside it, for the reviewer to compare idioms.
         sibling: Option<PathBuf>,
+        lang: idiom::Lang,
+        /// Its workload region runs the bound workload command as code.
+        workload_code: bool,
     },
     /// The target exists and the operator chose to leave it.
     Skipped(PathBuf),
@@ -210,7 +216,11 @@ async fn one(
         .unwrap_or_default();
     let comment = comment::prefix(&language);
     let binding = req.spec.bindings.get(&scenario.id).map(|(b, _)| b);
-    let filled = fill::fill(&skeleton.text, binding, comment);
+    let lang = idiom::Lang::of(&language);
+    // `confine` made `path` absolute under the canonical root.
+    let root = req.sut.canonicalize().map_err(io(req.sut))?;
+    let idiom = idiom::idiom(&lang, &root, &path);
+    let filled = fill::fill(&skeleton.text, binding, comment, &idiom);
     let text = header(req, scenario, comment, &filled.missing) + &filled.text;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
@@ -220,6 +230,8 @@ async fn one(
         formatted: tools::format(&path),
         sibling: tools::nearest_sibling(&path),
         missing: filled.missing,
+        lang,
+        workload_code: filled.workload_code,
         path,
     })
 }
