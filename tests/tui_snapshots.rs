@@ -452,7 +452,7 @@ fn the_staged_diff_of_author_mode_scrolls_styled_and_sanitized() {
         "author-staged",
         "",
         None,
-        json!({"files": 1, "diff": "artifacts/author/staged.diff", "committed": false}),
+        json!({"files": 1, "diff": "artifacts/author/staged.diff", "note": "staged"}),
     ));
     state.ui.step = Step::Run;
     state.handle(Action::StagedDiff);

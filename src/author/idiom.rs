@@ -16,9 +16,14 @@ pub enum Lang {
 }
 
 impl Lang {
-    /// From a plan's `Skeleton language` field or the target file's extension.
+    /// From a plan's `Skeleton language` field (its first word: `Rust (cargo test)`)
+    /// or the target file's extension.
     pub fn of(language: &str) -> Lang {
-        match language.trim().to_ascii_lowercase().as_str() {
+        let word = language
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .find(|w| !w.is_empty())
+            .unwrap_or_default();
+        match word.to_ascii_lowercase().as_str() {
             "rust" | "rs" => Lang::Rust,
             "go" | "golang" => Lang::Go,
             "python" | "py" => Lang::Python,
@@ -163,6 +168,8 @@ mod tests {
             None
         );
         assert_eq!(references("a ${x} ${y} ${x}"), vec!["x", "y"]);
+        assert_eq!(Lang::of("Rust (cargo test)"), Lang::Rust);
+        assert_eq!(Lang::of("zig"), Lang::Other("zig".into()));
     }
 
     #[test]

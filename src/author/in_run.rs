@@ -277,12 +277,17 @@ fn save_diff(
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| std::fs::write(&target, &diff));
+    let note = if !written.is_empty() && diff.is_empty() {
+        "nothing staged: the SUT is not a git work tree (or git add failed)"
+    } else {
+        "staged with git add, never committed"
+    };
     journal.append(
         Scope::default(),
         "author-staged",
         &json!({"files": written.len(), "diff": STAGED_DIFF, "bytes": diff.len(),
                 "saved": saved.as_ref().map_or_else(|e| e.to_string(), |()| "yes".into()),
-                "committed": false}),
+                "note": note}),
     )?;
     Ok(())
 }
