@@ -36,7 +36,8 @@ fn scenario(id: &str, target: &str, language: &str, skeleton: &str) -> String {
 }
 
 /// S1: a complete Rust test; S2: a shell test that does not parse; S3: a Rust test
-/// whose skeleton marks a faults region no binding fills (incomplete).
+/// whose skeleton marks a faults region no binding fills (incomplete); S4: a complete
+/// shell test.
 fn plan() -> String {
     let mut text = String::from(
         "# Test Plan: authoring-in-run\n\n## 1b. Claims under test\n\n\
@@ -71,6 +72,12 @@ fn plan() -> String {
             "{}#[test]\nfn partial() {{\n    // TODO workload\n    // TODO faults\n}}\n",
             header("S3", "//")
         ),
+    ));
+    text.push_str(&scenario(
+        "S4",
+        "tests/kept_writes.sh",
+        "shell",
+        &format!("{}set -eu\n# TODO workload\n", header("S4", "#")),
     ));
     text
 }
@@ -146,7 +153,7 @@ fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 fn run(work: &Path, repo: &Path, args: &[&str], author_env: Option<&str>) -> Output {
     std::fs::write(work.join("plan.md"), plan()).expect("plan");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultline"));
-    cmd.args(["run", "plan.md", "--headless", "--yes", "--sut"])
+    cmd.args(["run", "plan.md", "--headless", "--sut"])
         .arg(repo)
         .arg("--out")
         .arg(work.join("sessions"))
@@ -193,7 +200,7 @@ fn without_author_mode_the_sut_tree_stays_byte_identical() {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     let before = tree(&repo);
-    let out = run(work.path(), &repo, &[], Some("0"));
+    let out = run(work.path(), &repo, &["--yes"], Some("0"));
     let session = common::session_of(&out);
     assert_eq!(tree(&repo), before, "the run wrote into the SUT");
     assert_eq!(git(&repo, &["status", "--porcelain"]), "", "nothing staged");
@@ -219,7 +226,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     let before = tree(&repo);
-    let out = run(work.path(), &repo, &["--author"], None);
+    let out = run(work.path(), &repo, &["--author", "--yes"], None);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     let session = common::session_of(&out);
     let all = records(&session);
@@ -247,6 +254,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
         [
             "tests/broken.sh",
             "tests/kept_writes.rs",
+            "tests/kept_writes.sh",
             "tests/partial.rs"
         ]
     );
@@ -337,7 +345,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
 fn the_environment_variable_turns_author_mode_on() {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
-    let out = run(work.path(), &repo, &["--only", "S2"], Some("1"));
+    let out = run(work.path(), &repo, &["--only", "S2", "--yes"], Some("1"));
     let session = common::session_of(&out);
     let all = records(&session);
     assert_eq!(of(&all, "author-written", "S2").len(), 1);
@@ -349,4 +357,59 @@ fn the_environment_variable_turns_author_mode_on() {
         git(&repo, &["diff", "--cached", "--name-only"]).trim(),
         "tests/broken.sh"
     );
+}
+
+#[test]
+fn a_shell_test_drives_its_workload_too() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let repo = sut(work.path());
+    let out = run(
+        work.path(),
+        &repo,
+        &["--author", "--yes", "--only", "S4"],
+        None,
+    );
+    let session = common::session_of(&out);
+    let all = records(&session);
+    assert_eq!(
+        of(&all, "author-build", "S4")[0]["data"]["command"],
+        "bash -n tests/kept_writes.sh"
+    );
+    let workload = of(&all, "command-started", "S4")
+        .into_iter()
+        .find(|r| r["data"]["name"] == "workload")
+        .expect("workload started");
+    assert_eq!(
+        workload["data"]["command"],
+        format!(
+            "seed='1' artifacts='{}' bash tests/kept_writes.sh",
+            session.join("artifacts/S4/seed-1").display()
+        )
+    );
+    let log = std::fs::read_to_string(session.join("logs/S4/seed-1/workload.stdout.log"))
+        .expect("workload log");
+    assert!(log.contains("workload-ran-with-seed-1"), "{log}");
+    assert!(!of(&all, "oracle-result", "S4").is_empty());
+}
+
+#[test]
+fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let repo = sut(work.path());
+    std::fs::write(repo.join("tests/kept_writes.rs"), "// the team's own\n").expect("own");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "own test"]);
+    let before = tree(&repo);
+    let out = run(work.path(), &repo, &["--author", "--only", "S1"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("author.S1"), "{stderr}");
+    assert_eq!(
+        tree(&repo),
+        before,
+        "nothing may be written without an answer"
+    );
+    let session = common::session_of(&out);
+    let (verdict, reasons) = verdict(&session, "S1");
+    assert_eq!(verdict, "NOT-RUN");
+    assert!(reasons.contains("author.S1"), "{reasons}");
 }
