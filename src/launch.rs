@@ -359,6 +359,11 @@ pub async fn run(
         let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
         let found = crate::toolbox::discover(&sut).ok();
         print!("{}", answers_template(&plan, &spec, found.as_ref()));
+        if author_mode(&args) {
+            for q in crate::author::questions(&plan, &sut, args.only.as_deref()) {
+                println!("# {}\n{}: {}", q.prompt, q.id, yaml_string(&q.default));
+            }
+        }
         return exit::OK;
     }
     let operator = match operator(&args) {

@@ -400,6 +400,19 @@ fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario()
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "own test"]);
     let before = tree(&repo);
+    // The answers template lists the question, with its default.
+    let template = run(
+        work.path(),
+        &repo,
+        &["--author", "--answers-template"],
+        None,
+    );
+    let listed = String::from_utf8_lossy(&template.stdout);
+    assert!(listed.contains("\nauthor.S1: \"skip\"\n"), "{listed}");
+    assert!(
+        !listed.contains("author.S2"),
+        "only existing targets are asked about"
+    );
     let out = run(work.path(), &repo, &["--author", "--only", "S1"], None);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("author.S1"), "{stderr}");

@@ -126,6 +126,37 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> AuthorError + '_ {
     }
 }
 
+/// What the operator is asked when `declared` (at `path`) exists already.
+fn overwrite_question(id: &str, declared: &str, path: &Path) -> Question {
+    Question {
+        id: format!("author.{id}"),
+        kind: QuestionKind::ConfirmCapability,
+        prompt: format!(
+            "{declared} exists ({} bytes): overwrite / skip / sibling (write {})",
+            std::fs::metadata(path).map_or(0, |m| m.len()),
+            sibling_path(Path::new(declared)).display()
+        ),
+        default: "skip".into(),
+        ..Question::default()
+    }
+}
+
+/// The `author.<id>` questions authoring `plan` in `sut` would ask now (targets that
+/// exist already), for `--answers-template`.
+pub fn questions(plan: &Plan, sut: &Path, only: Option<&[String]>) -> Vec<Question> {
+    plan.scenarios
+        .iter()
+        .filter(|s| only.is_none_or(|only| only.contains(&s.id)))
+        .filter(|s| s.skeleton.is_some())
+        .filter_map(|s| {
+            let declared = declared_target(&s.target_test_file.as_ref()?.text);
+            let path = confine::confine(sut, &declared).ok()?;
+            path.exists()
+                .then(|| overwrite_question(&s.id, &declared, &path))
+        })
+        .collect()
+}
+
 /// Authors every scenario (or those in `only`), asking about existing targets.
 pub async fn author(
     req: &AuthorRequest<'_>,
@@ -182,17 +213,7 @@ async fn one(
         }
     };
     if path.exists() {
-        let question = Question {
-            id: format!("author.{}", scenario.id),
-            kind: QuestionKind::ConfirmCapability,
-            prompt: format!(
-                "{declared} exists ({} bytes): overwrite / skip / sibling (write {})",
-                std::fs::metadata(&path).map_or(0, |m| m.len()),
-                sibling_path(Path::new(&declared)).display()
-            ),
-            default: "skip".into(),
-            ..Question::default()
-        };
+        let question = overwrite_question(&scenario.id, &declared, &path);
         let said = answer(operator, &question).await?;
         match said.text.trim().to_ascii_lowercase().as_str() {
             "overwrite" => {}

@@ -92,7 +92,9 @@ impl Badge {
 }
 
 /// Journal record kinds a verdict's evidence overlay lists.
-const EVIDENCE_KINDS: [&str; 11] = [
+const EVIDENCE_KINDS: [&str; 13] = [
+    "author-build",
+    "author-driver",
     "precondition",
     "budget",
     "fault-injected",
