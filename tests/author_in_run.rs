@@ -426,3 +426,74 @@ fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario()
     assert_eq!(verdict, "NOT-RUN");
     assert!(reasons.contains("author.S1"), "{reasons}");
 }
+
+/// The real binary in tmux: once the run ended, `d` opens the staged diff.
+#[test]
+fn in_the_terminal_ui_d_opens_the_staged_diff() {
+    let required = std::env::var("FAULTLINE_REQUIRE_TMUX").is_ok_and(|v| v == "1");
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            !required,
+            "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
+        );
+        eprintln!("SKIP: tmux is not installed; the terminal test did not run");
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let repo = sut(work.path());
+    std::fs::write(work.path().join("plan.md"), plan()).expect("plan");
+    let name = format!("fl-author-{}", std::process::id());
+    let command = format!(
+        "cd {} && LANG=C.UTF-8 {} run plan.md --sut {} --out {} --author --only S4; sleep 60",
+        work.path().display(),
+        env!("CARGO_BIN_EXE_faultline"),
+        repo.display(),
+        work.path().join("sessions").display()
+    );
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "36"])
+        .arg(&command)
+        .status()
+        .expect("tmux new-session");
+    assert!(started.success());
+    let screen = || {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &name])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let wait_for = |text: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let shown = screen();
+            if shown.contains(text) {
+                return shown;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = Command::new("tmux")
+                    .args(["kill-session", "-t", &name])
+                    .status();
+                panic!("`{text}` never appeared:\n{shown}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    // The status line offers the diff once author mode staged something.
+    wait_for("d diff");
+    let send = |key: &str| {
+        let sent = Command::new("tmux")
+            .args(["send-keys", "-t", &name, key])
+            .status()
+            .expect("tmux send-keys");
+        assert!(sent.success());
+    };
+    send("d");
+    let shown = wait_for("Staged by author mode");
+    send("q");
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &name])
+        .status();
+    assert!(shown.contains("+++ b/tests/kept_writes.sh"), "{shown}");
+    assert!(shown.contains("+# Provenance"), "{shown}");
+}
