@@ -353,7 +353,7 @@ async fn build(
         scope(id),
         "author-build",
         &json!({"scenario": id, "command": command, "exit_code": exit_code,
-                "outcome": format!("{outcome:?}"), "elapsed_ms": running.started.elapsed().as_millis(),
+                "outcome": outcome.as_ref().map_or_else(Clone::clone, |o| format!("{o:?}")), "elapsed_ms": running.started.elapsed().as_millis(),
                 "log": running.stderr_log.display().to_string()}),
     )?;
     Ok(Some(exit_code == Some(0)))
