@@ -70,6 +70,16 @@ pub struct RunArgs {
     /// Time a reproducible FAIL's reduction may spend (`90s`, `10m`).
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     pub reduce_time: std::time::Duration,
+    /// Author mode inside the run (also `DIST_TEST_AUTHOR_MODE=1`): after the
+    /// preflight, write each scenario's skeleton to its target test file, stage it,
+    /// build it, and let a complete authored test drive its scenario's workload.
+    #[arg(long)]
+    pub author: bool,
+}
+
+/// Author mode is opt-in: the flag, or `DIST_TEST_AUTHOR_MODE=1` exactly.
+fn author_mode(args: &RunArgs) -> bool {
+    args.author || std::env::var("DIST_TEST_AUTHOR_MODE").is_ok_and(|v| v.trim() == "1")
 }
 
 fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
@@ -118,6 +128,7 @@ impl From<ResumeArgs> for RunArgs {
             config: args.config,
             reduce_runs: 0,
             reduce_time: std::time::Duration::ZERO,
+            author: false,
         }
     }
 }
@@ -348,6 +359,11 @@ pub async fn run(
         let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
         let found = crate::toolbox::discover(&sut).ok();
         print!("{}", answers_template(&plan, &spec, found.as_ref()));
+        if author_mode(&args) {
+            for q in crate::author::questions(&plan, &sut, args.only.as_deref()) {
+                println!("# {}\n{}: {}", q.prompt, q.id, yaml_string(&q.default));
+            }
+        }
         return exit::OK;
     }
     let operator = match operator(&args) {
@@ -391,6 +407,7 @@ pub async fn run(
             time: args.reduce_time,
         },
         watchdog: true,
+        author: author_mode(&args),
     };
     execute(request, &args, operator).await
 }
@@ -524,6 +541,8 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             time: std::time::Duration::from_millis(saved.request.reduce_time_ms),
         },
         watchdog: true,
+        // What was authored is staged in the SUT already; a resumed run does not author again.
+        author: false,
     };
     execute(request, &args, operator).await
 }
@@ -605,6 +624,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
         config: None,
         reduce_runs: 0,
         reduce_time: std::time::Duration::ZERO,
+        author: false,
     };
     let (plan, spec) = match accept(&input, &run_args) {
         Ok(accepted) => accepted,
@@ -640,6 +660,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
                 missing,
                 formatted,
                 sibling,
+                ..
             } => {
                 let state = if missing.is_empty() {
                     "candidate".to_string()

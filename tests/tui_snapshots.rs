@@ -426,3 +426,85 @@ fn the_picker_lists_the_plans_and_enter_picks_one() {
         Picked::Plan("/repo/notes/kv.md".into())
     );
 }
+
+#[test]
+fn the_staged_diff_of_author_mode_scrolls_styled_and_sanitized() {
+    let session = tempfile::tempdir().expect("tempdir");
+    let diff = session.path().join("artifacts/author/staged.diff");
+    std::fs::create_dir_all(diff.parent().expect("parent")).expect("dirs");
+    std::fs::write(
+        &diff,
+        "diff --git a/tests/kept_writes.rs b/tests/kept_writes.rs\n\
+         new file mode 100644\nindex 0000000..1111111\n--- /dev/null\n\
+         +++ b/tests/kept_writes.rs\n@@ -0,0 +1,4 @@\n\
+         +// Provenance: written by faultline author mode\n\
+         +fn writes_are_kept() {}\n\
+         -// \u{1b}[2J\u{1b}]0;owned\u{7}gone\n \
+         unchanged\n",
+    )
+    .expect("diff");
+    let mut state = demo_state();
+    // Before author mode staged anything there is no diff to open.
+    state.handle(Action::StagedDiff);
+    assert!(!state.ui.diff);
+    state.session_dir = Some(session.path().to_path_buf());
+    state.apply(&record(
+        "author-staged",
+        "",
+        None,
+        json!({"files": 1, "diff": "artifacts/author/staged.diff", "note": "staged"}),
+    ));
+    state.ui.step = Step::Run;
+    state.handle(Action::StagedDiff);
+    assert!(state.ui.diff);
+    let theme = dark();
+    for (w, h) in [(80, 24), (160, 48)] {
+        let buffer = render(&state, &theme, w, h);
+        let shown = text(&buffer);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown}"
+        );
+        insta::assert_snapshot!(format!("staged_diff_{w}x{h}"), scrub(&shown));
+    }
+    let buffer = render(&state, &theme, 160, 48);
+    let shown = text(&buffer);
+    let style_of = |needle: &str| {
+        let row = shown
+            .lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("`{needle}` not shown:\n{shown}"));
+        let column = shown
+            .lines()
+            .nth(row)
+            .and_then(|l| l.find(needle))
+            .unwrap_or(0);
+        let x = u16::try_from(
+            shown.lines().nth(row).unwrap_or("")[..column]
+                .chars()
+                .count(),
+        )
+        .expect("column");
+        buffer[(x, u16::try_from(row).expect("row"))].fg
+    };
+    assert_eq!(
+        style_of("+fn writes_are_kept"),
+        theme.verdict(Verdict::PassHardening).fg.expect("colour")
+    );
+    assert_eq!(
+        style_of("-// gone"),
+        theme.verdict(Verdict::FailReproducible).fg.expect("colour")
+    );
+    assert_eq!(
+        style_of("@@ -0,0 +1,4 @@"),
+        theme.warning.fg.expect("colour")
+    );
+    assert!(shown.contains(" d diff "), "the status line offers it");
+    state.handle(Action::Down);
+    assert_eq!(state.ui.scroll, 1);
+    let scrolled = text(&render(&state, &theme, 160, 48));
+    assert!(!scrolled.contains("diff --git"), "{scrolled}");
+    state.handle(Action::Close);
+    assert!(!state.ui.diff);
+    assert_eq!(state.ui.scroll, 0);
+}

@@ -1,7 +1,9 @@
 //! The skeleton's three TODO regions (workload, faults, oracle), filled from the
 //! scenario's run-spec binding. A region the binding does not cover keeps its TODO,
-//! and the file says it is incomplete.
+//! and the file says it is incomplete. The workload command is written as code in the
+//! target's idiom where faultline knows one, so running the authored test runs it.
 
+use super::idiom::{self, Idiom};
 use crate::runspec::Binding;
 
 /// The regions a skeleton marks with `TODO`, in the method's order.
@@ -12,6 +14,8 @@ pub struct Filled {
     pub text: String,
     /// Regions the skeleton marks that no binding covers (their TODO stays).
     pub missing: Vec<&'static str>,
+    /// The workload region runs the bound workload command (not only comments).
+    pub workload_code: bool,
 }
 
 /// The lines a binding offers for `region`, empty when it offers none.
@@ -25,7 +29,7 @@ fn offered(binding: Option<&Binding>, region: &str) -> Vec<String> {
                 .cluster
                 .iter()
                 .flat_map(|c| &c.services)
-                .map(|s| format!("service {}: {}", s.name, s.run));
+                .map(|s| format!("service {} (faultline starts it): {}", s.name, s.run));
             services
                 .chain(b.workload.iter().map(|w| format!("workload: {}", w.run)))
                 .collect()
@@ -56,10 +60,12 @@ fn offered(binding: Option<&Binding>, region: &str) -> Vec<String> {
 }
 
 /// Fills each `TODO` line naming a region with the binding's lines for it, as
-/// comments in `comment` style under the same indentation.
-pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str) -> Filled {
+/// comments in `comment` style under the same indentation; the workload command
+/// also as code when `idiom` can carry it.
+pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str, idiom: &Idiom) -> Filled {
     let mut text = String::with_capacity(skeleton.len());
     let mut missing = Vec::new();
+    let mut workload_code = false;
     for line in skeleton.lines() {
         let lower = line.to_ascii_lowercase();
         let region = REGIONS
@@ -84,8 +90,19 @@ pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str) -> Filled 
         for l in lines {
             text.push_str(&format!("{indent}{comment}   {}\n", l.replace('\n', " ")));
         }
+        let command = binding.and_then(|b| b.workload.as_ref()).map(|w| &w.run);
+        if *region == "workload"
+            && let Some(code) = command.and_then(|c| idiom::workload_code(idiom, c, &indent))
+        {
+            text.push_str(&code);
+            workload_code = true;
+        }
     }
-    Filled { text, missing }
+    Filled {
+        text,
+        missing,
+        workload_code,
+    }
 }
 
 #[cfg(test)]
@@ -97,7 +114,7 @@ mod tests {
         let binding: Binding =
             serde_saphyr::from_str("workload: { run: \"./load.sh --seed 1\" }\n").expect("binding");
         let skeleton = "fn t() {\n    // TODO workload\n    // TODO faults\n}\n";
-        let filled = fill(skeleton, Some(&binding), "//");
+        let filled = fill(skeleton, Some(&binding), "//", &Idiom::Comment);
         assert!(
             filled
                 .text
@@ -108,5 +125,13 @@ mod tests {
         assert!(!filled.text.contains("TODO workload"));
         assert!(filled.text.contains("TODO faults"));
         assert_eq!(filled.missing, vec!["fault"]);
+        assert!(!filled.workload_code);
+        let shell = fill("# TODO workload\n", Some(&binding), "#", &Idiom::Shell);
+        assert!(shell.workload_code);
+        assert!(
+            shell.text.contains("if ! ( ./load.sh --seed 1\n); then"),
+            "{}",
+            shell.text
+        );
     }
 }

@@ -4,9 +4,12 @@
 //! with git — never committed. Opt-in only; nothing is written outside declared
 //! targets, and an existing file is never overwritten without the operator saying so.
 
+pub mod build;
 pub mod comment;
 pub mod confine;
 pub mod fill;
+pub mod idiom;
+pub mod in_run;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -42,6 +45,9 @@ pub enum Authored {
         formatted: String,
         /// The nearest existing test beside it, for the reviewer to compare idioms.
         sibling: Option<PathBuf>,
+        lang: idiom::Lang,
+        /// Its workload region runs the bound workload command as code.
+        workload_code: bool,
     },
     /// The target exists and the operator chose to leave it.
     Skipped(PathBuf),
@@ -120,6 +126,37 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> AuthorError + '_ {
     }
 }
 
+/// What the operator is asked when `declared` (at `path`) exists already.
+fn overwrite_question(id: &str, declared: &str, path: &Path) -> Question {
+    Question {
+        id: format!("author.{id}"),
+        kind: QuestionKind::ConfirmCapability,
+        prompt: format!(
+            "{declared} exists ({} bytes): overwrite / skip / sibling (write {})",
+            std::fs::metadata(path).map_or(0, |m| m.len()),
+            sibling_path(Path::new(declared)).display()
+        ),
+        default: "skip".into(),
+        ..Question::default()
+    }
+}
+
+/// The `author.<id>` questions authoring `plan` in `sut` would ask now (targets that
+/// exist already), for `--answers-template`.
+pub fn questions(plan: &Plan, sut: &Path, only: Option<&[String]>) -> Vec<Question> {
+    plan.scenarios
+        .iter()
+        .filter(|s| only.is_none_or(|only| only.contains(&s.id)))
+        .filter(|s| s.skeleton.is_some())
+        .filter_map(|s| {
+            let declared = declared_target(&s.target_test_file.as_ref()?.text);
+            let path = confine::confine(sut, &declared).ok()?;
+            path.exists()
+                .then(|| overwrite_question(&s.id, &declared, &path))
+        })
+        .collect()
+}
+
 /// Authors every scenario (or those in `only`), asking about existing targets.
 pub async fn author(
     req: &AuthorRequest<'_>,
@@ -176,17 +213,7 @@ async fn one(
         }
     };
     if path.exists() {
-        let question = Question {
-            id: format!("author.{}", scenario.id),
-            kind: QuestionKind::ConfirmCapability,
-            prompt: format!(
-                "{declared} exists ({} bytes): overwrite / skip / sibling (write {})",
-                std::fs::metadata(&path).map_or(0, |m| m.len()),
-                sibling_path(Path::new(&declared)).display()
-            ),
-            default: "skip".into(),
-            ..Question::default()
-        };
+        let question = overwrite_question(&scenario.id, &declared, &path);
         let said = answer(operator, &question).await?;
         match said.text.trim().to_ascii_lowercase().as_str() {
             "overwrite" => {}
@@ -210,7 +237,11 @@ async fn one(
         .unwrap_or_default();
     let comment = comment::prefix(&language);
     let binding = req.spec.bindings.get(&scenario.id).map(|(b, _)| b);
-    let filled = fill::fill(&skeleton.text, binding, comment);
+    let lang = idiom::Lang::of(&language);
+    // `confine` made `path` absolute under the canonical root.
+    let root = req.sut.canonicalize().map_err(io(req.sut))?;
+    let idiom = idiom::idiom(&lang, &root, &path);
+    let filled = fill::fill(&skeleton.text, binding, comment, &idiom);
     let text = header(req, scenario, comment, &filled.missing) + &filled.text;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
@@ -220,6 +251,8 @@ async fn one(
         formatted: tools::format(&path),
         sibling: tools::nearest_sibling(&path),
         missing: filled.missing,
+        lang,
+        workload_code: filled.workload_code,
         path,
     })
 }

@@ -53,6 +53,8 @@ pub struct Request {
     /// Start a watchdog process that heals the session if this process dies first
     /// (set by the faultline binary; in-process callers own their children).
     pub watchdog: bool,
+    /// Author mode inside the run (`--author` or `DIST_TEST_AUTHOR_MODE=1`).
+    pub author: bool,
 }
 
 /// A killed session to continue: its directory and the outcome it last published.
@@ -95,6 +97,8 @@ struct Driver<'a> {
     cancel: CancellationToken,
     findings: usize,
     preflight: Preflight,
+    /// Authored tests driving their scenarios' workloads, by scenario id.
+    authored: BTreeMap<String, crate::author::in_run::AuthoredDriver>,
 }
 
 /// Runs the session. `tap` receives every journal record as it is written.
@@ -170,6 +174,7 @@ pub async fn run(
         cancel,
         findings: 0,
         preflight: Preflight::default(),
+        authored: BTreeMap::new(),
     };
     if req.resume.is_some() {
         driver.resumed()?;
@@ -192,6 +197,10 @@ pub async fn run(
             Some(question),
         ),
         None => (None, None),
+    };
+    let (stop, early) = match (stop, early) {
+        (None, None) if req.author => driver.author(operator).await?,
+        settled => settled,
     };
     let unanswered = driver.scenarios(operator, stop).await?.or(early);
     let ended = driver.finish(unanswered)?;
@@ -413,6 +422,39 @@ impl Driver<'_> {
             }
             Err(PreflightError::Journal(e)) => Err(e.into()),
             Err(PreflightError::Engine(e)) => Err(e.into()),
+        }
+    }
+
+    /// Author mode between the preflight and the first scenario: a stop reason (and
+    /// the question nobody answered) when the session cannot go on.
+    async fn author(
+        &mut self,
+        operator: &mut dyn Operator,
+    ) -> Result<(Option<String>, Option<Unanswered>), DriverError> {
+        use crate::author::in_run::{self, InRunError};
+        let ctx = in_run::Ctx {
+            req: self.req,
+            session: &self.dir.path,
+            cancel: self.cancel.clone(),
+        };
+        match in_run::run(&ctx, &mut self.journal, operator).await {
+            Ok(drivers) => {
+                self.authored = drivers;
+                Ok((None, None))
+            }
+            Err(InRunError::Unanswered(question)) => {
+                self.journal.append(
+                    Scope::default(),
+                    "stopped-unanswered",
+                    &json!({"question": question.id}),
+                )?;
+                let reason = format!("stopped: question `{}` unanswered", question.id);
+                Ok((Some(reason), Some(question)))
+            }
+            Err(InRunError::Interrupted) => {
+                Ok((Some("session interrupted by the operator".into()), None))
+            }
+            Err(InRunError::Journal(e)) => Err(e.into()),
         }
     }
 
@@ -703,6 +745,15 @@ impl Driver<'_> {
             &substituted
         } else {
             binding
+        };
+        // Author mode: the authored test drives the workload; the rest stays the spec's.
+        let driven;
+        let binding = match self.authored.get(id) {
+            Some(authored) => {
+                driven = authored.drive(binding);
+                &driven
+            }
+            None => binding,
         };
         let any_size =
             regex::Regex::new(r"(?i)\bany (cluster )?size\b|\bany number of (nodes|replicas)\b")

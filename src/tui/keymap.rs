@@ -24,13 +24,15 @@ pub enum Action {
     Help,
     ShowReasons,
     Evidence,
-    /// Closes the help overlay, the evidence or the search.
+    /// The staged diff of what author mode wrote in this run.
+    StagedDiff,
+    /// Closes the help overlay, the evidence, the staged diff or the search.
     Close,
     Quit,
 }
 
 impl Action {
-    pub const ALL: [Action; 16] = [
+    pub const ALL: [Action; 17] = [
         Action::NextStep,
         Action::PrevStep,
         Action::Up,
@@ -45,6 +47,7 @@ impl Action {
         Action::Help,
         Action::ShowReasons,
         Action::Evidence,
+        Action::StagedDiff,
         Action::Close,
         Action::Quit,
     ];
@@ -66,6 +69,7 @@ impl Action {
             Action::Help => "help",
             Action::ShowReasons => "show-reasons",
             Action::Evidence => "evidence",
+            Action::StagedDiff => "staged-diff",
             Action::Close => "close",
             Action::Quit => "quit",
         }
@@ -88,7 +92,8 @@ impl Action {
             Action::Help => "this help",
             Action::ShowReasons => "show the reason chain",
             Action::Evidence => "evidence of the selected verdict",
-            Action::Close => "close help / evidence / search",
+            Action::StagedDiff => "staged diff of author mode",
+            Action::Close => "close help / evidence / diff / search",
             Action::Quit => "quit (heals first)",
         }
     }
@@ -230,6 +235,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("?", Action::Help),
     ("r", Action::ShowReasons),
     ("e", Action::Evidence),
+    ("d", Action::StagedDiff),
     ("esc", Action::Close),
     ("q", Action::Quit),
     ("ctrl-c", Action::Quit),

@@ -92,7 +92,9 @@ impl Badge {
 }
 
 /// Journal record kinds a verdict's evidence overlay lists.
-const EVIDENCE_KINDS: [&str; 11] = [
+const EVIDENCE_KINDS: [&str; 13] = [
+    "author-build",
+    "author-driver",
     "precondition",
     "budget",
     "fault-injected",
@@ -222,6 +224,8 @@ pub struct Ui {
     pub reasons: bool,
     /// The selected verdict's evidence overlay.
     pub evidence: bool,
+    /// The staged diff view (author mode); `scroll` is its first line while open.
+    pub diff: bool,
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
     pub quit: bool,
@@ -249,6 +253,8 @@ pub struct AppState {
     pub report_text: Option<String>,
     /// The session directory, from the `session-started` record.
     pub session_dir: Option<PathBuf>,
+    /// The staged diff author mode saved in this run, from `author-staged`.
+    pub staged_diff: Option<PathBuf>,
     /// When the session started (UTC, as journaled).
     pub started: Option<String>,
     /// The answer being typed to the pending question.
@@ -302,6 +308,7 @@ impl AppState {
             pending: None,
             report_text: None,
             session_dir: None,
+            staged_diff: None,
             started: None,
             editor: TextArea::default(),
             keymap: Keymap::default(),
@@ -314,6 +321,7 @@ impl AppState {
                 help: false,
                 reasons: false,
                 evidence: false,
+                diff: false,
                 search: None,
                 quit: false,
             },
@@ -480,6 +488,15 @@ impl AppState {
                 self.session_verdict = Some(text(data, "verdict"));
             }
             "interrupted" => self.interrupted = Some(text(data, "during")),
+            // Raw, not sanitized: it is a path under the session, read by the diff view.
+            "author-staged" => {
+                let diff = data.get("diff").and_then(Value::as_str);
+                let written = data.get("files").and_then(Value::as_u64).unwrap_or(0);
+                self.staged_diff = match (&self.session_dir, diff) {
+                    (Some(dir), Some(diff)) if written > 0 => Some(dir.join(diff)),
+                    _ => None,
+                };
+            }
             _ => self.apply_run(record),
         }
     }
@@ -628,7 +645,8 @@ impl AppState {
         let scrolls = ui.step == Step::Run && ui.focus == Focus::Pane;
         // Finding reads as text; on Report the arrows pick a verdict (its evidence is
         // one key away) until Tab moves the focus to the report text; pages always scroll.
-        let report = ui.step == Step::Finding
+        let report = ui.diff
+            || ui.step == Step::Finding
             || (ui.step == Step::Report
                 && (ui.focus == Focus::Pane
                     || matches!(action, Action::ScrollUp | Action::ScrollDown)));
@@ -676,10 +694,19 @@ impl AppState {
             Action::Search => ui.search = Some(String::new()),
             Action::Help => ui.help = !ui.help,
             Action::Evidence => ui.evidence = !ui.evidence,
+            Action::StagedDiff if self.staged_diff.is_some() => {
+                ui.diff = !ui.diff;
+                ui.scroll = 0;
+            }
+            Action::StagedDiff => {}
             Action::ShowReasons => ui.reasons = !ui.reasons,
             Action::Close => {
                 ui.help = false;
                 ui.evidence = false;
+                if ui.diff {
+                    ui.diff = false;
+                    ui.scroll = 0;
+                }
                 ui.search = None;
             }
             Action::Quit => ui.quit = true,

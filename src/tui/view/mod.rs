@@ -2,6 +2,7 @@
 //! reads the terminal or blocks; the Run screen's pane reads a capped tail of a log
 //! file from disk.
 
+mod diff;
 mod overlay;
 mod run;
 mod screens;
@@ -41,6 +42,9 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
     status_line(frame, status, state, theme);
     if state.ui.evidence {
         overlay::evidence(frame, body, state, theme);
+    }
+    if state.ui.diff {
+        diff::staged(frame, body, state, theme);
     }
     if state.ui.help {
         overlay::help(frame, frame.area(), &state.keymap, theme);
@@ -107,10 +111,18 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         Some(q) => format!("  /{q}"),
         None => String::new(),
     };
+    // Only a run where author mode staged something has a diff to show.
+    let diff = if state.staged_diff.is_some() {
+        " d diff"
+    } else {
+        ""
+    };
     let line = Line::from(vec![
         Span::styled(format!(" {verdict} "), theme.highlight),
         Span::styled(
-            format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence ? help q quit"),
+            format!(
+                " {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q quit"
+            ),
             theme.dim,
         ),
     ]);

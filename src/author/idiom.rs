@@ -1,0 +1,191 @@
+//! The language of an authored target, and the workload region written as real code
+//! in that language's idiom where faultline knows how (Rust, shell): running the
+//! authored test then really runs the bound workload command. Other languages keep
+//! the region as comments and are not runnable as a scenario's driver.
+
+use std::path::{Path, PathBuf};
+
+/// The language families author mode builds or runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lang {
+    Rust,
+    Go,
+    Python,
+    Shell,
+    Other(String),
+}
+
+impl Lang {
+    /// From a plan's `Skeleton language` field (its first word: `Rust (cargo test)`)
+    /// or the target file's extension.
+    pub fn of(language: &str) -> Lang {
+        let word = language
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .find(|w| !w.is_empty())
+            .unwrap_or_default();
+        match word.to_ascii_lowercase().as_str() {
+            "rust" | "rs" => Lang::Rust,
+            "go" | "golang" => Lang::Go,
+            "python" | "py" => Lang::Python,
+            "shell" | "sh" | "bash" => Lang::Shell,
+            other => Lang::Other(other.to_string()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Lang::Rust => "rust",
+            Lang::Go => "go",
+            Lang::Python => "python",
+            Lang::Shell => "shell",
+            Lang::Other(name) => name,
+        }
+    }
+}
+
+/// How the workload region is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Idiom {
+    /// `std::process::Command` run from the SUT root, which is `to_sut` (`""`, `/..`,
+    /// `/../..` …) above the crate's `CARGO_MANIFEST_DIR`.
+    Rust { to_sut: String },
+    /// The command itself in a subshell, failing the script when it fails.
+    Shell,
+    /// Comments only: faultline cannot make it runnable code.
+    Comment,
+}
+
+/// The nearest `Cargo.toml` upward from `file`, without leaving `root`.
+pub fn crate_dir(root: &Path, file: &Path) -> Option<PathBuf> {
+    let mut dir = file.parent()?;
+    loop {
+        if dir.join("Cargo.toml").is_file() {
+            return Some(dir.to_path_buf());
+        }
+        if dir == root {
+            return None;
+        }
+        dir = dir.parent().filter(|d| d.starts_with(root))?;
+    }
+}
+
+/// The idiom for `path` (absolute, inside the canonical SUT `root`) in `lang`.
+pub fn idiom(lang: &Lang, root: &Path, path: &Path) -> Idiom {
+    match lang {
+        Lang::Rust => crate_dir(root, path)
+            .and_then(|dir| {
+                let depth = dir.strip_prefix(root).ok()?.components().count();
+                Some(Idiom::Rust {
+                    to_sut: "/..".repeat(depth),
+                })
+            })
+            .unwrap_or(Idiom::Comment),
+        Lang::Shell => Idiom::Shell,
+        _ => Idiom::Comment,
+    }
+}
+
+/// The `${name}` references of a run-spec command, in order, without repeats.
+pub fn references(command: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = command;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        let name = after[..end].to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+        rest = &after[end + 1..];
+    }
+    names
+}
+
+/// A name the shell can read from the environment as `${name}`.
+fn shell_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The workload command as code at `indent`, or `None` when `idiom` cannot carry it:
+/// comment idiom, or a `${…}` the shell cannot take from the environment
+/// (`${port:NAME}`). The code runs the command through `sh -c`, so its `${name}`s
+/// are read from the environment the driver command sets.
+pub fn workload_code(idiom: &Idiom, command: &str, indent: &str) -> Option<String> {
+    if !references(command).iter().all(|n| shell_name(n)) {
+        return None;
+    }
+    match idiom {
+        Idiom::Rust { to_sut } => {
+            let dir = if to_sut.is_empty() {
+                "env!(\"CARGO_MANIFEST_DIR\")".to_string()
+            } else {
+                format!("concat!(env!(\"CARGO_MANIFEST_DIR\"), {to_sut:?})")
+            };
+            Some(format!(
+                "{indent}let workload = std::process::Command::new(\"sh\")\n\
+                 {indent}    .arg(\"-c\")\n\
+                 {indent}    .arg({command:?})\n\
+                 {indent}    .current_dir({dir})\n\
+                 {indent}    .status()\n\
+                 {indent}    .expect(\"the workload command starts\");\n\
+                 {indent}assert!(workload.success(), \"the workload command failed: {{workload}}\");\n"
+            ))
+        }
+        Idiom::Shell => Some(format!(
+            "{indent}if ! ( {command}\n{indent}); then\n\
+             {indent}  echo \"the workload command failed\" >&2\n\
+             {indent}  exit 1\n{indent}fi\n"
+        )),
+        Idiom::Comment => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_code_runs_the_command_from_the_sut_root_and_port_vars_stay_comments() {
+        let code = workload_code(
+            &Idiom::Rust {
+                to_sut: "/..".into(),
+            },
+            "./load.sh --seed ${seed} \"x\"",
+            "    ",
+        )
+        .expect("code");
+        assert!(
+            code.contains(r#".arg("./load.sh --seed ${seed} \"x\"")"#),
+            "{code}"
+        );
+        assert!(code.contains(r#"concat!(env!("CARGO_MANIFEST_DIR"), "/..")"#));
+        assert_eq!(
+            workload_code(&Idiom::Shell, "curl localhost:${port:api}", ""),
+            None
+        );
+        assert_eq!(references("a ${x} ${y} ${x}"), vec!["x", "y"]);
+        assert_eq!(Lang::of("Rust (cargo test)"), Lang::Rust);
+        assert_eq!(Lang::of("zig"), Lang::Other("zig".into()));
+    }
+
+    #[test]
+    fn the_crate_is_found_upward_but_never_above_the_root() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = root.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join("sub/tests")).expect("dirs");
+        std::fs::write(root.join("sub/Cargo.toml"), "").expect("manifest");
+        let file = root.join("sub/tests/t.rs");
+        assert_eq!(crate_dir(&root, &file), Some(root.join("sub")));
+        assert_eq!(
+            idiom(&Lang::Rust, &root, &file),
+            Idiom::Rust {
+                to_sut: "/..".into()
+            }
+        );
+        assert_eq!(crate_dir(&root, &root.join("other/t.rs")), None);
+    }
+}
