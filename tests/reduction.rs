@@ -1,8 +1,8 @@
 //! Reduction on the demo's planted bug: D3 injects two faults, a pause of the spare n4
 //! (irrelevant: n4 replicates nothing) and the primary's kill. The reproducible FAIL is
 //! reduced to the kill alone, the finding and the report carry "reduced from N events
-//! to k over M re-runs", and the reduced reproducer, replayed with `faultline run`,
-//! still fails.
+//! to k over M re-runs", the kill's start offset is halved once, and the reduced
+//! reproducer, replayed with `faultline run`, still fails.
 
 mod common;
 
@@ -58,6 +58,34 @@ fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails()
     assert!(all.iter().any(|r| r.kind == "reduction-candidate"
         && r.data["faults"] == serde_json::json!(["pause-spare"])
         && r.data["failed"] == false));
+    // Then the kill's start offset (2 s) was tried at half, and kept if it still failed.
+    let timed = all
+        .iter()
+        .find(|r| r.kind == "reduction-candidate" && r.data["timing"] != serde_json::json!([]))
+        .expect("a timing candidate was tried");
+    assert_eq!(timed.data["faults"], serde_json::json!(["kill-primary"]));
+    assert_eq!(
+        timed.data["timing"],
+        serde_json::json!([{"fault": "kill-primary", "field": "after", "from_ms": 2000, "to_ms": 1000}])
+    );
+    let kept_half = timed.data["failed"] == true;
+    assert_eq!(
+        result.data["timing"],
+        if kept_half {
+            timed.data["timing"].clone()
+        } else {
+            serde_json::json!([])
+        }
+    );
+    let spec: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(session.join("artifacts/D3/reduced/plan.run.yaml"))
+            .expect("reduced spec"),
+    )
+    .expect("the reduced spec is JSON");
+    assert_eq!(
+        spec["scenarios"]["D3"]["faults"][0]["after"],
+        if kept_half { "1000ms" } else { "2000ms" }
+    );
     let figure = format!("reduced from 2 events to 1 over {runs} re-runs");
     for file in ["findings/D3.md", "findings/report.md"] {
         let text = std::fs::read_to_string(session.join(file)).expect(file);

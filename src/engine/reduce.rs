@@ -1,9 +1,11 @@
 //! Reduction of a reproducible FAIL (method §5): the fault schedule is shrunk by
 //! trying each half, then dropping single faults, re-running every candidate with the
 //! failing seed, within the operator's budget of re-runs and time. A fault category the
-//! failure depends on cannot be dropped (without it the candidate passes). Each
-//! candidate runs once, so a failure that needs a rare interleaving may keep more
-//! faults than it needs: the result says what was tried, never more.
+//! failure depends on cannot be dropped (without it the candidate passes). Then the
+//! timing of what is left: each kept fault's start offset and hold are halved once,
+//! and a halving is kept when the seed still fails. Each candidate runs once, so a
+//! failure that needs a rare interleaving may keep more faults than it needs: the
+//! result says what was tried, never more.
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +15,11 @@ use serde_json::json;
 use super::iteration::EngineError;
 use super::scenario::{BindingRun, anomalies};
 use crate::journal::Journal;
+use crate::runspec::FaultStep;
+use crate::runspec::duration::Dur;
+
+/// A timing below this is not halved: scheduling jitter is of the same order.
+const TIMING_FLOOR: Duration = Duration::from_millis(100);
 
 /// The operator's budget for one reduction (`--reduce-runs`, `--reduce-time`).
 #[derive(Debug, Clone, Copy)]
@@ -44,14 +51,42 @@ pub struct Reduction {
     pub faults: Vec<String>,
     /// How it ended: shrunk as far as it could, or stopped by its budget.
     pub note: String,
+    /// Timings of kept faults that were halved and still failed.
+    #[serde(default)]
+    pub timing: Vec<TimingCut>,
     /// The reduced spec and the command that replays it (written by the driver).
     pub reproducer: Option<String>,
+}
+
+/// One kept fault's timing, shortened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimingCut {
+    pub fault: String,
+    /// `after` (start offset) or `duration` (hold).
+    pub field: String,
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+impl TimingCut {
+    /// Applies this cut to `step` when it is the fault it names.
+    pub fn apply(&self, step: &mut FaultStep) {
+        if step.id != self.fault {
+            return;
+        }
+        let to = Dur(Duration::from_millis(self.to_ms));
+        match self.field.as_str() {
+            "after" => step.after = to,
+            "duration" => step.duration = Some(to),
+            _ => {}
+        }
+    }
 }
 
 impl Reduction {
     /// "reduced from 3 events to 1 over 4 re-runs".
     pub fn summary(&self) -> String {
-        format!(
+        let mut text = format!(
             "reduced from {} events to {} over {} re-runs (seed {}; kept: {})",
             self.from,
             self.to,
@@ -62,7 +97,16 @@ impl Reduction {
             } else {
                 self.faults.join(", ")
             }
-        )
+        );
+        if !self.timing.is_empty() {
+            let cuts: Vec<String> = self
+                .timing
+                .iter()
+                .map(|c| format!("{} {} {}ms → {}ms", c.fault, c.field, c.from_ms, c.to_ms))
+                .collect();
+            text.push_str(&format!("; timing: {}", cuts.join(", ")));
+        }
+        text
     }
 }
 
@@ -98,7 +142,7 @@ impl BindingRun<'_> {
                 }
                 runs += 1;
                 if self
-                    .fails_with(journal, &half, seed, duration, runs)
+                    .fails_with(journal, &half, &[], seed, duration, runs)
                     .await?
                 {
                     current = half;
@@ -122,12 +166,32 @@ impl BindingRun<'_> {
             candidate.remove(i);
             runs += 1;
             if self
-                .fails_with(journal, &candidate, seed, duration, runs)
+                .fails_with(journal, &candidate, &[], seed, duration, runs)
                 .await?
             {
                 current = candidate;
             } else {
                 i += 1;
+            }
+        }
+        // Then the timing of what is left, one halving per start offset and hold.
+        let mut timing: Vec<TimingCut> = Vec::new();
+        for cut in self.timing_candidates(&current) {
+            if stopped {
+                break;
+            }
+            if spent(runs) {
+                stopped = true;
+                break;
+            }
+            let mut tried = timing.clone();
+            tried.push(cut);
+            runs += 1;
+            if self
+                .fails_with(journal, &current, &tried, seed, duration, runs)
+                .await?
+            {
+                timing = tried;
             }
         }
         let faults: Vec<String> = current
@@ -151,23 +215,49 @@ impl BindingRun<'_> {
             seed,
             faults,
             note,
+            timing,
             reproducer: None,
         };
         journal.append(
             self.scope.clone(),
             "reduction-result",
             &json!({"from": reduction.from, "to": reduction.to, "runs": runs,
-                    "faults": reduction.faults, "note": reduction.note}),
+                    "faults": reduction.faults, "timing": reduction.timing,
+                    "note": reduction.note}),
         )?;
         Ok(reduction)
     }
 
-    /// Runs the seed with only the faults at `keep`; true when the checker still
-    /// finds an anomaly.
+    /// The halvings to try on the faults at `keep`: start offsets, then holds.
+    fn timing_candidates(&self, keep: &[usize]) -> Vec<TimingCut> {
+        let halved = |fault: &str, field: &str, value: Duration| {
+            (value >= TIMING_FLOOR * 2).then(|| TimingCut {
+                fault: fault.to_string(),
+                field: field.to_string(),
+                from_ms: u64::try_from(value.as_millis()).unwrap_or(u64::MAX),
+                to_ms: u64::try_from((value / 2).as_millis()).unwrap_or(u64::MAX),
+            })
+        };
+        let steps: Vec<&FaultStep> = keep
+            .iter()
+            .map(|i| &self.binding.faults[*i].value)
+            .collect();
+        let starts = steps
+            .iter()
+            .filter_map(|s| halved(&s.id, "after", s.after.0));
+        let holds = steps
+            .iter()
+            .filter_map(|s| halved(&s.id, "duration", s.duration?.0));
+        starts.chain(holds).collect()
+    }
+
+    /// Runs the seed with only the faults at `keep`, with `timing` applied; true when
+    /// the checker still finds an anomaly.
     async fn fails_with(
         &self,
         journal: &mut Journal,
         keep: &[usize],
+        timing: &[TimingCut],
         seed: u64,
         duration: Duration,
         run: u32,
@@ -177,6 +267,11 @@ impl BindingRun<'_> {
             .iter()
             .map(|i| self.binding.faults[*i].clone())
             .collect();
+        for step in &mut binding.faults {
+            for cut in timing {
+                cut.apply(&mut step.value);
+            }
+        }
         let ids: Vec<&str> = binding.faults.iter().map(|f| f.value.id.as_str()).collect();
         let label = format!("seed-{seed}-reduce-{run}");
         let facts = self
@@ -186,7 +281,7 @@ impl BindingRun<'_> {
         journal.append(
             self.scope.clone(),
             "reduction-candidate",
-            &json!({"run": run, "faults": ids, "failed": failed}),
+            &json!({"run": run, "faults": ids, "timing": timing, "failed": failed}),
         )?;
         Ok(failed)
     }

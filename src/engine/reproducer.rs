@@ -1,6 +1,7 @@
 //! The reduced reproducer of a FAIL as something `faultline run` replays: the plan as
 //! it was read, and a run spec binding only that scenario (or arm), with the reduced
-//! fault schedule and enough seeds to reach the failing one.
+//! fault schedule (its halved timings applied) and enough seeds to reach the failing
+//! one.
 
 use std::path::Path;
 
@@ -28,6 +29,11 @@ pub fn write(
     reduced
         .faults
         .retain(|f| reduction.faults.contains(&f.value.id));
+    for step in &mut reduced.faults {
+        for cut in &reduction.timing {
+            cut.apply(&mut step.value);
+        }
+    }
     let seeds = u32::try_from(reduction.seed).unwrap_or(u32::MAX);
     for budget in reduced.tiers.values_mut() {
         budget.seeds = budget.seeds.max(seeds);
