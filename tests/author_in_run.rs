@@ -7,10 +7,14 @@
 //! drives anything.
 
 mod common;
+#[path = "support/repo.rs"]
+mod repo;
+#[path = "support/tmux.rs"]
+mod tmux;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 const HISTORY_OP: &str = r#"{\"op_id\":\"1\",\"process\":\"p\",\"invoke_ts\":1,\"complete_ts\":2,\"op_type\":\"write\",\"key\":\"k\",\"input\":1,\"output\":null,\"error\":null,\"timeout\":false,\"node\":\"n\",\"fault_epoch\":null}"#;
 
@@ -82,21 +86,6 @@ fn plan() -> String {
     text
 }
 
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// A committed git repository with a dependency-free crate and its Cargo.lock.
 fn sut(work: &Path) -> PathBuf {
     let repo = work.join("sut");
@@ -123,31 +112,12 @@ fn sut(work: &Path) -> PathBuf {
         "{}",
         String::from_utf8_lossy(&lock.stderr)
     );
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["config", "user.email", "t@example.invalid"]);
-    git(&repo, &["config", "user.name", "t"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
+    repo::git(&repo, &["init", "-q"]);
+    repo::git(&repo, &["config", "user.email", "t@example.invalid"]);
+    repo::git(&repo, &["config", "user.name", "t"]);
+    repo::git(&repo, &["add", "."]);
+    repo::git(&repo, &["commit", "-q", "-m", "base"]);
     repo
-}
-
-/// Every file under `dir` but `.git/`, with its bytes.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != ".git") {
-                    stack.push(path);
-                }
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    out
 }
 
 fn run(work: &Path, repo: &Path, args: &[&str], author_env: Option<&str>) -> Output {
@@ -199,11 +169,15 @@ fn verdict(session: &Path, id: &str) -> (String, String) {
 fn without_author_mode_the_sut_tree_stays_byte_identical() {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
-    let before = tree(&repo);
+    let before = repo::tree(&repo);
     let out = run(work.path(), &repo, &["--yes"], Some("0"));
     let session = common::session_of(&out);
-    assert_eq!(tree(&repo), before, "the run wrote into the SUT");
-    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "nothing staged");
+    assert_eq!(repo::tree(&repo), before, "the run wrote into the SUT");
+    assert_eq!(
+        repo::git(&repo, &["status", "--porcelain"]),
+        "",
+        "nothing staged"
+    );
     let all = records(&session);
     assert!(
         !all.iter()
@@ -225,7 +199,7 @@ fn without_author_mode_the_sut_tree_stays_byte_identical() {
 fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
-    let before = tree(&repo);
+    let before = repo::tree(&repo);
     let out = run(work.path(), &repo, &["--author", "--yes"], None);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     let session = common::session_of(&out);
@@ -244,7 +218,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
         of(&all, "author-written", "S3")[0]["data"]["incomplete"],
         true
     );
-    let mut staged: Vec<String> = git(&repo, &["diff", "--cached", "--name-only"])
+    let mut staged: Vec<String> = repo::git(&repo, &["diff", "--cached", "--name-only"])
         .lines()
         .map(str::to_string)
         .collect();
@@ -258,8 +232,11 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
             "tests/partial.rs"
         ]
     );
-    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "1");
-    let mut after = tree(&repo);
+    assert_eq!(
+        repo::git(&repo, &["rev-list", "--count", "HEAD"]).trim(),
+        "1"
+    );
+    let mut after = repo::tree(&repo);
     for file in &staged {
         assert!(after.remove(&repo.join(file)).is_some(), "{file}");
     }
@@ -354,7 +331,7 @@ fn the_environment_variable_turns_author_mode_on() {
         "--only honoured"
     );
     assert_eq!(
-        git(&repo, &["diff", "--cached", "--name-only"]).trim(),
+        repo::git(&repo, &["diff", "--cached", "--name-only"]).trim(),
         "tests/broken.sh"
     );
 }
@@ -397,9 +374,9 @@ fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario()
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     std::fs::write(repo.join("tests/kept_writes.rs"), "// the team's own\n").expect("own");
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "own test"]);
-    let before = tree(&repo);
+    repo::git(&repo, &["add", "."]);
+    repo::git(&repo, &["commit", "-q", "-m", "own test"]);
+    let before = repo::tree(&repo);
     // The answers template lists the question, with its default.
     let template = run(
         work.path(),
@@ -417,7 +394,7 @@ fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario()
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("author.S1"), "{stderr}");
     assert_eq!(
-        tree(&repo),
+        repo::tree(&repo),
         before,
         "nothing may be written without an answer"
     );
@@ -430,19 +407,12 @@ fn an_existing_target_nobody_answers_for_stops_the_session_before_any_scenario()
 /// The real binary in tmux: once the run ended, `d` opens the staged diff.
 #[test]
 fn in_the_terminal_ui_d_opens_the_staged_diff() {
-    let required = std::env::var("FAULTLINE_REQUIRE_TMUX").is_ok_and(|v| v == "1");
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            !required,
-            "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
-        );
-        eprintln!("SKIP: tmux is not installed; the terminal test did not run");
+    if !tmux::available("the staged-diff terminal test") {
         return;
     }
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     std::fs::write(work.path().join("plan.md"), plan()).expect("plan");
-    let name = format!("fl-author-{}", std::process::id());
     let command = format!(
         "cd {} && LANG=C.UTF-8 {} run plan.md --sut {} --out {} --author --only S4; sleep 60",
         work.path().display(),
@@ -450,50 +420,12 @@ fn in_the_terminal_ui_d_opens_the_staged_diff() {
         repo.display(),
         work.path().join("sessions").display()
     );
-    let started = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "36"])
-        .arg(&command)
-        .status()
-        .expect("tmux new-session");
-    assert!(started.success());
-    let screen = || {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &name])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let wait_for = |text: &str| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            let shown = screen();
-            if shown.contains(text) {
-                return shown;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = Command::new("tmux")
-                    .args(["kill-session", "-t", &name])
-                    .status();
-                panic!("`{text}` never appeared:\n{shown}");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    };
+    let tmux = tmux::Tmux::start("fl-author", &command);
     // The status line offers the diff once author mode staged something.
-    wait_for("d diff");
-    let send = |key: &str| {
-        let sent = Command::new("tmux")
-            .args(["send-keys", "-t", &name, key])
-            .status()
-            .expect("tmux send-keys");
-        assert!(sent.success());
-    };
-    send("d");
-    let shown = wait_for("Staged by author mode");
-    send("q");
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &name])
-        .status();
+    tmux.wait_for("d diff", Duration::from_secs(60));
+    tmux.send(&["d"]);
+    let shown = tmux.wait_for("Staged by author mode", Duration::from_secs(60));
+    tmux.send(&["q"]);
     assert!(shown.contains("+++ b/tests/kept_writes.sh"), "{shown}");
     assert!(shown.contains("+# Provenance"), "{shown}");
 }

@@ -3,8 +3,10 @@
 //! touches an existing file, stages exactly what it wrote in a real git repository and
 //! never commits; the provenance header carries the plan's sha-256.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+#[path = "support/repo.rs"]
+mod repo;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use sha2::{Digest, Sha256};
@@ -56,45 +58,6 @@ fn author(dir: &Path, sut: &Path, answers: Option<&str>) -> Output {
     cmd.output().expect("faultline author runs")
 }
 
-/// Every file under `dir` with its bytes (symlinks by where they point).
-fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).expect("metadata");
-            if meta.file_type().is_symlink() {
-                let to = std::fs::read_link(&path).expect("readlink");
-                out.insert(path, to.to_string_lossy().as_bytes().to_vec());
-            } else if meta.is_dir() {
-                if path.file_name().is_some_and(|n| n == ".git") {
-                    continue;
-                }
-                stack.push(path);
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    out
-}
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn targets_escaping_the_sut_are_refused_and_nothing_is_written() {
     let work = tempfile::tempdir().expect("tempdir");
@@ -114,7 +77,7 @@ fn targets_escaping_the_sut_are_refused_and_nothing_is_written() {
         "tests/linked.rs",
     ];
     std::fs::write(work.path().join("plan.md"), plan(&targets)).expect("plan");
-    let before = tree(work.path());
+    let before = repo::tree(work.path());
 
     let out = author(work.path(), &sut, Some("author.S4: overwrite\n"));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -136,7 +99,7 @@ fn targets_escaping_the_sut_are_refused_and_nothing_is_written() {
             "{id} not refused for `{why}`:\n{said}"
         );
     }
-    let mut after = tree(work.path());
+    let mut after = repo::tree(work.path());
     after.remove(&work.path().join("answers.yaml"));
     assert_eq!(before, after, "something was written");
 }
@@ -146,13 +109,13 @@ fn in_a_real_repository_it_writes_skips_writes_siblings_and_stages_only_those() 
     let work = tempfile::tempdir().expect("tempdir");
     let repo = work.path().join("repo");
     std::fs::create_dir_all(repo.join("tests")).expect("repo");
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["config", "user.email", "t@example.invalid"]);
-    git(&repo, &["config", "user.name", "t"]);
+    repo::git(&repo, &["init", "-q"]);
+    repo::git(&repo, &["config", "user.email", "t@example.invalid"]);
+    repo::git(&repo, &["config", "user.name", "t"]);
     std::fs::write(repo.join("tests/kept_test.rs"), "// the team's own test\n").expect("kept");
     std::fs::write(repo.join("tests/other_test.rs"), "// another of theirs\n").expect("other");
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
+    repo::git(&repo, &["add", "."]);
+    repo::git(&repo, &["commit", "-q", "-m", "base"]);
     let plan_text = plan(&[
         "tests/a_test.rs",
         "tests/b_test.rs",
@@ -174,7 +137,7 @@ fn in_a_real_repository_it_writes_skips_writes_siblings_and_stages_only_those() 
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let staged: Vec<String> = git(&repo, &["diff", "--cached", "--name-only"])
+    let staged: Vec<String> = repo::git(&repo, &["diff", "--cached", "--name-only"])
         .lines()
         .map(str::to_string)
         .collect();
@@ -187,7 +150,7 @@ fn in_a_real_repository_it_writes_skips_writes_siblings_and_stages_only_those() 
         ]
     );
     assert_eq!(
-        git(&repo, &["rev-list", "--count", "HEAD"]).trim(),
+        repo::git(&repo, &["rev-list", "--count", "HEAD"]).trim(),
         "1",
         "no commit"
     );

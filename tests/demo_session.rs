@@ -74,6 +74,17 @@ fn assert_clean_exit(records: &[Record]) {
     );
 }
 
+/// The process groups `records` say were started that are alive now.
+fn live_groups(records: &[Record]) -> Vec<i32> {
+    records
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .map(|p| p as i32)
+        .filter(|p| common::group_alive(*p))
+        .collect()
+}
+
 /// Every file under `root` except those under `skip`, with sizes.
 fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
     let mut out = BTreeSet::new();
@@ -413,14 +424,10 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
     );
     // The kernel SIGHUPs a stopped process whose group is orphaned, so the paused
     // victim itself may be gone; the other services are left running without owner.
-    let left: Vec<i32> = before
-        .iter()
-        .filter(|r| r.kind == "command-started")
-        .filter_map(|r| r.data["pgid"].as_i64())
-        .map(|p| p as i32)
-        .filter(|p| common::group_alive(*p))
-        .collect();
-    assert!(!left.is_empty(), "nothing was left behind to heal");
+    assert!(
+        !live_groups(&before).is_empty(),
+        "nothing was left behind to heal"
+    );
 
     let healed = faultline(&["heal", session.to_str().expect("utf-8")], work.path());
     assert_eq!(
@@ -457,13 +464,7 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
     assert_eq!(armed.data["armed"], true, "{:?}", armed.data);
     let watchdog = armed.data["pid"].as_i64().expect("watchdog pid") as i32;
     assert_eq!(common::watchdogs_of(&session), vec![watchdog]);
-    let groups: Vec<i32> = before
-        .iter()
-        .filter(|r| r.kind == "command-started")
-        .filter_map(|r| r.data["pgid"].as_i64())
-        .map(|p| p as i32)
-        .collect();
-    assert!(groups.iter().any(|g| common::group_alive(*g)));
+    assert!(!live_groups(&before).is_empty());
 
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();

@@ -3,57 +3,11 @@
 //! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
 mod common;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn send(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text`; panics with the screen otherwise.
-    fn wait_for(&self, text: &str, within: Duration) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "`{text}` never appeared:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
+use std::time::Duration;
 
 fn session_dir(out: &Path) -> Option<PathBuf> {
     std::fs::read_dir(out.join("demo-kv-replication"))
@@ -65,40 +19,18 @@ fn session_dir(out: &Path) -> Option<PathBuf> {
 
 #[test]
 fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
-    let required = std::env::var("FAULTLINE_REQUIRE_TMUX").is_ok_and(|v| v == "1");
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            !required,
-            "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
-        );
-        eprintln!("SKIP: tmux is not installed; the terminal end-to-end test did not run");
+    if !tmux::available("the terminal end-to-end test") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
-    let name = format!("fl-e2e-{}", std::process::id());
     let command = format!(
         "cd {} && LANG=C.UTF-8 {} demo --out {}; sleep 60",
         dir.path().display(),
         env!("CARGO_BIN_EXE_faultline"),
         out.display()
     );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            "120",
-            "-y",
-            "36",
-            &command,
-        ])
-        .status()
-        .expect("tmux new-session");
-    assert!(status.success());
-    let tmux = Tmux { name };
+    let tmux = tmux::Tmux::start("fl-e2e", &command);
 
     // The checklist: answered before any probe.
     tmux.wait_for(

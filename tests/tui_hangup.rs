@@ -4,39 +4,11 @@
 //! with 128 + SIGHUP. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
 mod common;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// A tmux session of this test's own, killed on drop.
-struct Pane(String);
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.0])
-            .status();
-    }
-}
-
-impl Pane {
-    fn show(&self, format: &str) -> String {
-        let out = Command::new("tmux")
-            .args(["display-message", "-p", "-t", &self.0, format])
-            .output()
-            .expect("tmux display-message");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.0])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
 
 /// The child of `parent` (the pane's shell runs faultline as its only child).
 fn child_of(parent: i32) -> Option<i32> {
@@ -73,13 +45,7 @@ fn wait(within: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 #[test]
 fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
-    let required = std::env::var("FAULTLINE_REQUIRE_TMUX").is_ok_and(|v| v == "1");
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            !required,
-            "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
-        );
-        eprintln!("SKIP: tmux is not installed; the hang-up test did not run");
+    if !tmux::available("the hang-up test") {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -97,7 +63,6 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     )
     .expect("answers");
     let root = dir.path().join("out");
-    let name = format!("fl-hup-{}", std::process::id());
     let command = format!(
         "cd {dir} && export LANG=C.UTF-8; {exe} run plan.md --only D2 --answers answers.yaml \
          --out {root}; echo \"faultline exited $?\"; read go; \
@@ -107,22 +72,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
         exe = env!("CARGO_BIN_EXE_faultline"),
         root = root.display()
     );
-    let status = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            "120",
-            "-y",
-            "36",
-            &command,
-        ])
-        .status()
-        .expect("tmux new-session");
-    assert!(status.success());
-    let pane = Pane(name);
+    let pane = tmux::Tmux::start("fl-hup", &command);
     let shell: i32 = pane.show("#{pane_pid}").parse().expect("pane pid");
 
     let injected = wait(Duration::from_secs(60), || {
@@ -178,10 +128,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     );
 
     // Back on the link: the same session resumed in the UI runs D2 again to a verdict.
-    std::process::Command::new("tmux")
-        .args(["send-keys", "-t", &pane.0, "Enter"])
-        .status()
-        .expect("tmux send-keys");
+    pane.send(&["Enter"]);
     let decided = wait(Duration::from_secs(90), || {
         faultline::journal::read(&path).is_ok_and(|c| {
             c.records
@@ -208,10 +155,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
         pane.screen().contains("Tab: report text")
     });
     assert!(reported, "no report screen:\n{}", pane.screen());
-    std::process::Command::new("tmux")
-        .args(["send-keys", "-t", &pane.0, "q"])
-        .status()
-        .expect("tmux send-keys");
+    pane.send(&["q"]);
     let ended = wait(Duration::from_secs(20), || {
         pane.screen().contains("resume exited")
     });
