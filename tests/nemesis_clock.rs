@@ -10,10 +10,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
-use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
-use faultline::journal::{self, Journal, Record, Scope};
+use faultline::engine::iteration::IterationFacts;
+use faultline::journal::{Journal, Record, Scope};
 use faultline::nemesis::clock;
 
 fn capable() -> bool {
@@ -58,31 +57,7 @@ faults:
 }
 
 async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Record>) {
-    let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs).expect("logs");
-    let journal_path: PathBuf = dir.join("journal.jsonl");
-    let mut journal = Journal::open(&journal_path).expect("journal");
-    let mut ctx = IterationCtx {
-        id: "X1".into(),
-        scope: Scope {
-            scenario: Some("X1".into()),
-            arm: None,
-        },
-        cwd: dir.to_path_buf(),
-        logs,
-        artifacts: dir.join("artifacts"),
-        vars: Default::default(),
-        seed: 1,
-        duration: Duration::from_secs(1),
-        cancel: Default::default(),
-    };
-    let facts = iteration::run(binding, &mut ctx, &mut journal)
-        .await
-        .expect("iteration runs");
-    (
-        facts,
-        journal::read(&journal_path).expect("journal").records,
-    )
+    common::run_binding(binding, dir).await
 }
 
 fn record<'a>(records: &'a [Record], kind: &str) -> &'a serde_json::Value {

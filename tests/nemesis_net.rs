@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -421,8 +421,6 @@ fn faultline_heal_removes_a_rule_a_killed_session_left() {
 
 #[tokio::test]
 async fn the_engine_injects_observes_holds_and_heals_a_net_fault() {
-    use faultline::engine::iteration::{self, IterationCtx};
-    use faultline::journal::{self, Journal, Scope};
     let Some(pair) = pair() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let client: Vec<String> = pair
@@ -451,34 +449,12 @@ faults:
         run = format!("{} 1>&2", client.join(" ")),
         ns = pair.b.0,
     );
-    let binding: faultline::runspec::Binding = serde_saphyr::from_str(&yaml).expect("binding");
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(&logs).expect("logs");
-    let journal_path: PathBuf = dir.path().join("journal.jsonl");
-    let mut journal = Journal::open(&journal_path).expect("journal");
-    let mut ctx = IterationCtx {
-        id: "X1".into(),
-        scope: Scope {
-            scenario: Some("X1".into()),
-            arm: None,
-        },
-        cwd: dir.path().to_path_buf(),
-        logs,
-        artifacts: dir.path().join("artifacts"),
-        vars: Default::default(),
-        seed: 1,
-        duration: Duration::from_secs(1),
-        cancel: Default::default(),
-    };
-    let facts = iteration::run(&binding, &mut ctx, &mut journal)
-        .await
-        .expect("iteration runs");
+    let (facts, records) = common::run_inline(&yaml, dir.path()).await;
     let fault = facts.faults.first().expect("one fault");
     assert!(fault.injected, "{:?}", fault.detail);
     assert!(fault.injector_landed, "{:?}", fault.detail);
     assert!(fault.victim_side_seen, "{:?}", fault.detail);
     assert!(fault.healed, "{:?}", fault.detail);
-    let records = journal::read(&journal_path).expect("journal").records;
     let kinds: Vec<&str> = records.iter().map(|r| r.kind.as_str()).collect();
     let injected = kinds.iter().position(|k| *k == "fault-injected");
     let healed = kinds.iter().position(|k| *k == "fault-healed");

@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
-use faultline::journal::{self, Journal, Record, Scope};
+use faultline::engine::iteration::IterationFacts;
+use faultline::journal::Record;
 use faultline::nemesis::proxy::{Proxy, Toxic};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -87,31 +87,7 @@ faults:
 }
 
 async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Record>) {
-    let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs).expect("logs");
-    let journal_path: PathBuf = dir.join("journal.jsonl");
-    let mut journal = Journal::open(&journal_path).expect("journal");
-    let mut ctx = IterationCtx {
-        id: "X1".into(),
-        scope: Scope {
-            scenario: Some("X1".into()),
-            arm: None,
-        },
-        cwd: dir.to_path_buf(),
-        logs,
-        artifacts: dir.join("artifacts"),
-        vars: Default::default(),
-        seed: 1,
-        duration: Duration::from_secs(1),
-        cancel: Default::default(),
-    };
-    let facts = iteration::run(binding, &mut ctx, &mut journal)
-        .await
-        .expect("iteration runs");
-    (
-        facts,
-        journal::read(&journal_path).expect("journal").records,
-    )
+    common::run_binding(binding, dir).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

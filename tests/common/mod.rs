@@ -118,6 +118,18 @@ pub async fn run_inline(
     Vec<faultline::journal::Record>,
 ) {
     let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
+    run_binding(&binding, dir).await
+}
+
+/// One iteration of `binding` in `dir` (scenario X1, seed 1, 1 s): its facts and the
+/// journal it wrote.
+pub async fn run_binding(
+    binding: &faultline::runspec::Binding,
+    dir: &Path,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).expect("logs dir");
     let mut journal =
@@ -136,7 +148,7 @@ pub async fn run_inline(
         duration: std::time::Duration::from_secs(1),
         cancel: Default::default(),
     };
-    let facts = faultline::engine::iteration::run(&binding, &mut ctx, &mut journal)
+    let facts = faultline::engine::iteration::run(binding, &mut ctx, &mut journal)
         .await
         .expect("iteration runs");
     let records = faultline::journal::read(&dir.join("journal.jsonl"))
