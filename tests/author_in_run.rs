@@ -41,7 +41,7 @@ fn scenario(id: &str, target: &str, language: &str, skeleton: &str) -> String {
 
 /// S1: a complete Rust test; S2: a shell test that does not parse; S3: a Rust test
 /// whose skeleton marks a faults region no binding fills (incomplete); S4: a complete
-/// shell test.
+/// shell test; S5: a complete Python test two folders below the SUT root.
 fn plan() -> String {
     let mut text = String::from(
         "# Test Plan: authoring-in-run\n\n## 1b. Claims under test\n\n\
@@ -82,6 +82,15 @@ fn plan() -> String {
         "tests/kept_writes.sh",
         "shell",
         &format!("{}set -eu\n# TODO workload\n", header("S4", "#")),
+    ));
+    text.push_str(&scenario(
+        "S5",
+        "tests/chaos/test_kept.py",
+        "python",
+        &format!(
+            "{}def test_writes_are_kept():\n    # TODO workload\n    # TODO oracle\n",
+            header("S5", "#")
+        ),
     ));
     text
 }
@@ -227,6 +236,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
         staged,
         [
             "tests/broken.sh",
+            "tests/chaos/test_kept.py",
             "tests/kept_writes.rs",
             "tests/kept_writes.sh",
             "tests/partial.rs"
@@ -367,6 +377,53 @@ fn a_shell_test_drives_its_workload_too() {
         .expect("workload log");
     assert!(log.contains("workload-ran-with-seed-1"), "{log}");
     assert!(!of(&all, "oracle-result", "S4").is_empty());
+}
+
+#[test]
+fn a_python_test_drives_its_workload_from_the_sut_root_without_pytest() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let repo = sut(work.path());
+    let out = run(
+        work.path(),
+        &repo,
+        &["--author", "--yes", "--only", "S5"],
+        None,
+    );
+    let session = common::session_of(&out);
+    let all = records(&session);
+    let build = of(&all, "author-build", "S5");
+    assert_eq!(build.len(), 1, "{all:?}");
+    assert!(
+        build[0]["data"]["command"]
+            .as_str()
+            .is_some_and(|c| c.contains("python3 -m py_compile tests/chaos/test_kept.py")),
+        "{:?}",
+        build[0]["data"]
+    );
+    let workload = of(&all, "command-started", "S5")
+        .into_iter()
+        .find(|r| r["data"]["name"] == "workload")
+        .unwrap_or_else(|| {
+            panic!(
+                "workload never started: {}\n{}",
+                std::fs::read_to_string(session.join("logs/author/S5-build.stderr.log"))
+                    .unwrap_or_default(),
+                std::fs::read_to_string(repo.join("tests/chaos/test_kept.py")).unwrap_or_default()
+            )
+        });
+    let command = workload["data"]["command"].as_str().expect("command");
+    assert!(
+        command.contains("python3 -c") && command.contains("test_kept.py"),
+        "{command}"
+    );
+    // The authored test ran the bound workload command, from the SUT root.
+    let log = std::fs::read_to_string(session.join("logs/S5/seed-1/workload.stdout.log"))
+        .expect("workload log");
+    assert!(log.contains("workload-ran-with-seed-1"), "{log}");
+    assert!(!of(&all, "oracle-result", "S5").is_empty());
+    // Only the declared target is new in the SUT: no bytecode cache beside it.
+    let status = repo::git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), "A  tests/chaos/test_kept.py", "{status}");
 }
 
 #[test]

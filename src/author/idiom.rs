@@ -1,7 +1,8 @@
 //! The language of an authored target, and the workload region written as real code
-//! in that language's idiom where faultline knows how (Rust, shell): running the
-//! authored test then really runs the bound workload command. Other languages keep
-//! the region as comments and are not runnable as a scenario's driver.
+//! in that language's idiom where faultline knows how (Rust, Python, shell): running
+//! the authored test then really runs the bound workload command. Other languages keep
+//! the region as comments and are not runnable as a scenario's driver (Go, say: its
+//! imports sit at the top of the file, outside the region faultline may fill).
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,9 @@ pub enum Idiom {
     /// `std::process::Command` run from the SUT root, which is `to_sut` (`""`, `/..`,
     /// `/../..` …) above the crate's `CARGO_MANIFEST_DIR`.
     Rust { to_sut: String },
+    /// `subprocess.run` from the SUT root, which is `to_sut` (`.`, `..`, `../..` …)
+    /// from the file's own directory.
+    Python { to_sut: String },
     /// The command itself in a subshell, failing the script when it fails.
     Shell,
     /// Comments only: faultline cannot make it runnable code.
@@ -80,6 +84,19 @@ pub fn idiom(lang: &Lang, root: &Path, path: &Path) -> Idiom {
                 })
             })
             .unwrap_or(Idiom::Comment),
+        Lang::Python => {
+            let depth = path
+                .parent()
+                .and_then(|dir| dir.strip_prefix(root).ok())
+                .map_or(0, |rel| rel.components().count());
+            Idiom::Python {
+                to_sut: if depth == 0 {
+                    ".".to_string()
+                } else {
+                    vec![".."; depth].join("/")
+                },
+            }
+        }
         Lang::Shell => Idiom::Shell,
         _ => Idiom::Comment,
     }
@@ -135,6 +152,17 @@ pub fn workload_code(idiom: &Idiom, command: &str, indent: &str) -> Option<Strin
                  {indent}assert!(workload.success(), \"the workload command failed: {{workload}}\");\n"
             ))
         }
+        Idiom::Python { to_sut } => {
+            // A JSON string is a valid Python string literal.
+            let literal = serde_json::to_string(command).ok()?;
+            let up = serde_json::to_string(to_sut).ok()?;
+            Some(format!(
+                "{indent}import os, subprocess\n\
+                 {indent}sut = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), {up}))\n\
+                 {indent}workload = subprocess.run([\"sh\", \"-c\", {literal}], cwd=sut)\n\
+                 {indent}assert workload.returncode == 0, \"the workload command failed: %d\" % workload.returncode\n"
+            ))
+        }
         Idiom::Shell => Some(format!(
             "{indent}if ! ( {command}\n{indent}); then\n\
              {indent}  echo \"the workload command failed\" >&2\n\
@@ -170,6 +198,25 @@ mod tests {
         assert_eq!(references("a ${x} ${y} ${x}"), vec!["x", "y"]);
         assert_eq!(Lang::of("Rust (cargo test)"), Lang::Rust);
         assert_eq!(Lang::of("zig"), Lang::Other("zig".into()));
+    }
+
+    #[test]
+    fn python_code_runs_the_command_from_the_sut_root() {
+        let root = Path::new("/sut");
+        let idiom = idiom(&Lang::Python, root, Path::new("/sut/tests/chaos/test_x.py"));
+        assert_eq!(
+            idiom,
+            Idiom::Python {
+                to_sut: "../..".into()
+            }
+        );
+        let code = workload_code(&idiom, "./load.sh \"a b\" ${seed}", "    ").expect("code");
+        assert!(
+            code.contains(r#"["sh", "-c", "./load.sh \"a b\" ${seed}"]"#),
+            "{code}"
+        );
+        assert!(code.contains(r#"abspath(__file__)), "../..")"#), "{code}");
+        assert!(code.lines().all(|l| l.starts_with("    ")), "{code}");
     }
 
     #[test]
