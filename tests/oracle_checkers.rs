@@ -1,6 +1,6 @@
 //! Known-answer tests of the linear checkers: exactly-once, prefix-order,
 //! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
-//! and the registry / picker.
+//! SLO during fault windows, and the registry / picker.
 
 use faultline::oracle::CheckerReport;
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
@@ -456,6 +456,7 @@ fn every_checker_reports_missing_fields() {
         let params: &[&str] = match name {
             "slo" => &["p99_ms=1"],
             "fairness" => &["group=process", "max_group_error_rate=0"],
+            "slo-during-fault" => &["error_rate=0"],
             _ => &[],
         };
         let r = run(name, Some(&h), Some(&json!({})), params);
@@ -467,4 +468,99 @@ fn every_checker_reports_missing_fields() {
             "{name}"
         );
     }
+}
+
+/// 20 ops outside any fault (5 ms each), then `inside` ops in fault epoch 1
+/// lasting `latency_ms`, of which every `fail_every`-th fails (the 4th, 8th, … for 4).
+fn fault_history(inside: u64, latency_ms: u64, fail_every: u64) -> History {
+    let mut ops: Vec<Op> = (0..20).map(|i| timed(i, "c", i * 10, 5, false)).collect();
+    ops.extend((20..20 + inside).map(|i| {
+        let mut o = timed(i, "c", i * 10, latency_ms, (i - 19) % fail_every == 0);
+        o.fault_epoch = Some(1);
+        o
+    }));
+    history(ops)
+}
+
+#[test]
+fn slo_during_fault_judges_each_window() {
+    // 20 ops in the window, 1 in 4 failed: error rate 0.25.
+    let h = fault_history(20, 5, 4);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.3"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    assert_eq!(r.ops_checked(), 40);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("fault epoch 1") && r.anomalies[0].why.contains("0.250"),
+        "{}",
+        r.anomalies[0].why
+    );
+    // The same error rate spread over the whole history would pass: 5 of 40.
+    let r = run("slo", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_latency_against_outside() {
+    let h = fault_history(20, 50, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=5"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("10.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=11"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ms=40"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_unknown_without_a_judgeable_window() {
+    // Every epoch null: the key is there, but no op ran under a fault.
+    let h = fault_history(0, 5, 1);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("no op ran inside")),
+        "{:?}",
+        r.run
+    );
+    // A window thinner than min_ops (default 10) is not judged...
+    let h = fault_history(5, 5, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("epoch 1 (5 ops)")),
+        "{:?}",
+        r.run
+    );
+    let r = run(
+        "slo-during-fault",
+        Some(&h),
+        None,
+        &["error_rate=0", "min_ops=5"],
+    );
+    assert_eq!(count(&r), 0, "{:?}", r.run);
+    // ...and a ratio needs acknowledged ops outside the windows.
+    let mut h = fault_history(20, 5, 1000);
+    h.ops.retain(|o| o.fault_epoch.is_some());
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=2"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn slo_during_fault_needs_the_fault_epoch_key() {
+    let mut h = fault_history(20, 5, 1000);
+    h.present_fields.remove("fault_epoch");
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["fault_epoch".into()]
+        }
+    );
+    // The whole-history SLO does not need it.
+    let r = run("slo", Some(&h), None, &["error_rate=0"]);
+    assert!(matches!(r.run, CheckerRun::Judged { .. }), "{:?}", r.run);
 }

@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 
 /// Latency, error and throughput figures of a set of ops.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Figures {
-    p50_ms: f64,
-    p90_ms: f64,
-    p99_ms: f64,
-    p999_ms: f64,
-    max_ms: f64,
-    error_rate: f64,
-    throughput: f64,
+pub(super) struct Figures {
+    pub(super) p50_ms: f64,
+    pub(super) p90_ms: f64,
+    pub(super) p99_ms: f64,
+    pub(super) p999_ms: f64,
+    pub(super) max_ms: f64,
+    pub(super) error_rate: f64,
+    pub(super) throughput: f64,
 }
 
 /// Nearest-rank percentile of sorted `v`.
@@ -30,7 +30,7 @@ fn percentile(sorted: &[u64], q: f64) -> f64 {
     sorted[rank - 1] as f64 / 1e6
 }
 
-fn figures(ops: &[&Op], span_s: f64) -> Figures {
+pub(super) fn figures(ops: &[&Op], span_s: f64) -> Figures {
     let mut lat: Vec<u64> = ops
         .iter()
         .filter(|o| o.is_acked())

@@ -87,6 +87,13 @@ impl Hasher for MixHasher {
 
 type MixMap<K> = HashMap<K, Val, BuildHasherDefault<MixHasher>>;
 
+/// How an interned value is named in reports: integers are rendered only when
+/// a report needs them (most values never appear in one).
+enum Name {
+    Int(i64),
+    Json(String),
+}
+
 /// Value interning shared by every partition of one history. Integers and
 /// strings (the common register values) are looked up without rendering them.
 #[derive(Default)]
@@ -95,22 +102,31 @@ pub struct Interner {
     strings: MixMap<String>,
     /// Anything else, by its JSON text.
     others: MixMap<String>,
-    names: Vec<String>,
+    names: Vec<Name>,
 }
 
 impl Interner {
-    pub fn new() -> Self {
-        let mut i = Interner::default();
+    /// An interner sized for about `values` distinct values.
+    pub fn with_capacity(values: usize) -> Self {
+        let mut i = Interner {
+            ints: MixMap::with_capacity_and_hasher(values, Default::default()),
+            names: Vec::with_capacity(values),
+            ..Interner::default()
+        };
         i.intern(&Value::Null);
         i
     }
 
     pub fn intern(&mut self, v: &Value) -> Val {
         let next = self.names.len() as Val;
-        let (id, fresh) = if let Some(k) = v.as_i64() {
+        if let Some(k) = v.as_i64() {
             let id = *self.ints.entry(k).or_insert(next);
-            (id, id == next)
-        } else if let Value::String(s) = v {
+            if id == next {
+                self.names.push(Name::Int(k));
+            }
+            return id;
+        }
+        let (id, fresh) = if let Value::String(s) = v {
             match self.strings.get(s.as_str()) {
                 Some(id) => (*id, false),
                 None => {
@@ -123,14 +139,18 @@ impl Interner {
             (id, id == next)
         };
         if fresh {
-            self.names.push(v.to_string());
+            self.names.push(Name::Json(v.to_string()));
         }
         id
     }
 
     /// The JSON text of an interned value.
-    pub fn name(&self, v: Val) -> &str {
-        self.names.get(v as usize).map_or("?", String::as_str)
+    pub fn name(&self, v: Val) -> String {
+        match self.names.get(v as usize) {
+            Some(Name::Int(k)) => k.to_string(),
+            Some(Name::Json(text)) => text.clone(),
+            None => "?".into(),
+        }
     }
 }
 
