@@ -385,8 +385,14 @@ fn main() {
                         // (12.5 KB each at 100k ops): it would exhaust this machine's
                         // memory long before its time budget.
                         all_agree &= fl == expected;
-                        let (fl_time, _, runs) =
-                            resample(fl_first, || drop(fl_check()), None, || {});
+                        let (fl_time, _, runs) = resample(
+                            fl_first,
+                            || {
+                                std::hint::black_box(fl_check());
+                            },
+                            None,
+                            || {},
+                        );
                         println!(
                             "{row} | {:>9.2} {:>9} {:>6} | {:>9.0} {:>9} | {:>7.2} {:>7} | {runs:>4} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
                             ms(fl_time),
@@ -416,9 +422,13 @@ fn main() {
                     all_agree &= status != "DISAGREE";
                     let (fl_time, porc_time, runs) = resample(
                         fl_first,
-                        || drop(fl_check()),
+                        || {
+                            std::hint::black_box(fl_check());
+                        },
                         Some(porc_first),
-                        || drop(porc_check()),
+                        || {
+                            std::hint::black_box(porc_check());
+                        },
                     );
                     let ratio = fl_time.as_secs_f64() / porc_time.as_secs_f64().max(1e-9);
                     ratios.push((name, n, ratio));

@@ -564,3 +564,78 @@ fn slo_during_fault_needs_the_fault_epoch_key() {
     let r = run("slo", Some(&h), None, &["error_rate=0"]);
     assert!(matches!(r.run, CheckerRun::Judged { .. }), "{:?}", r.run);
 }
+
+/// Three repeats (`input.run` 1–3) a second apart, each 10 ops of tenant a;
+/// tenant b has `b_ops[r]` ops in repeat r.
+fn repeated(b_ops: [u64; 3]) -> History {
+    let mut ops = Vec::new();
+    for (r, b) in (1..=3u64).zip(b_ops) {
+        for (tenant, count) in [("a", 10), ("b", b)] {
+            for i in 0..count {
+                let mut o = timed(ops.len() as u64, tenant, r * 1000 + i * 10, 5, false);
+                o.input = json!({ "run": r });
+                ops.push(o);
+            }
+        }
+    }
+    history(ops)
+}
+
+#[test]
+fn fairness_repeat_spread() {
+    // Tenant b: 10, 10 then 2 ops in the same span: its throughput spread is 5.
+    let h = repeated([10, 10, 2]);
+    let args = |t: &'static str| ["group=process", "repeat=input.run", t];
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=2"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("process b") && r.anomalies[0].why.contains("5.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=5.5"));
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    // Missing from one repeat altogether: unbounded spread.
+    let h = repeated([10, 10, 0]);
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=100"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(r.anomalies[0].why.contains("inf"), "{}", r.anomalies[0].why);
+}
+
+#[test]
+fn fairness_repeat_spread_needs_two_repeats_and_the_dimension() {
+    let mut h = repeated([10, 10, 10]);
+    h.ops.retain(|o| o.input["run"] == 1);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=input.run", "repeat_spread=2"],
+    );
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("1 repeat(s)")),
+        "{:?}",
+        r.run
+    );
+    let inputs = Inputs {
+        history: Some(&h),
+        ..Inputs::default()
+    };
+    let no_dimension = Params::parse(&["group=process", "repeat_spread=2"]).expect("params");
+    let err = registry::run("fairness", &inputs, &no_dimension).expect_err("usage error");
+    assert!(err.contains("repeat="), "{err}");
+    let mut h = repeated([10, 10, 10]);
+    h.present_fields.remove("node");
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=node", "repeat_spread=2"],
+    );
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["node".into()]
+        }
+    );
+}
