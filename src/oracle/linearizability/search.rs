@@ -254,8 +254,13 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
         keys: (0..ops.len() as u64)
             .map(|i| (mix(2 * i), mix(2 * i + 1)))
             .collect(),
-        // Most searches cache about one configuration per op: no regrowth below that.
-        cache: Cache::with_capacity_and_hasher(ops.len() + ops.len() / 2, Default::default()),
+        // A linearizable history caches about 1–1.2 configurations per op (kv and
+        // register benchmark histories): no regrowth below that, and never more
+        // room than the budget allows.
+        cache: Cache::with_capacity_and_hasher(
+            (ops.len() + ops.len() / 2).min(budget.max_configs),
+            Default::default(),
+        ),
         undo: Vec::new(),
         state: init,
         fp: (0, 0),
