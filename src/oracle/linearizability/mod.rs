@@ -114,7 +114,7 @@ pub fn check_with_figures(
     if let Some(r) = missing_fields_report(name, model.scope(), history, model.required_fields()) {
         return (r, SearchFigures::default());
     }
-    let mut values = Interner::with_capacity(history.ops.len());
+    let mut values = Interner::new();
     let (mut partitions, unsupported) = partition(history, model, &mut values);
     let budget = Budget {
         deadline: Instant::now().checked_add(limits.time),
@@ -384,7 +384,7 @@ mod tests {
     /// partition order, of one thread doing everything.
     #[test]
     fn helpers_keep_partition_order_and_answers() {
-        let partitions: Vec<(&str, Vec<Compiled>)> = (0..64u32)
+        let partitions: Vec<(&str, Vec<Compiled>)> = (0..64u64)
             .map(|k| {
                 // Every third key reads a value nobody wrote: not linearizable.
                 let read = if k % 3 == 0 { 1_000 } else { k + 1 };
