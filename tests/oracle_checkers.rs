@@ -639,3 +639,33 @@ fn fairness_repeat_spread_needs_two_repeats_and_the_dimension() {
         }
     );
 }
+
+#[test]
+fn slo_during_fault_breach_beside_a_thin_window() {
+    let mut h = fault_history(20, 5, 4);
+    h.ops.extend((100..103).map(|i| {
+        let mut o = timed(i, "c", i * 10, 5, false);
+        o.fault_epoch = Some(2);
+        o
+    }));
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    // Epoch 2's three ops were not judged.
+    assert_eq!(
+        r.run,
+        CheckerRun::Judged {
+            anomalies: 1,
+            ops_checked: 40,
+            ops_produced: 43
+        }
+    );
+    // A malformed threshold is a usage error even when no window is judged.
+    let thin = fault_history(5, 5, 1000);
+    let inputs = Inputs {
+        history: Some(&thin),
+        ..Inputs::default()
+    };
+    let bad = Params::parse(&["p99_ms=fast"]).expect("params");
+    let err = registry::run("slo-during-fault", &inputs, &bad).expect_err("usage error");
+    assert!(err.contains("p99_ms"), "{err}");
+}

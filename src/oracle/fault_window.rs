@@ -43,6 +43,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
         ));
     }
     let min_ops = params.u64("min_ops")?.unwrap_or(DEFAULT_MIN_OPS);
+    let limits = Thresholds::parse(params)?;
     if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
         return Ok(r);
     }
@@ -67,17 +68,19 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
     let baseline = figures(&outside, 0.0);
     let mut anomalies = Vec::new();
     let mut thin = Vec::new();
+    let mut unjudged = 0u64;
     let mut worst: Option<(u64, Figures)> = None;
     for (&epoch, ops) in &windows {
         if (ops.len() as u64) < min_ops {
             thin.push(format!("epoch {epoch} ({} ops)", ops.len()));
+            unjudged += ops.len() as u64;
             continue;
         }
         let f = figures(ops, 0.0);
         if worst.is_none_or(|(_, w)| f.error_rate > w.error_rate) {
             worst = Some((epoch, f));
         }
-        anomalies.extend(judge_window(epoch, ops.len(), &f, &baseline, params)?);
+        anomalies.extend(limits.breaches(epoch, ops.len(), &f, &baseline));
     }
     if anomalies.is_empty() {
         if !thin.is_empty() {
@@ -91,7 +94,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
             ));
         }
         // A ratio to nothing is no evidence either way.
-        if params.str("p99_ratio").is_some() && baseline.p99_ms <= 0.0 {
+        if limits.p99_ratio.is_some() && baseline.p99_ms <= 0.0 {
             return Ok(unknown(
                 NAME,
                 SCOPE,
@@ -101,7 +104,8 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
     }
     let n = history.ops.len() as u64;
     let inside = n - outside.len() as u64;
-    let mut report = judged(NAME, SCOPE, n, n, anomalies);
+    // Ops of a window too thin to judge are not checked (coverage).
+    let mut report = judged(NAME, SCOPE, n - unjudged, n, anomalies);
     report.evidence = format!(
         "{}; {} fault window(s), {inside} ops inside, {} outside",
         report.evidence,
@@ -118,42 +122,55 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
     Ok(report)
 }
 
-/// The thresholds window `epoch` (of `count` ops) breaks.
-fn judge_window(
-    epoch: u64,
-    count: usize,
-    f: &Figures,
-    baseline: &Figures,
-    params: &Params,
-) -> Result<Vec<Anomaly>, String> {
-    let mut out = Vec::new();
-    let mut breach = |why: String| {
-        out.push(Anomaly {
-            ops: Vec::new(),
-            why: format!("fault epoch {epoch} ({count} ops): {why}"),
+/// The declared thresholds, parsed before anything is judged (a malformed one
+/// is a usage error even if no window gets judged).
+struct Thresholds {
+    error_rate: Option<f64>,
+    p99_ms: Option<f64>,
+    max_ms: Option<f64>,
+    p99_ratio: Option<f64>,
+}
+
+impl Thresholds {
+    fn parse(params: &Params) -> Result<Thresholds, String> {
+        Ok(Thresholds {
+            error_rate: params.f64("error_rate")?,
+            p99_ms: params.f64("p99_ms")?,
+            max_ms: params.f64("max_ms")?,
+            p99_ratio: params.f64("p99_ratio")?,
         })
-    };
-    for (name, got) in [
-        ("error_rate", f.error_rate),
-        ("p99_ms", f.p99_ms),
-        ("max_ms", f.max_ms),
-    ] {
-        if let Some(t) = params.f64(name)?
-            && got > t
-        {
-            breach(format!("{name} is {got:.3}, above the threshold {t}"));
+    }
+
+    /// The thresholds window `epoch` (of `count` ops, figures `f`) breaks.
+    fn breaches(&self, epoch: u64, count: usize, f: &Figures, baseline: &Figures) -> Vec<Anomaly> {
+        let mut whys = Vec::new();
+        for (name, limit, got) in [
+            ("error_rate", self.error_rate, f.error_rate),
+            ("p99_ms", self.p99_ms, f.p99_ms),
+            ("max_ms", self.max_ms, f.max_ms),
+        ] {
+            if let Some(t) = limit
+                && got > t
+            {
+                whys.push(format!("{name} is {got:.3}, above the threshold {t}"));
+            }
         }
+        if let Some(t) = self.p99_ratio
+            && baseline.p99_ms > 0.0
+            && f.p99_ms / baseline.p99_ms > t
+        {
+            whys.push(format!(
+                "p99 inside / p99 outside = {:.3} ({:.2} ms vs {:.2} ms) > {t}",
+                f.p99_ms / baseline.p99_ms,
+                f.p99_ms,
+                baseline.p99_ms
+            ));
+        }
+        whys.into_iter()
+            .map(|why| Anomaly {
+                ops: Vec::new(),
+                why: format!("fault epoch {epoch} ({count} ops): {why}"),
+            })
+            .collect()
     }
-    if let Some(t) = params.f64("p99_ratio")?
-        && baseline.p99_ms > 0.0
-        && f.p99_ms / baseline.p99_ms > t
-    {
-        breach(format!(
-            "p99 inside / p99 outside = {:.3} ({:.2} ms vs {:.2} ms) > {t}",
-            f.p99_ms / baseline.p99_ms,
-            f.p99_ms,
-            baseline.p99_ms
-        ));
-    }
-    Ok(out)
 }
