@@ -617,6 +617,20 @@ fn fairness_repeat_spread_needs_two_repeats_and_the_dimension() {
         "{:?}",
         r.run
     );
+    // ...unless another formula already found a violation: that stands.
+    h.ops[0].error = Some("boom".into());
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &[
+            "group=process",
+            "repeat=input.run",
+            "repeat_spread=2",
+            "max_group_error_rate=0",
+        ],
+    );
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
     let inputs = Inputs {
         history: Some(&h),
         ..Inputs::default()

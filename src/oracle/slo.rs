@@ -297,7 +297,9 @@ pub mod fairness {
         }
         if let (Some(t), Some(repeat)) = (params.f64("repeat_spread")?, repeat) {
             match repeat_spread(&groups, repeat) {
-                Err(reason) => return Ok(unknown(NAME, SCOPE, reason)),
+                // A violation another formula found stands without this one.
+                Err(reason) if anomalies.is_empty() => return Ok(unknown(NAME, SCOPE, reason)),
+                Err(_) => {}
                 Ok((spread, g)) if spread > t => anomalies.push(Anomaly {
                     ops: Vec::new(),
                     why: format!(
