@@ -6,8 +6,13 @@
 //! the "stale" ones have one read changed to return a value overwritten before
 //! the read began. About 1% of writes crash (never return); half of those take
 //! effect; clients think between ops, so about clients / 5 ops are in flight at
-//! once. Both checkers get 60 s per history. Prints, per history: both times, their ratio, ops/s, peak heap
-//! bytes allocated during the check, and whether the verdicts agree.
+//! once. Both checkers get 60 s per history.
+//!
+//! Each history is checked up to 7 times by each checker, alternately (so both
+//! see the same machine load), until the two together have spent 300 ms; the
+//! times shown are medians. Prints, per history: both times, their ratio, ops/s,
+//! peak heap growth during the first check, the number of runs, and whether the
+//! verdicts agree; then the range of ratios per model and size.
 //!
 //! `cargo bench --bench linearizability` (set `FAULTLINE_BENCH_MAX_OPS` to skip
 //! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv` to run one model). Single-register histories above 10k ops are checked by
@@ -58,6 +63,41 @@ fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
         elapsed,
         PEAK.load(Ordering::Relaxed).saturating_sub(base),
     )
+}
+
+/// Most runs of each checker per history.
+const MAX_RUNS: usize = 7;
+/// No further runs once both checkers together have spent this long.
+const SAMPLE_BUDGET: Duration = Duration::from_millis(300);
+
+/// Median of `times` (not empty).
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// More runs of `a` and (if given) `b`, alternately, after a first run of each
+/// took `a0` and `b0`; returns the median time of each and the runs of each.
+fn resample(
+    a0: Duration,
+    mut a: impl FnMut(),
+    b0: Option<Duration>,
+    mut b: impl FnMut(),
+) -> (Duration, Duration, usize) {
+    let (mut at, mut bt) = (vec![a0], vec![b0.unwrap_or_default()]);
+    let spent = |at: &[Duration], bt: &[Duration]| at.iter().chain(bt).sum::<Duration>();
+    while at.len() < MAX_RUNS && spent(&at, &bt) < SAMPLE_BUDGET {
+        let start = Instant::now();
+        a();
+        at.push(start.elapsed());
+        if b0.is_some() {
+            let start = Instant::now();
+            b();
+            bt.push(start.elapsed());
+        }
+    }
+    let runs = at.len();
+    (median(at), median(bt), runs)
 }
 
 /// xorshift64*: reproducible histories without a dependency.
@@ -283,7 +323,7 @@ fn main() {
         .unwrap_or(100_000);
     let budget = Duration::from_secs(60);
     println!(
-        "{:<8} {:>7} {:>4} {:>5} {:>7} | {:>10} {:>10} {:>6} | {:>10} {:>10} | {:>9} {:>9} | verdicts",
+        "{:<8} {:>7} {:>4} {:>5} {:>5} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>7} {:>7} | {:>4} | verdicts",
         "model",
         "ops",
         "cli",
@@ -293,13 +333,17 @@ fn main() {
         "porc ms",
         "ratio",
         "fl ops/s",
-        "porc ops/s",
+        "porc op/s",
         "fl MiB",
-        "porc MiB"
+        "porcMiB",
+        "runs"
     );
     let mut all_agree = true;
-    let mut ratios = Vec::new();
+    // (model, ops, ratio) of every history both checkers judged.
+    let mut ratios: Vec<(&str, usize, f64)> = Vec::new();
     let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
     for (name, keys) in [("register", 1u32), ("kv", 20)] {
         if only_model.as_deref().is_some_and(|m| m != name) {
             continue;
@@ -308,6 +352,7 @@ fn main() {
             if n > max_ops {
                 continue;
             }
+            let per_s = |d: Duration| n as f64 / d.as_secs_f64().max(1e-9);
             for clients in [10u32, 50] {
                 for stale in [false, true] {
                     let seed = (n as u64) * 31
@@ -327,30 +372,40 @@ fn main() {
                         time: budget,
                         max_configs: 30_000_000,
                     };
-                    let ((report, _), fl_time, fl_mem) =
-                        measured(|| check_with_figures(&history, model, limits));
+                    let fl_check = || check_with_figures(&history, model, limits);
+                    let porc_check =
+                        || porcupine_rs::check_operations_timeout(&porcupine_ops, budget);
+                    let ((report, _), fl_first, fl_mem) = measured(fl_check);
                     let fl = verdict_of_report(&report.run);
                     let expected = if stale { "illegal" } else { "ok" };
                     let kind = if stale { "stale" } else { "valid" };
+                    let row = format!("{name:<8} {n:>7} {clients:>4} {crashed:>5} {kind:>5}");
                     if keys == 1 && n > PORCUPINE_REGISTER_MAX_OPS {
                         // porcupine-rs caches a bitset of every op per configuration
                         // (12.5 KB each at 100k ops): it would exhaust this machine's
                         // memory long before its time budget.
                         all_agree &= fl == expected;
+                        let (fl_time, _, runs) = resample(
+                            fl_first,
+                            || {
+                                std::hint::black_box(fl_check());
+                            },
+                            None,
+                            || {},
+                        );
                         println!(
-                            "{name:<8} {n:>7} {clients:>4} {crashed:>5} {kind:>7} | {:>10.2} {:>10} {:>6} | {:>10.0} {:>10} | {:>9.2} {:>9} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
-                            fl_time.as_secs_f64() * 1e3,
+                            "{row} | {:>9.2} {:>9} {:>6} | {:>9.0} {:>9} | {:>7.2} {:>7} | {runs:>4} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
+                            ms(fl_time),
                             "-",
                             "-",
-                            n as f64 / fl_time.as_secs_f64().max(1e-9),
+                            per_s(fl_time),
                             "-",
-                            fl_mem as f64 / (1024.0 * 1024.0),
+                            mib(fl_mem),
                             "-",
                         );
                         continue;
                     }
-                    let (porc, porc_time, porc_mem) =
-                        measured(|| porcupine_rs::check_operations_timeout(&porcupine_ops, budget));
+                    let (porc, porc_first, porc_mem) = measured(porc_check);
                     let pv = match porc {
                         CheckResult::Ok => "ok",
                         CheckResult::Illegal => "illegal",
@@ -365,34 +420,49 @@ fn main() {
                         "agree"
                     };
                     all_agree &= status != "DISAGREE";
+                    let (fl_time, porc_time, runs) = resample(
+                        fl_first,
+                        || {
+                            std::hint::black_box(fl_check());
+                        },
+                        Some(porc_first),
+                        || {
+                            std::hint::black_box(porc_check());
+                        },
+                    );
                     let ratio = fl_time.as_secs_f64() / porc_time.as_secs_f64().max(1e-9);
-                    ratios.push(ratio);
-                    let per_s = |d: Duration| n as f64 / d.as_secs_f64().max(1e-9);
+                    ratios.push((name, n, ratio));
                     println!(
-                        "{:<8} {:>7} {:>4} {:>5} {:>7} | {:>10.2} {:>10.2} {:>6.3} | {:>10.0} {:>10.0} | {:>9.2} {:>9.2} | {} {fl}/{pv} (expected {expected})",
-                        name,
-                        n,
-                        clients,
-                        crashed,
-                        kind,
-                        fl_time.as_secs_f64() * 1e3,
-                        porc_time.as_secs_f64() * 1e3,
-                        ratio,
+                        "{row} | {:>9.2} {:>9.2} {ratio:>6.3} | {:>9.0} {:>9.0} | {:>7.2} {:>7.2} | {runs:>4} | {status} {fl}/{pv} (expected {expected})",
+                        ms(fl_time),
+                        ms(porc_time),
                         per_s(fl_time),
                         per_s(porc_time),
-                        fl_mem as f64 / (1024.0 * 1024.0),
-                        porc_mem as f64 / (1024.0 * 1024.0),
-                        status,
+                        mib(fl_mem),
+                        mib(porc_mem),
                     );
                 }
             }
         }
     }
-    ratios.sort_by(f64::total_cmp);
-    let worst = ratios.last().copied().unwrap_or(0.0);
-    let median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+    println!("time ratio faultline / porcupine-rs (medians of alternated runs):");
+    let mut groups: Vec<(&str, usize)> = ratios.iter().map(|&(m, n, _)| (m, n)).collect();
+    groups.dedup();
+    for (model, n) in groups {
+        let of: Vec<f64> = ratios
+            .iter()
+            .filter(|r| r.0 == model && r.1 == n)
+            .map(|r| r.2)
+            .collect();
+        let lo = of.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = of.iter().copied().fold(0.0, f64::max);
+        println!(
+            "  {model:<8} {n:>7} ops: {lo:.3}–{hi:.3} over {} histories",
+            of.len()
+        );
+    }
     println!(
-        "time ratio faultline / porcupine-rs: median {median:.3}, worst {worst:.3}; verdicts {}",
+        "verdicts: {}",
         if all_agree {
             "all agree with each other and with the construction"
         } else {

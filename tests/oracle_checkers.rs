@@ -1,6 +1,6 @@
 //! Known-answer tests of the linear checkers: exactly-once, prefix-order,
 //! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
-//! and the registry / picker.
+//! SLO during fault windows, and the registry / picker.
 
 use faultline::oracle::CheckerReport;
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
@@ -456,6 +456,7 @@ fn every_checker_reports_missing_fields() {
         let params: &[&str] = match name {
             "slo" => &["p99_ms=1"],
             "fairness" => &["group=process", "max_group_error_rate=0"],
+            "slo-during-fault" => &["error_rate=0"],
             _ => &[],
         };
         let r = run(name, Some(&h), Some(&json!({})), params);
@@ -467,4 +468,218 @@ fn every_checker_reports_missing_fields() {
             "{name}"
         );
     }
+}
+
+/// 20 ops outside any fault (5 ms each), then `inside` ops in fault epoch 1
+/// lasting `latency_ms`, of which every `fail_every`-th fails (the 4th, 8th, … for 4).
+fn fault_history(inside: u64, latency_ms: u64, fail_every: u64) -> History {
+    let mut ops: Vec<Op> = (0..20).map(|i| timed(i, "c", i * 10, 5, false)).collect();
+    ops.extend((20..20 + inside).map(|i| {
+        let mut o = timed(i, "c", i * 10, latency_ms, (i - 19) % fail_every == 0);
+        o.fault_epoch = Some(1);
+        o
+    }));
+    history(ops)
+}
+
+#[test]
+fn slo_during_fault_judges_each_window() {
+    // 20 ops in the window, 1 in 4 failed: error rate 0.25.
+    let h = fault_history(20, 5, 4);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.3"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    assert_eq!(r.ops_checked(), 40);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("fault epoch 1") && r.anomalies[0].why.contains("0.250"),
+        "{}",
+        r.anomalies[0].why
+    );
+    // The same error rate spread over the whole history would pass: 5 of 40.
+    let r = run("slo", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_latency_against_outside() {
+    let h = fault_history(20, 50, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=5"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("10.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=11"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ms=40"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_unknown_without_a_judgeable_window() {
+    // Every epoch null: the key is there, but no op ran under a fault.
+    let h = fault_history(0, 5, 1);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("no op ran inside")),
+        "{:?}",
+        r.run
+    );
+    // A window thinner than min_ops (default 10) is not judged...
+    let h = fault_history(5, 5, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("epoch 1 (5 ops)")),
+        "{:?}",
+        r.run
+    );
+    let r = run(
+        "slo-during-fault",
+        Some(&h),
+        None,
+        &["error_rate=0", "min_ops=5"],
+    );
+    assert_eq!(count(&r), 0, "{:?}", r.run);
+    // ...and a ratio needs acknowledged ops outside the windows.
+    let mut h = fault_history(20, 5, 1000);
+    h.ops.retain(|o| o.fault_epoch.is_some());
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=2"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn slo_during_fault_needs_the_fault_epoch_key() {
+    let mut h = fault_history(20, 5, 1000);
+    h.present_fields.remove("fault_epoch");
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["fault_epoch".into()]
+        }
+    );
+    // The whole-history SLO does not need it.
+    let r = run("slo", Some(&h), None, &["error_rate=0"]);
+    assert!(matches!(r.run, CheckerRun::Judged { .. }), "{:?}", r.run);
+}
+
+/// Three repeats (`input.run` 1–3) a second apart, each 10 ops of tenant a;
+/// tenant b has `b_ops[r]` ops in repeat r.
+fn repeated(b_ops: [u64; 3]) -> History {
+    let mut ops = Vec::new();
+    for (r, b) in (1..=3u64).zip(b_ops) {
+        for (tenant, count) in [("a", 10), ("b", b)] {
+            for i in 0..count {
+                let mut o = timed(ops.len() as u64, tenant, r * 1000 + i * 10, 5, false);
+                o.input = json!({ "run": r });
+                ops.push(o);
+            }
+        }
+    }
+    history(ops)
+}
+
+#[test]
+fn fairness_repeat_spread() {
+    // Tenant b: 10, 10 then 2 ops in the same span: its throughput spread is 5.
+    let h = repeated([10, 10, 2]);
+    let args = |t: &'static str| ["group=process", "repeat=input.run", t];
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=2"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("process b") && r.anomalies[0].why.contains("5.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=5.5"));
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    // Missing from one repeat altogether: unbounded spread.
+    let h = repeated([10, 10, 0]);
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=100"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(r.anomalies[0].why.contains("inf"), "{}", r.anomalies[0].why);
+}
+
+#[test]
+fn fairness_repeat_spread_needs_two_repeats_and_the_dimension() {
+    let mut h = repeated([10, 10, 10]);
+    h.ops.retain(|o| o.input["run"] == 1);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=input.run", "repeat_spread=2"],
+    );
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("1 repeat(s)")),
+        "{:?}",
+        r.run
+    );
+    // ...unless another formula already found a violation: that stands.
+    h.ops[0].error = Some("boom".into());
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &[
+            "group=process",
+            "repeat=input.run",
+            "repeat_spread=2",
+            "max_group_error_rate=0",
+        ],
+    );
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    let inputs = Inputs {
+        history: Some(&h),
+        ..Inputs::default()
+    };
+    let no_dimension = Params::parse(&["group=process", "repeat_spread=2"]).expect("params");
+    let err = registry::run("fairness", &inputs, &no_dimension).expect_err("usage error");
+    assert!(err.contains("repeat="), "{err}");
+    let mut h = repeated([10, 10, 10]);
+    h.present_fields.remove("node");
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=node", "repeat_spread=2"],
+    );
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["node".into()]
+        }
+    );
+}
+
+#[test]
+fn slo_during_fault_breach_beside_a_thin_window() {
+    let mut h = fault_history(20, 5, 4);
+    h.ops.extend((100..103).map(|i| {
+        let mut o = timed(i, "c", i * 10, 5, false);
+        o.fault_epoch = Some(2);
+        o
+    }));
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    // Epoch 2's three ops were not judged.
+    assert_eq!(
+        r.run,
+        CheckerRun::Judged {
+            anomalies: 1,
+            ops_checked: 40,
+            ops_produced: 43
+        }
+    );
+    // A malformed threshold is a usage error even when no window is judged.
+    let thin = fault_history(5, 5, 1000);
+    let inputs = Inputs {
+        history: Some(&thin),
+        ..Inputs::default()
+    };
+    let bad = Params::parse(&["p99_ms=fast"]).expect("params");
+    let err = registry::run("slo-during-fault", &inputs, &bad).expect_err("usage error");
+    assert!(err.contains("p99_ms"), "{err}");
 }

@@ -409,3 +409,35 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A map is linearizable iff every key's register is: the per-key
+    /// partitioning agrees with exhaustive enumeration key by key.
+    #[test]
+    fn kv_agrees_with_brute_force_per_key(
+        parts in prop::collection::vec(small_history(), 1..4)
+    ) {
+        // One small history per key (keys named against history order), the
+        // keys' ops interleaved by index.
+        let mut ops: Vec<Op> = Vec::new();
+        for at in 0..8 {
+            for (k, part) in parts.iter().enumerate() {
+                if let Some(o) = part.get(at) {
+                    let mut o = o.clone();
+                    o.op_id = ops.len().to_string();
+                    o.key = Some(format!("k{}", 2 - k));
+                    ops.push(o);
+                }
+            }
+        }
+        let expected = (0..3).all(|k| {
+            let key = format!("k{k}");
+            let on_key: Vec<Op> = ops.iter().filter(|o| o.key.as_ref() == Some(&key)).cloned().collect();
+            brute_force(&on_key)
+        });
+        let got = anomalies(&verdict(ops, Model::Kv)) == 0;
+        prop_assert_eq!(got, expected);
+    }
+}

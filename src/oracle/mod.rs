@@ -6,6 +6,7 @@ pub mod cli;
 pub mod edn;
 pub mod exactly_once;
 pub mod external;
+pub mod fault_window;
 pub mod final_state;
 pub mod format;
 pub mod history;

@@ -8,7 +8,7 @@ use super::linearizability::{self, Limits, Model};
 use super::params::Params;
 use super::session::{monotonic_reads, read_your_writes};
 use super::slo::{fairness, thresholds};
-use super::{exactly_once, no_lost_ack, prefix_order};
+use super::{exactly_once, fault_window, no_lost_ack, prefix_order};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -119,6 +119,17 @@ pub const CHECKERS: &[CheckerInfo] = &[
         needs: Needs::History,
         serves: &[("any", "fairness")],
         summary: "per-group formulas (params: group, worst_p99_ratio, …)",
+    },
+    CheckerInfo {
+        name: "slo-during-fault",
+        needs: Needs::History,
+        serves: &[
+            ("any", "liveness"),
+            ("any", "performance-slo"),
+            ("any", "operational"),
+        ],
+        summary: "error rate / latency inside each fault window, needs fault_epoch \
+                  (params: error_rate, p99_ms, max_ms, p99_ratio, min_ops)",
     },
 ];
 
@@ -246,6 +257,7 @@ pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport
         "invariant" => invariant::check(&final_map()?, inputs.history, inputs.replicas, params),
         "slo" => thresholds::check(history()?, params),
         "fairness" => fairness::check(history()?, params),
+        "slo-during-fault" => fault_window::check(history()?, params),
         other => Err(format!("checker `{other}` is declared but not wired")),
     }
 }

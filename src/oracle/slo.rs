@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 
 /// Latency, error and throughput figures of a set of ops.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Figures {
-    p50_ms: f64,
-    p90_ms: f64,
-    p99_ms: f64,
-    p999_ms: f64,
-    max_ms: f64,
-    error_rate: f64,
-    throughput: f64,
+pub(super) struct Figures {
+    pub(super) p50_ms: f64,
+    pub(super) p90_ms: f64,
+    pub(super) p99_ms: f64,
+    pub(super) p999_ms: f64,
+    pub(super) max_ms: f64,
+    pub(super) error_rate: f64,
+    pub(super) throughput: f64,
 }
 
 /// Nearest-rank percentile of sorted `v`.
@@ -30,7 +30,7 @@ fn percentile(sorted: &[u64], q: f64) -> f64 {
     sorted[rank - 1] as f64 / 1e6
 }
 
-fn figures(ops: &[&Op], span_s: f64) -> Figures {
+pub(super) fn figures(ops: &[&Op], span_s: f64) -> Figures {
     let mut lat: Vec<u64> = ops
         .iter()
         .filter(|o| o.is_acked())
@@ -157,17 +157,28 @@ pub mod fairness {
     pub const NAME: &str = "fairness";
     pub const PARAMS: &[&str] = &[
         "group",
+        "repeat",
         "worst_p99_ratio",
         "min_group_throughput",
         "max_group_error_rate",
         "throughput_spread",
+        "repeat_spread",
+    ];
+    /// The formulas among [`PARAMS`]: at least one must be declared.
+    const FORMULAS: &[&str] = &[
+        "worst_p99_ratio",
+        "min_group_throughput",
+        "max_group_error_rate",
+        "throughput_spread",
+        "repeat_spread",
     ];
     pub const SCOPE: &str = "per-group formulas: worst_group_p99 / aggregate_p99 <= t, \
-        min_group_throughput >= t, error_rate_by_group <= t, max/min group throughput <= t; \
-        a single group is unknown (dimension too coarse); does not judge groups absent \
-        from the history";
+        min_group_throughput >= t, error_rate_by_group <= t, max/min group throughput <= t, \
+        and across repeated runs each group's max/min throughput <= t; a single group, or \
+        a single repeat, is unknown (too coarse); does not judge groups absent from the \
+        history";
 
-    /// `group` is `process`, `key`, `node`, `op_type` or `input.FIELD`.
+    /// `group` (or `repeat`) is `process`, `key`, `node`, `op_type` or `input.FIELD`.
     fn group_of(op: &Op, group: &str) -> Option<String> {
         match group {
             "process" => Some(op.process.clone()),
@@ -188,17 +199,28 @@ pub mod fairness {
         let group = params.str("group").ok_or_else(|| {
             format!("{NAME}: name the group dimension (group=process|key|node|op_type|input.FIELD)")
         })?;
-        if PARAMS[1..].iter().all(|p| params.str(p).is_none()) {
+        if FORMULAS.iter().all(|p| params.str(p).is_none()) {
             return Err(format!(
                 "{NAME}: declare at least one formula ({})",
-                PARAMS[1..].join(", ")
+                FORMULAS.join(", ")
+            ));
+        }
+        let repeat = params.str("repeat");
+        if params.str("repeat_spread").is_some() && repeat.is_none() {
+            return Err(format!(
+                "{NAME}: repeat_spread needs the repeat dimension (repeat=input.FIELD|process|node|…)"
             ));
         }
         let mut required: Vec<&str> = TIMING.to_vec();
-        if matches!(group, "process" | "key" | "node" | "op_type") {
-            required.push(group);
-        } else {
-            required.push("input");
+        for dimension in std::iter::once(group).chain(repeat) {
+            let field = if matches!(dimension, "process" | "key" | "node" | "op_type") {
+                dimension
+            } else {
+                "input"
+            };
+            if !required.contains(&field) {
+                required.push(field);
+            }
         }
         if let Some(r) = missing_fields_report(NAME, SCOPE, history, &required) {
             return Ok(r);
@@ -273,6 +295,20 @@ pub mod fairness {
                 });
             }
         }
+        if let (Some(t), Some(repeat)) = (params.f64("repeat_spread")?, repeat) {
+            match repeat_spread(&groups, repeat) {
+                // A violation another formula found stands without this one.
+                Err(reason) if anomalies.is_empty() => return Ok(unknown(NAME, SCOPE, reason)),
+                Err(_) => {}
+                Ok((spread, g)) if spread > t => anomalies.push(Anomaly {
+                    ops: Vec::new(),
+                    why: format!(
+                        "{group} {g}: max / min throughput across repeats = {spread:.3} > {t}"
+                    ),
+                }),
+                Ok(_) => {}
+            }
+        }
         let n = all.len() as u64;
         let mut report = judged(NAME, SCOPE, n - ungrouped, n, anomalies);
         report.evidence = format!(
@@ -281,5 +317,58 @@ pub mod fairness {
             groups.len()
         );
         Ok(report)
+    }
+
+    /// The largest spread across repeats of one group's throughput, and that
+    /// group: each repeat's throughput is its acknowledged ops per second over the
+    /// repeat's own span, so repeats of different lengths compare. A group absent
+    /// from a repeat has throughput 0 there (infinite spread). Fewer than two
+    /// repeats is an error: one run against itself says nothing.
+    fn repeat_spread(
+        groups: &BTreeMap<String, Vec<&Op>>,
+        repeat: &str,
+    ) -> Result<(f64, String), String> {
+        let mut repeats: BTreeMap<String, Vec<&Op>> = BTreeMap::new();
+        for op in groups.values().flatten() {
+            if let Some(r) = group_of(op, repeat) {
+                repeats.entry(r).or_default().push(op);
+            }
+        }
+        if repeats.len() < 2 {
+            return Err(format!(
+                "repeat dimension `{repeat}` too coarse: {} repeat(s), at least 2 needed",
+                repeats.len()
+            ));
+        }
+        let spans: BTreeMap<&String, f64> =
+            repeats.iter().map(|(r, ops)| (r, span_s(ops))).collect();
+        let mut worst = (0.0f64, String::new());
+        for (g, ops) in groups {
+            let mut by_repeat: BTreeMap<String, Vec<&Op>> = BTreeMap::new();
+            for op in ops {
+                if let Some(r) = group_of(op, repeat) {
+                    by_repeat.entry(r).or_default().push(op);
+                }
+            }
+            let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+            for (r, span) in &spans {
+                let in_repeat = by_repeat.get(*r).map_or(&[][..], Vec::as_slice);
+                let tput = figures(in_repeat, *span).throughput;
+                lo = lo.min(tput);
+                hi = hi.max(tput);
+            }
+            // Starved in every repeat is stable (min_group_throughput judges it).
+            let spread = if hi <= 0.0 {
+                1.0
+            } else if lo <= 0.0 {
+                f64::INFINITY
+            } else {
+                hi / lo
+            };
+            if spread > worst.0 || worst.1.is_empty() {
+                worst = (spread, g.clone());
+            }
+        }
+        Ok(worst)
     }
 }

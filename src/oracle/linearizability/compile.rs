@@ -1,14 +1,21 @@
-//! Turns history ops into the compact form the search runs on: interned values,
-//! one step rule per op, times as integers, indeterminate returns as "never".
+//! Turns history ops into the compact form the search runs on: values as
+//! integers, one step rule per op, times as integers, indeterminate returns as
+//! "never".
 
 use crate::oracle::history::Op;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// An interned value; `NIL` is the initial register value (JSON null).
-pub type Val = u32;
-pub const NIL: Val = 0;
+/// A register value. An integer in ±2^62 is its own code, shifted left (low bit
+/// 0), so the common integer values cost no lookup; anything else is interned
+/// and coded as its id with the low bit set. `NIL` (id 0) is JSON null, the
+/// initial register value.
+pub type Val = u64;
+pub const NIL: Val = 1;
+
+/// Integers coded in place: those whose shift by one keeps their value.
+const INLINE_INTS: std::ops::Range<i64> = -(1 << 62)..(1 << 62);
 
 /// Return time of an op whose effect is unknown: it may linearize any time after its call.
 pub const NEVER: u64 = u64::MAX;
@@ -87,14 +94,14 @@ impl Hasher for MixHasher {
 
 type MixMap<K> = HashMap<K, Val, BuildHasherDefault<MixHasher>>;
 
-/// Value interning shared by every partition of one history. Integers and
-/// strings (the common register values) are looked up without rendering them.
+/// Interning of the values that are not inline integers, shared by every
+/// partition of one history.
 #[derive(Default)]
 pub struct Interner {
-    ints: MixMap<i64>,
     strings: MixMap<String>,
-    /// Anything else, by its JSON text.
+    /// Anything else (null, floats, huge integers, arrays, objects), by JSON text.
     others: MixMap<String>,
+    /// The JSON text of each interned value, by id.
     names: Vec<String>,
 }
 
@@ -106,31 +113,37 @@ impl Interner {
     }
 
     pub fn intern(&mut self, v: &Value) -> Val {
-        let next = self.names.len() as Val;
-        let (id, fresh) = if let Some(k) = v.as_i64() {
-            let id = *self.ints.entry(k).or_insert(next);
-            (id, id == next)
-        } else if let Value::String(s) = v {
+        if let Some(k) = v.as_i64().filter(|k| INLINE_INTS.contains(k)) {
+            return (k as u64) << 1;
+        }
+        let next = ((self.names.len() as u64) << 1) | 1;
+        let (code, fresh) = if let Value::String(s) = v {
             match self.strings.get(s.as_str()) {
-                Some(id) => (*id, false),
+                Some(code) => (*code, false),
                 None => {
                     self.strings.insert(s.clone(), next);
                     (next, true)
                 }
             }
         } else {
-            let id = *self.others.entry(v.to_string()).or_insert(next);
-            (id, id == next)
+            let code = *self.others.entry(v.to_string()).or_insert(next);
+            (code, code == next)
         };
         if fresh {
             self.names.push(v.to_string());
         }
-        id
+        code
     }
 
-    /// The JSON text of an interned value.
-    pub fn name(&self, v: Val) -> &str {
-        self.names.get(v as usize).map_or("?", String::as_str)
+    /// The JSON text of a value.
+    pub fn name(&self, v: Val) -> String {
+        if v & 1 == 0 {
+            // An arithmetic shift restores the sign.
+            return ((v as i64) >> 1).to_string();
+        }
+        self.names
+            .get((v >> 1) as usize)
+            .map_or_else(|| "?".into(), String::clone)
     }
 }
 
@@ -174,5 +187,44 @@ fn cas_args(input: &Value) -> Option<(&Value, &Value)> {
         Value::Array(pair) if pair.len() == 2 => Some((&pair[0], &pair[1])),
         Value::Object(o) => Some((o.get("old").or_else(|| o.get("expected"))?, o.get("new")?)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Inline integers and interned values never share a code, equal values
+    /// always do, and every code names its value.
+    #[test]
+    fn value_codes_are_distinct_and_named() {
+        let mut values = Interner::new();
+        let samples = [
+            json!(null),
+            json!(0),
+            json!(5),
+            json!(-7),
+            json!((1i64 << 62) - 1),
+            json!(-(1i64 << 62)),
+            json!(1i64 << 62),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!("5"),
+            json!(5.5),
+            json!([1, 2]),
+        ];
+        let codes: Vec<Val> = samples.iter().map(|v| values.intern(v)).collect();
+        assert_eq!(codes[0], NIL);
+        for (i, a) in codes.iter().enumerate() {
+            for b in &codes[i + 1..] {
+                assert_ne!(a, b, "{codes:?}");
+            }
+        }
+        let again: Vec<Val> = samples.iter().map(|v| values.intern(v)).collect();
+        assert_eq!(codes, again);
+        let names: Vec<String> = codes.iter().map(|&c| values.name(c)).collect();
+        let texts: Vec<String> = samples.iter().map(Value::to_string).collect();
+        assert_eq!(names, texts);
     }
 }

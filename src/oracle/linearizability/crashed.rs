@@ -14,26 +14,56 @@ use super::compile::{Compiled, MixHasher, NEVER, NIL, Step, Val};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+/// What the partition's ops say about one crashed write's value.
+#[derive(Clone, Copy)]
+struct Tally {
+    /// Writes and cas that produce the value.
+    producers: u32,
+    /// Some read or cas expects the value.
+    observed: bool,
+    /// Earliest return of a completed op that expects it (`NEVER` if none).
+    first_observer: u64,
+}
+
 /// Apply both reductions to one partition; returns how many writes were dropped.
 pub fn settle(ops: &mut Vec<Compiled>) -> usize {
-    let mut producers: HashMap<Val, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
-    // Value → earliest return of a completed op that needs it (`NEVER` if only
-    // pending ops need it).
-    let mut observed: HashMap<Val, u64, BuildHasherDefault<MixHasher>> = HashMap::default();
+    // Only crashed writes' values matter: tallying just those keeps the map tiny
+    // (a few entries) however many values the partition holds.
+    let mut tally: HashMap<Val, Tally, BuildHasherDefault<MixHasher>> = ops
+        .iter()
+        .filter(|op| op.indeterminate)
+        .filter_map(|op| match op.step {
+            Step::Write(v) => Some((
+                v,
+                Tally {
+                    producers: 0,
+                    observed: false,
+                    first_observer: NEVER,
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    if tally.is_empty() {
+        return 0;
+    }
     let mut refused_cas = false;
     for op in ops.iter() {
-        match op.step {
-            Step::Write(v) => *producers.entry(v).or_default() += 1,
-            Step::Cas(old, new) => {
-                *producers.entry(new).or_default() += 1;
-                let bound = observed.entry(old).or_insert(NEVER);
-                *bound = (*bound).min(op.ret);
+        let (produced, observed) = match op.step {
+            Step::Write(v) => (Some(v), None),
+            Step::Cas(old, new) => (Some(new), Some(old)),
+            Step::Read(v) => (None, Some(v)),
+            Step::CasRefused(_) => {
+                refused_cas = true;
+                (None, None)
             }
-            Step::Read(v) => {
-                let bound = observed.entry(v).or_insert(NEVER);
-                *bound = (*bound).min(op.ret);
-            }
-            Step::CasRefused(_) => refused_cas = true,
+        };
+        if let Some(t) = produced.and_then(|v| tally.get_mut(&v)) {
+            t.producers += 1;
+        }
+        if let Some(t) = observed.and_then(|v| tally.get_mut(&v)) {
+            t.observed = true;
+            t.first_observer = t.first_observer.min(op.ret);
         }
     }
     let before = ops.len();
@@ -44,16 +74,17 @@ pub fn settle(ops: &mut Vec<Compiled>) -> usize {
         if !op.indeterminate {
             return true;
         }
-        match observed.get(&v) {
-            None => refused_cas,
-            Some(&first) => {
-                // The initial value is produced without any write: no bound.
-                if v != NIL && first != NEVER && producers.get(&v) == Some(&1) {
-                    op.ret = first.max(op.call);
-                }
-                true
-            }
+        let Some(t) = tally.get(&v) else {
+            return true;
+        };
+        if !t.observed {
+            return refused_cas;
         }
+        // The initial value is produced without any write: no bound.
+        if v != NIL && t.first_observer != NEVER && t.producers == 1 {
+            op.ret = t.first_observer.max(op.call);
+        }
+        true
     });
     before - ops.len()
 }

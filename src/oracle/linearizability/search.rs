@@ -99,20 +99,37 @@ struct Entries {
 
 impl Entries {
     fn new(ops: &[Compiled]) -> Entries {
-        let mut order: Vec<(u64, bool, u32)> = Vec::with_capacity(ops.len() * 2);
+        // Calls and returns sorted apart, then merged: histories come in invoke
+        // order, so the stable sort of the calls is a single pass, and the returns
+        // are nearly sorted too. Ties keep op order, as before the merge.
+        let mut calls: Vec<(u64, u32)> = Vec::with_capacity(ops.len());
+        let mut returns: Vec<(u64, u32)> = Vec::with_capacity(ops.len());
         for (i, op) in ops.iter().enumerate() {
-            order.push((op.call, false, 2 * i as u32));
+            calls.push((op.call, 2 * i as u32));
             if op.ret != NEVER {
-                order.push((op.ret, true, 2 * i as u32 + 1));
+                returns.push((op.ret, 2 * i as u32 + 1));
             }
         }
-        // Calls before returns at the same instant: touching ops count as concurrent.
-        order.sort_unstable();
+        calls.sort_by_key(|&(t, _)| t);
+        returns.sort_by_key(|&(t, _)| t);
         let head = 2 * ops.len() as u32;
         let mut next = vec![NIL; ops.len() * 2 + 1];
         let mut prev = vec![NIL; ops.len() * 2 + 1];
         let mut last = head;
-        for &(_, _, e) in &order {
+        let (mut c, mut r) = (0, 0);
+        while c < calls.len() || r < returns.len() {
+            // Calls before returns at the same instant: touching ops count as concurrent.
+            let take_call = match (calls.get(c), returns.get(r)) {
+                (Some(call), Some(ret)) => call.0 <= ret.0,
+                (call, _) => call.is_some(),
+            };
+            let e = if take_call {
+                c += 1;
+                calls[c - 1].1
+            } else {
+                r += 1;
+                returns[r - 1].1
+            };
             next[last as usize] = e;
             prev[e as usize] = last;
             last = e;
@@ -237,7 +254,13 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
         keys: (0..ops.len() as u64)
             .map(|i| (mix(2 * i), mix(2 * i + 1)))
             .collect(),
-        cache: Cache::default(),
+        // A linearizable history caches about 1–1.2 configurations per op (kv and
+        // register benchmark histories): no regrowth below that, and never more
+        // room than the budget allows.
+        cache: Cache::with_capacity_and_hasher(
+            (ops.len() + ops.len() / 2).min(budget.max_configs),
+            Default::default(),
+        ),
         undo: Vec::new(),
         state: init,
         fp: (0, 0),
