@@ -404,15 +404,17 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
     );
 }
 
+/// D2 with its pause held 30 s, started and landed (the injector saw it).
+fn held_pause(work: &Path, watchdog: bool) -> (std::process::Child, PathBuf) {
+    let plan = mutated_demo(work, |s| s.replace("duration: 1500ms", "duration: 30s"));
+    start_paused_d2(work, &plan, "\"landing-injector\"", watchdog)
+}
+
 #[test]
 fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal() {
     let _one = serial();
     let work = tempfile::tempdir().expect("tempdir");
-    let plan = mutated_demo(work.path(), |s| {
-        s.replace("duration: 1500ms", "duration: 30s")
-    });
-    let (mut child, journal_path) =
-        start_paused_d2(work.path(), &plan, "\"landing-injector\"", false);
+    let (mut child, journal_path) = held_pause(work.path(), false);
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();
     let session = journal_path.parent().expect("session").to_path_buf();
@@ -450,11 +452,7 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
 fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
     let _one = serial();
     let work = tempfile::tempdir().expect("tempdir");
-    let plan = mutated_demo(work.path(), |s| {
-        s.replace("duration: 1500ms", "duration: 30s")
-    });
-    let (mut child, journal_path) =
-        start_paused_d2(work.path(), &plan, "\"landing-injector\"", true);
+    let (mut child, journal_path) = held_pause(work.path(), true);
     let session = journal_path.parent().expect("session").to_path_buf();
     let before = records(&session);
     let armed = before
