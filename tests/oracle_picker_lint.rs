@@ -43,3 +43,33 @@ fn a_fitting_checker_is_not_warned() {
     assert!(picker_warnings(&plan("session", "read-your-writes per process.")).is_empty());
     assert!(picker_warnings(&plan("register", "linearizability (WGL).")).is_empty());
 }
+
+/// The suggestion is shown for every block that states a model, with the category it
+/// serves — also when the plan's own checker is a custom one the picker cannot judge.
+#[test]
+fn every_block_with_a_model_gets_the_pickers_suggestion_in_lint() {
+    let text = plan("session", "custom script over the history.");
+    let parsed = parse_plan("p.md", &text);
+    let scenario = &parsed.scenarios[0];
+    assert_eq!(
+        faultline::plan::checker_pick::suggested(&parsed, scenario),
+        Some(("monotonic-reads", "safety".to_string()))
+    );
+    let problems = lint(&parsed);
+    let shown = faultline::plan::render::lint_text(&parsed, &problems);
+    assert!(
+        shown.contains("picker: monotonic-reads for safety"),
+        "{shown}"
+    );
+    let json = faultline::plan::render::lint_json(&parsed, &problems);
+    assert_eq!(
+        json["scenarios"][0]["suggested_checker"],
+        serde_json::json!({"checker": "monotonic-reads", "for": "safety"})
+    );
+    // A model no built-in checker serves for this claim: no suggestion at all.
+    let none = parse_plan("p.md", &plan("parser", "custom script over the history."));
+    assert_eq!(
+        faultline::plan::checker_pick::suggested(&none, &none.scenarios[0]),
+        None
+    );
+}

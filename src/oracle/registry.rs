@@ -143,6 +143,14 @@ pub fn info(name: &str) -> Option<&'static CheckerInfo> {
 }
 
 /// The checker the picker table suggests for a model and claim category.
+/// The checker made for exactly this model and claim (no any-model fallback).
+pub fn pick_for_model(model: &str, claim: &str) -> Option<&'static str> {
+    CHECKERS
+        .iter()
+        .find(|c| c.serves.iter().any(|(m, k)| *m == model && *k == claim))
+        .map(|c| c.name)
+}
+
 pub fn pick(model: &str, claim: &str) -> Option<&'static str> {
     CHECKERS
         .iter()

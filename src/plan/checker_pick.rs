@@ -1,10 +1,11 @@
-//! The checker picker in lint: a §7.M block whose checker does not fit its model
-//! and the scenario's claim categories is warned about (the run would end
-//! INCONCLUSIVE-oracle-too-weak), with the checker the picker suggests.
+//! The checker picker in lint: each §7.M block's model and the scenario's claim
+//! categories name the built-in checker that serves them (shown in lint's scenario
+//! lines); a block whose checker does not fit is warned about (the run would end
+//! INCONCLUSIVE-oracle-too-weak), with that suggestion.
 
 use super::lint::{Problem, Severity};
 use super::model::{Plan, Scenario, SevenM};
-use crate::oracle::registry::{misfit, pick};
+use crate::oracle::registry::{misfit, pick, pick_for_model};
 
 /// Words in a §7.M checker field → the built-in checkers they name.
 const NAMED_BY: &[(&str, &[&str])] = &[
@@ -26,6 +27,33 @@ const NAMED_BY: &[(&str, &[&str])] = &[
     ("fairness", &["fairness"]),
 ];
 
+/// The claim categories of the claims `s` falsifies, as the registry spells them.
+fn categories(plan: &Plan, s: &Scenario) -> Vec<String> {
+    plan.claims
+        .iter()
+        .filter(|c| s.falsifies.contains(&c.id))
+        .flat_map(|c| c.categories.iter())
+        .filter_map(|c| serde_json::to_value(c).ok()?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The built-in checker the picker suggests for `s`'s §7.M model and claim
+/// categories, with the category it serves: a checker made for the model first,
+/// then one for any model. `None` when the block states no model or nothing fits.
+pub fn suggested(plan: &Plan, s: &Scenario) -> Option<(&'static str, String)> {
+    let SevenM::Filled(block) = &s.seven_m else {
+        return None;
+    };
+    let model = block.model_kind.as_deref()?;
+    let categories = categories(plan, s);
+    let for_model = |c: &String| pick_for_model(model, c).map(|p| (p, c.clone()));
+    let for_any = |c: &String| pick(model, c).map(|p| (p, c.clone()));
+    categories
+        .iter()
+        .find_map(for_model)
+        .or_else(|| categories.iter().find_map(for_any))
+}
+
 /// Warnings for `s` (none when the block, its model or its checker is not stated).
 pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
     let SevenM::Filled(block) = &s.seven_m else {
@@ -38,13 +66,7 @@ pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
     let Some((_, named)) = NAMED_BY.iter().find(|(word, _)| text.contains(word)) else {
         return;
     };
-    let categories: Vec<String> = plan
-        .claims
-        .iter()
-        .filter(|c| s.falsifies.contains(&c.id))
-        .flat_map(|c| c.categories.iter())
-        .filter_map(|c| serde_json::to_value(c).ok()?.as_str().map(str::to_string))
-        .collect();
+    let categories = categories(plan, s);
     let fits = |name: &str| {
         categories.is_empty() && misfit(name, Some(model), None).is_none()
             || categories
@@ -54,10 +76,8 @@ pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
     if named.iter().any(|n| fits(n)) {
         return;
     }
-    let suggestion = categories
-        .iter()
-        .find_map(|c| pick(model, c))
-        .map(|p| format!("; the picker suggests `{p}`"))
+    let suggestion = suggested(plan, s)
+        .map(|(p, _)| format!("; the picker suggests `{p}`"))
         .unwrap_or_default();
     out.push(Problem {
         line: checker.line,

@@ -1,7 +1,7 @@
 //! Markdown test plans: model, parser and lint.
 
 mod builder;
-mod checker_pick;
+pub mod checker_pick;
 pub mod discover;
 pub mod lint;
 pub mod model;

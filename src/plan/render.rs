@@ -31,16 +31,19 @@ fn first_line(f: &Option<Field>, max: usize) -> String {
     }
 }
 
-fn seven_m_summary(s: &Scenario) -> String {
+fn seven_m_summary(plan: &Plan, s: &Scenario) -> String {
     match &s.seven_m {
         SevenM::Filled(b) => format!(
-            "§7.M filled (model {}, checker {})",
+            "§7.M filled (model {}, checker {}{})",
             b.model_kind.as_deref().unwrap_or("?"),
             if b.checker.is_some() {
                 first_line(&b.checker, 40)
             } else {
                 "MISSING".into()
-            }
+            },
+            super::checker_pick::suggested(plan, s)
+                .map(|(p, category)| format!("; picker: {p} for {category}"))
+                .unwrap_or_default()
         ),
         SevenM::NotApplicable { .. } => "§7.M not applicable".into(),
         SevenM::Missing => "§7.M missing".into(),
@@ -93,7 +96,7 @@ pub fn lint_text(plan: &Plan, problems: &[Problem]) -> String {
             "  {} {} — {} | {} | {}\n",
             s.id,
             s.name,
-            seven_m_summary(s),
+            seven_m_summary(plan, s),
             tiers_summary(&s.tiers),
             arms
         ));
@@ -182,6 +185,8 @@ pub fn lint_json(plan: &Plan, problems: &[Problem]) -> Value {
                 "gated": gated_claim(plan, s).is_some(),
                 "categories": scenario_categories(plan, s),
                 "seven_m": seven_m_json(s),
+                "suggested_checker": super::checker_pick::suggested(plan, s)
+                    .map(|(checker, category)| json!({"checker": checker, "for": category})),
                 "arms": s.arms,
                 "tiers": {
                     "smoke": field_text(&s.tiers.smoke),
