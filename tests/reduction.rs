@@ -1,8 +1,8 @@
 //! Reduction on the demo's planted bug: D3 injects two faults, a pause of the spare n4
 //! (irrelevant: n4 replicates nothing) and the primary's kill. The reproducible FAIL is
 //! reduced to the kill alone, the finding and the report carry "reduced from N events
-//! to k over M re-runs", the kill's start offset is halved once, and the reduced
-//! reproducer, replayed with `faultline run`, still fails.
+//! to k over M re-runs", the kill's start offset and then the workload's length are
+//! halved once, and the reduced reproducer, replayed with `faultline run`, still fails.
 
 mod common;
 
@@ -85,6 +85,26 @@ fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails()
     assert_eq!(
         spec["scenarios"]["D3"]["faults"][0]["after"],
         if kept_half { "1000ms" } else { "2000ms" }
+    );
+    // Then the workload's length, halved with the kill still inside it.
+    let shorter = all
+        .iter()
+        .filter(|r| r.kind == "reduction-candidate")
+        .last()
+        .expect("candidates");
+    assert_eq!(shorter.data["duration_ms"], 2000, "{:?}", shorter.data);
+    let kept_shorter = shorter.data["failed"] == true;
+    assert_eq!(
+        result.data["workload"],
+        if kept_shorter {
+            serde_json::json!({"from_ms": 4000, "to_ms": 2000})
+        } else {
+            serde_json::Value::Null
+        }
+    );
+    assert_eq!(
+        spec["scenarios"]["D3"]["tiers"]["hardening"]["duration"],
+        if kept_shorter { "2000ms" } else { "4000ms" }
     );
     let figure = format!("reduced from 2 events to 1 over {runs} re-runs");
     for file in ["findings/D3.md", "findings/report.md"] {

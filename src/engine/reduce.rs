@@ -3,7 +3,9 @@
 //! failing seed, within the operator's budget of re-runs and time. A fault category the
 //! failure depends on cannot be dropped (without it the candidate passes). Then the
 //! timing of what is left: each kept fault's start offset and hold are halved once,
-//! and a halving is kept when the seed still fails. Each candidate runs once, so a
+//! and a halving is kept when the seed still fails; then the workload's length (the
+//! number of client ops it issues) the same way, when every kept fault still starts
+//! inside the shorter run. Each candidate runs once, so a
 //! failure that needs a rare interleaving may keep more faults than it needs: the
 //! result says what was tried, never more.
 
@@ -54,6 +56,9 @@ pub struct Reduction {
     /// Timings of kept faults that were halved and still failed.
     #[serde(default)]
     pub timing: Vec<TimingCut>,
+    /// The workload's run, halved when the seed still failed with fewer ops.
+    #[serde(default)]
+    pub workload: Option<WorkloadCut>,
     /// The reduced spec and the command that replays it (written by the driver).
     pub reproducer: Option<String>,
 }
@@ -66,6 +71,17 @@ pub struct TimingCut {
     pub field: String,
     pub from_ms: u64,
     pub to_ms: u64,
+}
+
+/// The workload's length (the tier's duration), shortened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkloadCut {
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl TimingCut {
@@ -105,6 +121,9 @@ impl Reduction {
                 .map(|c| format!("{} {} {}ms → {}ms", c.fault, c.field, c.from_ms, c.to_ms))
                 .collect();
             text.push_str(&format!("; timing: {}", cuts.join(", ")));
+        }
+        if let Some(cut) = self.workload {
+            text.push_str(&format!("; workload {}ms → {}ms", cut.from_ms, cut.to_ms));
         }
         text
     }
@@ -194,6 +213,36 @@ impl BindingRun<'_> {
                 timing = tried;
             }
         }
+        // Then the workload's length: fewer ops, if every kept fault still starts in time.
+        let mut workload = None;
+        let shorter = duration / 2;
+        let latest_start = current
+            .iter()
+            .map(|i| {
+                let mut step = self.binding.faults[*i].value.clone();
+                for cut in &timing {
+                    cut.apply(&mut step);
+                }
+                step.after.0
+            })
+            .max()
+            .unwrap_or_default();
+        if !stopped && duration >= TIMING_FLOOR * 2 && latest_start < shorter {
+            if spent(runs) {
+                stopped = true;
+            } else {
+                runs += 1;
+                if self
+                    .fails_with(journal, &current, &timing, seed, shorter, runs)
+                    .await?
+                {
+                    workload = Some(WorkloadCut {
+                        from_ms: millis(duration),
+                        to_ms: millis(shorter),
+                    });
+                }
+            }
+        }
         let faults: Vec<String> = current
             .iter()
             .map(|i| self.binding.faults[*i].value.id.clone())
@@ -216,6 +265,7 @@ impl BindingRun<'_> {
             faults,
             note,
             timing,
+            workload,
             reproducer: None,
         };
         journal.append(
@@ -223,6 +273,7 @@ impl BindingRun<'_> {
             "reduction-result",
             &json!({"from": reduction.from, "to": reduction.to, "runs": runs,
                     "faults": reduction.faults, "timing": reduction.timing,
+                    "workload": reduction.workload,
                     "note": reduction.note}),
         )?;
         Ok(reduction)
@@ -234,8 +285,8 @@ impl BindingRun<'_> {
             (value >= TIMING_FLOOR * 2).then(|| TimingCut {
                 fault: fault.to_string(),
                 field: field.to_string(),
-                from_ms: u64::try_from(value.as_millis()).unwrap_or(u64::MAX),
-                to_ms: u64::try_from((value / 2).as_millis()).unwrap_or(u64::MAX),
+                from_ms: millis(value),
+                to_ms: millis(value / 2),
             })
         };
         let steps: Vec<&FaultStep> = keep
@@ -281,7 +332,8 @@ impl BindingRun<'_> {
         journal.append(
             self.scope.clone(),
             "reduction-candidate",
-            &json!({"run": run, "faults": ids, "timing": timing, "failed": failed}),
+            &json!({"run": run, "faults": ids, "timing": timing,
+                    "duration_ms": millis(duration), "failed": failed}),
         )?;
         Ok(failed)
     }

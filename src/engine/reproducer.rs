@@ -36,6 +36,10 @@ pub fn write(
     }
     let seeds = u32::try_from(reduction.seed).unwrap_or(u32::MAX);
     for budget in reduced.tiers.values_mut() {
+        if let Some(cut) = reduction.workload {
+            budget.duration =
+                crate::runspec::duration::Dur(std::time::Duration::from_millis(cut.to_ms));
+        }
         budget.seeds = budget.seeds.max(seeds);
         budget.faults = budget
             .faults
