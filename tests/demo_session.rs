@@ -464,10 +464,15 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
     assert_eq!(common::watchdogs_of(&session), vec![watchdog]);
     assert!(!live_groups(&before).is_empty());
 
+    let killed = Instant::now();
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();
     // Nobody runs `heal` or `resume`: the watchdog alone must clean up.
     common::await_watchdogs(&session, Duration::from_secs(30));
+    eprintln!(
+        "the watchdog healed and exited {:?} after the SIGKILL",
+        killed.elapsed()
+    );
     let after = records(&session);
     assert_clean_exit(&after);
     assert_eq!(faultline::exec::mark::marked(&session), vec![]);
