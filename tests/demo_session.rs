@@ -497,25 +497,9 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
 #[test]
 fn a_run_that_ends_normally_stands_its_watchdog_down() {
     let _one = serial();
-    let work = tempfile::tempdir().expect("tempdir");
     // Any edit will do: D1 alone runs, and D2's pause is not reached.
-    let plan = mutated_demo(work.path(), |s| {
-        s.replace("duration: 1500ms", "duration: 1400ms")
-    });
-    let out = faultline(
-        &[
-            "run",
-            plan.to_str().expect("utf-8"),
-            "--headless",
-            "--yes",
-            "--tier",
-            "hardening",
-            "--only",
-            "D1",
-        ],
-        work.path(),
-    );
-    let session = common::session_of(&out);
+    let (session, _, _keep) =
+        run_mutant(|s| s.replace("duration: 1500ms", "duration: 1400ms"), "D1");
     let all = records(&session);
     let armed = all
         .iter()
