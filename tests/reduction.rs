@@ -89,8 +89,7 @@ fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails()
     // Then the workload's length, halved with the kill still inside it.
     let shorter = all
         .iter()
-        .filter(|r| r.kind == "reduction-candidate")
-        .last()
+        .rfind(|r| r.kind == "reduction-candidate")
         .expect("candidates");
     assert_eq!(shorter.data["duration_ms"], 2000, "{:?}", shorter.data);
     let kept_shorter = shorter.data["failed"] == true;
