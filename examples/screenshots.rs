@@ -127,7 +127,64 @@ fn main() {
         state.ask(blame);
         shoot(&state, &theme, "classify");
     }
+    staged_diff(state, &theme);
 }
+
+/// Author mode's staged diff (`d`), over the Run screen, from a diff like the one
+/// `run --author` saves.
+fn staged_diff(mut state: AppState, theme: &Theme) {
+    let Ok(session) = tempfile::tempdir() else {
+        eprintln!("no temporary directory for the staged diff");
+        return;
+    };
+    let diff = session.path().join("artifacts/author/staged.diff");
+    let written = std::fs::create_dir_all(session.path().join("artifacts/author"))
+        .and_then(|()| std::fs::write(&diff, STAGED_DIFF));
+    if let Err(e) = written {
+        eprintln!("{}: {e}", diff.display());
+        return;
+    }
+    state.answered();
+    state.session_dir = Some(session.path().to_path_buf());
+    let staged = serde_json::json!({"seq": 9999, "ts": "2026-12-01T00:00:00.000Z",
+        "kind": "author-staged",
+        "data": {"files": 1, "diff": "artifacts/author/staged.diff", "note": "staged with git add, never committed"}});
+    match serde_json::from_value::<Record>(staged) {
+        Ok(record) => state.apply(&record),
+        Err(e) => {
+            eprintln!("author-staged record: {e}");
+            return;
+        }
+    }
+    state.ui.step = Step::Run;
+    state.handle(Action::StagedDiff);
+    shoot(&state, theme, "diff");
+}
+
+const STAGED_DIFF: &str = "\
+diff --git a/tests/kept_writes.rs b/tests/kept_writes.rs
+new file mode 100644
+index 0000000..5b1d3a0
+--- /dev/null
++++ b/tests/kept_writes.rs
+@@ -0,0 +1,16 @@
++// Provenance: written by faultline author mode from docs/testing-plans/kv.md, scenario S1
++// plan sha-256 at generation: 1d06a592a1be6c334b4e2dd56d36cbeed84a8330b4425edff5337e6605eea26e
++// candidate — review before committing
++// AUTO-GENERATED from test plan: kv-replication
++#[test]
++fn writes_are_kept() {
++    // workload: from the scenario's run-spec binding
++    //   workload: ./scripts/load.sh --seed ${seed} --history ${artifacts}/h.jsonl
++    let workload = std::process::Command::new(\"sh\")
++        .arg(\"-c\")
++        .arg(\"./scripts/load.sh --seed ${seed} --history ${artifacts}/h.jsonl\")
++        .current_dir(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/..\"))
++        .status()
++        .expect(\"the workload command starts\");
++    assert!(workload.success(), \"the workload command failed: {workload}\");
++}
+";
 
 /// Draws `state` and writes it as `screenshots/<name>.svg`.
 fn shoot(state: &AppState, theme: &Theme, name: &str) {
