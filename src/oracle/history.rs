@@ -107,6 +107,44 @@ impl History {
     }
 }
 
+/// The fields a history converted from another recorder (Jepsen EDN, Porcupine
+/// logs) always carries; `key` and `node` only when every op had one.
+pub fn converted_fields(every_op_keyed: bool, every_op_has_node: bool) -> BTreeSet<String> {
+    let mut present: BTreeSet<String> = [
+        "op_id",
+        "process",
+        "invoke_ts",
+        "complete_ts",
+        "op_type",
+        "input",
+        "output",
+        "error",
+        "timeout",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    if every_op_keyed {
+        present.insert("key".into());
+    }
+    if every_op_has_node {
+        present.insert("node".into());
+    }
+    present
+}
+
+impl HistoryError {
+    /// A bad `field` on `line` of `source`.
+    pub fn field(source: &str, line: usize, field: &str, message: impl Into<String>) -> Self {
+        HistoryError::Field {
+            source_name: source.to_string(),
+            line,
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
 /// Why a history could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryError {
@@ -262,12 +300,7 @@ struct Rec<'a> {
 
 impl Rec<'_> {
     fn err(&self, field: &str, message: &str) -> HistoryError {
-        HistoryError::Field {
-            source_name: self.source.to_string(),
-            line: self.line,
-            field: field.to_string(),
-            message: message.to_string(),
-        }
+        HistoryError::field(self.source, self.line, field, message)
     }
 
     fn get(&self, field: &str) -> Option<&Value> {

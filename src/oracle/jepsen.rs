@@ -8,9 +8,9 @@
 //! entries (a non-integer `:process`) are not client ops and are skipped.
 
 use super::edn::{Edn, EdnKind, read_all};
-use super::history::{History, HistoryError, Op};
+use super::history::{History, HistoryError, Op, converted_fields};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// Parse an EDN history. `source` names it in error messages.
 pub fn parse_edn(source: &str, text: &str) -> Result<History, HistoryError> {
@@ -66,38 +66,14 @@ impl<'a> Pairing<'a> {
     }
 
     fn field_err(&self, line: usize, field: &str, message: String) -> HistoryError {
-        HistoryError::Field {
-            source_name: self.source.to_string(),
-            line,
-            field: field.to_string(),
-            message,
-        }
+        HistoryError::field(self.source, line, field, message)
     }
 
     fn run(mut self, entries: &[Edn]) -> Result<History, HistoryError> {
         for (position, entry) in entries.iter().enumerate() {
             self.entry(position as u64, entry)?;
         }
-        let mut present: BTreeSet<String> = [
-            "op_id",
-            "process",
-            "invoke_ts",
-            "complete_ts",
-            "op_type",
-            "input",
-            "output",
-            "error",
-            "timeout",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect();
-        if self.every_op_keyed {
-            present.insert("key".into());
-        }
-        if self.every_op_has_node {
-            present.insert("node".into());
-        }
+        let present = converted_fields(self.every_op_keyed, self.every_op_has_node);
         if !self.every_op_timed {
             // Without :time on every entry, file order is the real-time order.
             for (op, (invoked, completed)) in self.ops.iter_mut().zip(&self.positions) {

@@ -10,9 +10,8 @@
 //! write): its effect is unknown. Porcupine logs carry no errors, so `error` is
 //! null for every op.
 
-use super::history::{History, HistoryError, Op};
+use super::history::{History, HistoryError, Op, converted_fields};
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
 
 /// Return times at or past this mean "never returned".
 const INFINITE_RETURN: u64 = 1 << 62;
@@ -52,26 +51,9 @@ pub fn parse_porcupine(source: &str, text: &str) -> Result<History, HistoryError
         every_op_keyed &= op.key.is_some();
         ops.push(op);
     }
-    let mut present: BTreeSet<String> = [
-        "op_id",
-        "process",
-        "invoke_ts",
-        "complete_ts",
-        "op_type",
-        "input",
-        "output",
-        "error",
-        "timeout",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect();
-    if every_op_keyed {
-        present.insert("key".into());
-    }
     Ok(History {
         ops,
-        present_fields: present,
+        present_fields: converted_fields(every_op_keyed, false),
         source: source.to_string(),
     })
 }
@@ -84,12 +66,7 @@ struct LogLine<'a> {
 
 impl LogLine<'_> {
     fn err(&self, field: &str, message: &str) -> HistoryError {
-        HistoryError::Field {
-            source_name: self.source.to_string(),
-            line: self.line,
-            field: field.to_string(),
-            message: message.to_string(),
-        }
+        HistoryError::field(self.source, self.line, field, message)
     }
 
     /// The first of `names` present in the record.
