@@ -148,22 +148,6 @@ fn alive_groups(records: &[Record]) -> Vec<i32> {
         .collect()
 }
 
-fn verdicts(session: &Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["scenarios"]
-        .as_array()
-        .expect("scenarios")
-        .iter()
-        .map(|s| {
-            (
-                s["id"].as_str().unwrap_or_default().to_string(),
-                s["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// Every `fault-injected` has a later `fault-healed` for the same scope and fault.
 fn unhealed(records: &[Record]) -> Vec<String> {
     let mut open: Vec<&Record> = Vec::new();
@@ -196,7 +180,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         work.path(),
     );
     let _ = baseline.wait();
-    let expected = verdicts(&session_in(&baseline_root).expect("baseline session"));
+    let expected = common::verdicts_by_id(&session_in(&baseline_root).expect("baseline session"));
 
     let root = work.path().join("crashed");
     let mut child = faultline(
@@ -293,7 +277,11 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
     let torn = std::fs::read_to_string(session.join("journal.torn")).expect("journal.torn");
     assert!(torn.contains(r#""seq":99999"#), "{torn}");
     assert!(all.iter().any(|r| r.kind == "journal-torn-tail"));
-    assert_eq!(verdicts(&session), expected, "kill points: {kills:?}");
+    assert_eq!(
+        common::verdicts_by_id(&session),
+        expected,
+        "kill points: {kills:?}"
+    );
     eprintln!("{} kill points, each resumed: {kills:?}", kills.len());
 }
 

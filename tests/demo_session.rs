@@ -33,21 +33,6 @@ fn verdicts(session: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("verdicts.json is JSON")
 }
 
-/// Scenario id → verdict.
-fn scenario_verdicts(v: &serde_json::Value) -> BTreeMap<String, String> {
-    v["scenarios"]
-        .as_array()
-        .expect("scenarios")
-        .iter()
-        .map(|s| {
-            (
-                s["id"].as_str().unwrap_or_default().to_string(),
-                s["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn records(session: &Path) -> Vec<Record> {
     let contents = journal::read(&session.join("journal.jsonl")).expect("journal");
     assert!(contents.torn_tail.is_none(), "journal has a torn tail");
@@ -164,7 +149,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     .into_iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))
     .collect();
-    assert_eq!(scenario_verdicts(&v), expected);
+    assert_eq!(common::verdicts_by_id(&session), expected);
 
     // Every reason chain cites journal records that exist.
     let records = records(&session);
@@ -229,7 +214,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     assert_eq!(again.status.code(), Some(1));
     let second = common::session_of(&again);
     assert_ne!(second, session, "a rerun gets its own session directory");
-    assert_eq!(scenario_verdicts(&verdicts(&second)), expected);
+    assert_eq!(common::verdicts_by_id(&second), expected);
 }
 
 /// A copy of the demo plan and run spec in `dir`, with `edit` applied to the run spec.
@@ -266,8 +251,8 @@ fn run_mutant(
         work.path(),
     );
     let session = common::session_of(&out);
-    let v = verdicts(&session);
-    (session, scenario_verdicts(&v), work)
+    let v = common::verdicts_by_id(&session);
+    (session, v, work)
 }
 
 #[test]

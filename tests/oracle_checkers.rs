@@ -2,48 +2,17 @@
 //! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
 //! SLO during fault windows, and the registry / picker.
 
+#[path = "support/ops.rs"]
+mod ops;
+
 use faultline::oracle::CheckerReport;
-use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
+use faultline::oracle::history::{History, Op};
 use faultline::oracle::params::Params;
 use faultline::oracle::registry::{self, Inputs, misfit, pick};
 use faultline::verdict::CheckerRun;
+use ops::{history, op};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-#[allow(clippy::too_many_arguments)]
-fn op(
-    id: u64,
-    p: &str,
-    call: u64,
-    ret: Option<u64>,
-    kind: &str,
-    key: &str,
-    input: Value,
-    output: Value,
-) -> Op {
-    Op {
-        op_id: id.to_string(),
-        process: p.into(),
-        invoke_ts: call,
-        complete_ts: ret,
-        op_type: kind.into(),
-        key: Some(key.into()),
-        input,
-        output,
-        error: None,
-        timeout: ret.is_none(),
-        node: Some("n1".into()),
-        fault_epoch: None,
-    }
-}
-
-fn history(ops: Vec<Op>) -> History {
-    History {
-        ops,
-        present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
-        source: "test".into(),
-    }
-}
 
 fn run(
     name: &str,

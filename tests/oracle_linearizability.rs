@@ -1,39 +1,15 @@
 //! Known-answer and property tests of the linearizability checkers.
 
-use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
+#[path = "support/ops.rs"]
+mod ops;
+
+use faultline::oracle::history::Op;
 use faultline::oracle::linearizability::{Limits, Model, check};
 use faultline::verdict::CheckerRun;
+use ops::{history, op};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::time::Duration;
-
-/// A completed op; `ret: None` makes it indeterminate (timed out).
-#[allow(clippy::too_many_arguments)]
-fn op(
-    id: u64,
-    p: u64,
-    call: u64,
-    ret: Option<u64>,
-    kind: &str,
-    key: &str,
-    input: Value,
-    output: Value,
-) -> Op {
-    Op {
-        op_id: id.to_string(),
-        process: p.to_string(),
-        invoke_ts: call,
-        complete_ts: ret,
-        op_type: kind.into(),
-        key: Some(key.into()),
-        input,
-        output,
-        error: None,
-        timeout: ret.is_none(),
-        node: None,
-        fault_epoch: None,
-    }
-}
 
 fn w(id: u64, call: u64, ret: Option<u64>, v: i64) -> Op {
     op(id, id, call, ret, "write", "k", json!(v), Value::Null)
@@ -41,14 +17,6 @@ fn w(id: u64, call: u64, ret: Option<u64>, v: i64) -> Op {
 
 fn r(id: u64, call: u64, ret: u64, v: Value) -> Op {
     op(id, id, call, Some(ret), "read", "k", Value::Null, v)
-}
-
-fn history(ops: Vec<Op>) -> History {
-    History {
-        ops,
-        present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
-        source: "test".into(),
-    }
 }
 
 fn verdict(ops: Vec<Op>, model: Model) -> CheckerRun {

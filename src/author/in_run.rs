@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use super::build::{Recipe, recipe};
@@ -88,15 +87,7 @@ fn scope(id: &str) -> Scope {
 }
 
 fn sha256_file(path: &Path) -> String {
-    std::fs::read(path).map_or_else(
-        |e| format!("unreadable: {e}"),
-        |bytes| {
-            Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        },
-    )
+    std::fs::read(path).map_or_else(|e| format!("unreadable: {e}"), super::sha256_hex)
 }
 
 /// Authors, journals, stages, builds; returns the drivers by scenario id.

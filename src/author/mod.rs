@@ -93,8 +93,9 @@ pub fn sibling_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
+/// Lower-case hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: impl AsRef<[u8]>) -> String {
+    Sha256::digest(bytes.as_ref())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()

@@ -159,14 +159,24 @@ pub async fn run_binding(
 
 /// id → verdict, from a headless session's `verdicts.json`.
 pub fn verdict_of(session: &Path, id: &str) -> String {
+    verdicts_by_id(session).remove(id).unwrap_or_default()
+}
+
+/// Every scenario's verdict by id, from a session's `verdicts.json`.
+pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, String> {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
     v["scenarios"]
         .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == id))
-        .and_then(|s| s["verdict"].as_str())
-        .unwrap_or_default()
-        .to_string()
+        .expect("scenarios")
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
 }
 
 /// A headless run of one scenario of a plan: its session and the scenario's verdict.
