@@ -1,9 +1,8 @@
 //! The no-lost-ack checker: every acknowledged write is in the final state at
 //! quiescence (unless a later write on the same key explains the value seen).
 
-use super::checker::{Anomaly, Checker, CheckerReport, evidence_line, missing_fields_report};
+use super::checker::{Anomaly, Checker, CheckerReport, judged, missing_fields_report};
 use super::history::{History, Op};
-use crate::verdict::CheckerRun;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -92,18 +91,14 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
         }
     }
     let produced = history.ops.len() as u64;
-    let checked = produced;
-    CheckerReport {
-        checker: NoLostAck::name().into(),
-        run: CheckerRun::Judged {
-            anomalies: anomalies.len() as u64,
-            ops_checked: checked,
-            ops_produced: produced,
-        },
-        evidence: evidence_line(checked, produced, anomalies.len()),
+    // Every op produced is read: acknowledged writes against the final state.
+    judged(
+        NoLostAck::name(),
+        NoLostAck::scope(),
+        produced,
+        produced,
         anomalies,
-        scope: NoLostAck::scope().into(),
-    }
+    )
 }
 
 /// Parse a final-state dump: a JSON object of key → value.
