@@ -27,3 +27,49 @@ fn a_duration_beyond_what_a_duration_holds_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// Reading EDN recurses per nesting level, so a file of open brackets once overflowed
+/// the stack instead of coming back as an error.
+#[test]
+fn edn_nested_past_the_depth_limit_is_an_error_not_a_stack_overflow() {
+    use faultline::oracle::{Format, read_history};
+    let deep = 1_000_000;
+    for (what, text) in [
+        ("vectors", "[".repeat(deep)),
+        ("maps", "{:a ".repeat(deep)),
+        ("discards", "#_".repeat(deep)),
+        ("tags", "#t ".repeat(deep)),
+    ] {
+        let Err(e) = read_history(Format::Edn, "deep.edn", &text) else {
+            panic!("{what}: {deep} levels read as a history");
+        };
+        let e = e.to_string();
+        assert!(
+            e.starts_with("deep.edn:1:") && e.contains("nested deeper than"),
+            "{what}: {e}"
+        );
+    }
+}
+
+/// The JSON readers (faultline JSONL, Porcupine logs) and the run-spec YAML loader keep
+/// their own parsers' depth limits: deep nesting is a located error there too.
+#[test]
+fn deep_nesting_in_json_histories_and_yaml_sidecars_is_a_located_error() {
+    use faultline::oracle::{Format, read_history};
+    let deep = 100_000;
+    let line = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
+    for format in [Format::Jsonl, Format::Porcupine] {
+        let Err(e) = read_history(format, "deep.jsonl", &line) else {
+            panic!("{format:?}: {deep} levels read as a history");
+        };
+        assert!(
+            e.to_string().starts_with("deep.jsonl:1:"),
+            "{format:?}: {e}"
+        );
+    }
+    let errors = sidecar_errors(&format!("version: 1\nscenarios: {}", "[".repeat(deep)));
+    assert!(
+        errors.iter().any(|e| e.starts_with("p.run.yaml:")),
+        "{errors:?}"
+    );
+}

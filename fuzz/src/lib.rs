@@ -1,6 +1,6 @@
 //! What every fuzz target checks beyond "no panic": each error a reader returns names
 //! the file it was given and a line that exists in the input. A target is one call
-//! into this file, so a new reader (EDN, Porcupine) is one more small target.
+//! into this file, so a new reader is one more small target.
 
 use std::sync::LazyLock;
 

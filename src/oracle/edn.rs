@@ -88,6 +88,7 @@ pub fn read_all(text: &str) -> Result<Vec<Edn>, EdnError> {
         text,
         pos: 0,
         line: 1,
+        depth: 0,
     };
     let mut out = Vec::new();
     loop {
@@ -106,7 +107,13 @@ struct Reader<'a> {
     text: &'a str,
     pos: usize,
     line: usize,
+    /// Values open around the one being read.
+    depth: usize,
 }
+
+/// Deepest nesting read. Jepsen histories nest a handful of levels; the limit keeps a
+/// hostile file of brackets from overflowing the stack (reading recurses).
+pub const MAX_DEPTH: usize = 256;
 
 fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace()
@@ -157,6 +164,16 @@ impl Reader<'_> {
 
     /// The next value; `None` for a `#_` discard.
     fn value(&mut self) -> Result<Option<Edn>, EdnError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.err(format!("values nested deeper than {MAX_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let value = self.value_here();
+        self.depth -= 1;
+        value
+    }
+
+    fn value_here(&mut self) -> Result<Option<Edn>, EdnError> {
         self.skip_blank();
         let line = self.line;
         let Some(b) = self.peek() else {
