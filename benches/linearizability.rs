@@ -339,6 +339,8 @@ fn main() {
         "runs"
     );
     let mut all_agree = true;
+    let mut fl_gave_up: Vec<String> = Vec::new();
+    let mut porc_gave_up: Vec<String> = Vec::new();
     // (model, ops, ratio) of every history both checkers judged.
     let mut ratios: Vec<(&str, usize, f64)> = Vec::new();
     let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
@@ -384,7 +386,11 @@ fn main() {
                         // porcupine-rs caches a bitset of every op per configuration
                         // (12.5 KB each at 100k ops): it would exhaust this machine's
                         // memory long before its time budget.
-                        all_agree &= fl == expected;
+                        if fl == "unknown" {
+                            fl_gave_up.push(row.clone());
+                        } else {
+                            all_agree &= fl == expected;
+                        }
                         let (fl_time, _, runs) = resample(
                             fl_first,
                             || {
@@ -411,10 +417,16 @@ fn main() {
                         CheckResult::Illegal => "illegal",
                         CheckResult::Unknown => "unknown",
                     };
-                    // porcupine-rs running out of budget is not a disagreement.
-                    let status = if fl != expected || (pv != "unknown" && pv != fl) {
+                    // Running out of budget ("unknown") is not a verdict, so it is not a
+                    // disagreement either; it is counted apart.
+                    let decided_wrong = |v: &str| v != "unknown" && v != expected;
+                    let status = if decided_wrong(fl) || decided_wrong(pv) {
                         "DISAGREE"
+                    } else if fl == "unknown" {
+                        fl_gave_up.push(row.clone());
+                        "faultline out of budget;"
                     } else if pv == "unknown" {
+                        porc_gave_up.push(row.clone());
                         "porcupine-rs out of budget;"
                     } else {
                         "agree"
@@ -431,7 +443,10 @@ fn main() {
                         },
                     );
                     let ratio = fl_time.as_secs_f64() / porc_time.as_secs_f64().max(1e-9);
-                    ratios.push((name, n, ratio));
+                    // A side that gave up at its budget has no time to compare.
+                    if fl != "unknown" && pv != "unknown" {
+                        ratios.push((name, n, ratio));
+                    }
                     println!(
                         "{row} | {:>9.2} {:>9.2} {ratio:>6.3} | {:>9.0} {:>9.0} | {:>7.2} {:>7.2} | {runs:>4} | {status} {fl}/{pv} (expected {expected})",
                         ms(fl_time),
@@ -445,7 +460,9 @@ fn main() {
             }
         }
     }
-    println!("time ratio faultline / porcupine-rs (medians of alternated runs):");
+    println!(
+        "time ratio faultline / porcupine-rs (medians of alternated runs; histories both decided):"
+    );
     let mut groups: Vec<(&str, usize)> = ratios.iter().map(|&(m, n, _)| (m, n)).collect();
     groups.dedup();
     for (model, n) in groups {
@@ -464,9 +481,18 @@ fn main() {
     println!(
         "verdicts: {}",
         if all_agree {
-            "all agree with each other and with the construction"
+            "every decided verdict agrees with the other checker's and with the construction"
         } else {
             "DISAGREE somewhere (see above)"
         }
     );
+    for (who, rows) in [("faultline", &fl_gave_up), ("porcupine-rs", &porc_gave_up)] {
+        println!(
+            "out of budget (unknown, never a verdict): {who} on {} histories",
+            rows.len()
+        );
+        for row in rows {
+            println!("  {}", row.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
 }
