@@ -46,6 +46,11 @@ pub struct RunArgs {
     /// package, or a file in the session's own `bin/`); `--yes` never does.
     #[arg(long)]
     pub approve_installs: bool,
+    /// Approve the privileged fault actions the run spec binds (iptables rules,
+    /// tmpfs mounts, Docker engine actions), each healed when its fault ends;
+    /// `--yes` never does.
+    #[arg(long)]
+    pub approve_privileged: bool,
     /// Print every question known before the run, with its default, as an answers
     /// file; start nothing.
     #[arg(long)]
@@ -100,6 +105,9 @@ pub struct ResumeArgs {
     /// Approve the low-blast-radius installs faultline offers.
     #[arg(long)]
     pub approve_installs: bool,
+    /// Approve the privileged fault actions (asked again on resume, never replayed).
+    #[arg(long)]
+    pub approve_privileged: bool,
     /// Plain progress lines instead of the terminal UI.
     #[arg(long)]
     pub headless: bool,
@@ -121,6 +129,7 @@ impl From<ResumeArgs> for RunArgs {
             yes: args.yes,
             answers: args.answers,
             approve_installs: args.approve_installs,
+            approve_privileged: args.approve_privileged,
             answers_template: false,
             headless: args.headless,
             report: None,
@@ -250,6 +259,7 @@ fn operator(args: &RunArgs) -> Result<Scripted, i32> {
     let mut op = Scripted {
         yes: args.yes,
         approve_installs: args.approve_installs,
+        approve_privileged: args.approve_privileged,
         answers: BTreeMap::new(),
         source: if args.yes {
             "--yes".into()
@@ -617,6 +627,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
         yes: args.yes,
         answers: args.answers.clone(),
         approve_installs: false,
+        approve_privileged: false,
         answers_template: false,
         headless: true,
         report: None,

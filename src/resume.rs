@@ -108,7 +108,9 @@ pub fn load(session: &Path) -> Result<Saved, String> {
         .filter_map(|r| {
             let id = r.data.get("question")?.as_str()?;
             let answer = r.data.get("answer")?.as_str()?;
-            (!id.starts_with("install.")).then(|| (id.to_string(), answer.to_string()))
+            // Approvals are asked again: whoever resumes approves for themselves.
+            let approval = id.starts_with("install.") || id.starts_with("privileged.");
+            (!approval).then(|| (id.to_string(), answer.to_string()))
         })
         .collect();
     Ok(Saved {

@@ -38,6 +38,7 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
         seed: 1,
         duration: Duration::from_secs(3),
         cancel: Default::default(),
+        privileged: None,
     };
     let facts = iteration::run(binding, &mut ctx, &mut journal)
         .await

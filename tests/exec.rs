@@ -106,11 +106,12 @@ async fn children_carry_the_session_mark_even_out_of_their_group() {
     std::fs::create_dir(&session).expect("session dir");
     assert!(exec::mark::marked(&session).is_empty());
     exec::mark::mark_children(&session);
-    // setsid: the grandchild escapes the group faultline would end.
+    // setsid: the grandchild escapes the group faultline would end. It writes its pid
+    // only after setsid(2), so the group kill below cannot race the escape.
     let mut run = exec::spawn(
         &spec(
             "escape",
-            "setsid sleep 30 & echo $! > escaped.pid; wait",
+            "setsid sh -c 'echo $$ > escaped.pid.tmp; mv escaped.pid.tmp escaped.pid; exec sleep 30' & wait",
             dir.path(),
         ),
         dir.path(),
@@ -131,7 +132,7 @@ async fn children_carry_the_session_mark_even_out_of_their_group() {
     exec::signal_group(run.pgid, nix::sys::signal::Signal::SIGKILL).expect("group ended");
     let _ = run.wait(Duration::from_secs(5)).await;
     assert!(pid_alive(escaped), "setsid took it out of the group");
-    // Polled: while `setsid` execs `sleep`, /proc shows neither command line yet.
+    // Polled: while `sh` execs `sleep`, /proc shows neither command line yet.
     let mut found = Vec::new();
     for _ in 0..100 {
         found = exec::mark::marked(&session);

@@ -15,18 +15,6 @@ use faultline::engine::iteration::IterationFacts;
 use faultline::journal::{Journal, Record, Scope};
 use faultline::nemesis::disk;
 
-fn capable() -> bool {
-    if nix::unistd::geteuid().is_root() {
-        return true;
-    }
-    assert!(
-        std::env::var("FAULTLINE_REQUIRE_MOUNT").as_deref() != Ok("1"),
-        "FAULTLINE_REQUIRE_MOUNT=1 but not root: cannot mount a tmpfs"
-    );
-    eprintln!("SKIP: not root: cannot mount a tmpfs");
-    false
-}
-
 /// Writes a fresh 4 KiB record into `dir` every 50 ms for `secs` seconds (removing it
 /// afterwards, so the victim never frees space the filler needs to keep), saying on
 /// stderr whether it worked; `head` itself names the error (ENOSPC) when it did not.
@@ -73,7 +61,7 @@ fn mounted(path: &Path) -> bool {
 
 #[tokio::test]
 async fn a_full_disk_lands_on_both_sides_and_heals() {
-    if !capable() {
+    if !common::can_mount() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -130,7 +118,7 @@ async fn a_full_disk_lands_on_both_sides_and_heals() {
 
 #[tokio::test]
 async fn a_mis_aimed_twin_fills_a_mount_the_victim_does_not_write() {
-    if !capable() {
+    if !common::can_mount() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -155,7 +143,7 @@ async fn a_mis_aimed_twin_fills_a_mount_the_victim_does_not_write() {
 
 #[test]
 fn faultline_heal_removes_the_filler_and_mount_a_killed_session_left() {
-    if !capable() {
+    if !common::can_mount() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -220,7 +208,7 @@ fn a_filler_is_refused_outside_its_name_and_on_a_big_filesystem() {
 
 #[test]
 fn the_mis_aimed_twin_ends_inconclusive_fault_not_proven() {
-    if !capable() {
+    if !common::can_mount() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

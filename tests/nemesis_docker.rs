@@ -15,6 +15,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
+use faultline::engine::privileged::Approval;
 use faultline::journal::{self, Journal, Record, Scope};
 use fixture::Fixture;
 
@@ -77,6 +78,11 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
         seed: 1,
         duration: Duration::from_secs(1),
         cancel: Default::default(),
+        // The test stands in for the operator who approved these container actions.
+        privileged: Some(Approval {
+            seq: 0,
+            by: "the test".into(),
+        }),
     };
     let facts = iteration::run(&binding, &mut ctx, &mut journal)
         .await
@@ -309,6 +315,10 @@ declare:
         vars: Default::default(),
         cancel: Default::default(),
         reduce: Default::default(),
+        privileged: Some(Approval {
+            seq: 0,
+            by: "the test".into(),
+        }),
     };
     let result = run.run(&mut journal).await.expect("binding runs");
     result
@@ -384,7 +394,14 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
         .env(faultline::watchdog::ENV_SWITCH, "off")
         .arg("run")
         .arg(&plan)
-        .args(["--headless", "--yes", "--only", "D2", "--sut"])
+        .args([
+            "--headless",
+            "--yes",
+            "--approve-privileged",
+            "--only",
+            "D2",
+            "--sut",
+        ])
         .arg(dir)
         .current_dir(dir)
         .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))

@@ -60,6 +60,52 @@ async fn approve_installs_approves_only_changes() {
     assert!(classify.is_err(), "--approve-installs answers nothing else");
 }
 
+fn privileged() -> Question {
+    faultline::engine::privileged::question("D2", &["cut: 1 DROP rule(s) in netns b".into()])
+}
+
+#[tokio::test]
+async fn privileged_actions_need_their_own_flag_and_yes_declines_them() {
+    let mut yes = Scripted {
+        yes: true,
+        approve_installs: true,
+        ..Scripted::default()
+    };
+    let declined = yes
+        .ask(&privileged())
+        .await
+        .expect("sent")
+        .expect("answered");
+    assert_eq!(
+        declined.text, "decline",
+        "--approve-installs approves no fault"
+    );
+    assert_eq!(declined.by, "--yes (never approves a privileged action)");
+    let mut flag = Scripted {
+        approve_privileged: true,
+        ..Scripted::default()
+    };
+    let approved = flag
+        .ask(&privileged())
+        .await
+        .expect("sent")
+        .expect("answered");
+    assert_eq!(
+        (approved.text.as_str(), approved.by.as_str()),
+        ("approve", "--approve-privileged")
+    );
+    let install = flag.ask(&install()).await.expect("sent");
+    assert!(install.is_err(), "--approve-privileged approves no install");
+    let mut nobody = Scripted::default();
+    let err = nobody
+        .ask(&privileged())
+        .await
+        .expect("sent")
+        .expect_err("unanswered");
+    assert!(err.to_string().contains("privileged.D2"), "{err}");
+    assert!(err.to_string().contains("--approve-privileged"), "{err}");
+}
+
 #[tokio::test]
 async fn the_answers_file_wins_and_is_credited() {
     let answers = parse_answers(

@@ -774,6 +774,12 @@ impl Driver<'_> {
             vars,
             cancel: self.cancel.clone(),
             reduce: self.req.reduce,
+            privileged: self
+                .preflight
+                .approvals
+                .get(id)
+                .or_else(|| self.preflight.approvals.get(&scenario.id))
+                .cloned(),
         };
         let mut result = run.run(&mut self.journal).await?;
         if let Some(reduction) = result.outcome.reduction.as_mut() {
@@ -954,6 +960,7 @@ fn preflight_ctx<'a>(
         sut_dir: &req.sut_dir,
         session_dir: &dir.path,
         base_vars: &req.vars,
+        only: req.only.as_deref(),
         cancel: cancel.clone(),
     }
 }

@@ -43,6 +43,9 @@ pub struct IterationCtx {
     /// Cancelled when the operator interrupts the session: every wait ends early, the
     /// faults already injected are healed and journaled, the services are stopped.
     pub cancel: CancellationToken,
+    /// The journaled approval of this binding's privileged fault actions (iptables,
+    /// tmpfs mounts, Docker); without one, none of them is attempted.
+    pub privileged: Option<super::privileged::Approval>,
 }
 
 #[derive(Debug, thiserror::Error)]

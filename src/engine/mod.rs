@@ -8,6 +8,7 @@ pub mod operator;
 pub mod outcome;
 pub mod outputs;
 pub mod preflight;
+pub mod privileged;
 pub mod reduce;
 pub mod reproducer;
 pub mod scenario;

@@ -19,6 +19,9 @@ pub enum QuestionKind {
     ClassifyFailure,
     /// Approve a change to the machine (install, system setting). Never by `--yes`.
     ApproveChange,
+    /// Approve the privileged fault actions of one scenario (iptables rules, tmpfs
+    /// mounts, container actions), transient and healed. Never by `--yes`.
+    ApprovePrivileged,
     /// Several lines of prose (a FAIL's hypothesised root cause, its next action).
     Describe,
 }
@@ -87,6 +90,8 @@ pub struct Scripted {
     pub yes: bool,
     /// `--approve-installs`: approves the low-blast-radius installs faultline offers.
     pub approve_installs: bool,
+    /// `--approve-privileged`: approves the privileged fault actions the run spec binds.
+    pub approve_privileged: bool,
     pub answers: BTreeMap<String, String>,
     /// Where the answers came from, for the journal (`answers file x.yaml`, `--yes`).
     pub source: String,
@@ -122,30 +127,41 @@ impl Scripted {
                 by: self.source.clone(),
             });
         }
-        if self.approve_installs && question.kind == QuestionKind::ApproveChange {
+        let approval = matches!(
+            question.kind,
+            QuestionKind::ApproveChange | QuestionKind::ApprovePrivileged
+        );
+        let flag = match question.kind {
+            QuestionKind::ApprovePrivileged => self.approve_privileged,
+            _ => self.approve_installs,
+        };
+        let (flag_name, what) = match question.kind {
+            QuestionKind::ApprovePrivileged => ("--approve-privileged", "a privileged action"),
+            _ => ("--approve-installs", "a change to the machine"),
+        };
+        if approval && flag {
             return Ok(Answer {
                 text: "approve".to_string(),
-                by: "--approve-installs".to_string(),
+                by: flag_name.to_string(),
             });
         }
-        if self.yes && question.kind == QuestionKind::ApproveChange {
+        if self.yes && approval {
             // --yes keeps the run going but never changes the machine.
             return Ok(Answer {
                 text: "decline".to_string(),
-                by: "--yes (never approves a change)".to_string(),
+                by: format!("--yes (never approves {what})"),
             });
         }
-        let yes_may_answer = question.kind != QuestionKind::ApproveChange;
-        if self.yes && yes_may_answer {
+        if self.yes {
             return Ok(Answer {
                 text: question.default.clone(),
                 by: "--yes".to_string(),
             });
         }
-        let hint = if yes_may_answer {
-            " or pass --yes".to_string()
+        let hint = if approval {
+            format!(" or pass {flag_name}: --yes never approves {what}")
         } else {
-            " or pass --approve-installs: --yes never approves a change to the machine".to_string()
+            " or pass --yes".to_string()
         };
         Err(Unanswered {
             id: question.id.clone(),
@@ -219,6 +235,7 @@ impl<O: Operator> Operator for Layered<O> {
         let scripted_only = Scripted {
             yes: false,
             approve_installs: self.scripted.approve_installs,
+            approve_privileged: self.scripted.approve_privileged,
             answers: self.scripted.answers.clone(),
             source: self.scripted.source.clone(),
         };

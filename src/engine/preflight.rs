@@ -11,7 +11,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::iteration::EngineError;
-use super::operator::{Operator, Question, QuestionKind, Unanswered};
+use super::operator::{Answer, Operator, Question, QuestionKind, Unanswered};
+use super::privileged::{self, Approval};
 use crate::capability::{
     Blast, Capability, InstallPlan, MatrixRow, Need, NeedSource, PackageManager, Probe, ProbeEnv,
     install_plan, normalise, probe,
@@ -46,6 +47,8 @@ pub struct Preflight {
     /// Scenario ids whose faults run through faultline's TCP fault proxy in place of a
     /// missing capability, because the operator said so.
     pub proxied: std::collections::BTreeSet<String>,
+    /// Scenario / arm id → the recorded approval of its privileged fault actions.
+    pub approvals: BTreeMap<String, Approval>,
 }
 
 /// Where the preflight runs.
@@ -55,6 +58,8 @@ pub struct PreflightCtx<'a> {
     pub sut_dir: &'a Path,
     pub session_dir: &'a Path,
     pub base_vars: &'a BTreeMap<String, String>,
+    /// `--only`: scenarios outside it are not asked about their privileged actions.
+    pub only: Option<&'a [String]>,
     pub cancel: CancellationToken,
 }
 
@@ -310,13 +315,22 @@ impl<'a, 'b> Run<'a, 'b> {
         operator: &mut dyn Operator,
         question: Question,
     ) -> Result<String, PreflightError> {
+        Ok(self.ask_answer(operator, question).await?.text)
+    }
+
+    /// [`Run::ask_question`], keeping who answered.
+    async fn ask_answer(
+        &mut self,
+        operator: &mut dyn Operator,
+        question: Question,
+    ) -> Result<Answer, PreflightError> {
         let answer = super::operator::answer(operator, &question).await?;
         self.log(
             "operator-answer",
             json!({"question": question.id, "prompt": question.prompt,
                    "answer": answer.text, "by": answer.by}),
         )?;
-        Ok(answer.text)
+        Ok(answer)
     }
 
     async fn probe_item(
@@ -573,7 +587,64 @@ pub async fn run(
         settle(&mut run, operator, &mut item, &mut out).await?;
     }
     run.log("capability-matrix", json!({"rows": out.matrix}))?;
+    approve_privileged(&mut run, operator, &mut out).await?;
     Ok(out)
+}
+
+/// The run spec keys (scenario or arm ids) whose privileged fault actions this run
+/// asks about: bound, inside `--only`, and not already INCONCLUSIVE-env.
+fn privileged_keys(ctx: &PreflightCtx<'_>, out: &Preflight) -> Vec<(String, Vec<String>)> {
+    ctx.spec
+        .bindings
+        .iter()
+        .filter(|(key, _)| {
+            let scenario = key.split('/').next().unwrap_or(key);
+            let wanted = ctx.only.is_none_or(|only| {
+                only.iter().any(|o| {
+                    o == *key || o == scenario || o.split('/').next() == Some(key.as_str())
+                })
+            });
+            wanted && !out.blocked.contains_key(*key) && !out.blocked.contains_key(scenario)
+        })
+        .map(|(key, (binding, _))| (key.clone(), privileged::actions(binding)))
+        .filter(|(_, actions)| !actions.is_empty())
+        .collect()
+}
+
+/// Asks for each scenario's privileged fault actions, after the capabilities; the
+/// answer is journaled with who gave it before anything privileged can run, and a
+/// declined scenario is INCONCLUSIVE-env without running.
+async fn approve_privileged(
+    run: &mut Run<'_, '_>,
+    operator: &mut dyn Operator,
+    out: &mut Preflight,
+) -> Result<(), PreflightError> {
+    for (key, actions) in privileged_keys(run.ctx, out) {
+        let answer = run
+            .ask_answer(operator, privileged::question(&key, &actions))
+            .await?;
+        if answer.text.trim().eq_ignore_ascii_case("approve") {
+            let seq = run.log(
+                "privileged-approved",
+                json!({"scenario": key, "actions": actions, "by": answer.by}),
+            )?;
+            out.approvals.insert(key, Approval { seq, by: answer.by });
+        } else {
+            run.log(
+                "privileged-declined",
+                json!({"scenario": key, "actions": actions, "by": answer.by}),
+            )?;
+            out.blocked.insert(
+                key,
+                format!(
+                    "its privileged fault actions were not approved ({}): {}",
+                    answer.by,
+                    actions.join("; ")
+                ),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Settles the deferred needs of scenario / arm `id` (of `scenario`) now that it is
@@ -778,7 +849,7 @@ async fn obtain(
                     editable: Some(offer.command_line()),
                     hints: Vec::new(),
                 };
-                let answer = run.ask_question(operator, question).await?;
+                let Answer { text: answer, by } = run.ask_answer(operator, question).await?;
                 let edited = super::operator::edited(&answer).map(str::to_string);
                 if answer.trim().eq_ignore_ascii_case("approve") || edited.is_some() {
                     let offer = match edited {
@@ -789,14 +860,14 @@ async fn obtain(
                     run.log(
                         "install-approved",
                         json!({"capability": capability.to_string(), "what": offer.describe(),
-                               "edited": matches!(offer, Offer::Edited(_)), "by": "operator answer"}),
+                               "edited": matches!(offer, Offer::Edited(_)), "by": by}),
                     )?;
                     run.install(&item.key, &offer).await?;
                     seen = run.probe_item(item, capability).await?;
                 } else {
                     run.log(
                         "install-declined",
-                        json!({"capability": capability.to_string(), "what": offer.describe()}),
+                        json!({"capability": capability.to_string(), "what": offer.describe(), "by": by}),
                     )?;
                 }
             }
@@ -1032,6 +1103,12 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                 default: "proceed".to_string(),
                 ..Question::default()
             });
+        }
+    }
+    for (key, (binding, _)) in &spec.bindings {
+        let actions = privileged::actions(binding);
+        if !actions.is_empty() {
+            out.push(privileged::question(key, &actions));
         }
     }
     out

@@ -37,6 +37,8 @@ pub struct BindingRun<'a> {
     pub cancel: CancellationToken,
     /// How far a reproducible FAIL's schedule may be reduced.
     pub reduce: super::reduce::ReduceBudget,
+    /// The recorded approval of the binding's privileged fault actions, if given.
+    pub privileged: Option<super::privileged::Approval>,
 }
 
 /// The budget a binding runs under: the highest declared tier not above `requested`.
@@ -106,6 +108,7 @@ impl BindingRun<'_> {
             seed,
             duration,
             cancel: self.cancel.clone(),
+            privileged: self.privileged.clone(),
         };
         iteration::run(binding, &mut ctx, journal).await
     }

@@ -478,6 +478,19 @@ impl AppState {
                     detail,
                 });
             }
+            kind @ ("privileged-approved" | "privileged-declined") => {
+                self.reach(Step::Approvals);
+                let actions = data
+                    .get("actions")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+                    .unwrap_or_default();
+                self.approvals.push(ApprovalRow {
+                    status: kind.trim_start_matches("privileged-").to_string(),
+                    capability: format!("privileged {}", text(data, "scenario")),
+                    detail: format!("{} (by {})", actions.join("; "), text(data, "by")),
+                });
+            }
             "session-started" => {
                 let dir = text(data, "session");
                 self.session_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));

@@ -99,6 +99,20 @@ pub fn await_watchdogs(session: &Path, limit: std::time::Duration) {
     }
 }
 
+/// Whether this process may mount a tmpfs (root); says so loudly when not, and fails
+/// instead under `FAULTLINE_REQUIRE_MOUNT=1` (CI).
+pub fn can_mount() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var("FAULTLINE_REQUIRE_MOUNT").as_deref() != Ok("1"),
+        "FAULTLINE_REQUIRE_MOUNT=1 but not root: cannot mount a tmpfs"
+    );
+    eprintln!("SKIP: not root: cannot mount a tmpfs");
+    false
+}
+
 /// The session directory named by the `session: <path>` line a run ends with.
 pub fn session_of(out: &std::process::Output) -> PathBuf {
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -122,10 +136,23 @@ pub async fn run_inline(
 }
 
 /// One iteration of `binding` in `dir` (scenario X1, seed 1, 1 s): its facts and the
-/// journal it wrote.
+/// journal it wrote. Its privileged fault actions, if any, are approved by the test in
+/// a journaled `privileged-approved` record first, as the preflight would.
 pub async fn run_binding(
     binding: &faultline::runspec::Binding,
     dir: &Path,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
+    run_binding_approved(binding, dir, true).await
+}
+
+/// [`run_binding`], with the privileged actions approved or not.
+pub async fn run_binding_approved(
+    binding: &faultline::runspec::Binding,
+    dir: &Path,
+    approve: bool,
 ) -> (
     faultline::engine::iteration::IterationFacts,
     Vec<faultline::journal::Record>,
@@ -134,6 +161,20 @@ pub async fn run_binding(
     std::fs::create_dir_all(&logs).expect("logs dir");
     let mut journal =
         faultline::journal::Journal::open(&dir.join("journal.jsonl")).expect("journal");
+    let actions = faultline::engine::privileged::actions(binding);
+    let privileged = (approve && !actions.is_empty()).then(|| {
+        let record = journal
+            .append(
+                faultline::journal::Scope::default(),
+                "privileged-approved",
+                &serde_json::json!({"scenario": "X1", "actions": actions, "by": "the test"}),
+            )
+            .expect("approval journaled");
+        faultline::engine::privileged::Approval {
+            seq: record.seq,
+            by: "the test".into(),
+        }
+    });
     let mut ctx = faultline::engine::iteration::IterationCtx {
         id: "X1".into(),
         scope: faultline::journal::Scope {
@@ -147,6 +188,7 @@ pub async fn run_binding(
         seed: 1,
         duration: std::time::Duration::from_secs(1),
         cancel: Default::default(),
+        privileged,
     };
     let facts = faultline::engine::iteration::run(binding, &mut ctx, &mut journal)
         .await
@@ -191,7 +233,7 @@ pub fn run_scenario(plan: &Path, id: &str, dir: &Path) -> OneScenario {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
         .arg("run")
         .arg(plan)
-        .args(["--headless", "--only", id, "--sut"])
+        .args(["--headless", "--approve-privileged", "--only", id, "--sut"])
         .arg(dir)
         .current_dir(dir)
         .output()

@@ -155,7 +155,12 @@ impl Runner<'_> {
             .cites
             .push(self.log("fault-intent", json!({"fault": facts.id, "epoch": epoch}))?);
         self.write_epoch(&epoch.to_string())?;
-        let held = match self.inject_kind(step).await? {
+        // A privileged step without a recorded approval is refused like a failed inject.
+        let attempt = match self.privileged_approval(step) {
+            Ok(approved) => self.inject_kind(step).await?.map(|held| (held, approved)),
+            Err(refused) => Err(refused),
+        };
+        let (held, approved) = match attempt {
             Ok(held) => held,
             Err(error) => {
                 facts.cites.push(self.log(
@@ -174,9 +179,25 @@ impl Runner<'_> {
         let undo = self.undo(&held, step)?;
         facts.cites.push(self.log(
             "fault-injected",
-            json!({"fault": facts.id, "pid": pid, "undo": undo}),
+            json!({"fault": facts.id, "pid": pid, "undo": undo, "approved": approved}),
         )?);
         Ok(Some((held, watches)))
+    }
+
+    /// The journal seq of the approval a privileged step runs under (`None` for a step
+    /// that needs none); an error when it needs one nobody gave.
+    pub(super) fn privileged_approval(&self, step: &FaultStep) -> Result<Option<u64>, String> {
+        if crate::engine::privileged::step_action(step).is_none() {
+            return Ok(None);
+        }
+        match &self.ctx.privileged {
+            Some(approval) => Ok(Some(approval.seq)),
+            None => Err(format!(
+                "fault {} is a privileged action and no approval was recorded for {} \
+                 (privileged.{})",
+                step.id, self.ctx.id, self.ctx.id
+            )),
+        }
     }
 
     /// Does what the step's one nemesis kind does; the error is the injector's message.

@@ -67,6 +67,8 @@ impl Runner<'_> {
                 continue;
             };
             let Some(size) = &spec.size else { continue };
+            self.privileged_approval(&fault.value)
+                .map_err(|e| self.io(e))?;
             let size = self.expand(size)?;
             let path = self.disk_path(spec)?;
             let mount = Tmpfs::mount(&path, &size).map_err(|e| {

@@ -70,7 +70,7 @@ pub fn choices(q: &Question) -> Vec<String> {
             "substitute <with what>",
             "defer",
         ],
-        QuestionKind::ApproveChange => &["approve", "decline"],
+        QuestionKind::ApproveChange | QuestionKind::ApprovePrivileged => &["approve", "decline"],
         QuestionKind::ClassifyFailure if q.id.ends_with(".blame") => &[
             "SUT",
             "harness",

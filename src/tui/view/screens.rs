@@ -247,7 +247,11 @@ pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: 
         lines.push(Line::styled("no installs offered or approved", theme.dim));
     }
     if let Some(q) = &state.pending
-        && q.kind == crate::engine::operator::QuestionKind::ApproveChange
+        && matches!(
+            q.kind,
+            crate::engine::operator::QuestionKind::ApproveChange
+                | crate::engine::operator::QuestionKind::ApprovePrivileged
+        )
     {
         lines.push(Line::default());
         lines.push(Line::styled(

@@ -1,0 +1,141 @@
+//! Fault actions that need root and reach beyond faultline's own children: iptables
+//! rules, tmpfs mounts and Docker engine actions. None runs without an approval the
+//! journal recorded first, with who gave it (policy: `--yes` never approves one).
+//! Process signals to the session's own services, libfaketime clocks, the built-in
+//! proxy and a filler file in an existing directory are not privileged; a `command`
+//! fault is the run spec author's own command, run as written.
+
+use crate::runspec::{Binding, FaultStep};
+
+use super::operator::{Question, QuestionKind};
+
+/// A recorded approval: the journal record that granted it and who gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approval {
+    pub seq: u64,
+    pub by: String,
+}
+
+/// What `step` does with privilege, in words an operator can approve, if anything.
+/// `${var}`s are shown as written: the values are only known inside the iteration.
+pub fn step_action(step: &FaultStep) -> Option<String> {
+    if let Some(net) = &step.net {
+        let place = net
+            .netns
+            .as_deref()
+            .map_or("the current network namespace".to_string(), |ns| {
+                format!("network namespace `{ns}`")
+            });
+        let rules: Vec<String> = net
+            .drop
+            .iter()
+            .map(|rule| {
+                let mut argv = crate::nemesis::net::add_argv(rule, &step.id);
+                // The comment tag is bookkeeping; the operator approves the match.
+                if let Some(at) = argv
+                    .windows(2)
+                    .position(|w| w[0] == "-m" && w[1] == "comment")
+                {
+                    argv.drain(at..(at + 4).min(argv.len()));
+                }
+                format!("iptables {}", argv.join(" "))
+            })
+            .collect();
+        return Some(format!(
+            "{}: {} DROP rule(s) in {place} ({})",
+            step.id,
+            net.drop.len(),
+            rules.join("; ")
+        ));
+    }
+    if let Some(disk) = &step.disk
+        && let Some(size) = &disk.size
+    {
+        return Some(format!(
+            "{}: mount a {size} tmpfs on `{}` for the iteration, then fill it",
+            step.id, disk.path
+        ));
+    }
+    if let Some(docker) = &step.docker {
+        let action = format!("{:?}", docker.action).to_lowercase();
+        return Some(format!(
+            "{}: docker {action} of container `{}` through the Docker engine",
+            step.id, docker.container
+        ));
+    }
+    None
+}
+
+/// Every privileged action of a scenario's binding and its arms, arm ids prefixed.
+pub fn actions(binding: &Binding) -> Vec<String> {
+    let own = binding.faults.iter().filter_map(|f| step_action(&f.value));
+    let arms = binding.arms.iter().flat_map(|(arm, b)| {
+        b.faults
+            .iter()
+            .filter_map(|f| step_action(&f.value))
+            .map(move |a| format!("arm {arm}: {a}"))
+    });
+    own.chain(arms).collect()
+}
+
+/// The question that approves scenario `id`'s privileged actions.
+pub fn question(id: &str, actions: &[String]) -> Question {
+    Question {
+        id: format!("privileged.{id}"),
+        kind: QuestionKind::ApprovePrivileged,
+        prompt: format!(
+            "{id} takes privileged actions, each healed when its fault ends: {}. \
+             approve / decline (declined: {id} is INCONCLUSIVE-env)",
+            actions.join(" | ")
+        ),
+        default: "decline".to_string(),
+        ..Question::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(yaml: &str) -> FaultStep {
+        serde_saphyr::from_str(yaml).expect("a fault step")
+    }
+
+    #[test]
+    fn net_mounts_and_docker_are_privileged_the_rest_is_not() {
+        let net = step("id: cut\nnet: { netns: b, drop: [ { source: 10.0.0.1, dport: 7000 } ] }\n");
+        let text = step_action(&net).expect("privileged");
+        assert!(text.contains("network namespace `b`"), "{text}");
+        assert!(text.contains("-s 10.0.0.1"), "{text}");
+        assert!(text.contains("--dport 7000"), "{text}");
+        assert!(!text.contains("comment"), "{text}");
+        let mount = step("id: full\ndisk: { path: data, size: 1M }\n");
+        assert!(
+            step_action(&mount)
+                .expect("privileged")
+                .contains("1M tmpfs")
+        );
+        let docker = step("id: p\ndocker: { container: kv-n3, action: pause }\n");
+        assert!(
+            step_action(&docker)
+                .expect("privileged")
+                .contains("docker pause of container `kv-n3`")
+        );
+        for plain in [
+            "id: f\ndisk: { path: data }\n",
+            "id: s\nprocess: { signal: SIGSTOP, target: { service: n3 } }\n",
+            "id: c\ncommand: { inject: 'true', heal: 'true' }\n",
+        ] {
+            assert_eq!(step_action(&step(plain)), None, "{plain}");
+        }
+    }
+
+    #[test]
+    fn the_question_lists_the_actions_and_declines_by_default() {
+        let q = question("D2", &["a: one".into(), "b: two".into()]);
+        assert_eq!(q.id, "privileged.D2");
+        assert_eq!(q.kind, QuestionKind::ApprovePrivileged);
+        assert_eq!(q.default, "decline");
+        assert!(q.prompt.contains("a: one | b: two"), "{}", q.prompt);
+    }
+}
