@@ -32,7 +32,7 @@ fn scenario(id: &str, target: &str, language: &str, skeleton: &str) -> String {
          - **Skeleton language:** {language}\n\
          - **Skeleton:**\n\n```{language}\n{skeleton}```\n\n\
          ```faultline\n\
-         workload:\n  run: \"echo workload-ran-with-seed-${{seed}}; printf '%s\\\\n' '{HISTORY_OP}' > ${{artifacts}}/h.jsonl\"\n  deadline: 300s\n\
+         workload:\n  run: \"echo workload-ran-with-seed-${{seed}} in-$(basename $PWD); printf '%s\\\\n' '{HISTORY_OP}' > ${{artifacts}}/h.jsonl\"\n  deadline: 300s\n\
          history: {{ path: \"${{artifacts}}/h.jsonl\", format: jsonl }}\n\
          checker:\n  external: \"echo '{{\\\"valid\\\": true, \\\"ops_checked\\\": 1, \\\"ops_total\\\": 1, \\\"anomalies\\\": []}}'\"\n\
          tiers: {{ smoke: {{ duration: 1s }} }}\n```\n"
@@ -41,7 +41,8 @@ fn scenario(id: &str, target: &str, language: &str, skeleton: &str) -> String {
 
 /// S1: a complete Rust test; S2: a shell test that does not parse; S3: a Rust test
 /// whose skeleton marks a faults region no binding fills (incomplete); S4: a complete
-/// shell test; S5: a complete Python test two folders below the SUT root.
+/// shell test; S5: a complete Python test two folders below the SUT root; S6: a
+/// complete Go test in a package two folders below the SUT root.
 fn plan() -> String {
     let mut text = String::from(
         "# Test Plan: authoring-in-run\n\n## 1b. Claims under test\n\n\
@@ -92,6 +93,15 @@ fn plan() -> String {
             header("S5", "#")
         ),
     ));
+    text.push_str(&scenario(
+        "S6",
+        "pkg/kv/kept_test.go",
+        "go",
+        &format!(
+            "{}package kv\n\nimport \"testing\"\n\nfunc TestWritesAreKept(t *testing.T) {{\n\t// TODO workload\n\t// TODO oracle\n}}\n",
+            header("S6", "//")
+        ),
+    ));
     text
 }
 
@@ -106,6 +116,11 @@ fn sut(work: &Path) -> PathBuf {
     )
     .expect("manifest");
     std::fs::write(repo.join("src/lib.rs"), "pub fn put() {}\n").expect("lib");
+    std::fs::write(
+        repo.join("go.mod"),
+        "module example.invalid/kv\n\ngo 1.19\n",
+    )
+    .expect("go.mod");
     std::fs::write(
         repo.join("tests/smoke.rs"),
         "#[test]\nfn smoke() {\n    kv::put();\n}\n",
@@ -235,6 +250,7 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     assert_eq!(
         staged,
         [
+            "pkg/kv/kept_test.go",
             "tests/broken.sh",
             "tests/chaos/test_kept.py",
             "tests/kept_writes.rs",
@@ -346,18 +362,25 @@ fn the_environment_variable_turns_author_mode_on() {
     );
 }
 
-#[test]
-fn a_shell_test_drives_its_workload_too() {
+/// Runs scenario `id` alone in author mode against a fresh SUT: the work directory
+/// (kept alive by the caller), the SUT, the session and its journal.
+fn author_only(id: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<serde_json::Value>) {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     let out = run(
         work.path(),
         &repo,
-        &["--author", "--yes", "--only", "S4"],
+        &["--author", "--yes", "--only", id],
         None,
     );
     let session = common::session_of(&out);
     let all = records(&session);
+    (work, repo, session, all)
+}
+
+#[test]
+fn a_shell_test_drives_its_workload_too() {
+    let (_work, _, session, all) = author_only("S4");
     assert_eq!(
         of(&all, "author-build", "S4")[0]["data"]["command"],
         "bash -n tests/kept_writes.sh"
@@ -381,16 +404,7 @@ fn a_shell_test_drives_its_workload_too() {
 
 #[test]
 fn a_python_test_drives_its_workload_from_the_sut_root_without_pytest() {
-    let work = tempfile::tempdir().expect("tempdir");
-    let repo = sut(work.path());
-    let out = run(
-        work.path(),
-        &repo,
-        &["--author", "--yes", "--only", "S5"],
-        None,
-    );
-    let session = common::session_of(&out);
-    let all = records(&session);
+    let (_work, repo, session, all) = author_only("S5");
     let build = of(&all, "author-build", "S5");
     assert_eq!(build.len(), 1, "{all:?}");
     assert!(
@@ -419,11 +433,61 @@ fn a_python_test_drives_its_workload_from_the_sut_root_without_pytest() {
     // The authored test ran the bound workload command, from the SUT root.
     let log = std::fs::read_to_string(session.join("logs/S5/seed-1/workload.stdout.log"))
         .expect("workload log");
-    assert!(log.contains("workload-ran-with-seed-1"), "{log}");
+    assert!(log.contains("workload-ran-with-seed-1 in-sut"), "{log}");
     assert!(!of(&all, "oracle-result", "S5").is_empty());
     // Only the declared target is new in the SUT: no bytecode cache beside it.
     let status = repo::git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
     assert_eq!(status.trim(), "A  tests/chaos/test_kept.py", "{status}");
+}
+
+/// Whether `go` is installed; says so loudly when not, fails under FAULTLINE_REQUIRE_GO=1.
+fn go_available() -> bool {
+    let found = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("FAULTLINE_REQUIRE_GO").as_deref() != Ok("1"),
+            "FAULTLINE_REQUIRE_GO=1 but go is not installed"
+        );
+        eprintln!("SKIP: go is not installed");
+    }
+    found
+}
+
+#[test]
+fn a_go_test_drives_its_workload_from_the_sut_root() {
+    if !go_available() {
+        return;
+    }
+    let (_work, repo, session, all) = author_only("S6");
+    let written = std::fs::read_to_string(repo.join("pkg/kv/kept_test.go")).expect("written");
+    let build = of(&all, "author-build", "S6");
+    assert_eq!(build.len(), 1, "{all:?}");
+    assert_eq!(
+        build[0]["data"]["exit_code"], 0,
+        "{:?}\n{written}",
+        build[0]["data"]
+    );
+    let workload = of(&all, "command-started", "S6")
+        .into_iter()
+        .find(|r| r["data"]["name"] == "workload")
+        .unwrap_or_else(|| panic!("workload never started\n{written}"));
+    let command = workload["data"]["command"].as_str().expect("command");
+    assert!(
+        command.contains("go test -count=1 -v -run '^(TestWritesAreKept)$' ./pkg/kv"),
+        "{command}"
+    );
+    let log = std::fs::read_to_string(session.join("logs/S6/seed-1/workload.stdout.log"))
+        .expect("workload log");
+    assert!(log.contains("workload-ran-with-seed-1 in-sut"), "{log}");
+    assert!(log.contains("--- PASS: TestWritesAreKept"), "{log}");
+    assert_ne!(verdict(&session, "S6").0, "INCONCLUSIVE-env", "{log}");
+    assert!(!of(&all, "oracle-result", "S6").is_empty());
+    // Only the declared target is new in the SUT: the build cache is the session's.
+    let status = repo::git(&repo, &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status.trim(), "A  pkg/kv/kept_test.go", "{status}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! How an authored test is built and run, inferred from its language and location.
-//! Builds write nothing into the SUT tree: cargo's target directory and Python's
-//! bytecode cache go under the session's `artifacts/author/`, and cargo runs
-//! `--locked` so it never rewrites a `Cargo.lock`.
+//! Builds write nothing into the SUT tree: cargo's target directory, Go's build cache
+//! and Python's bytecode cache go under the session's `artifacts/author/`, cargo runs
+//! `--locked` so it never rewrites a `Cargo.lock`, and Go never fetches a toolchain.
 
 use std::path::Path;
 
@@ -39,22 +39,9 @@ pub fn recipe(lang: &Lang, root: &Path, path: &Path, scratch: &Path, vars: &[Str
         };
     };
     let file = relative.to_string_lossy();
-    let not_driver = |what: &str| {
-        Err(format!(
-            "{what}: faultline writes its workload region as comments, so it is not runnable as a driver"
-        ))
-    };
     match lang {
         Lang::Rust => rust(root, path, scratch, vars),
-        Lang::Go => {
-            let dir = relative
-                .parent()
-                .map_or_else(String::new, |d| d.to_string_lossy().into_owned());
-            Recipe {
-                build: quote(&format!("./{dir}")).map(|d| format!("go test -c -o /dev/null {d}")),
-                run: not_driver("Go"),
-            }
-        }
+        Lang::Go => go(relative, path, scratch, vars),
         Lang::Python => {
             let cache = quote(&scratch.join("pycache").to_string_lossy());
             let build = cache.clone().and_then(|cache| {
@@ -90,6 +77,46 @@ pub fn recipe(lang: &Lang, root: &Path, path: &Path, scratch: &Path, vars: &[Str
             }
         }
     }
+}
+
+/// The `Test…` functions a Go test file declares, in file order.
+fn go_tests(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|l| l.strip_prefix("func Test"))
+        .filter_map(|rest| {
+            let name = rest.split('(').next()?;
+            let ident = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            ident.then(|| format!("Test{name}"))
+        })
+        .collect()
+}
+
+/// `go test` on the file's package directory; the run takes only the file's own tests.
+fn go(relative: &Path, path: &Path, scratch: &Path, vars: &[String]) -> Recipe {
+    let dir = relative
+        .parent()
+        .map_or_else(String::new, |d| d.to_string_lossy().into_owned());
+    let go = quote(&format!("./{dir}")).and_then(|dir| {
+        let cache = quote(&scratch.join("gocache").to_string_lossy())?;
+        Ok((format!("GOCACHE={cache} GOTOOLCHAIN=local go test"), dir))
+    });
+    let build = go
+        .clone()
+        .map(|(go, dir)| format!("{go} -c -o /dev/null {dir}"));
+    let tests = std::fs::read_to_string(path).map(|s| go_tests(&s));
+    let run = go.and_then(|(go, dir)| match tests {
+        Ok(tests) if !tests.is_empty() => {
+            let only = quote(&format!("^({})$", tests.join("|")))?;
+            Ok(format!(
+                "{}{go} -count=1 -v -run {only} {dir}",
+                forwarded(vars)
+            ))
+        }
+        Ok(_) => Err("it declares no `func Test…`".to_string()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    });
+    Recipe { build, run }
 }
 
 fn rust(root: &Path, path: &Path, scratch: &Path, vars: &[String]) -> Recipe {
@@ -187,12 +214,25 @@ mod tests {
         let nested = recipe(&Lang::Rust, &root, &root.join("src/x.rs"), scratch, &[]);
         assert!(nested.build.is_ok_and(|b| !b.contains("--test")));
         assert!(nested.run.is_err());
-        let go = recipe(&Lang::Go, &root, &root.join("pkg/a_test.go"), scratch, &[]);
-        assert_eq!(go.build, Ok("go test -c -o /dev/null ./pkg".to_string()));
-        assert!(
-            go.run
-                .is_err_and(|w| w.contains("not runnable as a driver"))
+        let go_file = root.join("pkg/a_test.go");
+        std::fs::create_dir_all(root.join("pkg")).expect("pkg");
+        std::fs::write(
+            &go_file,
+            "package pkg\nfunc TestA(t *testing.T) {}\nfunc helper() {}\nfunc Test_b(t *testing.T) {}\n",
+        )
+        .expect("go file");
+        let go = recipe(&Lang::Go, &root, &go_file, scratch, &vars);
+        let cached = "GOCACHE=/s/gocache GOTOOLCHAIN=local go test";
+        assert_eq!(go.build, Ok(format!("{cached} -c -o /dev/null ./pkg")));
+        assert_eq!(
+            go.run,
+            Ok(format!(
+                "seed='${{seed}}' {cached} -count=1 -v -run '^(TestA|Test_b)$' ./pkg"
+            ))
         );
+        std::fs::write(&go_file, "package pkg\n").expect("go file");
+        let none = recipe(&Lang::Go, &root, &go_file, scratch, &[]);
+        assert!(none.run.is_err_and(|w| w.contains("no `func Test")));
         let sh = recipe(&Lang::Shell, &root, &root.join("t/a b.sh"), scratch, &[]);
         assert_eq!(sh.build, Ok("bash -n 't/a b.sh'".to_string()));
         let other = recipe(&Lang::Other("zig".into()), &root, &test, scratch, &[]);

@@ -98,6 +98,15 @@ pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str, idiom: &Id
             workload_code = true;
         }
     }
+    if workload_code && matches!(idiom, Idiom::Go { .. }) {
+        // Without a package clause the code could not import what it calls: comments only.
+        match idiom::with_go_imports(&text) {
+            Some(with_imports) => text = with_imports,
+            None => {
+                return fill(skeleton, binding, comment, &Idiom::Comment);
+            }
+        }
+    }
     Filled {
         text,
         missing,

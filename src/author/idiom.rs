@@ -1,8 +1,7 @@
 //! The language of an authored target, and the workload region written as real code
-//! in that language's idiom where faultline knows how (Rust, Python, shell): running
-//! the authored test then really runs the bound workload command. Other languages keep
-//! the region as comments and are not runnable as a scenario's driver (Go, say: its
-//! imports sit at the top of the file, outside the region faultline may fill).
+//! in that language's idiom where faultline knows how (Rust, Go, Python, shell):
+//! running the authored test then really runs the bound workload command. Other
+//! languages keep the region as comments and are not runnable as a scenario's driver.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +52,10 @@ pub enum Idiom {
     /// `subprocess.run` from the SUT root, which is `to_sut` (`.`, `..`, `../..` …)
     /// from the file's own directory.
     Python { to_sut: String },
+    /// `os/exec` from the SUT root, `to_sut` above the package directory `go test`
+    /// runs in; the imports it needs go in a declaration of their own after the
+    /// package clause ([`GO_IMPORTS`]), under names no skeleton is likely to use.
+    Go { to_sut: String },
     /// The command itself in a subshell, failing the script when it fails.
     Shell,
     /// Comments only: faultline cannot make it runnable code.
@@ -84,22 +87,49 @@ pub fn idiom(lang: &Lang, root: &Path, path: &Path) -> Idiom {
                 })
             })
             .unwrap_or(Idiom::Comment),
-        Lang::Python => {
-            let depth = path
-                .parent()
-                .and_then(|dir| dir.strip_prefix(root).ok())
-                .map_or(0, |rel| rel.components().count());
-            Idiom::Python {
-                to_sut: if depth == 0 {
-                    ".".to_string()
-                } else {
-                    vec![".."; depth].join("/")
-                },
-            }
-        }
+        Lang::Python => Idiom::Python {
+            to_sut: up_to_root(root, path),
+        },
+        Lang::Go => Idiom::Go {
+            to_sut: up_to_root(root, path),
+        },
         Lang::Shell => Idiom::Shell,
         _ => Idiom::Comment,
     }
+}
+
+/// The relative path from `path`'s directory up to `root`: `.`, `..`, `../..` …
+fn up_to_root(root: &Path, path: &Path) -> String {
+    let depth = path
+        .parent()
+        .and_then(|dir| dir.strip_prefix(root).ok())
+        .map_or(0, |rel| rel.components().count());
+    if depth == 0 {
+        ".".to_string()
+    } else {
+        vec![".."; depth].join("/")
+    }
+}
+
+/// What Go workload code imports, as its own declaration right after the package
+/// clause (Go allows several; aliased so an existing `exec` or `os` import is untouched).
+pub const GO_IMPORTS: &str = "import (\n\tflos \"os\"\n\tflexec \"os/exec\"\n)\n";
+
+/// Puts [`GO_IMPORTS`] after the package clause of Go source `text`; `None` when the
+/// file has no package clause.
+pub fn with_go_imports(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + GO_IMPORTS.len() + 1);
+    let mut placed = false;
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if !placed && line.trim_start().starts_with("package ") {
+            out.push('\n');
+            out.push_str(GO_IMPORTS);
+            placed = true;
+        }
+    }
+    placed.then_some(out)
 }
 
 /// The `${name}` references of a run-spec command, in order, without repeats.
@@ -163,6 +193,19 @@ pub fn workload_code(idiom: &Idiom, command: &str, indent: &str) -> Option<Strin
                  {indent}assert workload.returncode == 0, \"the workload command failed: %d\" % workload.returncode\n"
             ))
         }
+        Idiom::Go { to_sut } => {
+            // A JSON string is a valid Go interpreted string literal.
+            let literal = serde_json::to_string(command).ok()?;
+            let dir = serde_json::to_string(to_sut).ok()?;
+            Some(format!(
+                "{indent}flWorkload := flexec.Command(\"sh\", \"-c\", {literal})\n\
+                 {indent}flWorkload.Dir = {dir}\n\
+                 {indent}flWorkload.Stdout, flWorkload.Stderr = flos.Stdout, flos.Stderr\n\
+                 {indent}if err := flWorkload.Run(); err != nil {{\n\
+                 {indent}\tpanic(\"the workload command failed: \" + err.Error())\n\
+                 {indent}}}\n"
+            ))
+        }
         Idiom::Shell => Some(format!(
             "{indent}if ! ( {command}\n{indent}); then\n\
              {indent}  echo \"the workload command failed\" >&2\n\
@@ -217,6 +260,35 @@ mod tests {
         );
         assert!(code.contains(r#"abspath(__file__)), "../..")"#), "{code}");
         assert!(code.lines().all(|l| l.starts_with("    ")), "{code}");
+    }
+
+    #[test]
+    fn go_code_runs_the_command_from_the_sut_root_with_its_own_imports() {
+        let idiom = idiom(
+            &Lang::Go,
+            Path::new("/sut"),
+            Path::new("/sut/pkg/kv/a_test.go"),
+        );
+        assert_eq!(
+            idiom,
+            Idiom::Go {
+                to_sut: "../..".into()
+            }
+        );
+        let code = workload_code(&idiom, "./load.sh \"a b\" ${seed}", "\t").expect("code");
+        assert!(
+            code.contains(r#"flexec.Command("sh", "-c", "./load.sh \"a b\" ${seed}")"#),
+            "{code}"
+        );
+        assert!(code.contains(r#"flWorkload.Dir = "../..""#), "{code}");
+        let source = "// header\npackage kv\n\nimport \"testing\"\n";
+        let placed = with_go_imports(source).expect("a package clause");
+        assert!(
+            placed.starts_with("// header\npackage kv\n\nimport (\n\tflos \"os\"\n"),
+            "{placed}"
+        );
+        assert!(placed.ends_with("import \"testing\"\n"), "{placed}");
+        assert_eq!(with_go_imports("func f() {}\n"), None);
     }
 
     #[test]
