@@ -1007,7 +1007,8 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
         ..Question::default()
     };
     let next = if reproduced {
-        "reduce the fault schedule (method §5) and hand the reproducer to the owning subsystem"
+        // The reduction (method §5) has run by the time this is asked.
+        "hand the reproducer (the reduced one, when the reduction kept it) to the owning subsystem and keep it as a regression test"
     } else {
         "re-run with more seeds to find a reproducing interleaving"
     };
