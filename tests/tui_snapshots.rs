@@ -284,6 +284,34 @@ fn a_pending_question_is_an_overlay_with_its_choices() {
 }
 
 #[test]
+fn a_privileged_approval_is_asked_with_its_actions_and_listed_once_given() {
+    let mut state = AppState::new(plan());
+    state.ui.step = Step::Approvals;
+    let actions = vec!["cut: 1 DROP rule(s) in network namespace `b` (iptables -w -t filter -I INPUT 1 -p tcp --dport 7000 -j DROP)".to_string()];
+    let question = faultline::engine::privileged::question("D2", &actions);
+    state.ask(question.clone());
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("waiting for approval: privileged.D2"),
+        "{shown}"
+    );
+    assert!(shown.contains("--dport 7000"), "{shown}");
+    assert!(shown.contains("approve / decline"), "{shown}");
+    assert_eq!(choices(&question), vec!["approve", "decline"]);
+    insta::assert_snapshot!("privileged_question_160x48", scrub(&shown));
+    state.answered();
+    let data = json!({"scenario": "D2", "actions": actions, "by": "alice@host on /dev/pts/1"});
+    state.apply(&record("privileged-approved", "", None, data));
+    let shown = text(&render(&state, &dark(), 160, 48));
+    let row = shown
+        .lines()
+        .find(|l| l.contains("privileged D2"))
+        .unwrap_or_else(|| panic!("no approval row:\n{shown}"));
+    assert!(row.contains("approved"), "{row}");
+    assert!(row.contains("by alice@host"), "{row}");
+}
+
+#[test]
 fn tiny_terminals_and_ascii_do_not_panic() {
     let mut state = demo_state();
     let ascii = Theme::select("light", false, false).expect("theme");
