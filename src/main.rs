@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -211,21 +212,18 @@ fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
     exit::OK
 }
 
-/// Warnings for run-spec bindings that re-implement a driver the SUT already has, and
-/// for landing probes that do not watch the signal a scenario's §7.M block declares.
-fn toolbox_problems(
+/// The plan's run spec (embedded blocks and sidecar), or the hand-back problems of
+/// one that does not load: `run` refuses it, so lint hands the plan back for it.
+fn load_spec(
     parsed: &plan::Plan,
     path: &std::path::Path,
-    sut: Option<&std::path::Path>,
-) -> Vec<plan::lint::Problem> {
+) -> Result<faultline::runspec::RunSpec, Vec<plan::lint::Problem>> {
     let sidecar = faultline::runspec::sidecar_path(path);
     let text = std::fs::read_to_string(&sidecar).ok();
     let name = sidecar.display().to_string();
-    let spec = match faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t))) {
-        Ok(spec) => spec,
-        // `run` refuses a spec that does not load, so lint hands the plan back for it.
-        Err(errors) => {
-            return errors
+    faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t))).map_err(
+        |errors| {
+            errors
                 .into_iter()
                 .map(|e| plan::lint::Problem {
                     line: usize::try_from(e.line).unwrap_or(0),
@@ -234,9 +232,27 @@ fn toolbox_problems(
                     message: e.to_string(),
                     severity: plan::lint::Severity::HandBack,
                 })
-                .collect();
-        }
-    };
+                .collect()
+        },
+    )
+}
+
+/// Scenario / arm id → the privileged fault actions its binding takes.
+fn privileged_actions(spec: &faultline::runspec::RunSpec) -> BTreeMap<String, Vec<String>> {
+    spec.bindings
+        .iter()
+        .map(|(id, (binding, _))| (id.clone(), faultline::engine::privileged::actions(binding)))
+        .filter(|(_, actions)| !actions.is_empty())
+        .collect()
+}
+
+/// Warnings for run-spec bindings that re-implement a driver the SUT already has, and
+/// for landing probes that do not watch the signal a scenario's §7.M block declares.
+fn toolbox_problems(
+    parsed: &plan::Plan,
+    spec: &faultline::runspec::RunSpec,
+    sut: Option<&std::path::Path>,
+) -> Vec<plan::lint::Problem> {
     let here = std::path::PathBuf::from(".");
     let Ok(found) = faultline::toolbox::discover(sut.unwrap_or(&here)) else {
         return Vec::new();
@@ -250,7 +266,7 @@ fn toolbox_problems(
         })
         .collect();
     problems.extend(faultline::runspec::landing_lint::landing_mismatches(
-        parsed, &spec,
+        parsed, spec,
     ));
     problems
 }
@@ -266,9 +282,20 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     let source = path.display().to_string();
     let parsed = plan::parse::parse_plan(&source, &text);
     let mut problems = plan::lint::lint(&parsed);
-    problems.extend(toolbox_problems(&parsed, path, sut));
+    let spec = load_spec(&parsed, path);
+    let privileged = match &spec {
+        Ok(spec) => {
+            problems.extend(toolbox_problems(&parsed, spec, sut));
+            privileged_actions(spec)
+        }
+        Err(refused) => {
+            problems.extend(refused.iter().cloned());
+            BTreeMap::new()
+        }
+    };
     if json {
-        let value = plan::render::lint_json(&parsed, &problems);
+        let mut value = plan::render::lint_json(&parsed, &problems);
+        value["privileged"] = serde_json::json!(privileged);
         match serde_json::to_string_pretty(&value) {
             Ok(out) => println!("{out}"),
             Err(err) => {
@@ -278,6 +305,15 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
         }
     } else {
         print!("{}", plan::render::lint_text(&parsed, &problems));
+        if !privileged.is_empty() {
+            println!(
+                "\nPrivileged fault actions (each asked as privileged.<id> before the run; \
+                 --approve-privileged approves them, --yes declines):"
+            );
+            for (id, actions) in &privileged {
+                println!("  {id}: {}", actions.join(" | "));
+            }
+        }
     }
     if plan::lint::hands_back(&problems) {
         exit::HANDED_BACK

@@ -175,3 +175,35 @@ faults:
     assert!(error.contains("privileged.X1"), "{error}");
     assert!(first(&records, "fault-injected").is_none());
 }
+
+/// `lint` shows what the run will ask approval for, before anything runs.
+#[test]
+fn lint_lists_each_scenarios_privileged_actions() {
+    let lint = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_faultline"));
+        cmd.arg("lint").arg(common::twins_plan());
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("lint runs")
+    };
+    let text = String::from_utf8_lossy(&lint(false).stdout).into_owned();
+    assert!(
+        text.contains("--approve-privileged approves them"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  T1: fill: mount a 1M tmpfs on `data`"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("  T2:"),
+        "a clock fault is not privileged:\n{text}"
+    );
+    let json: Value = serde_json::from_slice(&lint(true).stdout).expect("lint --json");
+    let listed: Vec<&str> = json["privileged"]
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(listed, ["T1", "T5"]);
+}
