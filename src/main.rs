@@ -237,15 +237,6 @@ fn load_spec(
     )
 }
 
-/// Scenario / arm id → the privileged fault actions its binding takes.
-fn privileged_actions(spec: &faultline::runspec::RunSpec) -> BTreeMap<String, Vec<String>> {
-    spec.bindings
-        .iter()
-        .map(|(id, (binding, _))| (id.clone(), faultline::engine::privileged::actions(binding)))
-        .filter(|(_, actions)| !actions.is_empty())
-        .collect()
-}
-
 /// Warnings for run-spec bindings that re-implement a driver the SUT already has, and
 /// for landing probes that do not watch the signal a scenario's §7.M block declares.
 fn toolbox_problems(
@@ -286,7 +277,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     let privileged = match &spec {
         Ok(spec) => {
             problems.extend(toolbox_problems(&parsed, spec, sut));
-            privileged_actions(spec)
+            faultline::engine::privileged::by_binding(spec)
         }
         Err(refused) => {
             problems.extend(refused.iter().cloned());

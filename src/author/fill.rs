@@ -63,6 +63,13 @@ fn offered(binding: Option<&Binding>, region: &str) -> Vec<String> {
 /// comments in `comment` style under the same indentation; the workload command
 /// also as code when `idiom` can carry it.
 pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str, idiom: &Idiom) -> Filled {
+    // Go code must import what it calls, after a package clause: without one, comments.
+    let go = matches!(idiom, Idiom::Go { .. });
+    let idiom = if go && !idiom::has_package_clause(skeleton) {
+        &Idiom::Comment
+    } else {
+        idiom
+    };
     let mut text = String::with_capacity(skeleton.len());
     let mut missing = Vec::new();
     let mut workload_code = false;
@@ -99,13 +106,7 @@ pub fn fill(skeleton: &str, binding: Option<&Binding>, comment: &str, idiom: &Id
         }
     }
     if workload_code && matches!(idiom, Idiom::Go { .. }) {
-        // Without a package clause the code could not import what it calls: comments only.
-        match idiom::with_go_imports(&text) {
-            Some(with_imports) => text = with_imports,
-            None => {
-                return fill(skeleton, binding, comment, &Idiom::Comment);
-            }
-        }
+        text = idiom::with_go_imports(&text);
     }
     Filled {
         text,
@@ -135,6 +136,17 @@ mod tests {
         assert!(filled.text.contains("TODO faults"));
         assert_eq!(filled.missing, vec!["fault"]);
         assert!(!filled.workload_code);
+        let go = Idiom::Go { to_sut: ".".into() };
+        let packaged = fill("package kv\n// TODO workload\n", Some(&binding), "//", &go);
+        assert!(packaged.workload_code);
+        assert!(
+            packaged.text.contains("flexec \"os/exec\""),
+            "{}",
+            packaged.text
+        );
+        let bare = fill("// TODO workload\n", Some(&binding), "//", &go);
+        assert!(!bare.workload_code, "no package clause to import after");
+        assert!(!bare.text.contains("flexec"), "{}", bare.text);
         let shell = fill("# TODO workload\n", Some(&binding), "#", &Idiom::Shell);
         assert!(shell.workload_code);
         assert!(

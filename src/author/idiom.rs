@@ -115,21 +115,29 @@ fn up_to_root(root: &Path, path: &Path) -> String {
 /// clause (Go allows several; aliased so an existing `exec` or `os` import is untouched).
 pub const GO_IMPORTS: &str = "import (\n\tflos \"os\"\n\tflexec \"os/exec\"\n)\n";
 
-/// Puts [`GO_IMPORTS`] after the package clause of Go source `text`; `None` when the
-/// file has no package clause.
-pub fn with_go_imports(text: &str) -> Option<String> {
+fn is_package_clause(line: &str) -> bool {
+    line.trim_start().starts_with("package ")
+}
+
+/// Whether Go source `text` has a package clause for [`GO_IMPORTS`] to follow.
+pub fn has_package_clause(text: &str) -> bool {
+    text.lines().any(is_package_clause)
+}
+
+/// Puts [`GO_IMPORTS`] after the first package clause of Go source `text`.
+pub fn with_go_imports(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + GO_IMPORTS.len() + 1);
     let mut placed = false;
     for line in text.lines() {
         out.push_str(line);
         out.push('\n');
-        if !placed && line.trim_start().starts_with("package ") {
+        if !placed && is_package_clause(line) {
             out.push('\n');
             out.push_str(GO_IMPORTS);
             placed = true;
         }
     }
-    placed.then_some(out)
+    out
 }
 
 /// The `${name}` references of a run-spec command, in order, without repeats.
@@ -282,13 +290,14 @@ mod tests {
         );
         assert!(code.contains(r#"flWorkload.Dir = "../..""#), "{code}");
         let source = "// header\npackage kv\n\nimport \"testing\"\n";
-        let placed = with_go_imports(source).expect("a package clause");
+        assert!(has_package_clause(source));
+        let placed = with_go_imports(source);
         assert!(
             placed.starts_with("// header\npackage kv\n\nimport (\n\tflos \"os\"\n"),
             "{placed}"
         );
         assert!(placed.ends_with("import \"testing\"\n"), "{placed}");
-        assert_eq!(with_go_imports("func f() {}\n"), None);
+        assert!(!has_package_clause("func f() {}\n"));
     }
 
     #[test]

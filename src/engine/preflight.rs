@@ -594,20 +594,17 @@ pub async fn run(
 /// The run spec keys (scenario or arm ids) whose privileged fault actions this run
 /// asks about: bound, inside `--only`, and not already INCONCLUSIVE-env.
 fn privileged_keys(ctx: &PreflightCtx<'_>, out: &Preflight) -> Vec<(String, Vec<String>)> {
-    ctx.spec
-        .bindings
-        .iter()
+    privileged::by_binding(ctx.spec)
+        .into_iter()
         .filter(|(key, _)| {
             let scenario = key.split('/').next().unwrap_or(key);
             let wanted = ctx.only.is_none_or(|only| {
                 only.iter().any(|o| {
-                    o == *key || o == scenario || o.split('/').next() == Some(key.as_str())
+                    *o == *key || o == scenario || o.split('/').next() == Some(key.as_str())
                 })
             });
-            wanted && !out.blocked.contains_key(*key) && !out.blocked.contains_key(scenario)
+            wanted && !out.blocked.contains_key(key) && !out.blocked.contains_key(scenario)
         })
-        .map(|(key, (binding, _))| (key.clone(), privileged::actions(binding)))
-        .filter(|(_, actions)| !actions.is_empty())
         .collect()
 }
 
@@ -1105,11 +1102,8 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
             });
         }
     }
-    for (key, (binding, _)) in &spec.bindings {
-        let actions = privileged::actions(binding);
-        if !actions.is_empty() {
-            out.push(privileged::question(key, &actions));
-        }
+    for (key, actions) in privileged::by_binding(spec) {
+        out.push(privileged::question(&key, &actions));
     }
     out
 }

@@ -78,6 +78,18 @@ pub fn actions(binding: &Binding) -> Vec<String> {
     own.chain(arms).collect()
 }
 
+/// Run-spec key (scenario or arm id) → its privileged actions, for the bindings that
+/// take any: what the preflight asks about, `--answers-template` and `lint` list.
+pub fn by_binding(
+    spec: &crate::runspec::RunSpec,
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    spec.bindings
+        .iter()
+        .map(|(key, (binding, _))| (key.clone(), actions(binding)))
+        .filter(|(_, actions)| !actions.is_empty())
+        .collect()
+}
+
 /// The question that approves scenario `id`'s privileged actions.
 pub fn question(id: &str, actions: &[String]) -> Question {
     Question {
