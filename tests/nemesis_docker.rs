@@ -79,10 +79,7 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
         duration: Duration::from_secs(1),
         cancel: Default::default(),
         // The test stands in for the operator who approved these container actions.
-        privileged: Some(Approval {
-            seq: 0,
-            by: "the test".into(),
-        }),
+        privileged: Some(Approval { seq: 0 }),
     };
     let facts = iteration::run(&binding, &mut ctx, &mut journal)
         .await
@@ -315,10 +312,7 @@ declare:
         vars: Default::default(),
         cancel: Default::default(),
         reduce: Default::default(),
-        privileged: Some(Approval {
-            seq: 0,
-            by: "the test".into(),
-        }),
+        privileged: Some(Approval { seq: 0 }),
     };
     let result = run.run(&mut journal).await.expect("binding runs");
     result

@@ -625,7 +625,7 @@ async fn approve_privileged(
                 "privileged-approved",
                 json!({"scenario": key, "actions": actions, "by": answer.by}),
             )?;
-            out.approvals.insert(key, Approval { seq, by: answer.by });
+            out.approvals.insert(key, Approval { seq });
         } else {
             run.log(
                 "privileged-declined",

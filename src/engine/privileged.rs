@@ -9,11 +9,11 @@ use crate::runspec::{Binding, FaultStep};
 
 use super::operator::{Question, QuestionKind};
 
-/// A recorded approval: the journal record that granted it and who gave it.
+/// A recorded approval: the seq of the journal record that granted it (the record
+/// names who gave it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approval {
     pub seq: u64,
-    pub by: String,
 }
 
 /// What `step` does with privilege, in words an operator can approve, if anything.

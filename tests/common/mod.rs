@@ -170,10 +170,7 @@ pub async fn run_binding_approved(
                 &serde_json::json!({"scenario": "X1", "actions": actions, "by": "the test"}),
             )
             .expect("approval journaled");
-        faultline::engine::privileged::Approval {
-            seq: record.seq,
-            by: "the test".into(),
-        }
+        faultline::engine::privileged::Approval { seq: record.seq }
     });
     let mut ctx = faultline::engine::iteration::IterationCtx {
         id: "X1".into(),
