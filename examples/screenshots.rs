@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use faultline::journal::Record;
+use faultline::session::journal::Record;
 use faultline::tui::keymap::Action;
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::journal::Record;
 use crate::sanitize;
+use crate::session::event::Event;
+use crate::session::journal::Record;
 
 /// Silence longer than this prints a heartbeat (the policy asks for ≤ 60 s).
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
@@ -20,27 +21,16 @@ pub fn line(record: &Record) -> String {
         (Some(s), None) => s.clone(),
         (None, None) => "session".to_string(),
     };
-    let data = &record.data;
-    let get = |k: &str| {
-        data.get(k).map(|v| match v.as_str() {
-            Some(s) => s.to_string(),
-            None => v.to_string(),
-        })
-    };
-    let detail = match record.kind.as_str() {
-        "verdict" => format!(
+    let detail = match &record.event {
+        Event::Verdict(v) => format!(
             "{} (tier met: {})",
-            get("verdict").unwrap_or_default(),
-            get("tier_met").unwrap_or_default()
+            v.verdict.map(|v| v.to_string()).unwrap_or_default(),
+            v.tier_met.map(|t| t.to_string()).unwrap_or_else(|| "none".into())
         ),
-        "command-started" | "command-exited" => {
-            let mut d = get("name").unwrap_or_default();
-            if let Some(outcome) = get("outcome") {
-                d.push_str(&format!(" {outcome}"));
-            }
-            d
-        }
-        _ => {
+        Event::CommandStarted(c) => c.name.clone(),
+        Event::CommandExited(c) => format!("{} {}", c.name, c.outcome),
+        other => {
+            let data = other.data();
             let mut parts = Vec::new();
             if let Some(obj) = data.as_object() {
                 for (k, v) in obj.iter().take(4) {
@@ -51,7 +41,7 @@ pub fn line(record: &Record) -> String {
             parts.join(" ")
         }
     };
-    let text = format!("{time} [{scope}] {} {detail}", record.kind);
+    let text = format!("{time} [{scope}] {} {detail}", record.kind());
     let mut clean = sanitize::line(&text);
     if clean.chars().count() > 200 {
         clean = clean.chars().take(199).collect::<String>() + "…";
@@ -75,8 +65,8 @@ pub async fn print<W: Write + Send>(
                 let _ = writeln!(out, "{text}");
                 last = format!(
                     "{} {}",
-                    record.kind,
-                    record.scope.scenario.unwrap_or_default()
+                    record.kind(),
+                    record.scope.scenario.as_deref().unwrap_or_default()
                 );
             }
             Ok(None) => return out,

@@ -464,7 +464,7 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
         }
     };
     // Every fault is healed and every child ended: the watchdog may stand down.
-    crate::watchdog::disarm();
+    crate::session::watchdog::disarm();
     if let Some(question) = &ended.unanswered {
         eprintln!("faultline: {question}");
     }
@@ -489,7 +489,7 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
 /// started with. Earlier answers are replayed from its journal (machine changes
 /// excepted); `args` adds new answers and the UI / headless choice.
 pub async fn resume(session: &Path, args: RunArgs) -> i32 {
-    let saved = match crate::resume::load(session) {
+    let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
             eprintln!("faultline: cannot resume {}: {e}", session.display());
@@ -497,8 +497,8 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
         }
     };
     // Armed before healing: a resume killed mid-heal is healed all the same.
-    let _ = crate::watchdog::arm(session);
-    match crate::heal::heal_session(session) {
+    let _ = crate::session::watchdog::arm(session);
+    match crate::session::heal::heal_session(session) {
         Ok(healed) => {
             for line in healed.actions.iter().chain(&healed.failures) {
                 println!("healed: {line}");
@@ -513,14 +513,14 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
     let (plan, spec) = match accept(&saved.input, &args) {
         Ok(accepted) => accepted,
         Err(code) => {
-            crate::watchdog::disarm();
+            crate::session::watchdog::disarm();
             return code;
         }
     };
     let mut operator = match operator(&args) {
         Ok(op) => op,
         Err(code) => {
-            crate::watchdog::disarm();
+            crate::session::watchdog::disarm();
             return code;
         }
     };
@@ -561,7 +561,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
 /// the report from the session's journal and saved outcome. Running it twice writes
 /// the same bytes.
 pub fn report(session: &Path) -> i32 {
-    let saved = match crate::resume::load(session) {
+    let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
             eprintln!("faultline: cannot read session {}: {e}", session.display());
@@ -572,13 +572,13 @@ pub fn report(session: &Path) -> i32 {
         eprintln!(
             "faultline: {} has no {} yet: nothing to report",
             session.display(),
-            crate::resume::OUTCOME_FILE
+            crate::session::resume::OUTCOME_FILE
         );
         return exit::UNREADABLE;
     };
     let source = saved.input.plan_label.display().to_string();
     let plan = plan::parse::parse_plan(&source, &saved.input.plan_text);
-    let dir = crate::session::SessionDir {
+    let dir = crate::session::dir::SessionDir {
         path: session.to_path_buf(),
     };
     let outputs = crate::engine::outputs::Outputs::new(&plan, &dir, saved.request.report_path);

@@ -11,22 +11,18 @@ pub mod engine;
 pub mod exec;
 pub mod exit;
 pub mod headless;
-pub mod heal;
-pub mod journal;
 pub mod launch;
 pub mod logging;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;
 pub mod report;
-pub mod resume;
 pub mod runspec;
 pub mod sanitize;
 pub mod session;
 pub mod toolbox;
 pub mod tui;
 pub mod verdict;
-pub mod watchdog;
 
 #[path = "../examples/demo/sut/mod.rs"]
 pub mod demo_sut;

@@ -150,7 +150,7 @@ fn main() {
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::Check(args) => faultline::oracle::cli::run(&args),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
-        Command::Watchdog { session } => faultline::watchdog::watch(&session),
+        Command::Watchdog { session } => faultline::session::watchdog::watch(&session),
     };
     std::process::exit(code);
 }
@@ -169,7 +169,7 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
 }
 
 fn heal(session: &std::path::Path) -> i32 {
-    match faultline::heal::heal_session(session) {
+    match faultline::session::heal::heal_session(session) {
         Ok(healed) => {
             for line in &healed.actions {
                 println!("healed: {line}");

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::json;
+
 use tokio_util::sync::CancellationToken;
 
 use super::build::{Recipe, recipe};
@@ -17,7 +17,8 @@ use super::{AuthorError, AuthorRequest, Authored};
 use crate::engine::driver::Request;
 use crate::engine::operator::{Operator, Unanswered};
 use crate::exec::{self, CommandSpec, Outcome};
-use crate::journal::{Journal, JournalError, Scope};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, JournalError, Scope};
 use crate::runspec::duration::Dur;
 use crate::runspec::{Binding, Check};
 
@@ -99,8 +100,10 @@ pub async fn run(
     let req = ctx.req;
     journal.append(
         Scope::default(),
-        "author-started",
-        &json!({"sut": req.sut_dir.display().to_string(), "by": "--author or DIST_TEST_AUTHOR_MODE=1"}),
+        Event::AuthorStarted(event::AuthorStarted {
+            sut: req.sut_dir.display().to_string(),
+            by: "--author or DIST_TEST_AUTHOR_MODE=1".into(),
+        }),
     )?;
     let areq = AuthorRequest {
         plan_label: &req.plan_path,
@@ -116,8 +119,10 @@ pub async fn run(
         Err(e @ AuthorError::Io { .. }) => {
             journal.append(
                 Scope::default(),
-                "author-failed",
-                &json!({"error": e.to_string(), "then": "the run spec's workloads run every scenario"}),
+                Event::AuthorFailed(event::AuthorFailed {
+                    error: e.to_string(),
+                    then: "the run spec's workloads run every scenario".into(),
+                }),
             )?;
             return Ok(BTreeMap::new());
         }
@@ -136,32 +141,44 @@ pub async fn run(
             } => {
                 journal.append(
                     scope(id),
-                    "author-written",
-                    &json!({"path": relative(path), "scenario": id, "sha256": sha256_file(path),
-                            "incomplete": !missing.is_empty(), "todo_kept": missing,
-                            "language": lang.name(), "formatter": formatted}),
+                    Event::AuthorWritten(event::AuthorWritten {
+                        path: relative(path),
+                        scenario: id.clone(),
+                        sha256: sha256_file(path),
+                        incomplete: !missing.is_empty(),
+                        todo_kept: missing.iter().map(ToString::to_string).collect(),
+                        language: lang.name().to_string(),
+                        formatter: formatted.to_string(),
+                    }),
                 )?;
                 written.push(path.clone());
             }
             Authored::Skipped(path) => {
                 journal.append(
                     scope(id),
-                    "author-skipped",
-                    &json!({"path": relative(path), "scenario": id, "reason": "the target exists and the operator kept it"}),
+                    Event::AuthorSkipped(event::AuthorSkipped {
+                        path: relative(path),
+                        scenario: id.clone(),
+                        reason: "the target exists and the operator kept it".into(),
+                    }),
                 )?;
             }
             Authored::Refused(why) => {
                 journal.append(
                     scope(id),
-                    "author-refused",
-                    &json!({"scenario": id, "reason": why}),
+                    Event::AuthorRefused(event::AuthorReason {
+                        scenario: id.clone(),
+                        reason: why.to_string(),
+                    }),
                 )?;
             }
             Authored::Ephemeral(why) => {
                 journal.append(
                     scope(id),
-                    "author-ephemeral",
-                    &json!({"scenario": id, "reason": why}),
+                    Event::AuthorEphemeral(event::AuthorReason {
+                        scenario: id.clone(),
+                        reason: why.to_string(),
+                    }),
                 )?;
             }
         }
@@ -186,9 +203,16 @@ pub async fn run(
         if !missing.is_empty() {
             journal.append(
                 scope(id),
-                "author-driver",
-                &json!({"scenario": id, "driver": false,
-                        "reason": format!("the candidate is incomplete ({} TODO kept): it is never built or run as the driver; the run spec's workload runs {id}", missing.join(", "))}),
+                Event::AuthorDriver(event::AuthorDriver {
+                    scenario: id.clone(),
+                    driver: false,
+                    reason: Some(format!(
+                        "the candidate is incomplete ({} TODO kept): it is never built or run \
+                         as the driver; the run spec's workload runs {id}",
+                        missing.join(", ")
+                    )),
+                    ..event::AuthorDriver::default()
+                }),
             )?;
             continue;
         }
@@ -221,9 +245,17 @@ pub async fn run(
             (None, Ok(build), Ok(run)) => {
                 journal.append(
                     scope(id),
-                    "author-driver",
-                    &json!({"scenario": id, "driver": true, "command": run, "file": file,
-                            "built": built, "replaces": binding.and_then(|b| b.workload.as_ref()).map(|w| w.run.clone())}),
+                    Event::AuthorDriver(event::AuthorDriver {
+                        scenario: id.clone(),
+                        driver: true,
+                        reason: None,
+                        command: Some(run.clone()),
+                        file: Some(file.clone()),
+                        built,
+                        replaces: binding
+                            .and_then(|b| b.workload.as_ref())
+                            .map(|w| w.run.clone()),
+                    }),
                 )?;
                 drivers.insert(
                     id.clone(),
@@ -240,9 +272,14 @@ pub async fn run(
                     .unwrap_or_default();
                 journal.append(
                     scope(id),
-                    "author-driver",
-                    &json!({"scenario": id, "driver": false,
-                            "reason": format!("not run as the driver: {reason}; the run spec's workload runs {id}")}),
+                    Event::AuthorDriver(event::AuthorDriver {
+                        scenario: id.clone(),
+                        driver: false,
+                        reason: Some(format!(
+                            "not run as the driver: {reason}; the run spec's workload runs {id}"
+                        )),
+                        ..event::AuthorDriver::default()
+                    }),
                 )?;
             }
         }
@@ -275,10 +312,15 @@ fn save_diff(
     };
     journal.append(
         Scope::default(),
-        "author-staged",
-        &json!({"files": written.len(), "diff": STAGED_DIFF, "bytes": diff.len(),
-                "saved": saved.as_ref().map_or_else(|e| e.to_string(), |()| "yes".into()),
-                "note": note}),
+        Event::AuthorStaged(event::AuthorStaged {
+            files: written.len(),
+            diff: STAGED_DIFF.to_string(),
+            bytes: diff.len(),
+            saved: saved
+                .as_ref()
+                .map_or_else(|e| e.to_string(), |()| "yes".into()),
+            note: note.to_string(),
+        }),
     )?;
     Ok(())
 }
@@ -296,14 +338,17 @@ async fn build(
         Err(why) => {
             journal.append(
                 scope(id),
-                "author-build",
-                &json!({"scenario": id, "command": null, "reason": why}),
+                Event::AuthorBuild(event::AuthorBuild {
+                    scenario: id.to_string(),
+                    reason: Some(why.to_string()),
+                    ..event::AuthorBuild::default()
+                }),
             )?;
             return Ok(None);
         }
     };
     let logs = ctx.session.join("logs/author");
-    let name = format!("{}-build", crate::session::file_stem_for_id(id));
+    let name = format!("{}-build", crate::session::dir::file_stem_for_id(id));
     let spec = CommandSpec {
         name: name.clone(),
         command: command.clone(),
@@ -318,16 +363,23 @@ async fn build(
         Err(error) => {
             journal.append(
                 scope(id),
-                "author-build",
-                &json!({"scenario": id, "command": command, "exit_code": null, "error": error}),
+                Event::AuthorBuild(event::AuthorBuild {
+                    scenario: id.to_string(),
+                    command: Some(command.clone()),
+                    error: Some(error),
+                    ..event::AuthorBuild::default()
+                }),
             )?;
             return Ok(Some(false));
         }
     };
     journal.append(
         scope(id),
-        "author-build-started",
-        &json!({"scenario": id, "command": command, "log": running.stderr_log.display().to_string()}),
+        Event::AuthorBuildStarted(event::AuthorBuildStarted {
+            scenario: id.to_string(),
+            command: command.clone(),
+            log: running.stderr_log.display().to_string(),
+        }),
     )?;
     let outcome = tokio::select! {
         out = running.wait(BUILD_DEADLINE) => out.map_err(|e| e.to_string()),
@@ -342,10 +394,15 @@ async fn build(
     };
     journal.append(
         scope(id),
-        "author-build",
-        &json!({"scenario": id, "command": command, "exit_code": exit_code,
-                "outcome": outcome.as_ref().map_or_else(Clone::clone, |o| format!("{o:?}")), "elapsed_ms": running.started.elapsed().as_millis(),
-                "log": running.stderr_log.display().to_string()}),
+        Event::AuthorBuild(event::AuthorBuild {
+            scenario: id.to_string(),
+            command: Some(command.clone()),
+            exit_code,
+            outcome: Some(outcome.as_ref().map_or_else(Clone::clone, |o| format!("{o:?}"))),
+            elapsed_ms: Some(millis(running.started.elapsed())),
+            log: Some(running.stderr_log.display().to_string()),
+            ..event::AuthorBuild::default()
+        }),
     )?;
     Ok(Some(exit_code == Some(0)))
 }

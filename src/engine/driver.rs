@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::json;
+
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -15,11 +15,13 @@ use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome
 use super::outputs::Outputs;
 use super::preflight::{self, Preflight, PreflightCtx, PreflightError};
 use super::scenario::{BindingResult, BindingRun};
-use crate::journal::{Journal, JournalError, Record, Scope};
+use crate::session::journal::{Journal, JournalError, Record, Scope};
 use crate::plan::{Category, Plan, Scenario, SevenM};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, RunSpec};
-use crate::session::{self, SessionDir};
+use crate::session::dir::SessionDir;
+use crate::session::event::{self, Event};
+use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
 
 /// Everything a session needs, decided before it starts.
@@ -114,13 +116,13 @@ pub async fn run(
             path: from.dir.clone(),
         },
         None => {
-            let dir = session::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
+            let dir = crate::session::dir::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
                 DriverError::SessionDir {
                     root: req.out_root.clone(),
                     source,
                 }
             })?;
-            crate::resume::save_inputs(&dir.path, req).map_err(|source| {
+            crate::session::resume::save_inputs(&dir.path, req).map_err(|source| {
                 DriverError::SessionDir {
                     root: dir.path.clone(),
                     source,
@@ -132,11 +134,11 @@ pub async fn run(
     if req.watchdog {
         crate::exec::mark::mark_children(&dir.path);
     }
-    let watchdog = req.watchdog.then(|| crate::watchdog::arm(&dir.path));
+    let watchdog = req.watchdog.then(|| crate::session::watchdog::arm(&dir.path));
     let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
     let (tx, rx) = unbounded_channel();
     journal.tap(tx);
-    let revision = session::sut_revision(&req.sut_dir);
+    let revision = crate::session::dir::sut_revision(&req.sut_dir);
     let fresh = SessionOutcome {
         plan_path: req.plan_path.display().to_string(),
         plan_slug: req.plan.slug.clone(),
@@ -156,9 +158,9 @@ pub async fn run(
     let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
     let outcome = match &req.resume {
         Some(from) => {
-            let records = crate::journal::read(&dir.path.join("journal.jsonl"))?.records;
+            let records = crate::session::journal::read(&dir.path.join("journal.jsonl"))?.records;
             let mut outcome = reopened(from.outcome.clone().unwrap_or(fresh), &req.plan);
-            restore_decided(&mut outcome, &records);
+            restore_decided(&mut outcome, &View::of(&records));
             outputs.seed(records);
             outcome
         }
@@ -180,13 +182,18 @@ pub async fn run(
         driver.resumed()?;
     } else {
         driver.journal.append(
-        Scope::default(),
-        "session-started",
-        &json!({"plan": req.plan_path.display().to_string(), "sut": req.sut_dir.display().to_string(),
-                "session": driver.outcome.session_dir,
-                "tier": req.tier, "started_by": req.started_by, "revision": revision,
-                "faults_approved": "starting the run approves the faults the plan declares"}),
-    )?;
+            Scope::default(),
+            Event::SessionStarted(event::SessionStarted {
+                format: event::FORMAT,
+                plan: req.plan_path.display().to_string(),
+                sut: req.sut_dir.display().to_string(),
+                session: driver.outcome.session_dir.clone(),
+                tier: Some(req.tier),
+                started_by: req.started_by.clone(),
+                revision,
+                faults_approved: "starting the run approves the faults the plan declares".into(),
+            }),
+        )?;
     }
     if let Some(arming) = watchdog {
         driver.watchdog_armed(&arming)?;
@@ -232,25 +239,27 @@ fn reopened(saved: SessionOutcome, plan: &Plan) -> SessionOutcome {
 
 /// Runs the journal shows decided but the saved outcome missed (killed between the
 /// `verdict` record and the next save): their decisions are taken from the journal.
-fn restore_decided(outcome: &mut SessionOutcome, records: &[Record]) {
+fn restore_decided(outcome: &mut SessionOutcome, view: &View) {
     for state in outcome
         .scenarios
         .iter_mut()
         .filter(|s| s.phase != Phase::Done)
     {
-        for record in records.iter().filter(|r| {
-            r.kind == "verdict" && r.scope.scenario.as_deref() == Some(state.id.as_str())
-        }) {
-            let Some(id) = record.data.get("id").and_then(|v| v.as_str()) else {
-                continue;
-            };
+        for record in view
+            .verdicts
+            .iter()
+            .filter(|r| r.scope.scenario.as_deref() == Some(state.id.as_str()))
+        {
+            let id = record.item.id.as_str();
             // A NOT-RUN never ran: there is nothing of it to keep.
-            let Ok(decision) = serde_json::from_value::<Decision>(record.data.clone()) else {
+            let Some(verdict) = record.item.verdict.filter(|v| *v != Verdict::NotRun) else {
                 continue;
             };
-            if decision.verdict == Verdict::NotRun {
-                continue;
-            }
+            let decision = Decision {
+                verdict,
+                tier_met: record.item.tier_met,
+                reasons: record.item.reasons.clone(),
+            };
             if state
                 .runs
                 .iter()
@@ -295,14 +304,22 @@ impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
     /// Journals whether a watchdog will heal the session should this process die.
-    fn watchdog_armed(&mut self, arming: &crate::watchdog::Arming) -> Result<(), DriverError> {
-        use crate::watchdog::Arming;
+    fn watchdog_armed(&mut self, arming: &crate::session::watchdog::Arming) -> Result<(), DriverError> {
+        use crate::session::watchdog::Arming;
         let data = match arming {
-            Arming::Armed { pid } => json!({"armed": true, "pid": pid}),
-            Arming::Off { why } => json!({"armed": false, "why": why}),
-            Arming::Failed { why } => json!({"armed": false, "why": why}),
+            Arming::Armed { pid } => event::WatchdogEvent {
+                armed: true,
+                pid: Some(*pid),
+                why: None,
+            },
+            Arming::Off { why } | Arming::Failed { why } => event::WatchdogEvent {
+                armed: false,
+                pid: None,
+                why: Some(why.clone()),
+            },
         };
-        self.journal.append(Scope::default(), "watchdog", &data)?;
+        self.journal
+            .append(Scope::default(), Event::Watchdog(data))?;
         Ok(())
     }
 
@@ -324,9 +341,12 @@ impl Driver<'_> {
         let (kept, interrupted) = (ids(true), ids(false));
         self.journal.append(
             Scope::default(),
-            "session-resumed",
-            &json!({"session": self.outcome.session_dir, "by": self.req.started_by,
-                    "kept": kept, "interrupted": interrupted}),
+            Event::SessionResumed(event::SessionResumed {
+                session: self.outcome.session_dir.clone(),
+                by: self.req.started_by.clone(),
+                kept,
+                interrupted,
+            }),
         )?;
         self.publish();
         Ok(())
@@ -369,9 +389,12 @@ impl Driver<'_> {
         let keep = answer.text.trim().eq_ignore_ascii_case("keep");
         self.journal.append(
             Self::scope(scenario, &scenario.id),
-            "operator-answer",
-            &json!({"question": question.id, "prompt": question.prompt,
-                    "answer": answer.text, "by": answer.by}),
+            Event::OperatorAnswer(event::OperatorAnswer {
+                question: question.id.clone(),
+                prompt: Some(question.prompt.clone()),
+                answer: answer.text.clone(),
+                by: answer.by.clone(),
+            }),
         )?;
         if keep {
             self.skip_all(
@@ -415,8 +438,9 @@ impl Driver<'_> {
             Err(PreflightError::Unanswered(question)) => {
                 self.journal.append(
                     Scope::default(),
-                    "stopped-unanswered",
-                    &json!({"question": question.id}),
+                    Event::StoppedUnanswered(event::StoppedUnanswered {
+                        question: question.id.clone(),
+                    }),
                 )?;
                 Ok(Some(question))
             }
@@ -445,8 +469,9 @@ impl Driver<'_> {
             Err(InRunError::Unanswered(question)) => {
                 self.journal.append(
                     Scope::default(),
-                    "stopped-unanswered",
-                    &json!({"question": question.id}),
+                    Event::StoppedUnanswered(event::StoppedUnanswered {
+                        question: question.id.clone(),
+                    }),
                 )?;
                 let reason = format!("stopped: question `{}` unanswered", question.id);
                 Ok((Some(reason), Some(question)))
@@ -505,8 +530,9 @@ impl Driver<'_> {
                     let reason = "session interrupted by the operator".to_string();
                     self.journal.append(
                         Scope::default(),
-                        "interrupted",
-                        &json!({"during": scenario.id}),
+                        Event::Interrupted(event::InterruptedEvent {
+                            during: scenario.id.clone(),
+                        }),
                     )?;
                     self.skip_all(index, &reason)?;
                     stop = Some(reason);
@@ -515,10 +541,11 @@ impl Driver<'_> {
                 Err(DriverError::Unanswered(question)) => {
                     let reason = format!("stopped: question `{}` unanswered", question.id);
                     self.journal.append(
-                        Scope::default(),
-                        "stopped-unanswered",
-                        &json!({"question": question.id}),
-                    )?;
+                    Scope::default(),
+                    Event::StoppedUnanswered(event::StoppedUnanswered {
+                        question: question.id.clone(),
+                    }),
+                )?;
                     self.skip_all(index, &reason)?;
                     stop = Some(reason);
                     unanswered = Some(question);
@@ -533,8 +560,9 @@ impl Driver<'_> {
                 let reason = format!("stopped: question `{}` unanswered", question.id);
                 self.journal.append(
                     Scope::default(),
-                    "stopped-unanswered",
-                    &json!({"question": question.id}),
+                    Event::StoppedUnanswered(event::StoppedUnanswered {
+                        question: question.id.clone(),
+                    }),
                 )?;
                 stop = Some(reason);
                 unanswered = Some(question);
@@ -582,8 +610,12 @@ impl Driver<'_> {
     ) -> Result<(), DriverError> {
         self.journal.append(
             Self::scope(scenario, id),
-            "verdict",
-            &json!({"id": id, "verdict": decision.verdict, "tier_met": decision.tier_met, "reasons": decision.reasons}),
+            Event::Verdict(event::VerdictEvent {
+                id: id.to_string(),
+                verdict: Some(decision.verdict),
+                tier_met: decision.tier_met,
+                reasons: decision.reasons.clone(),
+            }),
         )?;
         Ok(())
     }
@@ -606,11 +638,15 @@ impl Driver<'_> {
         reason: &str,
         env: bool,
     ) -> Result<BindingResult, DriverError> {
-        let kind = if env { "env-missing" } else { "not-run" };
-        let seq = self
-            .journal
-            .append(Self::scope(scenario, id), kind, &json!({"reason": reason}))?
-            .seq;
+        let why = event::Reason {
+            reason: reason.to_string(),
+        };
+        let event = if env {
+            Event::EnvMissing(why)
+        } else {
+            Event::NotRun(why)
+        };
+        let seq = self.journal.append(Self::scope(scenario, id), event)?.seq;
         let key = if env { "env" } else { "not_run" };
         let evidence = crate::verdict::Evidence {
             not_run: (!env).then(|| reason.to_string()),
@@ -824,8 +860,10 @@ impl Driver<'_> {
                     scenario: Some(scenario.id.clone()),
                     arm: None,
                 },
-                "arms-aggregated",
-                &json!({"arms": listing, "verdict": verdict}),
+                Event::ArmsAggregated(event::ArmsAggregated {
+                    arms: listing.clone(),
+                    verdict: Some(verdict),
+                }),
             )?
             .seq;
         let state = &mut self.outcome.scenarios[index];
@@ -855,8 +893,12 @@ impl Driver<'_> {
                     scenario: Some(scenario.id.clone()),
                     arm: None,
                 },
-                "operator-answer",
-                &json!({"question": question.id, "answer": answer.text, "by": answer.by}),
+                Event::OperatorAnswer(event::OperatorAnswer {
+                    question: question.id.clone(),
+                    prompt: None,
+                    answer: answer.text.clone(),
+                    by: answer.by.clone(),
+                }),
             );
             answers.push(answer.text);
         }
@@ -933,10 +975,21 @@ impl Driver<'_> {
         if self.cancel.is_cancelled() {
             self.outcome.interrupted = Some("interrupted by the operator".into());
         }
+        let scenarios = self
+            .outcome
+            .scenarios
+            .iter()
+            .map(|s| event::ScenarioVerdict {
+                id: s.id.clone(),
+                verdict: s.verdict,
+            })
+            .collect();
         self.journal.append(
             Scope::default(),
-            "session-verdict",
-            &json!({"verdict": verdict, "scenarios": self.outcome.scenarios.iter().map(|s| json!({"id": s.id, "verdict": s.verdict})).collect::<Vec<_>>()}),
+            Event::SessionVerdict(event::SessionVerdictEvent {
+                verdict: Some(verdict),
+                scenarios,
+            }),
         )?;
         let report = self.outputs.finish(&self.outcome);
         Ok(Ended {

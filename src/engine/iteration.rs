@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::exec::{self, CommandSpec, Outcome, Running};
-use crate::journal::{Journal, JournalError, Scope};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, JournalError, Scope};
 use crate::nemesis::clock;
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
@@ -111,11 +111,8 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    fn log(&mut self, kind: &str, data: serde_json::Value) -> Result<u64, EngineError> {
-        Ok(self
-            .journal
-            .append(self.ctx.scope.clone(), kind, &data)?
-            .seq)
+    fn log(&mut self, event: Event) -> Result<u64, EngineError> {
+        Ok(self.journal.append(self.ctx.scope.clone(), event)?.seq)
     }
 
     fn io(&self, message: impl ToString) -> EngineError {
@@ -161,19 +158,23 @@ impl Runner<'_> {
         };
         let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| self.io(e))?;
         self.facts.pgids.push(running.pgid);
-        self.log(
-            "command-started",
-            json!({"name": name, "command": command, "pgid": running.pgid,
-                   "started": exec::start_time(running.pgid),
-                   "log": running.stderr_log.display().to_string()}),
-        )?;
+        self.log(Event::CommandStarted(event::CommandStarted {
+            name: name.to_string(),
+            command: command.to_string(),
+            pgid: running.pgid,
+            started: exec::start_time(running.pgid),
+            log: running.stderr_log.display().to_string(),
+        }))?;
         Ok(running)
     }
 
     /// Journals a full logs filesystem after `running` ended (ENOSPC reached the child).
     fn note_full_logs(&mut self, running: &Running) -> Result<(), EngineError> {
         if let Some(error) = running.logs_full() {
-            self.log("logs-full", json!({"name": running.name, "error": error}))?;
+            self.log(Event::LogsFull(event::LogsFull {
+                name: running.name.clone(),
+                error: error.to_string(),
+            }))?;
         }
         Ok(())
     }
@@ -190,11 +191,11 @@ impl Runner<'_> {
             .guard(running.wait(deadline))
             .await?
             .map_err(|e| self.io(e))?;
-        let seq = self.log(
-            "command-exited",
-            json!({"name": name, "outcome": format!("{outcome:?}"),
-                   "elapsed_ms": running.started.elapsed().as_millis()}),
-        )?;
+        let seq = self.log(Event::CommandExited(event::CommandExited {
+            name: name.to_string(),
+            outcome: format!("{outcome:?}"),
+            elapsed_ms: millis(running.started.elapsed()),
+        }))?;
         self.note_full_logs(&running)?;
         Ok((outcome, seq))
     }
@@ -252,10 +253,11 @@ impl Runner<'_> {
             let command = self.expand(&health.run)?;
             let within = health.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
             let (ok, seq) = self.until_ok("health", &command, within).await?;
-            let seq = self.log(
-                "precondition",
-                json!({"name": "cluster up and healthy", "ok": ok, "cites": [seq]}),
-            )?;
+            let seq = self.log(Event::Precondition(event::Precondition {
+                name: "cluster up and healthy".into(),
+                ok,
+                cites: vec![seq],
+            }))?;
             self.facts.preconditions.push(seq);
             if !ok {
                 self.facts.env_missing = Some(("cluster up and healthy".into(), seq));
@@ -267,10 +269,11 @@ impl Runner<'_> {
             let within = check.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
             let (outcome, seq) = self.run_once(&check.name, &command, within).await?;
             let ok = outcome == Outcome::Exited(0);
-            let seq = self.log(
-                "precondition",
-                json!({"name": check.name, "ok": ok, "cites": [seq]}),
-            )?;
+            let seq = self.log(Event::Precondition(event::Precondition {
+                name: check.name.clone(),
+                ok,
+                cites: vec![seq],
+            }))?;
             self.facts.preconditions.push(seq);
             if !ok {
                 self.facts.env_missing = Some((check.name.clone(), seq));
@@ -284,10 +287,10 @@ impl Runner<'_> {
         let services = std::mem::take(&mut self.services);
         for (name, mut running) in services {
             let _ = running.terminate().await;
-            self.log(
-                "service-stopped",
-                json!({"name": name, "pgid": running.pgid}),
-            )?;
+            self.log(Event::ServiceStopped(event::ServiceStopped {
+                name: name.clone(),
+                pgid: running.pgid,
+            }))?;
             self.note_full_logs(&running)?;
         }
         Ok(())
@@ -306,10 +309,10 @@ impl Runner<'_> {
         let client = self.spawn("workload", &command)?;
         let started = client.started;
         if let Some(expected) = workload.expected_duration {
-            self.log(
-                "checkpoint-start",
-                json!({"command": "workload", "expected_ms": expected.0.as_millis()}),
-            )?;
+            self.log(Event::CheckpointStart(event::CheckpointStart {
+                command: "workload".into(),
+                expected_ms: millis(expected.0),
+            }))?;
         }
         // Kept with the services so every exit path stops it.
         self.services.insert("workload".into(), client);
@@ -319,20 +322,20 @@ impl Runner<'_> {
         let outcome = self.await_workload(workload, started, deadline).await?;
         let client = self.services.remove("workload");
         let elapsed = started.elapsed();
-        let seq = self.log(
-            "command-exited",
-            json!({"name": "workload", "outcome": format!("{outcome:?}"),
-                   "elapsed_ms": elapsed.as_millis()}),
-        )?;
+        let seq = self.log(Event::CommandExited(event::CommandExited {
+            name: "workload".into(),
+            outcome: format!("{outcome:?}"),
+            elapsed_ms: millis(elapsed),
+        }))?;
         if let Some(client) = &client {
             self.note_full_logs(client)?;
         }
         self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
         if workload.expected_duration.is_some() {
-            self.log(
-                "checkpoint-end",
-                json!({"command": "workload", "elapsed_ms": elapsed.as_millis()}),
-            )?;
+            self.log(Event::CheckpointEnd(event::CheckpointEnd {
+                command: "workload".into(),
+                elapsed_ms: millis(elapsed),
+            }))?;
         }
         if outcome == Outcome::DeadlineExpired {
             self.facts.expired_step = Some("workload".into());
@@ -342,7 +345,10 @@ impl Runner<'_> {
             let (quiet, seq) = self
                 .until_ok("quiesce", &command, quiesce.timeout.0)
                 .await?;
-            let seq = self.log("quiesce", json!({"reached": quiet, "cites": [seq]}))?;
+            let seq = self.log(Event::Quiesce(event::Quiesce {
+                reached: quiet,
+                cites: vec![seq],
+            }))?;
             self.facts.quiesced = Some((quiet, seq));
             if !quiet {
                 self.facts
@@ -404,10 +410,11 @@ impl Runner<'_> {
                         .last()
                         .map(crate::sanitize::line)
                         .unwrap_or_default();
-                    self.log(
-                        "status-pull",
-                        json!({"command": "workload", "elapsed_ms": started.elapsed().as_millis(), "last_line": last}),
-                    )?;
+                    self.log(Event::StatusPull(event::StatusPull {
+                        command: "workload".into(),
+                        elapsed_ms: millis(started.elapsed()),
+                        last_line: Some(last.clone()),
+                    }))?;
                 }
             }
         }
@@ -428,10 +435,10 @@ impl Runner<'_> {
             Ok(text) => text,
             Err(e) => {
                 let path = path.display().to_string();
-                self.log(
-                    "history-unreadable",
-                    json!({"path": path, "error": e.to_string()}),
-                )?;
+                self.log(Event::HistoryUnreadable(event::HistoryUnreadable {
+                    path,
+                    error: e.to_string(),
+                }))?;
                 return Ok(());
             }
         };
@@ -448,7 +455,9 @@ impl Runner<'_> {
         let parsed = match parsed {
             Ok(h) => h,
             Err(e) => {
-                self.log("history-rejected", json!({"error": e.to_string()}))?;
+                self.log(Event::HistoryRejected(event::ErrorText {
+                    error: e.to_string(),
+                }))?;
                 return Ok(());
             }
         };
@@ -459,7 +468,10 @@ impl Runner<'_> {
                 match crate::oracle::registry::run_in_session(spec, &parsed, &self.ctx.artifacts) {
                     Ok(report) => Some(report),
                     Err(error) => {
-                        self.log("checker-unknown", json!({"checker": spec, "error": error}))?;
+                        self.log(Event::CheckerUnknown(event::CheckerUnknown {
+                            checker: spec.to_string(),
+                            error: error.to_string(),
+                        }))?;
                         None
                     }
                 }
@@ -468,10 +480,11 @@ impl Runner<'_> {
             (None, None) => None,
         };
         if let Some(report) = report {
-            let seq = self.log(
-                "oracle-result",
-                json!({"checker": report.checker, "evidence": report.evidence, "run": report.run}),
-            )?;
+            let seq = self.log(Event::OracleResult(event::OracleResult {
+                checker: report.checker.clone(),
+                evidence: report.evidence.clone(),
+                run: serde_json::to_value(&report.run).unwrap_or_default(),
+            }))?;
             self.facts.checker = Some((report, seq));
         }
         self.facts.history = Some(parsed);
@@ -486,10 +499,10 @@ impl Runner<'_> {
         match state {
             Ok(state) => Ok(Some(no_lost_ack::check(history, &state))),
             Err(e) => {
-                self.log(
-                    "final-state-missing",
-                    json!({"path": final_path.display().to_string(), "error": e}),
-                )?;
+                self.log(Event::FinalStateMissing(event::FinalStateMissing {
+                    path: final_path.display().to_string(),
+                    error: e.to_string(),
+                }))?;
                 Ok(None)
             }
         }
@@ -504,10 +517,10 @@ impl Runner<'_> {
         match parse_external_result(&command, &stdout) {
             Ok(report) => Ok(Some(report)),
             Err(error) => {
-                self.log(
-                    "checker-output-rejected",
-                    json!({"outcome": format!("{outcome:?}"), "error": error}),
-                )?;
+                self.log(Event::CheckerOutputRejected(event::CheckerOutputRejected {
+                    outcome: format!("{outcome:?}"),
+                    error: error.to_string(),
+                }))?;
                 Ok(None)
             }
         }

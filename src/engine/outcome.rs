@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::Revision;
+use crate::session::dir::Revision;
 use crate::verdict::{AuditItem, Decision, SessionVerdict, Tier, Verdict};
 
 /// The whole session, as far as it got.

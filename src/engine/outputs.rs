@@ -10,10 +10,11 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::driver::Records;
 use super::outcome::{Phase, ScenarioOutcome, SessionOutcome};
-use crate::journal::Record;
+use crate::session::journal::Record;
+use crate::session::event::Event;
 use crate::plan::Plan;
 use crate::report;
-use crate::session::SessionDir;
+use crate::session::dir::SessionDir;
 
 #[derive(Clone)]
 pub struct Outputs {
@@ -35,20 +36,19 @@ struct State {
 
 /// The phase a journal event moves its scenario into, if any.
 fn phase_of(record: &Record) -> Option<Phase> {
-    let name = record.data.get("name").and_then(|n| n.as_str());
-    let label = record.data.get("label").and_then(|n| n.as_str());
-    match (record.kind.as_str(), name) {
-        ("iteration-started", _) if label.is_some_and(|l| l.ends_with("rerun")) => {
-            Some(Phase::Rerun)
-        }
-        ("iteration-started", _) => Some(Phase::Preconditions),
-        ("command-started", Some("workload")) | ("fault-healed", _) => Some(Phase::Workload),
-        ("fault-intent", _) => Some(Phase::Fault),
-        ("command-started", Some("quiesce")) => Some(Phase::Quiesce),
-        ("command-started", Some("final-state" | "checker")) | ("oracle-result", _) => {
-            Some(Phase::Oracle)
-        }
-        ("verdict", _) => Some(Phase::Audits),
+    match &record.event {
+        Event::IterationStarted(i) if i.label.ends_with("rerun") => Some(Phase::Rerun),
+        Event::IterationStarted(_) => Some(Phase::Preconditions),
+        Event::FaultHealed(_) => Some(Phase::Workload),
+        Event::CommandStarted(c) => match c.name.as_str() {
+            "workload" => Some(Phase::Workload),
+            "quiesce" => Some(Phase::Quiesce),
+            "final-state" | "checker" => Some(Phase::Oracle),
+            _ => None,
+        },
+        Event::FaultIntent(_) => Some(Phase::Fault),
+        Event::OracleResult(_) => Some(Phase::Oracle),
+        Event::Verdict(_) => Some(Phase::Audits),
         _ => None,
     }
 }
@@ -93,10 +93,10 @@ impl Outputs {
 
     /// Keeps `outcome.json` current, whole or not at all, for `resume` and `report`.
     fn save(&self, outcome: &SessionOutcome) {
-        let path = self.shared.dir.path.join(crate::resume::OUTCOME_FILE);
+        let path = self.shared.dir.path.join(crate::session::resume::OUTCOME_FILE);
         let saved = serde_json::to_vec_pretty(outcome)
             .map_err(std::io::Error::other)
-            .and_then(|json| crate::resume::write_atomically(&path, &json));
+            .and_then(|json| crate::session::resume::write_atomically(&path, &json));
         if let Err(e) = saved {
             tracing::warn!("cannot write {}: {e}", path.display());
         }
@@ -181,7 +181,7 @@ impl Outputs {
         self.save(outcome);
         let journal_path = self.shared.dir.path.join("journal.jsonl");
         let mut state = self.lock();
-        if let Ok(contents) = crate::journal::read(&journal_path) {
+        if let Ok(contents) = crate::session::journal::read(&journal_path) {
             state.records = contents.records;
         }
         state.outcome = Some(outcome.clone());

@@ -18,7 +18,8 @@ use crate::capability::{
     install_plan, normalise, probe,
 };
 use crate::exec::{self, CommandSpec, Outcome};
-use crate::journal::{Journal, JournalError, Scope};
+use crate::session::event::{self, Event};
+use crate::session::journal::{Journal, JournalError, Scope};
 use crate::plan::Plan;
 use crate::runspec::RunSpec;
 use crate::runspec::vars::Vars;
@@ -284,8 +285,8 @@ impl<'a, 'b> Run<'a, 'b> {
         }
     }
 
-    fn log(&mut self, kind: &str, data: serde_json::Value) -> Result<u64, PreflightError> {
-        Ok(self.journal.append(Scope::default(), kind, &data)?.seq)
+    fn log(&mut self, event: Event) -> Result<u64, PreflightError> {
+        Ok(self.journal.append(Scope::default(), event)?.seq)
     }
 
     async fn ask(
@@ -325,11 +326,12 @@ impl<'a, 'b> Run<'a, 'b> {
         question: Question,
     ) -> Result<Answer, PreflightError> {
         let answer = super::operator::answer(operator, &question).await?;
-        self.log(
-            "operator-answer",
-            json!({"question": question.id, "prompt": question.prompt,
-                   "answer": answer.text, "by": answer.by}),
-        )?;
+        self.log(Event::OperatorAnswer(event::OperatorAnswer {
+            question: question.id.clone(),
+            prompt: Some(question.prompt.clone()),
+            answer: answer.text.clone(),
+            by: answer.by.clone(),
+        }))?;
         Ok(answer)
     }
 
@@ -339,12 +341,16 @@ impl<'a, 'b> Run<'a, 'b> {
         capability: &Capability,
     ) -> Result<Probe, PreflightError> {
         let seen = probe(capability, item.need.floor.as_ref(), &self.env).await;
-        self.log(
-            "capability",
-            json!({"need": item.need.raw, "capability": capability.to_string(), "present": seen.present,
-                   "version": seen.version, "meets_floor": seen.meets_floor,
-                   "command": seen.command, "saw": seen.saw, "used_by": item.need.used_by}),
-        )?;
+        self.log(Event::Capability(event::CapabilitySeen {
+            need: item.need.raw.clone(),
+            capability: capability.to_string(),
+            present: seen.present,
+            version: seen.version.clone(),
+            meets_floor: seen.meets_floor,
+            command: seen.command.clone(),
+            saw: seen.saw.clone(),
+            used_by: item.need.used_by.clone(),
+        }))?;
         Ok(seen)
     }
 
@@ -391,11 +397,13 @@ impl<'a, 'b> Run<'a, 'b> {
             Offer::Local { from, to } => {
                 let done = std::fs::create_dir_all(&self.bin)
                     .and_then(|()| std::fs::copy(from, to).map(|_| ()));
-                self.log(
-                    "install-finished",
-                    json!({"capability": key, "placed": to.display().to_string(), "ok": done.is_ok(),
-                           "error": done.as_ref().err().map(ToString::to_string)}),
-                )?;
+                self.log(Event::InstallFinished(event::InstallFinished {
+                    capability: key.to_string(),
+                    placed: Some(to.display().to_string()),
+                    ok: Some(done.is_ok()),
+                    error: done.as_ref().err().map(ToString::to_string),
+                    ..event::InstallFinished::default()
+                }))?;
                 Ok(done.is_ok())
             }
             Offer::Package(_) | Offer::Edited(_) => {
@@ -412,7 +420,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 let spec = CommandSpec {
                     name: format!(
                         "install-{}",
-                        crate::session::file_stem_for_id(&key.replace(':', "-"))
+                        crate::session::dir::file_stem_for_id(&key.replace(':', "-"))
                     ),
                     command,
                     cwd: self.ctx.session_dir.to_path_buf(),
@@ -422,11 +430,13 @@ impl<'a, 'b> Run<'a, 'b> {
                     id: key.to_string(),
                     message: e.to_string(),
                 })?;
-                self.log(
-                    "command-started",
-                    json!({"name": spec.name, "command": spec.command, "pgid": running.pgid,
-                           "log": running.stderr_log.display().to_string()}),
-                )?;
+                self.log(Event::CommandStarted(event::CommandStarted {
+                    name: spec.name.clone(),
+                    command: spec.command.clone(),
+                    pgid: running.pgid,
+                    started: exec::start_time(running.pgid),
+                    log: running.stderr_log.display().to_string(),
+                }))?;
                 let outcome =
                     running
                         .wait(INSTALL_DEADLINE)
@@ -435,10 +445,12 @@ impl<'a, 'b> Run<'a, 'b> {
                             id: key.to_string(),
                             message: e.to_string(),
                         })?;
-                self.log(
-                    "install-finished",
-                    json!({"capability": key, "command": spec.command, "outcome": format!("{outcome:?}")}),
-                )?;
+                self.log(Event::InstallFinished(event::InstallFinished {
+                    capability: key.to_string(),
+                    command: Some(spec.command.clone()),
+                    outcome: Some(format!("{outcome:?}")),
+                    ..event::InstallFinished::default()
+                }))?;
                 Ok(outcome == Outcome::Exited(0))
             }
         }
@@ -572,21 +584,25 @@ pub async fn run(
             )
             .await?;
     }
-    run.log("checklist-complete", json!({"needs": items.len()}))?;
+    run.log(Event::ChecklistComplete(event::ChecklistComplete {
+        needs: items.len(),
+    }))?;
 
     // 2. Probes, reconciliation, installs, decisions — except what was deferred.
     for mut item in items {
         if item.answer.trim().eq_ignore_ascii_case("defer") {
-            run.log(
-                "capability-deferred",
-                json!({"need": item.need.raw, "until": item.need.used_by}),
-            )?;
+            run.log(Event::CapabilityDeferred(event::CapabilityDeferred {
+                need: item.need.raw.clone(),
+                until: item.need.used_by.clone(),
+            }))?;
             out.deferred.push(item);
             continue;
         }
         settle(&mut run, operator, &mut item, &mut out).await?;
     }
-    run.log("capability-matrix", json!({"rows": out.matrix}))?;
+    run.log(Event::CapabilityMatrix(event::CapabilityMatrix {
+        rows: out.matrix.clone(),
+    }))?;
     approve_privileged(&mut run, operator, &mut out).await?;
     Ok(out)
 }
@@ -621,16 +637,18 @@ async fn approve_privileged(
             .ask_answer(operator, privileged::question(&key, &actions))
             .await?;
         if answer.text.trim().eq_ignore_ascii_case("approve") {
-            let seq = run.log(
-                "privileged-approved",
-                json!({"scenario": key, "actions": actions, "by": answer.by}),
-            )?;
+            let seq = run.log(Event::PrivilegedApproved(event::PrivilegedDecision {
+                scenario: key.clone(),
+                actions: actions.clone(),
+                by: answer.by.clone(),
+            }))?;
             out.approvals.insert(key, Approval { seq });
         } else {
-            run.log(
-                "privileged-declined",
-                json!({"scenario": key, "actions": actions, "by": answer.by}),
-            )?;
+            run.log(Event::PrivilegedDeclined(event::PrivilegedDecision {
+                scenario: key.clone(),
+                actions: actions.clone(),
+                by: answer.by.clone(),
+            }))?;
             out.blocked.insert(
                 key,
                 format!(
@@ -677,7 +695,9 @@ pub async fn reached(
             .await?;
         settle(&mut run, operator, &mut item, out).await?;
     }
-    run.log("capability-matrix", json!({"rows": out.matrix}))?;
+    run.log(Event::CapabilityMatrix(event::CapabilityMatrix {
+        rows: out.matrix.clone(),
+    }))?;
     Ok(())
 }
 
@@ -685,7 +705,7 @@ fn discover(run: &mut Run<'_, '_>, out: &mut Preflight) -> Result<(), PreflightE
     match toolbox::discover(run.ctx.sut_dir) {
         Ok(found) => {
             for item in &found.items {
-                run.log("toolbox-item", json!(item))?;
+                run.log(Event::ToolboxItem(json!(item)))?;
             }
             for (id, (binding, _)) in &run.ctx.spec.bindings {
                 let commands = toolbox::commands_of(binding);
@@ -694,14 +714,19 @@ fn discover(run: &mut Run<'_, '_>, out: &mut Preflight) -> Result<(), PreflightE
                     .map(|i| format!("{} {}", i.path, i.name))
                     .collect();
                 if !used.is_empty() {
-                    run.log("toolbox-used", json!({"scenario": id, "items": used}))?;
+                    run.log(Event::ToolboxUsed(event::ToolboxUsed {
+                        scenario: id.clone(),
+                        items: used.clone(),
+                    }))?;
                     out.used.insert(id.clone(), used);
                 }
             }
             out.toolbox = Some(found);
         }
         Err(e) => {
-            run.log("toolbox-error", json!({"error": e.to_string()}))?;
+            run.log(Event::ToolboxError(event::ErrorText {
+                error: e.to_string(),
+            }))?;
         }
     }
     Ok(())
@@ -773,11 +798,12 @@ async fn settle(
         _ => false,
     };
     if disagree {
-        run.log(
-            "capability-disagreement",
-            json!({"capability": capability.to_string(), "operator": item.answer, "probe_present": seen.present,
-                   "resolution": "the probe wins: it looked"}),
-        )?;
+        run.log(Event::CapabilityDisagreement(event::CapabilityDisagreement {
+            capability: capability.to_string(),
+            operator: item.answer.clone(),
+            probe_present: seen.present,
+            resolution: "the probe wins: it looked".into(),
+        }))?;
     }
     if !present(&seen) {
         seen = if wants_proxy {
@@ -854,32 +880,37 @@ async fn obtain(
                         None => offer,
                     };
                     // Journaled before the command starts: the report says who approved what.
-                    run.log(
-                        "install-approved",
-                        json!({"capability": capability.to_string(), "what": offer.describe(),
-                               "edited": matches!(offer, Offer::Edited(_)), "by": by}),
-                    )?;
+                    run.log(Event::InstallApproved(event::InstallDecision {
+                        capability: capability.to_string(),
+                        what: offer.describe(),
+                        edited: Some(matches!(offer, Offer::Edited(_))),
+                        by: by.clone(),
+                    }))?;
                     run.install(&item.key, &offer).await?;
                     seen = run.probe_item(item, capability).await?;
                 } else {
-                    run.log(
-                        "install-declined",
-                        json!({"capability": capability.to_string(), "what": offer.describe(), "by": by}),
-                    )?;
+                    run.log(Event::InstallDeclined(event::InstallDecision {
+                        capability: capability.to_string(),
+                        what: offer.describe(),
+                        edited: None,
+                        by: by.clone(),
+                    }))?;
                 }
             }
             Err(why) => {
-                run.log(
-                    "install-not-offered",
-                    json!({"capability": capability.to_string(), "shown": offer.describe(), "why": why}),
-                )?;
+                run.log(Event::InstallNotOffered(event::InstallNotOffered {
+                    capability: capability.to_string(),
+                    shown: Some(offer.describe()),
+                    why: why.to_string(),
+                }))?;
             }
         },
         None => {
-            run.log(
-                "install-not-offered",
-                json!({"capability": capability.to_string(), "why": "no package or local install provides it"}),
-            )?;
+            run.log(Event::InstallNotOffered(event::InstallNotOffered {
+                capability: capability.to_string(),
+                shown: None,
+                why: "no package or local install provides it".into(),
+            }))?;
         }
     }
     if present(&seen) {
@@ -903,10 +934,9 @@ async fn obtain(
         return proxy_stands_in(run, item, capability, seen, out);
     }
     if answer.trim().eq_ignore_ascii_case("wait") {
-        run.log(
-            "capability-wait",
-            json!({"capability": capability.to_string()}),
-        )?;
+        run.log(Event::CapabilityWait(event::CapabilityRef {
+            capability: capability.to_string(),
+        }))?;
         let started = tokio::time::Instant::now();
         while !present(&seen) && started.elapsed() < WAIT_LIMIT {
             tokio::select! {
@@ -930,10 +960,13 @@ async fn obtain(
                     resolved(&Capability::Binary(with.clone()), &run.env),
                 );
             }
-            run.log(
-                "capability-substituted",
-                json!({"capability": capability.to_string(), "with": with, "present": true}),
-            )?;
+            run.log(Event::CapabilitySubstituted(event::CapabilitySubstituted {
+            capability: capability.to_string(),
+            with: with.to_string(),
+            present: Some(true),
+            scenarios: None,
+            by: None,
+        }))?;
             sub.capability = capability.clone();
         }
         Ok(sub)
@@ -1003,11 +1036,13 @@ fn proxy_stands_in(
         }
     }
     out.proxied.extend(takers.iter().cloned());
-    run.log(
-        "capability-substituted",
-        json!({"capability": capability.to_string(), "with": "faultline proxy",
-               "scenarios": takers, "by": "operator answer"}),
-    )?;
+    run.log(Event::CapabilitySubstituted(event::CapabilitySubstituted {
+        capability: capability.to_string(),
+        with: "faultline proxy".into(),
+        present: None,
+        scenarios: Some(takers.clone()),
+        by: Some("operator answer".into()),
+    }))?;
     item.substitute = Some("faultline proxy".into());
     seen.present = true;
     seen.meets_floor = None;
@@ -1039,10 +1074,13 @@ async fn substitute(
             out.vars
                 .insert(var.clone(), resolved(&replacement, &run.env));
         }
-        run.log(
-            "capability-substituted",
-            json!({"capability": capability.to_string(), "with": with, "present": true}),
-        )?;
+        run.log(Event::CapabilitySubstituted(event::CapabilitySubstituted {
+            capability: capability.to_string(),
+            with: with.to_string(),
+            present: Some(true),
+            scenarios: None,
+            by: None,
+        }))?;
     } else {
         for id in &item.need.used_by {
             out.blocked

@@ -12,11 +12,11 @@
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::iteration::EngineError;
 use super::scenario::{BindingRun, anomalies};
-use crate::journal::Journal;
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::Journal;
 use crate::runspec::FaultStep;
 use crate::runspec::duration::Dur;
 
@@ -80,10 +80,6 @@ pub struct WorkloadCut {
     pub to_ms: u64,
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl TimingCut {
     /// Applies this cut to `step` when it is the fault it names.
     pub fn apply(&self, step: &mut FaultStep) {
@@ -140,9 +136,12 @@ impl BindingRun<'_> {
         let from = self.binding.faults.len();
         journal.append(
             self.scope.clone(),
-            "reduction-started",
-            &json!({"events": from, "seed": seed, "budget_runs": self.reduce.runs,
-                    "budget_ms": self.reduce.time.as_millis()}),
+            Event::ReductionStarted(event::ReductionStarted {
+                events: from,
+                seed,
+                budget_runs: self.reduce.runs,
+                budget_ms: millis(self.reduce.time),
+            }),
         )?;
         let started = Instant::now();
         let spent = |runs: u32| runs >= self.reduce.runs || started.elapsed() >= self.reduce.time;
@@ -270,11 +269,15 @@ impl BindingRun<'_> {
         };
         journal.append(
             self.scope.clone(),
-            "reduction-result",
-            &json!({"from": reduction.from, "to": reduction.to, "runs": runs,
-                    "faults": reduction.faults, "timing": reduction.timing,
-                    "workload": reduction.workload,
-                    "note": reduction.note}),
+            Event::ReductionResult(event::ReductionResult {
+                from: reduction.from,
+                to: reduction.to,
+                runs,
+                faults: reduction.faults.clone(),
+                timing: reduction.timing.clone(),
+                workload: reduction.workload,
+                note: reduction.note.clone(),
+            }),
         )?;
         Ok(reduction)
     }
@@ -323,7 +326,7 @@ impl BindingRun<'_> {
                 cut.apply(&mut step.value);
             }
         }
-        let ids: Vec<&str> = binding.faults.iter().map(|f| f.value.id.as_str()).collect();
+        let ids: Vec<String> = binding.faults.iter().map(|f| f.value.id.clone()).collect();
         let label = format!("seed-{seed}-reduce-{run}");
         let facts = self
             .iterate_with(&binding, journal, seed, &label, duration)
@@ -331,9 +334,13 @@ impl BindingRun<'_> {
         let failed = anomalies(&facts) > 0;
         journal.append(
             self.scope.clone(),
-            "reduction-candidate",
-            &json!({"run": run, "faults": ids, "timing": timing,
-                    "duration_ms": millis(duration), "failed": failed}),
+            Event::ReductionCandidate(event::ReductionCandidate {
+                run,
+                faults: ids,
+                timing: timing.to_vec(),
+                duration_ms: millis(duration),
+                failed,
+            }),
         )?;
         Ok(failed)
     }

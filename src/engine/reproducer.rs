@@ -20,7 +20,7 @@ pub fn write(
     binding: &Binding,
     reduction: &Reduction,
 ) -> std::io::Result<String> {
-    let stem = crate::session::file_stem_for_id(id);
+    let stem = crate::session::dir::file_stem_for_id(id);
     let dir = session.join("artifacts").join(stem).join("reduced");
     std::fs::create_dir_all(&dir)?;
     let plan = dir.join("plan.md");

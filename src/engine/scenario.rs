@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::audit::{self, AuditCtx};
 use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
 use super::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
-use crate::journal::{Journal, Scope};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, Scope};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
@@ -58,13 +58,8 @@ pub struct BindingResult {
 }
 
 impl BindingRun<'_> {
-    fn log(
-        &self,
-        journal: &mut Journal,
-        kind: &str,
-        data: serde_json::Value,
-    ) -> Result<u64, EngineError> {
-        Ok(journal.append(self.scope.clone(), kind, &data)?.seq)
+    fn log(&self, journal: &mut Journal, event: Event) -> Result<u64, EngineError> {
+        Ok(journal.append(self.scope.clone(), event)?.seq)
     }
 
     async fn iterate(
@@ -87,7 +82,7 @@ impl BindingRun<'_> {
         label: &str,
         duration: Duration,
     ) -> Result<IterationFacts, EngineError> {
-        let stem = crate::session::file_stem_for_id(&self.id);
+        let stem = crate::session::dir::file_stem_for_id(&self.id);
         let logs = self.logs.join(&stem).join(label);
         std::fs::create_dir_all(&logs).map_err(|e| EngineError::Io {
             id: self.id.clone(),
@@ -95,8 +90,11 @@ impl BindingRun<'_> {
         })?;
         self.log(
             journal,
-            "iteration-started",
-            json!({"seed": seed, "label": label, "duration_ms": duration.as_millis()}),
+            Event::IterationStarted(event::IterationStarted {
+                seed,
+                label: label.to_string(),
+                duration_ms: millis(duration),
+            }),
         )?;
         let mut ctx = IterationCtx {
             id: self.id.clone(),
@@ -121,11 +119,24 @@ impl BindingRun<'_> {
                 "the run spec binds no budget tier at or below `{}`",
                 self.requested
             );
-            let seq = self.log(journal, "not-run", json!({"reason": reason}))?;
+            let seq = self.log(
+                journal,
+                Event::NotRun(event::Reason {
+                    reason: reason.clone(),
+                }),
+            )?;
             return Ok(self.not_run(reason, seq));
         };
         let duration = budget.duration.0;
-        let seq = self.log(journal, "budget", json!({"tier": tier, "seeds": budget.seeds, "duration_ms": duration.as_millis(), "faults": budget.faults}))?;
+        let seq = self.log(
+            journal,
+            Event::Budget(event::Budget {
+                tier: Some(tier),
+                seeds: budget.seeds,
+                duration_ms: millis(duration),
+                faults: budget.faults,
+            }),
+        )?;
         let declared = self.declarations(journal)?;
         let ctx = AuditCtx {
             duration,
@@ -168,8 +179,7 @@ impl BindingRun<'_> {
                 let reproduced = anomalies(&facts) > 0;
                 let seq = self.log(
                     journal,
-                    "rerun-result",
-                    json!({"seed": seed, "reproduced": reproduced}),
+                    Event::RerunResult(event::RerunResult { seed, reproduced }),
                 )?;
                 rerun = Some((facts, reproduced, seq));
                 if reproduced && self.binding.faults.len() > 1 && self.reduce.runs > 0 {
@@ -178,7 +188,15 @@ impl BindingRun<'_> {
                 break;
             }
             if !clean {
-                self.log(journal, "seeds-stopped", json!({"after_seed": seed, "reason": "this seed cannot support a PASS; further seeds would not change the verdict"}))?;
+                self.log(
+                    journal,
+                    Event::SeedsStopped(event::SeedsStopped {
+                        after_seed: seed,
+                        reason: "this seed cannot support a PASS; further seeds would not \
+                                 change the verdict"
+                            .into(),
+                    }),
+                )?;
                 break;
             }
         }
@@ -196,10 +214,23 @@ impl BindingRun<'_> {
         let mut declared = BTreeMap::new();
         for (id, text) in &self.binding.declare {
             if audit::DECLARABLE.contains(&id.as_str()) {
-                let seq = self.log(journal, "audit-declared", json!({"item": id, "text": text}))?;
+                let seq = self.log(
+                    journal,
+                    Event::AuditDeclared(event::AuditDeclared {
+                        item: id.clone(),
+                        text: text.clone(),
+                    }),
+                )?;
                 declared.insert(id.clone(), (text.clone(), seq));
             } else {
-                self.log(journal, "declaration-refused", json!({"item": id, "reason": "faultline measures this item itself; it cannot be declared"}))?;
+                self.log(
+                    journal,
+                    Event::DeclarationRefused(event::DeclarationRefused {
+                        item: id.clone(),
+                        reason: "faultline measures this item itself; it cannot be declared"
+                            .into(),
+                    }),
+                )?;
             }
         }
         Ok(declared)
@@ -327,7 +358,7 @@ impl BindingRun<'_> {
         let decision = decide(&evidence);
         let mut audits = gbb;
         audits.extend(weak);
-        let stem = crate::session::file_stem_for_id(&self.id);
+        let stem = crate::session::dir::file_stem_for_id(&self.id);
         let outcome = RunOutcome {
             id: self.id.clone(),
             decision: Some(decision),

@@ -18,7 +18,7 @@ use bollard::query_parameters::{
     EventsOptions, KillContainerOptions, LogsOptions, RestartContainerOptions, StopContainerOptions,
 };
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+
 
 use crate::runspec::{DockerAction, DockerFaultSpec};
 
@@ -145,6 +145,17 @@ async fn inspect(
         docker.inspect_container(container, None),
     )
     .await
+}
+
+/// What the journal keeps to undo a container action after a crash.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DockerUndo {
+    pub container: String,
+    pub id: String,
+    pub action: String,
+    pub network: Option<String>,
+    pub address: Option<String>,
 }
 
 /// An injected docker fault. Dropping it unhealed heals it (on its own thread, since
@@ -391,10 +402,14 @@ impl InjectedDocker {
     }
 
     /// What `faultline heal` needs to undo it from the journal alone.
-    pub fn undo(&self) -> Value {
-        json!({"docker": {"container": self.container, "id": self.id,
-                          "action": action_name(self.action), "network": self.network,
-                          "address": self.address}})
+    pub fn undo(&self) -> DockerUndo {
+        DockerUndo {
+            container: self.container.clone(),
+            id: self.id.clone(),
+            action: action_name(self.action).to_string(),
+            network: self.network.clone(),
+            address: self.address.clone(),
+        }
     }
 
     /// Writes the container's log since injection to `dir/docker-<container>.log`.
@@ -518,15 +533,14 @@ pub async fn heal_with(
 
 /// Heals from a journal undo record (`{"container", "action", "network", "address"}`),
 /// blocking: `faultline heal` is synchronous.
-pub fn heal_from_undo(undo: &Value) -> Result<String, DockerFaultError> {
-    let text = |key: &str| undo.get(key).and_then(Value::as_str).map(str::to_string);
-    let container =
-        text("container").ok_or_else(|| DockerFaultError::Undo("no container".into()))?;
-    let action = text("action")
-        .as_deref()
-        .and_then(parse_action)
-        .ok_or_else(|| DockerFaultError::Undo("no known action".into()))?;
-    let (network, address) = (text("network"), text("address"));
+pub fn heal_from_undo(undo: &DockerUndo) -> Result<String, DockerFaultError> {
+    if undo.container.is_empty() {
+        return Err(DockerFaultError::Undo("no container".into()));
+    }
+    let container = undo.container.clone();
+    let action = parse_action(&undo.action)
+        .ok_or_else(|| DockerFaultError::Undo(format!("no known action `{}`", undo.action)))?;
+    let (network, address) = (undo.network.clone(), undo.address.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

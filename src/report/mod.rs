@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::engine::outcome::{ScenarioOutcome, SessionOutcome};
-use crate::journal::Record;
+use crate::session::journal::Record;
 use crate::plan::Plan;
 
 pub use cells::summary_of;

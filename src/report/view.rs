@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, SurfaceRow};
 use crate::engine::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
-use crate::journal::Record;
+use crate::session::event::Event;
+use crate::session::journal::Record;
 use crate::plan::{Plan, Scenario};
 use crate::verdict::{ReasonStep, Tier, Verdict};
 
@@ -166,10 +167,10 @@ pub fn session_log<'a>(
     outcome: &'a SessionOutcome,
     journal: &'a [Record],
 ) -> SessionLogView<'a> {
-    let entries = |kind: Option<&str>| -> Vec<Entry<'a>> {
+    let entries = |keep: fn(&Event) -> bool| -> Vec<Entry<'a>> {
         journal
             .iter()
-            .filter(|r| kind.is_none_or(|k| r.kind == k))
+            .filter(|r| keep(&r.event))
             .map(|record| Entry {
                 record,
                 scope: record
@@ -190,10 +191,10 @@ pub fn session_log<'a>(
         plan,
         outcome,
         commit,
-        journal: entries(None),
-        toolbox: entries(Some("toolbox-item")),
-        capabilities: entries(Some("capability")),
-        preconditions: entries(Some("precondition")),
+        journal: entries(|_| true),
+        toolbox: entries(|e| matches!(e, Event::ToolboxItem(_))),
+        capabilities: entries(|e| matches!(e, Event::Capability(_))),
+        preconditions: entries(|e| matches!(e, Event::Precondition(_))),
         scenarios: outcome
             .scenarios
             .iter()

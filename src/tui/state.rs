@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use crate::engine::operator::{Question, QuestionKind};
 use crate::engine::outcome::Phase;
-use crate::journal::Record;
 use crate::plan::{Plan, Problem};
+use crate::session::event::{Event, PrivilegedDecision};
+use crate::session::journal::Record;
 use crate::tui::keymap::{Action, Keymap};
 use crate::verdict::{ReasonStep, Verdict};
 
@@ -91,22 +92,25 @@ impl Badge {
     }
 }
 
-/// Journal record kinds a verdict's evidence overlay lists.
-const EVIDENCE_KINDS: [&str; 13] = [
-    "author-build",
-    "author-driver",
-    "precondition",
-    "budget",
-    "fault-injected",
-    "landing-injector",
-    "landing-declared",
-    "fault-healed",
-    "oracle-result",
-    "rerun-result",
-    "not-run",
-    "env-missing",
-    "verdict",
-];
+/// Whether a verdict's evidence overlay lists this record.
+fn is_evidence(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::AuthorBuild(_)
+            | Event::AuthorDriver(_)
+            | Event::Precondition(_)
+            | Event::Budget(_)
+            | Event::FaultInjected(_)
+            | Event::LandingInjector(_)
+            | Event::LandingDeclared(_)
+            | Event::FaultHealed(_)
+            | Event::OracleResult(_)
+            | Event::RerunResult(_)
+            | Event::NotRun(_)
+            | Event::EnvMissing(_)
+            | Event::Verdict(_)
+    )
+}
 
 /// One discovered toolbox item, as journaled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -264,10 +268,27 @@ pub struct AppState {
 }
 
 fn text(data: &Value, field: &str) -> String {
-    match data.get(field) {
-        Some(Value::String(s)) => crate::sanitize::line(s),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => crate::sanitize::line(&other.to_string()),
+    data.get(field).map(text_of).unwrap_or_default()
+}
+
+/// A JSON value as one sanitized line (a string without its quotes).
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => clean(s),
+        Value::Null => String::new(),
+        other => clean(&other.to_string()),
+    }
+}
+
+fn clean(text: &str) -> String {
+    crate::sanitize::line(text)
+}
+
+/// A run's badge after one more landing signal: any unproven one keeps it unproven.
+fn landing_badge(seen: bool, badge: Badge) -> Badge {
+    match (seen, badge) {
+        (false, _) | (true, Badge::LandingNotProven) => Badge::LandingNotProven,
+        (true, _) => Badge::LandingProven,
     }
 }
 
@@ -419,9 +440,8 @@ impl AppState {
 
     /// Folds one journal record into the state.
     pub fn apply(&mut self, record: &Record) {
-        let data = &record.data;
-        match record.kind.as_str() {
-            "toolbox-item" => {
+        match &record.event {
+            Event::ToolboxItem(data) => {
                 self.reach(Step::Toolbox);
                 self.toolbox.push(ToolRow {
                     path: text(data, "path"),
@@ -431,82 +451,62 @@ impl AppState {
                     evidence: text(data, "evidence"),
                 });
             }
-            "operator-answer" => {
-                let question = text(data, "question");
-                let answer = text(data, "answer");
-                if let Some(key) = question.strip_prefix("capability.") {
+            Event::OperatorAnswer(a) => {
+                let answer = clean(&a.answer);
+                if let Some(key) = a.question.strip_prefix("capability.") {
                     self.reach(Step::Checklist);
                     self.checklist_row(key).answer = Some(answer);
                 } else {
                     self.answers.push(AnswerRow {
-                        question,
+                        question: clean(&a.question),
                         answer,
-                        by: text(data, "by"),
+                        by: clean(&a.by),
                     });
                 }
             }
-            "checklist-complete" => self.reach(Step::Checklist),
-            "capability" => {
-                let row = self.checklist_row(&text(data, "capability"));
-                row.need = text(data, "need");
-                row.present = data.get("present").and_then(Value::as_bool);
-                let version = text(data, "version");
-                row.probe = Some(if version.is_empty() {
-                    text(data, "saw")
-                } else {
-                    version
-                });
+            Event::ChecklistComplete(_) => self.reach(Step::Checklist),
+            Event::Capability(c) => {
+                let row = self.checklist_row(&c.capability);
+                row.need = clean(&c.need);
+                row.present = Some(c.present);
+                row.probe = Some(clean(
+                    c.version.as_deref().filter(|v| !v.is_empty()).unwrap_or(&c.saw),
+                ));
             }
-            "capability-disagreement" => {
-                self.checklist_row(&text(data, "capability")).mismatch = true;
+            Event::CapabilityDisagreement(c) => {
+                self.checklist_row(&c.capability).mismatch = true;
             }
-            kind @ ("install-approved"
-            | "install-declined"
-            | "install-finished"
-            | "install-not-offered") => {
-                self.reach(Step::Approvals);
-                let status = kind.trim_start_matches("install-").replace('-', " ");
-                let detail = ["what", "shown", "command", "outcome", "why", "error"]
-                    .iter()
-                    .map(|f| text(data, f))
-                    .filter(|t| !t.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                self.approvals.push(ApprovalRow {
-                    status,
-                    capability: text(data, "capability"),
-                    detail,
-                });
-            }
-            kind @ ("privileged-approved" | "privileged-declined") => {
-                self.reach(Step::Approvals);
-                let actions = data
-                    .get("actions")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
-                    .unwrap_or_default();
-                self.approvals.push(ApprovalRow {
-                    status: kind.trim_start_matches("privileged-").to_string(),
-                    capability: format!("privileged {}", text(data, "scenario")),
-                    detail: format!("{} (by {})", actions.join("; "), text(data, "by")),
-                });
-            }
-            "session-started" => {
-                let dir = text(data, "session");
-                self.session_dir = (!dir.is_empty()).then(|| PathBuf::from(dir));
+            Event::InstallApproved(d) => self.install_row("approved", &d.capability, &[&d.what]),
+            Event::InstallDeclined(d) => self.install_row("declined", &d.capability, &[&d.what]),
+            Event::InstallNotOffered(n) => self.install_row(
+                "not offered",
+                &n.capability,
+                &[n.shown.as_deref().unwrap_or(""), &n.why],
+            ),
+            Event::InstallFinished(f) => self.install_row(
+                "finished",
+                &f.capability,
+                &[
+                    f.command.as_deref().unwrap_or(""),
+                    f.outcome.as_deref().unwrap_or(""),
+                    f.error.as_deref().unwrap_or(""),
+                ],
+            ),
+            Event::PrivilegedApproved(p) => self.privileged_row("approved", p),
+            Event::PrivilegedDeclined(p) => self.privileged_row("declined", p),
+            Event::SessionStarted(s) => {
+                self.session_dir = (!s.session.is_empty()).then(|| PathBuf::from(&s.session));
                 self.started = Some(record.ts.clone());
             }
-            "session-verdict" => {
+            Event::SessionVerdict(v) => {
                 self.reach(Step::Report);
-                self.session_verdict = Some(text(data, "verdict"));
+                self.session_verdict = v.verdict.map(|v| v.to_string());
             }
-            "interrupted" => self.interrupted = Some(text(data, "during")),
+            Event::Interrupted(i) => self.interrupted = Some(clean(&i.during)),
             // Raw, not sanitized: it is a path under the session, read by the diff view.
-            "author-staged" => {
-                let diff = data.get("diff").and_then(Value::as_str);
-                let written = data.get("files").and_then(Value::as_u64).unwrap_or(0);
-                self.staged_diff = match (&self.session_dir, diff) {
-                    (Some(dir), Some(diff)) if written > 0 => Some(dir.join(diff)),
+            Event::AuthorStaged(a) => {
+                self.staged_diff = match &self.session_dir {
+                    Some(dir) if a.files > 0 && !a.diff.is_empty() => Some(dir.join(&a.diff)),
                     _ => None,
                 };
             }
@@ -514,29 +514,55 @@ impl AppState {
         }
     }
 
+    fn install_row(&mut self, status: &str, capability: &str, details: &[&str]) {
+        self.reach(Step::Approvals);
+        let detail = details
+            .iter()
+            .filter(|t| !t.is_empty())
+            .map(|t| clean(t))
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.approvals.push(ApprovalRow {
+            status: status.to_string(),
+            capability: clean(capability),
+            detail,
+        });
+    }
+
+    fn privileged_row(&mut self, status: &str, p: &PrivilegedDecision) {
+        self.reach(Step::Approvals);
+        self.approvals.push(ApprovalRow {
+            status: status.to_string(),
+            capability: format!("privileged {}", clean(&p.scenario)),
+            detail: clean(&format!("{} (by {})", p.actions.join("; "), p.by)),
+        });
+    }
+
     /// Records about one scenario / arm run.
     fn apply_run(&mut self, record: &Record) {
         let Some(index) = self.row_index(record) else {
             return;
         };
-        let data = &record.data;
-        let kind = record.kind.as_str();
-        if kind == "iteration-started" || kind == "command-started" {
+        if matches!(
+            record.event,
+            Event::IterationStarted(_) | Event::CommandStarted(_)
+        ) {
             self.reach(Step::Run);
         }
         let row = &mut self.runs[index];
-        if EVIDENCE_KINDS.contains(&kind) {
+        if is_evidence(&record.event) {
             row.evidence.push(format!(
-                "#{} {kind}: {}",
+                "#{} {}: {}",
                 record.seq,
-                crate::sanitize::line(&crate::report::summary_of(data))
+                record.kind(),
+                clean(&crate::report::summary_of(&record.event.data()))
             ));
         }
-        match kind {
-            "iteration-started" => {
-                row.labels.push(text(data, "label"));
+        match &record.event {
+            Event::IterationStarted(i) => {
+                row.labels.push(clean(&i.label));
                 row.started.get_or_insert_with(|| record.ts.clone());
-                let rerun = text(data, "label").ends_with("rerun");
+                let rerun = i.label.ends_with("rerun");
                 row.phase = if rerun {
                     Phase::Rerun
                 } else {
@@ -546,9 +572,8 @@ impl AppState {
                 row.badge = Badge::Running;
                 row.landing.clear();
             }
-            "command-started" => {
-                let name = text(data, "name");
-                match name.as_str() {
+            Event::CommandStarted(c) => {
+                match c.name.as_str() {
                     "workload" => row.phase = Phase::Workload,
                     "quiesce" => row.phase = Phase::Quiesce,
                     "final-state" | "checker" => {
@@ -557,91 +582,88 @@ impl AppState {
                     }
                     _ => {}
                 }
-                let log = text(data, "log");
-                if !log.is_empty() {
+                if !c.log.is_empty() {
                     // The record names the stderr log; stdout sits beside it.
-                    if let Some(stdout) = log.strip_suffix(".stderr.log") {
+                    if let Some(stdout) = c.log.strip_suffix(".stderr.log") {
                         row.logs.push(PathBuf::from(format!("{stdout}.stdout.log")));
                     }
-                    row.logs.push(PathBuf::from(log));
+                    row.logs.push(PathBuf::from(&c.log));
                 }
                 if row.badge == Badge::Pending {
                     row.badge = Badge::Running;
                 }
             }
-            "fault-intent" => row.phase = Phase::Fault,
-            "fault-injected" => {
+            Event::FaultIntent(_) => row.phase = Phase::Fault,
+            Event::FaultInjected(f) => {
                 row.badge = Badge::FaultInjected;
-                row.landing
-                    .push(format!("{}: injected", text(data, "fault")));
+                row.landing.push(format!("{}: injected", clean(&f.fault)));
             }
-            "landing-injector" | "landing-declared" => {
-                // `seen` is the matching line, or null / false when nothing matched.
-                let matched = text(data, "seen");
-                let seen = match data.get("landed").or_else(|| data.get("seen")) {
-                    Some(Value::Bool(b)) => *b,
-                    Some(Value::String(s)) => !s.is_empty(),
-                    _ => false,
-                };
-                let what = if kind == "landing-injector" {
-                    // Older journals carry the text as `detail` itself.
-                    let said = Some(text(data, "text"))
-                        .filter(|t| !t.is_empty())
-                        .unwrap_or_else(|| text(data, "detail"));
-                    format!("injector side: {said}")
+            Event::LandingInjector(l) => {
+                // Older journals carry the text as `detail` itself.
+                let said = if l.text.is_empty() {
+                    text_of(&l.detail)
                 } else {
-                    format!(
-                        "declared on {}: /{}/",
-                        text(data, "side"),
-                        text(data, "pattern")
-                    )
+                    clean(&l.text)
                 };
-                let verdict = match (seen, kind) {
-                    (true, "landing-declared") if matched != "true" => format!("seen: {matched}"),
-                    (true, _) => "seen".to_string(),
-                    (false, _) => "NOT seen".to_string(),
-                };
-                row.landing
-                    .push(format!("{}: {what} — {verdict}", text(data, "fault")));
-                row.badge = match (seen, row.badge) {
-                    (false, _) | (true, Badge::LandingNotProven) => Badge::LandingNotProven,
-                    (true, _) => Badge::LandingProven,
-                };
+                let verdict = if l.landed { "seen" } else { "NOT seen" };
+                row.landing.push(format!(
+                    "{}: injector side: {said} — {verdict}",
+                    clean(&l.fault)
+                ));
+                row.badge = landing_badge(l.landed, row.badge);
             }
-            "fault-healed" => {
+            Event::LandingDeclared(l) => {
+                // `seen` is the matching line, or null / false when nothing matched.
+                let (seen, verdict) = match &l.seen {
+                    Value::Bool(true) => (true, "seen".to_string()),
+                    Value::Null | Value::Bool(false) => (false, "NOT seen".to_string()),
+                    Value::String(s) if s.is_empty() => (false, "NOT seen".to_string()),
+                    other => (true, format!("seen: {}", text_of(other))),
+                };
+                let side = l
+                    .side
+                    .map(|s| format!("{s:?}").to_lowercase())
+                    .unwrap_or_default();
+                row.landing.push(format!(
+                    "{}: declared on {side}: /{}/ — {verdict}",
+                    clean(&l.fault),
+                    clean(&l.pattern)
+                ));
+                row.badge = landing_badge(seen, row.badge);
+            }
+            Event::FaultHealed(h) => {
                 row.phase = Phase::Workload;
-                row.landing.push(format!("{}: healed", text(data, "fault")));
+                row.landing.push(format!("{}: healed", clean(&h.fault)));
             }
-            "quiesce" => {
+            Event::Quiesce(_) => {
                 row.phase = Phase::Quiesce;
                 row.badge = Badge::Checking;
             }
-            "oracle-result" => {
+            Event::OracleResult(_) => {
                 row.phase = Phase::Oracle;
                 row.badge = Badge::Checking;
                 row.seeds_done = row.seeds_done.saturating_add(1).min(row.seeds_started);
             }
-            "verdict" | "arms-aggregated" => {
-                let verdict = data
-                    .get("verdict")
-                    .cloned()
-                    .and_then(|v| serde_json::from_value::<Verdict>(v).ok());
-                if let Some(v) = verdict {
+            Event::Verdict(v) => {
+                if let Some(v) = v.verdict {
+                    row.badge = Badge::Verdict(v);
+                    row.phase = Phase::Done;
+                }
+                row.reasons = v.reasons.clone();
+                if v.verdict.is_some_and(Verdict::is_fail) {
+                    self.reach(Step::Finding);
+                }
+            }
+            Event::ArmsAggregated(a) => {
+                if let Some(v) = a.verdict {
                     row.badge = Badge::Verdict(v);
                     row.phase = Phase::Done;
                     if v.is_fail() {
                         self.reach(Step::Finding);
                     }
                 }
-                if let Some(reasons) = data
-                    .get("reasons")
-                    .cloned()
-                    .and_then(|r| serde_json::from_value::<Vec<ReasonStep>>(r).ok())
-                {
-                    self.runs[index].reasons = reasons;
-                }
             }
-            "not-run" | "env-missing" => row.not_run = Some(text(data, "reason")),
+            Event::NotRun(r) | Event::EnvMissing(r) => row.not_run = Some(clean(&r.reason)),
             _ => {}
         }
     }
@@ -746,10 +768,9 @@ impl Ui {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::Scope;
-    use serde_json::json;
+    use crate::session::journal::Scope;
 
-    fn rec(kind: &str, scenario: Option<&str>, data: Value) -> Record {
+    fn rec(scenario: Option<&str>, event: Event) -> Record {
         Record {
             seq: 1,
             ts: String::new(),
@@ -757,8 +778,7 @@ mod tests {
                 scenario: scenario.map(str::to_string),
                 arm: None,
             },
-            kind: kind.to_string(),
-            data,
+            event,
         }
     }
 
@@ -780,14 +800,22 @@ mod tests {
     fn a_disagreement_marks_the_checklist_row() {
         let mut s = AppState::new(plan());
         s.apply(&rec(
-            "operator-answer",
             None,
-            json!({"question": "capability.docker", "answer": "have", "by": "t"}),
+            Event::OperatorAnswer(crate::session::event::OperatorAnswer {
+                question: "capability.docker".into(),
+                prompt: None,
+                answer: "have".into(),
+                by: "t".into(),
+            }),
         ));
         s.apply(&rec(
-            "capability-disagreement",
             None,
-            json!({"capability": "docker", "operator": "have", "probe_present": false}),
+            Event::CapabilityDisagreement(crate::session::event::CapabilityDisagreement {
+                capability: "docker".into(),
+                operator: "have".into(),
+                probe_present: false,
+                resolution: String::new(),
+            }),
         ));
         assert_eq!(s.checklist.len(), 1);
         assert!(s.checklist[0].mismatch);
@@ -800,9 +828,14 @@ mod tests {
         let id = s.runs[0].scenario.clone();
         for seen in [true, false, true] {
             s.apply(&rec(
-                "landing-declared",
                 Some(&id),
-                json!({"fault": "f1", "side": "victim", "pattern": "x", "seen": seen}),
+                Event::LandingDeclared(crate::session::event::LandingDeclared {
+                    fault: "f1".into(),
+                    side: Some(crate::runspec::model::Side::Victim),
+                    pattern: "x".into(),
+                    seen: Value::Bool(seen),
+                    skew_s: None,
+                }),
             ));
         }
         assert_eq!(s.runs[0].badge, Badge::LandingNotProven);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{DEFAULT_DEADLINE, DEFAULT_LANDING_WITHIN, EngineError, FaultFacts, Runner};
+use crate::session::event::{self, Event, Undo};
 use crate::exec;
 use crate::nemesis::clock::{self, InjectedClock, VictimClock};
 use crate::nemesis::command::{CommandFault, InjectedCommand};
@@ -153,7 +154,10 @@ impl Runner<'_> {
         let watches = self.landing_watches(step).await?;
         facts
             .cites
-            .push(self.log("fault-intent", json!({"fault": facts.id, "epoch": epoch}))?);
+            .push(self.log(Event::FaultIntent(event::FaultIntent {
+                fault: facts.id.clone(),
+                epoch,
+            }))?);
         self.write_epoch(&epoch.to_string())?;
         // A privileged step without a recorded approval is refused like a failed inject.
         let attempt = match self.privileged_approval(step) {
@@ -163,10 +167,12 @@ impl Runner<'_> {
         let (held, approved) = match attempt {
             Ok(held) => held,
             Err(error) => {
-                facts.cites.push(self.log(
-                    "fault-inject-failed",
-                    json!({"fault": facts.id, "error": error}),
-                )?);
+                facts
+                    .cites
+                    .push(self.log(Event::FaultInjectFailed(event::FaultInjectFailed {
+                        fault: facts.id.clone(),
+                        error: error.clone(),
+                    }))?);
                 facts.detail.push(format!("inject failed: {error}"));
                 return Ok(None);
             }
@@ -177,10 +183,14 @@ impl Runner<'_> {
             _ => None,
         };
         let undo = self.undo(&held, step)?;
-        facts.cites.push(self.log(
-            "fault-injected",
-            json!({"fault": facts.id, "pid": pid, "undo": undo, "approved": approved}),
-        )?);
+        facts
+            .cites
+            .push(self.log(Event::FaultInjected(event::FaultInjected {
+                fault: facts.id.clone(),
+                pid,
+                undo,
+                approved,
+            }))?);
         Ok(Some((held, watches)))
     }
 
@@ -353,42 +363,59 @@ impl Runner<'_> {
     }
 
     /// Enough to heal the fault later from the journal alone (`faultline heal`).
-    fn undo(&mut self, held: &Held, step: &FaultStep) -> Result<Value, EngineError> {
-        Ok(match held {
-            Held::Process(injected) => {
-                json!({"pid": injected.pid, "action": format!("{:?}", injected.action),
-                       "started": exec::start_time(injected.pid)})
-            }
-            Held::Docker(injected) => injected.undo(),
+    fn undo(&mut self, held: &Held, step: &FaultStep) -> Result<Option<Undo>, EngineError> {
+        Ok(Some(match held {
+            Held::Process(injected) => Undo::Process(event::ProcessUndo {
+                pid: injected.pid,
+                action: format!("{:?}", injected.action),
+                started: exec::start_time(injected.pid),
+            }),
+            Held::Docker(injected) => Undo::Docker {
+                docker: injected.undo(),
+            },
             Held::Net(injected) => {
-                let rules: Vec<Vec<&str>> = injected
+                let rules = injected
                     .rules
                     .iter()
                     .map(|argv| {
-                        std::iter::once("iptables")
-                            .chain(argv.iter().map(String::as_str))
+                        std::iter::once("iptables".to_string())
+                            .chain(argv.iter().cloned())
                             .collect()
                     })
                     .collect();
-                json!({"net": {"netns": injected.netns, "tag": injected.tag, "rules": rules}})
-            }
-            Held::Clock(injected, _) => {
-                json!({"clock": {"control": injected.control.display().to_string()}})
-            }
-            Held::Proxy(injected) => {
-                json!({"proxy": {"listen": injected.proxy.listen.to_string(),
-                                 "upstream": injected.proxy.upstream, "toxic": injected.toxic}})
-            }
-            Held::Disk(injected) => {
-                json!({"disk": {"filler": injected.filler.display().to_string()}})
-            }
-            Held::Command(_) => match &step.command {
-                Some(spec) => {
-                    json!({"heal": self.expand(&spec.heal)?, "cwd": self.ctx.cwd.display().to_string()})
+                Undo::Net {
+                    net: event::NetUndo {
+                        netns: injected.netns.clone(),
+                        tag: injected.tag.clone(),
+                        rules,
+                    },
                 }
-                None => Value::Null,
+            }
+            Held::Clock(injected, _) => Undo::Clock {
+                clock: event::ClockUndo {
+                    control: injected.control.display().to_string(),
+                },
             },
-        })
+            Held::Proxy(injected) => Undo::Proxy {
+                proxy: event::ProxyUndo {
+                    listen: injected.proxy.listen.to_string(),
+                    upstream: injected.proxy.upstream.clone(),
+                    toxic: json!(injected.toxic),
+                },
+            },
+            Held::Disk(injected) => Undo::Disk {
+                disk: event::DiskUndo {
+                    filler: injected.filler.display().to_string(),
+                },
+            },
+            Held::Command(_) => match &step.command {
+                Some(spec) => Undo::Command(event::CommandUndo {
+                    heal: self.expand(&spec.heal)?,
+                    cwd: self.ctx.cwd.display().to_string(),
+                }),
+                None => return Ok(None),
+            },
+        }))
     }
 
     /// The kind's built-in injector-side probe; `None` for the `command` kind, whose
@@ -465,10 +492,14 @@ impl Runner<'_> {
             facts.detail.push(format!("injector: {}", seen.text));
             let mut detail = seen.detail;
             detail["text"] = json!(seen.text);
-            facts.cites.push(self.log(
-                "landing-injector",
-                json!({"fault": facts.id, "landed": seen.landed, "text": seen.text, "detail": detail}),
-            )?);
+            facts
+                .cites
+                .push(self.log(Event::LandingInjector(event::LandingInjector {
+                    fault: facts.id.clone(),
+                    landed: seen.landed,
+                    text: seen.text,
+                    detail,
+                }))?);
         }
         // A kind's built-in victim-side check counts like a declared signal.
         let mut builtin_victim = None;
@@ -479,11 +510,15 @@ impl Runner<'_> {
             facts.victim_side_seen = seen.landed;
             builtin_victim = Some(seen.landed);
             facts.detail.push(format!("victim: {}", seen.detail));
-            facts.cites.push(self.log(
-                "landing-declared",
-                json!({"fault": facts.id, "side": Side::Victim, "pattern": victim.pattern.as_str(),
-                       "seen": seen.landed.then_some(&seen.detail), "skew_s": seen.skew}),
-            )?);
+            facts
+                .cites
+                .push(self.log(Event::LandingDeclared(event::LandingDeclared {
+                    fault: facts.id.clone(),
+                    side: Some(Side::Victim),
+                    pattern: victim.pattern.as_str().to_string(),
+                    seen: json!(seen.landed.then_some(&seen.detail)),
+                    skew_s: seen.skew,
+                }))?);
         }
         let mut all = !watches.is_empty() || builtin_victim.is_some();
         all &= builtin_victim.unwrap_or(true);
@@ -510,10 +545,15 @@ impl Runner<'_> {
                     watch.describe()
                 ),
             });
-            facts.cites.push(self.log(
-                "landing-declared",
-                json!({"fault": facts.id, "side": side, "pattern": watch.describe(), "seen": found}),
-            )?);
+            facts
+                .cites
+                .push(self.log(Event::LandingDeclared(event::LandingDeclared {
+                    fault: facts.id.clone(),
+                    side: Some(*side),
+                    pattern: watch.describe(),
+                    seen: json!(found),
+                    skew_s: None,
+                }))?);
         }
         facts.declared_landed = all;
         Ok(())
@@ -542,7 +582,11 @@ impl Runner<'_> {
         facts.healed = healed.is_ok();
         facts
             .cites
-            .push(self.log("fault-healed", json!({"fault": facts.id, "result": healed}))?);
+            .push(self.log(Event::FaultHealed(event::FaultHealed {
+                fault: facts.id.clone(),
+                result: Some(healed),
+                by: None,
+            }))?);
         Ok(())
     }
 

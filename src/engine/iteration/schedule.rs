@@ -6,11 +6,12 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+
 use tokio::time::Instant;
 
 use super::faults::Held;
 use super::{EngineError, FaultFacts, Runner};
+use crate::session::event::{self, Event, millis};
 use crate::nemesis::signal::Watch;
 use crate::runspec::FaultStep;
 
@@ -168,10 +169,11 @@ impl Runner<'_> {
                         self.skip(due.remove(i), "its trigger names no signal to watch")?;
                         continue;
                     };
-                    self.log(
-                        "fault-awaiting",
-                        json!({"fault": id, "on": watch.describe(), "within_ms": within.as_millis()}),
-                    )?;
+                    self.log(Event::FaultAwaiting(event::FaultAwaiting {
+                        fault: id.clone(),
+                        on: watch.describe(),
+                        within_ms: millis(within),
+                    }))?;
                     due[i].start = Start::On {
                         watch,
                         deadline: now + within,
@@ -180,7 +182,10 @@ impl Runner<'_> {
                 Start::On { watch, deadline } => {
                     let seen = watch.poll().await.map_err(|e| self.io(e))?;
                     if let Some(line) = seen {
-                        self.log("fault-trigger-seen", json!({"fault": id, "seen": line}))?;
+                        self.log(Event::FaultTriggerSeen(event::FaultTriggerSeen {
+                            fault: id.clone(),
+                            seen: line.clone(),
+                        }))?;
                         due[i].start = Start::At(Instant::now() + step.after.0);
                     } else if *deadline <= now {
                         let why =
@@ -199,7 +204,10 @@ impl Runner<'_> {
     /// Journals an injection that will not happen, and counts it as not proven.
     fn skip(&mut self, skipped: Due<'_>, why: &str) -> Result<(), EngineError> {
         let id = injection_id(skipped.step, skipped.rep);
-        let seq = self.log("fault-skipped", json!({"fault": id, "reason": why}))?;
+        let seq = self.log(Event::FaultSkipped(event::FaultSkipped {
+            fault: id.clone(),
+            reason: why.to_string(),
+        }))?;
         self.facts.faults.push(FaultFacts {
             id,
             detail: vec![format!("not injected: {why}")],

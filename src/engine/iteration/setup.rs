@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::{EngineError, Runner};
+use crate::session::event::{self, Event};
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
 use crate::runspec::{Binding, DiskFaultSpec};
@@ -31,10 +32,10 @@ impl Runner<'_> {
                     fault.value.id
                 ))
             })?;
-            self.log(
-                "proxy-started",
-                json!({"listen": proxy.listen.to_string(), "upstream": upstream}),
-            )?;
+            self.log(Event::ProxyStarted(event::ProxyStarted {
+                listen: proxy.listen.to_string(),
+                upstream: upstream.to_string(),
+            }))?;
             self.proxies.insert(listen, Arc::new(proxy));
         }
         Ok(())
@@ -44,10 +45,10 @@ impl Runner<'_> {
         for (listen, proxy) in std::mem::take(&mut self.proxies) {
             let counters = proxy.snapshot();
             drop(proxy);
-            self.log(
-                "proxy-stopped",
-                json!({"listen": listen, "counters": counters}),
-            )?;
+            self.log(Event::ProxyStopped(event::ProxyStopped {
+                listen: listen.to_string(),
+                counters: json!(counters),
+            }))?;
         }
         Ok(())
     }
@@ -77,10 +78,11 @@ impl Runner<'_> {
                     fault.value.id
                 ))
             })?;
-            self.log(
-                "mount-created",
-                json!({"path": path.display().to_string(), "fstype": "tmpfs", "size": size}),
-            )?;
+            self.log(Event::MountCreated(event::MountCreated {
+                path: path.display().to_string(),
+                fstype: "tmpfs".into(),
+                size: size.to_string(),
+            }))?;
             self.mounts.push(mount);
         }
         Ok(())
@@ -89,8 +91,15 @@ impl Runner<'_> {
     pub(super) fn unmount_disks(&mut self) -> Result<(), EngineError> {
         for mount in std::mem::take(&mut self.mounts) {
             let path = mount.path.display().to_string();
-            let result = mount.unmount().map_err(|e| e.to_string());
-            self.log("mount-removed", json!({"path": path, "result": result}))?;
+            let result = mount
+                .unmount()
+                .map(|()| format!("tmpfs at {path} unmounted"))
+                .map_err(|e| e.to_string());
+            self.log(Event::MountRemoved(event::MountRemoved {
+                path,
+                result: Some(result),
+                by: None,
+            }))?;
         }
         Ok(())
     }

@@ -135,7 +135,7 @@ pub fn watch(dir: &Path) -> i32 {
         return crate::exit::OK;
     }
     tracing::warn!(session = %dir.display(), "faultline ended without healing; healing its session");
-    match crate::heal::heal_session_as(dir, HEALER) {
+    match crate::session::heal::heal_session_as(dir, HEALER) {
         Ok(healed) if healed.failures.is_empty() => {
             tracing::info!(actions = ?healed.actions, "watchdog healed the session");
             crate::exit::OK

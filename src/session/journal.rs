@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::event::{Event, TornTail};
 
 /// Which scenario / arm an event belongs to (both empty for session-wide events).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,31 +21,75 @@ pub struct Scope {
     pub arm: Option<String>,
 }
 
-/// One journal line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One journal line: a numbered, timestamped, scoped [`Event`].
+#[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// 1-based, strictly increasing within a journal.
     pub seq: u64,
     /// UTC wall-clock time, RFC 3339, for people.
     pub ts: String,
-    #[serde(flatten)]
     pub scope: Scope,
-    /// Event kind, e.g. `fault-injected`.
-    pub kind: String,
-    /// Event payload.
-    pub data: serde_json::Value,
+    pub event: Event,
+}
+
+impl Record {
+    /// The kind this record is journaled as.
+    pub fn kind(&self) -> &str {
+        self.event.kind()
+    }
+}
+
+/// The line as written: `kind` and `data` beside the number, time and scope.
+#[derive(Serialize)]
+struct LineOut<'a> {
+    seq: u64,
+    ts: &'a str,
+    #[serde(flatten)]
+    scope: &'a Scope,
+    kind: &'a str,
+    data: Value,
+}
+
+#[derive(Deserialize)]
+struct LineIn {
+    seq: u64,
+    ts: String,
+    #[serde(flatten)]
+    scope: Scope,
+    kind: String,
+    #[serde(default)]
+    data: Value,
+}
+
+impl Serialize for Record {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        LineOut {
+            seq: self.seq,
+            ts: &self.ts,
+            scope: &self.scope,
+            kind: self.event.kind(),
+            data: self.event.data(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let line = LineIn::deserialize(deserializer)?;
+        Ok(Record {
+            seq: line.seq,
+            ts: line.ts,
+            scope: line.scope,
+            event: Event::from_parts(line.kind, line.data),
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
-    #[error("{path}:{line}: not a journal record: {message}")]
-    Corrupt {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
     #[error("cannot encode journal event `{kind}`: {message}")]
     Encode { kind: String, message: String },
     #[error(
@@ -121,8 +168,10 @@ impl Journal {
         if let Some(tail) = &existing.torn_tail {
             journal.append(
                 Scope::default(),
-                "journal-torn-tail",
-                &serde_json::json!({"bytes": tail.len(), "kept_in": "journal.torn"}),
+                Event::JournalTornTail(TornTail {
+                    bytes: tail.len(),
+                    kept_in: "journal.torn".into(),
+                }),
             )?;
         }
         Ok(journal)
@@ -134,25 +183,15 @@ impl Journal {
     }
 
     /// Appends one event and syncs it to disk before returning its record.
-    pub fn append<T: Serialize>(
-        &mut self,
-        scope: Scope,
-        kind: &str,
-        data: &T,
-    ) -> Result<Record, JournalError> {
-        let data = serde_json::to_value(data).map_err(|e| JournalError::Encode {
-            kind: kind.to_string(),
-            message: e.to_string(),
-        })?;
+    pub fn append(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
         let record = Record {
             seq: self.next_seq,
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             scope,
-            kind: kind.to_string(),
-            data,
+            event,
         };
         let mut line = serde_json::to_vec(&record).map_err(|e| JournalError::Encode {
-            kind: kind.to_string(),
+            kind: record.kind().to_string(),
             message: e.to_string(),
         })?;
         line.push(b'\n');
@@ -212,11 +251,27 @@ pub struct Contents {
     pub records: Vec<Record>,
     /// A final line cut short by a crash mid-write (kept out of `records`).
     pub torn_tail: Option<String>,
+    /// Lines before the last that are not records (a damaged disk block, a NUL
+    /// byte): 1-based line number and why. Everything around them is read.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A damaged journal line that was passed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub line: usize,
+    pub why: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {} skipped: {}", self.line, self.why)
+    }
 }
 
 /// Reads every complete record. A torn last line (no newline, not valid JSON) is
-/// reported in `torn_tail`, not treated as corruption; a bad line anywhere else is an
-/// error naming its line number.
+/// reported in `torn_tail`; a bad line anywhere else is passed over and listed in
+/// `skipped`, so one damaged record never hides the others (healing needs them).
 pub fn read(path: &Path) -> Result<Contents, JournalError> {
     let bytes = std::fs::read(path).map_err(|source| JournalError::Io {
         path: path.to_path_buf(),
@@ -237,13 +292,10 @@ pub fn read(path: &Path) -> Result<Contents, JournalError> {
             Err(_) if index + 1 == lines.len() && !ends_with_newline => {
                 contents.torn_tail = Some((*line).to_string());
             }
-            Err(e) => {
-                return Err(JournalError::Corrupt {
-                    path: path.to_path_buf(),
-                    line: index + 1,
-                    message: e.to_string(),
-                });
-            }
+            Err(e) => contents.skipped.push(Skipped {
+                line: index + 1,
+                why: e.to_string(),
+            }),
         }
     }
     Ok(contents)

@@ -100,18 +100,13 @@ pub fn load(session: &Path) -> Result<Saved, String> {
         Err(e) => return Err(format!("{}: {e}", outcome_path.display())),
     };
     let journal =
-        crate::journal::read(&session.join("journal.jsonl")).map_err(|e| e.to_string())?;
-    let answers = journal
-        .records
-        .iter()
-        .filter(|r| r.kind == "operator-answer")
-        .filter_map(|r| {
-            let id = r.data.get("question")?.as_str()?;
-            let answer = r.data.get("answer")?.as_str()?;
-            // Approvals are asked again: whoever resumes approves for themselves.
-            let approval = id.starts_with("install.") || id.starts_with("privileged.");
-            (!approval).then(|| (id.to_string(), answer.to_string()))
-        })
+        crate::session::journal::read(&session.join("journal.jsonl")).map_err(|e| e.to_string())?;
+    let answers = crate::session::view::View::of(&journal.records)
+        .answers
+        .into_iter()
+        // Approvals are asked again: whoever resumes approves for themselves.
+        .filter(|(id, _)| !(id.starts_with("install.") || id.starts_with("privileged.")))
+        .map(|(id, answer)| (id, answer.answer))
         .collect();
     Ok(Saved {
         input: PlanInput {

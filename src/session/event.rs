@@ -1,0 +1,884 @@
+//! What a journal record says happened: one typed [`Event`] per kind.
+//!
+//! The journal line keeps the shape every earlier faultline wrote
+//! (`{"seq", "ts", "scenario", "arm", "kind", "data"}`), so old journals load. A kind
+//! this build does not know, or a known kind whose payload it cannot read, becomes
+//! [`Event::Unknown`] with its text kept: a reader skips it, nothing is lost, and the
+//! line is written back unchanged if the record is ever re-serialized.
+//!
+//! Adding a kind: one line in the `events!` list below, its payload struct, and its
+//! case in the reducer (`session::view`). No kind is spelled as a string anywhere else.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::reduce::{TimingCut, WorkloadCut};
+use crate::verdict::{ReasonStep, SessionVerdict, Tier, Verdict};
+
+/// The journal format this build writes (in `session-started`). 1: the untyped
+/// journals before typed events (no `format` field); 2: typed events.
+pub const FORMAT: u32 = 2;
+
+/// Declares the event enum: variant, payload and the kind it is journaled as.
+macro_rules! events {
+    ($( $(#[$doc:meta])* $variant:ident($payload:ty) = $kind:literal, )*) => {
+        /// One thing that happened in a session.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind", content = "data")]
+        pub enum Event {
+            $( $(#[$doc])* #[serde(rename = $kind)] $variant($payload), )*
+            /// A kind this build does not read (a newer faultline's, or a damaged
+            /// payload); kept verbatim.
+            #[serde(skip)]
+            Unknown(Unknown),
+        }
+
+        impl Event {
+            /// The kind this event is journaled as.
+            pub fn kind(&self) -> &str {
+                match self {
+                    $( Event::$variant(_) => $kind, )*
+                    Event::Unknown(u) => &u.kind,
+                }
+            }
+        }
+
+        /// Every kind this build reads, for tests and the reference.
+        pub const KINDS: &[&str] = &[$( $kind ),*];
+    };
+}
+
+events! {
+    // The session itself.
+    SessionStarted(SessionStarted) = "session-started",
+    SessionResumed(SessionResumed) = "session-resumed",
+    SessionVerdict(SessionVerdictEvent) = "session-verdict",
+    Watchdog(WatchdogEvent) = "watchdog",
+    JournalTornTail(TornTail) = "journal-torn-tail",
+    /// The operator (or a signal) stopped the run during a scenario.
+    Interrupted(InterruptedEvent) = "interrupted",
+    /// A question nobody could answer stopped the run.
+    StoppedUnanswered(StoppedUnanswered) = "stopped-unanswered",
+    OperatorAnswer(OperatorAnswer) = "operator-answer",
+    // Preflight: toolbox, checklist, probes, installs, approvals.
+    ToolboxItem(Value) = "toolbox-item",
+    ToolboxUsed(ToolboxUsed) = "toolbox-used",
+    ToolboxError(ErrorText) = "toolbox-error",
+    ChecklistComplete(ChecklistComplete) = "checklist-complete",
+    Capability(CapabilitySeen) = "capability",
+    CapabilityDeferred(CapabilityDeferred) = "capability-deferred",
+    CapabilityDisagreement(CapabilityDisagreement) = "capability-disagreement",
+    CapabilityWait(CapabilityRef) = "capability-wait",
+    CapabilitySubstituted(CapabilitySubstituted) = "capability-substituted",
+    CapabilityMatrix(CapabilityMatrix) = "capability-matrix",
+    InstallApproved(InstallDecision) = "install-approved",
+    InstallDeclined(InstallDecision) = "install-declined",
+    InstallNotOffered(InstallNotOffered) = "install-not-offered",
+    InstallFinished(InstallFinished) = "install-finished",
+    PrivilegedApproved(PrivilegedDecision) = "privileged-approved",
+    PrivilegedDeclined(PrivilegedDecision) = "privileged-declined",
+    // A scenario's run.
+    Budget(Budget) = "budget",
+    AuditDeclared(AuditDeclared) = "audit-declared",
+    DeclarationRefused(DeclarationRefused) = "declaration-refused",
+    IterationStarted(IterationStarted) = "iteration-started",
+    CommandStarted(CommandStarted) = "command-started",
+    CommandExited(CommandExited) = "command-exited",
+    LogsFull(LogsFull) = "logs-full",
+    Precondition(Precondition) = "precondition",
+    ServiceStopped(ServiceStopped) = "service-stopped",
+    CheckpointStart(CheckpointStart) = "checkpoint-start",
+    CheckpointEnd(CheckpointEnd) = "checkpoint-end",
+    StatusPull(StatusPull) = "status-pull",
+    Quiesce(Quiesce) = "quiesce",
+    ProxyStarted(ProxyStarted) = "proxy-started",
+    ProxyStopped(ProxyStopped) = "proxy-stopped",
+    MountCreated(MountCreated) = "mount-created",
+    MountRemoved(MountRemoved) = "mount-removed",
+    // Faults.
+    FaultAwaiting(FaultAwaiting) = "fault-awaiting",
+    FaultTriggerSeen(FaultTriggerSeen) = "fault-trigger-seen",
+    FaultSkipped(FaultSkipped) = "fault-skipped",
+    FaultIntent(FaultIntent) = "fault-intent",
+    FaultInjectFailed(FaultInjectFailed) = "fault-inject-failed",
+    FaultInjected(FaultInjected) = "fault-injected",
+    LandingInjector(LandingInjector) = "landing-injector",
+    LandingDeclared(LandingDeclared) = "landing-declared",
+    FaultHealed(FaultHealed) = "fault-healed",
+    // The oracle.
+    HistoryUnreadable(HistoryUnreadable) = "history-unreadable",
+    HistoryRejected(ErrorText) = "history-rejected",
+    CheckerUnknown(CheckerUnknown) = "checker-unknown",
+    CheckerOutputRejected(CheckerOutputRejected) = "checker-output-rejected",
+    FinalStateMissing(FinalStateMissing) = "final-state-missing",
+    OracleResult(OracleResult) = "oracle-result",
+    // Verdicts and what follows a FAIL.
+    SeedsStopped(SeedsStopped) = "seeds-stopped",
+    RerunResult(RerunResult) = "rerun-result",
+    ReductionStarted(ReductionStarted) = "reduction-started",
+    ReductionCandidate(ReductionCandidate) = "reduction-candidate",
+    ReductionResult(ReductionResult) = "reduction-result",
+    NotRun(Reason) = "not-run",
+    EnvMissing(Reason) = "env-missing",
+    Verdict(VerdictEvent) = "verdict",
+    ArmsAggregated(ArmsAggregated) = "arms-aggregated",
+    // Author mode.
+    AuthorStarted(AuthorStarted) = "author-started",
+    AuthorFailed(AuthorFailed) = "author-failed",
+    AuthorWritten(AuthorWritten) = "author-written",
+    AuthorSkipped(AuthorSkipped) = "author-skipped",
+    AuthorRefused(AuthorReason) = "author-refused",
+    AuthorEphemeral(AuthorReason) = "author-ephemeral",
+    AuthorStaged(AuthorStaged) = "author-staged",
+    AuthorBuildStarted(AuthorBuildStarted) = "author-build-started",
+    AuthorBuild(AuthorBuild) = "author-build",
+    AuthorDriver(AuthorDriver) = "author-driver",
+    // Healing after a crash (`faultline heal`, the watchdog, `resume`).
+    HealStarted(HealBy) = "heal-started",
+    GroupEnded(GroupEnded) = "group-ended",
+    MarkedEnded(MarkedEnded) = "marked-ended",
+    HealFinished(HealFinished) = "heal-finished",
+}
+
+/// A record of a kind this build does not read, kept as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unknown {
+    pub kind: String,
+    pub data: Value,
+    /// Why it was not read: an unknown kind, or the payload's error.
+    pub why: String,
+}
+
+impl Event {
+    /// The payload as JSON, for generic renderers (the session log's summaries).
+    pub fn data(&self) -> Value {
+        match self {
+            Event::Unknown(u) => u.data.clone(),
+            known => serde_json::to_value(known)
+                .ok()
+                .and_then(|mut v| v.get_mut("data").map(Value::take))
+                .unwrap_or(Value::Null),
+        }
+    }
+
+    /// Reads `kind` + `data` as written in a journal line.
+    pub fn from_parts(kind: String, data: Value) -> Event {
+        let wire = serde_json::json!({"kind": kind, "data": data});
+        match serde_json::from_value::<Event>(wire) {
+            Ok(event) => event,
+            Err(e) => {
+                let why = if KINDS.contains(&kind.as_str()) {
+                    format!("unreadable payload: {e}")
+                } else {
+                    "a kind this faultline does not know".to_string()
+                };
+                Event::Unknown(Unknown { kind, data, why })
+            }
+        }
+    }
+}
+
+/// Milliseconds of a duration, saturating (for payloads).
+pub fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+// ---- payloads -------------------------------------------------------------------
+// Every payload reads leniently (`#[serde(default)]`): a field an older faultline did
+// not write is empty, never a reason to drop the record.
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionStarted {
+    /// Journal format ([`FORMAT`]); absent (0) in journals before typed events.
+    pub format: u32,
+    pub plan: String,
+    pub sut: String,
+    pub session: String,
+    pub tier: Option<Tier>,
+    pub started_by: String,
+    pub revision: Option<crate::session::dir::Revision>,
+    pub faults_approved: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionResumed {
+    pub session: String,
+    pub by: String,
+    pub kept: Vec<String>,
+    pub interrupted: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionVerdictEvent {
+    pub verdict: Option<SessionVerdict>,
+    pub scenarios: Vec<ScenarioVerdict>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScenarioVerdict {
+    pub id: String,
+    pub verdict: Option<Verdict>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WatchdogEvent {
+    pub armed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TornTail {
+    pub bytes: usize,
+    pub kept_in: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InterruptedEvent {
+    pub during: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoppedUnanswered {
+    pub question: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OperatorAnswer {
+    pub question: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    pub answer: String,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolboxUsed {
+    pub scenario: String,
+    pub items: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ErrorText {
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChecklistComplete {
+    pub needs: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilitySeen {
+    pub need: String,
+    pub capability: String,
+    pub present: bool,
+    pub version: Option<String>,
+    pub meets_floor: Option<bool>,
+    pub command: String,
+    pub saw: String,
+    pub used_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilityDeferred {
+    pub need: String,
+    pub until: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilityDisagreement {
+    pub capability: String,
+    pub operator: String,
+    pub probe_present: bool,
+    pub resolution: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilityRef {
+    pub capability: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilitySubstituted {
+    pub capability: String,
+    pub with: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub present: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenarios: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilityMatrix {
+    pub rows: Vec<crate::capability::matrix::MatrixRow>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InstallDecision {
+    pub capability: String,
+    pub what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edited: Option<bool>,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InstallNotOffered {
+    pub capability: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown: Option<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InstallFinished {
+    pub capability: String,
+    /// A file placed in the session's `bin/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A package manager's command and how it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PrivilegedDecision {
+    pub scenario: String,
+    pub actions: Vec<String>,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Budget {
+    pub tier: Option<Tier>,
+    pub seeds: u32,
+    pub duration_ms: u64,
+    pub faults: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuditDeclared {
+    pub item: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeclarationRefused {
+    pub item: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IterationStarted {
+    pub seed: u64,
+    pub label: String,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandStarted {
+    pub name: String,
+    pub command: String,
+    pub pgid: i32,
+    /// The group leader's start time (clock ticks since boot), so a reused pid is
+    /// never mistaken for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
+    pub log: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandExited {
+    pub name: String,
+    pub outcome: String,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LogsFull {
+    pub name: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Precondition {
+    pub name: String,
+    pub ok: bool,
+    pub cites: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServiceStopped {
+    pub name: String,
+    pub pgid: i32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckpointStart {
+    pub command: String,
+    pub expected_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckpointEnd {
+    pub command: String,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StatusPull {
+    pub command: String,
+    pub elapsed_ms: u64,
+    pub last_line: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Quiesce {
+    pub reached: bool,
+    pub cites: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyStarted {
+    pub listen: String,
+    pub upstream: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyStopped {
+    pub listen: String,
+    pub counters: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MountCreated {
+    pub path: String,
+    pub fstype: String,
+    pub size: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MountRemoved {
+    pub path: String,
+    pub result: Option<Result<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultAwaiting {
+    pub fault: String,
+    pub on: String,
+    pub within_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultTriggerSeen {
+    pub fault: String,
+    pub seen: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultSkipped {
+    pub fault: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultIntent {
+    pub fault: String,
+    pub epoch: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultInjectFailed {
+    pub fault: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultInjected {
+    pub fault: String,
+    pub pid: Option<i32>,
+    /// How to undo it after a crash (`faultline heal`).
+    pub undo: Option<Undo>,
+    /// The journal seq of the approval of a privileged action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<u64>,
+}
+
+/// How a fault is undone by a process that did not inject it. The JSON shapes are the
+/// ones earlier journals hold (one key per nemesis kind, or a process's fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Undo {
+    Net { net: NetUndo },
+    Docker { docker: crate::nemesis::docker::DockerUndo },
+    Proxy { proxy: ProxyUndo },
+    Clock { clock: ClockUndo },
+    Disk { disk: DiskUndo },
+    Process(ProcessUndo),
+    Command(CommandUndo),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetUndo {
+    pub netns: Option<String>,
+    pub tag: String,
+    pub rules: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyUndo {
+    pub listen: String,
+    pub upstream: String,
+    pub toxic: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClockUndo {
+    pub control: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiskUndo {
+    pub filler: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessUndo {
+    pub pid: i32,
+    pub action: String,
+    #[serde(default)]
+    pub started: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandUndo {
+    pub heal: String,
+    pub cwd: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LandingInjector {
+    pub fault: String,
+    pub landed: bool,
+    pub text: String,
+    /// The nemesis's own measurements (counters before / after, process state…).
+    pub detail: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LandingDeclared {
+    pub fault: String,
+    pub side: Option<crate::runspec::model::Side>,
+    pub pattern: String,
+    /// What was seen (a matching line, a reading), `null` when nothing was.
+    pub seen: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew_s: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultHealed {
+    pub fault: String,
+    pub result: Option<Result<String, String>>,
+    /// Who healed it, when not the run itself (`faultline heal`, the watchdog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HistoryUnreadable {
+    pub path: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckerUnknown {
+    pub checker: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckerOutputRejected {
+    pub outcome: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FinalStateMissing {
+    pub path: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OracleResult {
+    pub checker: String,
+    pub evidence: String,
+    pub run: Value,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SeedsStopped {
+    pub after_seed: u64,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RerunResult {
+    pub seed: u64,
+    pub reproduced: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReductionStarted {
+    pub events: usize,
+    pub seed: u64,
+    pub budget_runs: u32,
+    pub budget_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReductionCandidate {
+    pub run: u32,
+    pub faults: Vec<String>,
+    pub timing: Vec<TimingCut>,
+    pub duration_ms: u64,
+    pub failed: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReductionResult {
+    pub from: usize,
+    pub to: usize,
+    pub runs: u32,
+    pub faults: Vec<String>,
+    pub timing: Vec<TimingCut>,
+    pub workload: Option<WorkloadCut>,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reason {
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerdictEvent {
+    pub id: String,
+    pub verdict: Option<Verdict>,
+    pub tier_met: Option<Tier>,
+    pub reasons: Vec<ReasonStep>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ArmsAggregated {
+    pub arms: String,
+    pub verdict: Option<Verdict>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorStarted {
+    pub sut: String,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorFailed {
+    pub error: String,
+    pub then: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorWritten {
+    pub path: String,
+    pub scenario: String,
+    pub sha256: String,
+    pub incomplete: bool,
+    pub todo_kept: Vec<String>,
+    pub language: String,
+    pub formatter: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorSkipped {
+    pub path: String,
+    pub scenario: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorReason {
+    pub scenario: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorStaged {
+    pub files: usize,
+    /// The staged diff, relative to the session directory.
+    pub diff: String,
+    pub bytes: usize,
+    pub saved: String,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorBuildStarted {
+    pub scenario: String,
+    pub command: String,
+    pub log: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorBuild {
+    pub scenario: String,
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AuthorDriver {
+    pub scenario: String,
+    pub driver: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HealBy {
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GroupEnded {
+    pub pgid: i32,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MarkedEnded {
+    pub pid: i32,
+    pub command: String,
+    pub result: Option<Result<String, String>>,
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HealFinished {
+    pub by: String,
+    pub actions: Vec<String>,
+    pub failures: Vec<String>,
+    /// Journal lines that could not be read and were skipped (1-based).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_lines: Vec<usize>,
+}

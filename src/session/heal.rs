@@ -1,0 +1,278 @@
+//! `faultline heal SESSION`: after faultline itself was killed (SIGKILL, power loss),
+//! the journal still says what it injected and which process groups it started. This
+//! heals every fault without a heal record and ends every group still alive — only
+//! processes the journal names, each checked against its recorded start time so a
+//! reused pid is never touched — and removes the iptables rules of net faults, found
+//! by their `faultline:<tag>` comment only; removes disk fillers and the tmpfs mounts
+//! the session made; unpauses / reconnects / starts the containers of docker faults —
+//! and journals what it did.
+
+use std::path::Path;
+
+use nix::sys::signal::Signal;
+
+use super::event::{
+    CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished,
+    MarkedEnded, MountRemoved, NetUndo, ProcessUndo, Undo,
+};
+use super::journal::{self, Journal, JournalError, Scope, Skipped};
+use super::view::{Scoped, View};
+use crate::exec;
+use crate::nemesis::process::{ProcState, proc_state};
+use crate::nemesis::{clock, disk, net};
+
+/// What healing did.
+#[derive(Debug, Default)]
+pub struct Healed {
+    /// One line per action, for the operator.
+    pub actions: Vec<String>,
+    /// Actions that failed.
+    pub failures: Vec<String>,
+    /// Journal lines that could not be read (their records, if any, were not healed).
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HealError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// The same process the journal recorded: alive and started at the recorded time.
+fn same_process(pid: i32, started: Option<u64>) -> bool {
+    match (exec::start_time(pid), started) {
+        (Some(now), Some(then)) => now == then,
+        _ => false,
+    }
+}
+
+fn heal_fault(open: &Scoped<FaultInjected>, by: &str, out: &mut Healed) -> FaultHealed {
+    let fault = open.item.fault.as_str();
+    let result = match &open.item.undo {
+        Some(Undo::Net { net }) => heal_net(fault, net),
+        Some(Undo::Docker { docker }) => crate::nemesis::docker::heal_from_undo(docker)
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}")),
+        // The proxy is a task of the faultline process: it ended with it.
+        Some(Undo::Proxy { proxy }) => Ok(format!(
+            "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
+            proxy.listen
+        )),
+        Some(Undo::Clock { clock }) => clock::clear(Path::new(&clock.control))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}")),
+        Some(Undo::Disk { disk }) => disk::remove_filler(Path::new(&disk.filler))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}")),
+        Some(Undo::Process(undo)) => heal_process(fault, undo),
+        Some(Undo::Command(undo)) => heal_command(fault, undo),
+        None => Err(format!("{fault}: the journal holds no way to undo it")),
+    };
+    match &result {
+        Ok(line) => out.actions.push(line.clone()),
+        Err(line) => out.failures.push(line.clone()),
+    }
+    FaultHealed {
+        fault: fault.to_string(),
+        result: Some(result),
+        by: Some(by.to_string()),
+    }
+}
+
+/// A net fault: deletes every rule still carrying its tag (in its namespace).
+fn heal_net(fault: &str, net: &NetUndo) -> Result<String, String> {
+    let netns = net.netns.as_deref();
+    let tag = net.tag.as_str();
+    if tag.is_empty() {
+        return Err(format!("{fault}: the net undo record names no tag"));
+    }
+    let place = netns
+        .map(|ns| format!(" in netns {ns}"))
+        .unwrap_or_default();
+    net::remove_tagged(netns, tag)
+        .map(|n| {
+            format!(
+                "{fault}: {n} rule(s) tagged {}{tag} deleted{place}",
+                net::TAG_PREFIX
+            )
+        })
+        .map_err(|e| format!("{fault}: {e}{place}"))
+}
+
+/// A process fault: resumes a paused victim, finishes a SIGTERM it outlived.
+fn heal_process(fault: &str, undo: &ProcessUndo) -> Result<String, String> {
+    let pid = undo.pid;
+    let action = undo.action.as_str();
+    if !same_process(pid, undo.started) {
+        Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
+    } else if action == "Pause" && proc_state(pid) == ProcState::Stopped {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGCONT)
+            .map(|()| format!("{fault}: SIGCONT sent to pid {pid}"))
+            .map_err(|e| format!("{fault}: SIGCONT to pid {pid}: {e}"))
+    } else if action.starts_with("Term") {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL)
+            .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
+            .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
+    } else {
+        Ok(format!("{fault}: pid {pid} needs no undo ({action})"))
+    }
+}
+
+/// A command fault: runs its heal command where the run would have.
+fn heal_command(fault: &str, undo: &CommandUndo) -> Result<String, String> {
+    let heal = &undo.heal;
+    match std::process::Command::new("sh")
+        .arg("-c")
+        .arg(heal)
+        .current_dir(&undo.cwd)
+        .status()
+    {
+        Ok(status) if status.success() => Ok(format!("{fault}: heal command `{heal}` exited 0")),
+        Ok(status) => Err(format!("{fault}: heal command `{heal}` ended {status}")),
+        Err(e) => Err(format!("{fault}: heal command `{heal}`: {e}")),
+    }
+}
+
+/// Unmounts every tmpfs the journal says was mounted and never removed.
+fn heal_mounts(
+    view: &View,
+    journal: &mut Journal,
+    by: &str,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    for open in &view.open_mounts {
+        let path = &open.item.path;
+        let result = disk::unmount(Path::new(path))
+            .map(|()| format!("tmpfs at {path} unmounted"))
+            .map_err(|e| e.to_string());
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out.failures.push(line.clone()),
+        }
+        journal.append(
+            open.scope.clone(),
+            Event::MountRemoved(MountRemoved {
+                path: path.clone(),
+                result: Some(result),
+                by: Some(by.to_string()),
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+/// Ends every process still carrying the session's mark: one started too late for
+/// its `command-started` record, or one that left its process group.
+fn end_marked(
+    dir: &Path,
+    journal: &mut Journal,
+    by: &str,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    // A few passes: a marked process may fork while its siblings are being ended,
+    // and /proc hides one mid-exec.
+    for _ in 0..MARK_PASSES {
+        let found = exec::mark::marked(dir);
+        if found.is_empty() {
+            break;
+        }
+        end_each(found, journal, by, out)?;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// How many times [`end_marked`] looks again for marked processes.
+const MARK_PASSES: usize = 5;
+
+fn end_each(
+    found: Vec<exec::mark::Marked>,
+    journal: &mut Journal,
+    by: &str,
+    out: &mut Healed,
+) -> Result<(), HealError> {
+    for process in found {
+        let line = format!(
+            "process {} (`{}`) bearing the session's mark ended",
+            process.pid, process.command
+        );
+        let result = exec::mark::end(&process)
+            .map(|()| line.clone())
+            .map_err(|e| format!("{line}: {e}"));
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out.failures.push(line.clone()),
+        }
+        journal.append(
+            Scope::default(),
+            Event::MarkedEnded(MarkedEnded {
+                pid: process.pid,
+                command: process.command.clone(),
+                result: Some(result),
+                by: by.to_string(),
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+/// Heals what the session at `dir` left behind (`faultline heal`, `faultline resume`).
+pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
+    heal_session_as(dir, "faultline heal")
+}
+
+/// Heals what the session at `dir` left behind; `by` says who, in every record.
+/// Damaged journal lines are passed over (and named in `skipped`): every intact
+/// record around them is healed.
+pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
+    let path = dir.join("journal.jsonl");
+    // Refuses a directory without a journal before creating anything in it.
+    journal::read(&path)?;
+    // Then the lock: the records read next are the last anyone wrote.
+    let mut journal = Journal::open(&path)?;
+    let contents = journal::read(&path)?;
+    let view = View::of(&contents.records);
+    let mut out = Healed {
+        skipped: contents.skipped,
+        ..Healed::default()
+    };
+    journal.append(
+        Scope::default(),
+        Event::HealStarted(HealBy { by: by.to_string() }),
+    )?;
+    for open in &view.open_faults {
+        let healed = heal_fault(open, by, &mut out);
+        journal.append(open.scope.clone(), Event::FaultHealed(healed))?;
+    }
+    heal_mounts(&view, &mut journal, by, &mut out)?;
+    // Groups last: a paused victim is resumed before its group is ended.
+    for group in &view.groups {
+        let pgid = group.item.pgid;
+        if !same_process(pgid, group.item.started) {
+            continue;
+        }
+        let line = format!("process group {pgid} ({}) ended", group.item.name);
+        match exec::signal_group(pgid, Signal::SIGKILL) {
+            Ok(()) => out.actions.push(line),
+            Err(e) => out.failures.push(format!("{line}: {e}")),
+        }
+        journal.append(
+            group.scope.clone(),
+            Event::GroupEnded(GroupEnded {
+                pgid,
+                by: by.to_string(),
+            }),
+        )?;
+    }
+    end_marked(dir, &mut journal, by, &mut out)?;
+    journal.append(
+        Scope::default(),
+        Event::HealFinished(HealFinished {
+            by: by.to_string(),
+            actions: out.actions.clone(),
+            failures: out.failures.clone(),
+            skipped_lines: out.skipped.iter().map(|s| s.line).collect(),
+        }),
+    )?;
+    Ok(out)
+}
