@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::engine::operator::{Operator, Question, QuestionKind, Unanswered, answer};
+use crate::engine::operator::{Choice, Operator, Question, QuestionKind, Unanswered, answer};
 use crate::plan::{Plan, Scenario};
 use crate::runspec::RunSpec;
 
@@ -131,12 +131,17 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> AuthorError + '_ {
 fn overwrite_question(id: &str, declared: &str, path: &Path) -> Question {
     Question {
         id: format!("author.{id}"),
-        kind: QuestionKind::ConfirmCapability,
+        kind: QuestionKind::Overwrite,
         prompt: format!(
             "{declared} exists ({} bytes): overwrite / skip / sibling (write {})",
             std::fs::metadata(path).map_or(0, |m| m.len()),
             sibling_path(Path::new(declared)).display()
         ),
+        choices: vec![
+            Choice::new("overwrite", "replace it with the skeleton"),
+            Choice::new("skip", "keep it as it is"),
+            Choice::new("sibling", "write the skeleton beside it"),
+        ],
         default: "skip".into(),
         ..Question::default()
     }

@@ -10,7 +10,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use super::iteration::EngineError;
-use super::operator::{Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered};
+use super::operator::{
+    Choice, FreeText, Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered,
+};
 use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use super::outputs::Outputs;
 use super::preflight::{self, Preflight, PreflightCtx, PreflightError};
@@ -368,7 +370,8 @@ impl Driver<'_> {
             .collect();
         let question = Question {
             id: format!("resume.{}", scenario.id),
-            kind: QuestionKind::ConfirmCapability,
+            kind: QuestionKind::Resume,
+            choices: resume_choices(),
             prompt: format!(
                 "{} was interrupted ({} of its runs decided: {}): rerun / keep (the verdict \
                  the finished runs support; the rest NOT-RUN)",
@@ -1059,6 +1062,10 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
         default: default.to_string(),
         ..Question::default()
     };
+    let listed = |values: &[&str]| -> Vec<Choice> {
+        values.iter().map(|v| Choice::new(v, "")).collect()
+    };
+    let unknown = || Choice::new(UNKNOWN_BLAME, "decided after a re-run elsewhere");
     let next = if reproduced {
         // The reduction (method §5) has run by the time this is asked.
         "hand the reproducer (the reduced one, when the reduction kept it) to the owning subsystem and keep it as a regression test"
@@ -1068,6 +1075,10 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
     vec![
         Question {
             hints: BLAME_TELLS.iter().map(|t| t.to_string()).collect(),
+            choices: listed(&["SUT", "harness", "checker", "environment"])
+                .into_iter()
+                .chain([unknown()])
+                .collect(),
             ..ask(
                 "blame",
                 QuestionKind::ClassifyFailure,
@@ -1075,30 +1086,74 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
                 UNKNOWN_BLAME,
             )
         },
-        ask(
-            "bug-type",
-            QuestionKind::ClassifyFailure,
-            "bug type: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling or performance",
-            UNKNOWN_BLAME,
+        Question {
+            choices: listed(&[
+                "timing",
+                "ordering",
+                "partition",
+                "crash-recovery",
+                "upgrade",
+                "config",
+                "fault-handling",
+                "performance",
+            ])
+            .into_iter()
+            .chain([unknown()])
+            .collect(),
+            ..ask(
+                "bug-type",
+                QuestionKind::ClassifyFailure,
+                "bug type: timing, ordering, partition, crash-recovery, upgrade, config, fault-handling or performance",
+                UNKNOWN_BLAME,
+            )
+        },
+        Question {
+            free_text: FreeText::Line,
+            ..ask(
+                "tags",
+                QuestionKind::ClassifyFailure,
+                "tags, comma-separated: replication, leadership/election, idempotency/dedup, durability, liveness, safety",
+                "",
+            )
+        },
+        Question {
+            choices: vec![
+                Choice::new("P0", "data loss / corruption / safety"),
+                Choice::new("P1", "availability loss needing an operator"),
+                Choice::new("P2", "auto-recovering degradation"),
+                Choice::new("P3", "no user impact"),
+                Choice::new("unrated", "not rated yet"),
+            ],
+            ..ask(
+                "severity",
+                QuestionKind::ClassifyFailure,
+                "severity: P0 data loss / corruption / safety, P1 availability loss needing an operator, P2 auto-recovering degradation, P3 no user impact",
+                "unrated",
+            )
+        },
+        Question {
+            free_text: FreeText::Lines,
+            ..ask(
+                "root-cause",
+                QuestionKind::Describe,
+                "hypothesised root cause",
+                "not yet known",
+            )
+        },
+        Question {
+            free_text: FreeText::Lines,
+            ..ask("next-action", QuestionKind::Describe, "next action", next)
+        },
+    ]
+}
+
+/// What `faultline resume` asks about a scenario a crash interrupted.
+pub fn resume_choices() -> Vec<Choice> {
+    vec![
+        Choice::new("rerun", "run it again from its start"),
+        Choice::new(
+            "keep",
+            "keep the runs it finished; the rest are NOT-RUN",
         ),
-        ask(
-            "tags",
-            QuestionKind::ClassifyFailure,
-            "tags, comma-separated: replication, leadership/election, idempotency/dedup, durability, liveness, safety",
-            "",
-        ),
-        ask(
-            "severity",
-            QuestionKind::ClassifyFailure,
-            "severity: P0 data loss / corruption / safety, P1 availability loss needing an operator, P2 auto-recovering degradation, P3 no user impact",
-            "unrated",
-        ),
-        ask(
-            "root-cause",
-            QuestionKind::Describe,
-            "hypothesised root cause",
-            "not yet known",
-        ),
-        ask("next-action", QuestionKind::Describe, "next action", next),
     ]
 }

@@ -10,12 +10,13 @@ use tokio::sync::oneshot;
 pub const UNKNOWN_BLAME: &str = "unknown — pending re-run on alternative harness/host";
 
 /// What kind of decision a question asks for; decides what `--yes` may answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum QuestionKind {
-    /// Confirm a capability as the probes found it.
+    /// Confirm a capability as the probes found it (or what to do while it is missing).
     #[default]
     ConfirmCapability,
-    /// Classify a FAIL: blame class and bug type.
+    /// Classify a FAIL: blame class, bug type, tags, severity.
     ClassifyFailure,
     /// Approve a change to the machine (install, system setting). Never by `--yes`.
     ApproveChange,
@@ -24,20 +25,147 @@ pub enum QuestionKind {
     ApprovePrivileged,
     /// Several lines of prose (a FAIL's hypothesised root cause, its next action).
     Describe,
+    /// What to do with an existing file author mode would write.
+    Overwrite,
+    /// Re-run or keep a scenario a crash interrupted (`faultline resume`).
+    Resume,
+    /// Stop the running session (asked by the UI, never by the engine).
+    Quit,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// One answer a question accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Choice {
+    /// What is sent (and journaled), e.g. `approve`.
+    pub value: String,
+    /// What choosing it does, shown beside it.
+    pub meaning: String,
+    /// Other spellings taken for it (`no` for `don't have`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// The choice carries text after its value (`substitute <with what>`,
+    /// `edit: <command>`); this names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_text: Option<String>,
+}
+
+impl Choice {
+    pub fn new(value: &str, meaning: &str) -> Choice {
+        Choice {
+            value: value.to_string(),
+            meaning: meaning.to_string(),
+            ..Choice::default()
+        }
+    }
+
+    /// Also taken when spelled `alias`.
+    pub fn alias(mut self, alias: &str) -> Choice {
+        self.aliases.push(alias.to_string());
+        self
+    }
+
+    /// Takes text after its value, named `what`.
+    pub fn with_text(mut self, what: &str) -> Choice {
+        self.with_text = Some(what.to_string());
+        self
+    }
+
+    /// How the choice is written in a list: `substitute <with what>`.
+    pub fn label(&self) -> String {
+        match &self.with_text {
+            Some(what) => format!("{} {what}", self.value),
+            None => self.value.clone(),
+        }
+    }
+}
+
+/// Which text a question takes besides its choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FreeText {
+    /// Only the choices.
+    #[default]
+    None,
+    /// One line of anything.
+    Line,
+    /// Several lines of prose.
+    Lines,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Question {
     /// Stable id, e.g. `S3.classify` or `install.libfaketime`; keys the answers file.
     pub id: String,
     pub kind: QuestionKind,
     pub prompt: String,
-    /// What `--yes` answers, when its policy allows an answer at all.
+    /// The answers it accepts; with [`FreeText::None`], nothing else is taken.
+    pub choices: Vec<Choice>,
+    pub free_text: FreeText,
+    /// What `--yes` (and an empty answer) gives; always one of the accepted answers.
     pub default: String,
     /// Text the operator may edit and send back as `edit: <text>` (an install command).
     pub editable: Option<String>,
     /// Shown beside the prompt to help answer it (each blame class's tells).
     pub hints: Vec<String>,
+    /// Why the last answer was refused, when this is asked again.
+    pub error: Option<String>,
+}
+
+impl Question {
+    /// The answers allowed, as a person reads them: `approve, decline`.
+    pub fn allowed(&self) -> String {
+        let mut out: Vec<String> = self.choices.iter().map(Choice::label).collect();
+        match self.free_text {
+            FreeText::None => {}
+            FreeText::Line => out.push("any one line".into()),
+            FreeText::Lines => out.push("any text".into()),
+        }
+        out.join(", ")
+    }
+
+    /// `raw` as the answer it is (the choice's own spelling), or why it is none. An
+    /// empty answer is the default.
+    pub fn check(&self, raw: &str) -> Result<String, String> {
+        let text = raw.trim();
+        if text.is_empty() {
+            return Ok(self.default.clone());
+        }
+        let lower = text.to_lowercase();
+        for choice in &self.choices {
+            let named = std::iter::once(&choice.value).chain(&choice.aliases);
+            if named.clone().any(|n| n.to_lowercase() == lower) && choice.with_text.is_none() {
+                return Ok(choice.value.clone());
+            }
+            if let Some(what) = &choice.with_text
+                && let Some(rest) = lower.strip_prefix(&choice.value.to_lowercase())
+            {
+                let rest = rest.trim_start_matches(':').trim();
+                return if rest.is_empty() {
+                    Err(format!("`{}` needs {what} after it", choice.value))
+                } else {
+                    Ok(text.to_string())
+                };
+            }
+        }
+        match self.free_text {
+            FreeText::Line if !text.contains('\n') => Ok(text.to_string()),
+            FreeText::Lines => Ok(raw.trim_end().to_string()),
+            _ => Err(format!(
+                "`{}` is not an answer to {}; allowed: {}",
+                crate::sanitize::line(text),
+                self.id,
+                self.allowed()
+            )),
+        }
+    }
+}
+
+/// Choices for approving something: approve / decline.
+pub fn approve_decline(what: &str) -> Vec<Choice> {
+    vec![
+        Choice::new("approve", &format!("{what} goes ahead, journaled with who approved")),
+        Choice::new("decline", "nothing is changed").alias("no"),
+    ]
 }
 
 /// The answer that sends back an edited [`Question::editable`]: `edit: <text>`.
@@ -69,19 +197,63 @@ pub trait Operator: Send {
     fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>>;
 }
 
-/// Asks and waits; an operator that went away (closed channel) leaves it unanswered.
+/// Asks and waits for an answer the question accepts: one it does not is refused and
+/// the question asked again with why. An operator that went away (closed channel)
+/// leaves it unanswered.
 pub async fn answer(
     operator: &mut dyn Operator,
     question: &Question,
 ) -> Result<Answer, Unanswered> {
-    match operator.ask(question).await {
-        Ok(answer) => answer,
-        Err(_) => Err(Unanswered {
-            id: question.id.clone(),
-            prompt: question.prompt.clone(),
-            hint: " (the operator went away)".into(),
-        }),
+    let mut asking = question.clone();
+    loop {
+        let given = match operator.ask(&asking).await {
+            Ok(answer) => answer?,
+            Err(_) => {
+                return Err(Unanswered {
+                    id: question.id.clone(),
+                    prompt: question.prompt.clone(),
+                    hint: " (the operator went away)".into(),
+                });
+            }
+        };
+        match question.check(&given.text) {
+            Ok(text) => return Ok(Answer { text, by: given.by }),
+            Err(why) => asking.error = Some(why),
+        }
     }
+}
+
+/// An answers file's entry a question does not take: file, line, question, allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: answers file: `{id}`: {why}")]
+pub struct BadAnswer {
+    pub file: String,
+    pub line: u64,
+    pub id: String,
+    pub why: String,
+}
+
+/// Checks every answer in `answers` whose question is among `known` (before anything
+/// starts); `lines` gives each id's line in the file.
+pub fn check_answers(
+    file: &str,
+    answers: &BTreeMap<String, String>,
+    lines: &BTreeMap<String, u64>,
+    known: &[Question],
+) -> Vec<BadAnswer> {
+    answers
+        .iter()
+        .filter_map(|(id, text)| {
+            let question = known.iter().find(|q| q.id == *id)?;
+            let why = question.check(text).err()?;
+            Some(BadAnswer {
+                file: file.to_string(),
+                line: lines.get(id).copied().unwrap_or(0),
+                id: id.clone(),
+                why,
+            })
+        })
+        .collect()
 }
 
 /// Headless operator: the answers file first, then the `--yes` policy.
@@ -108,24 +280,52 @@ pub struct AnswersError {
 
 /// Parses an answers file: a YAML mapping from question id to answer text.
 pub fn parse_answers(file: &str, text: &str) -> Result<BTreeMap<String, String>, AnswersError> {
-    serde_saphyr::from_str::<BTreeMap<String, String>>(text).map_err(|err| {
-        let (line, column, message) = crate::runspec::load::yaml_message(&err);
-        AnswersError {
-            file: file.to_string(),
-            line,
-            column,
-            message,
-        }
-    })
+    Ok(parse_answers_at(file, text)?
+        .into_iter()
+        .map(|(id, (answer, _))| (id, answer))
+        .collect())
+}
+
+/// [`parse_answers`], with the line each answer is on.
+pub fn parse_answers_at(
+    file: &str,
+    text: &str,
+) -> Result<BTreeMap<String, (String, u64)>, AnswersError> {
+    let parsed = serde_saphyr::from_str::<BTreeMap<String, serde_saphyr::Spanned<String>>>(text)
+        .map_err(|err| {
+            let (line, column, message) = crate::runspec::load::yaml_message(&err);
+            AnswersError {
+                file: file.to_string(),
+                line,
+                column,
+                message,
+            }
+        })?;
+    Ok(parsed
+        .into_iter()
+        .map(|(id, answer)| {
+            let line = answer.referenced.line();
+            (id, (answer.value, line))
+        })
+        .collect())
 }
 
 impl Scripted {
     fn decide(&self, question: &Question) -> Result<Answer, Unanswered> {
         if let Some(text) = self.answers.get(&question.id) {
-            return Ok(Answer {
-                text: text.clone(),
-                by: self.source.clone(),
-            });
+            // Checked here as well as before the run: an answer never reaches the
+            // engine unless the question accepts it.
+            return match question.check(text) {
+                Ok(text) => Ok(Answer {
+                    text,
+                    by: self.source.clone(),
+                }),
+                Err(why) => Err(Unanswered {
+                    id: question.id.clone(),
+                    prompt: question.prompt.clone(),
+                    hint: format!(" ({} gives an answer it does not take: {why})", self.source),
+                }),
+            };
         }
         let approval = matches!(
             question.kind,

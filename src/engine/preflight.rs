@@ -11,7 +11,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::iteration::EngineError;
-use super::operator::{Answer, Operator, Question, QuestionKind, Unanswered};
+use super::operator::{Answer, Choice, Operator, Question, QuestionKind, Unanswered};
 use super::privileged::{self, Approval};
 use crate::capability::{
     Blast, Capability, InstallPlan, MatrixRow, Need, NeedSource, PackageManager, Probe, ProbeEnv,
@@ -86,6 +86,47 @@ pub struct Item {
     answer: String,
     probe: Option<Probe>,
     substitute: Option<String>,
+}
+
+/// What the checklist takes for one need; `as probed` only where a probe exists,
+/// `defer` only before the run starts.
+fn capability_choices(recognised: bool, defer: bool) -> Vec<Choice> {
+    let mut out = Vec::new();
+    if recognised {
+        out.push(Choice::new("as probed", "whatever the probe finds"));
+    }
+    out.extend([
+        Choice::new("have", "it is there; the probe checks").alias("yes"),
+        Choice::new("don't have", "its dependents are INCONCLUSIVE-env")
+            .alias("dont have")
+            .alias("no")
+            .alias("missing"),
+        Choice::new("skip", "not probed; its dependents are INCONCLUSIVE-env"),
+        Choice::new("substitute", "use something else in its place").with_text("<with what>"),
+    ]);
+    if defer {
+        out.push(Choice::new(
+            "defer",
+            "asked again when the first scenario needing it starts",
+        ));
+    }
+    out
+}
+
+/// What a need still missing after the probes takes.
+fn missing_choices() -> Vec<Choice> {
+    vec![
+        Choice::new("proceed", "its dependents are INCONCLUSIVE-env"),
+        Choice::new("wait", "re-probe every few seconds until it appears"),
+        Choice::new("substitute", "use something else in its place").with_text("<with what>"),
+    ]
+}
+
+/// An offered install: approve, decline, or run an edited command.
+fn install_choices() -> Vec<Choice> {
+    let mut out = super::operator::approve_decline("the install");
+    out.push(Choice::new("edit", "run this command instead").with_text("<command>"));
+    out
 }
 
 /// What the operator said about one need.
@@ -289,20 +330,22 @@ impl<'a, 'b> Run<'a, 'b> {
         Ok(self.journal.append(Scope::default(), event)?.seq)
     }
 
+    /// Asks a capability question (the checklist, a deferred or missing need).
     async fn ask(
         &mut self,
         operator: &mut dyn Operator,
         id: String,
-        kind: QuestionKind,
         prompt: String,
+        choices: Vec<Choice>,
         default: &str,
     ) -> Result<String, PreflightError> {
         self.ask_question(
             operator,
             Question {
                 id,
-                kind,
+                kind: QuestionKind::ConfirmCapability,
                 prompt,
+                choices,
                 default: default.to_string(),
                 ..Question::default()
             },
@@ -578,8 +621,8 @@ pub async fn run(
             .ask(
                 operator,
                 format!("capability.{}", item.key),
-                QuestionKind::ConfirmCapability,
                 prompt,
+                capability_choices(recognised, true),
                 if recognised { "as probed" } else { "have" },
             )
             .await?;
@@ -685,11 +728,11 @@ pub async fn reached(
             .ask(
                 operator,
                 format!("deferred.{}", item.key),
-                QuestionKind::ConfirmCapability,
                 format!(
                     "{} is needed now by {id}: have / don't have / skip / substitute <with what>",
                     item.need.raw
                 ),
+                capability_choices(true, false),
                 "as probed",
             )
             .await?;
@@ -868,9 +911,10 @@ async fn obtain(
                             &unblocks
                         }
                     ),
+                    choices: install_choices(),
                     default: "decline".into(),
                     editable: Some(offer.command_line()),
-                    hints: Vec::new(),
+                    ..Question::default()
                 };
                 let Answer { text: answer, by } = run.ask_answer(operator, question).await?;
                 let edited = super::operator::edited(&answer).map(str::to_string);
@@ -920,12 +964,12 @@ async fn obtain(
         .ask(
             operator,
             format!("missing.{}", item.key),
-            QuestionKind::ConfirmCapability,
             format!(
                 "{capability} is still missing ({}): wait / proceed (dependents INCONCLUSIVE-env) / substitute <with what>{}",
                 seen.saw,
                 proxy_offer(run.ctx, item, capability)
             ),
+            missing_choices(),
             "proceed",
         )
         .await?;
@@ -1114,6 +1158,7 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                 "{}: have / don't have / skip / substitute <with what>",
                 item.need.raw
             ),
+            choices: capability_choices(recognised, true),
             default: if recognised { "as probed" } else { "have" }.to_string(),
             ..Question::default()
         });
@@ -1125,6 +1170,7 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                     "{}: approve / decline / edit: <command> for an offered install (asked only if missing)",
                     item.need.raw
                 ),
+                choices: install_choices(),
                 default: "decline".to_string(),
                 ..Question::default()
             });
@@ -1135,6 +1181,7 @@ pub fn questions(plan: &Plan, spec: &RunSpec, toolbox: Option<&Toolbox>) -> Vec<
                     "{}: wait / proceed / substitute <with what> (asked only if still missing)",
                     item.need.raw
                 ),
+                choices: missing_choices(),
                 default: "proceed".to_string(),
                 ..Question::default()
             });

@@ -100,6 +100,7 @@ pub fn question(id: &str, actions: &[String]) -> Question {
              approve / decline (declined: {id} is INCONCLUSIVE-env)",
             actions.join(" | ")
         ),
+        choices: crate::engine::operator::approve_decline("every action listed"),
         default: "decline".to_string(),
         ..Question::default()
     }

@@ -14,7 +14,7 @@ use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
 use crate::engine::driver::{self, DriverError, Ended, Request};
 use crate::engine::operator::{
-    Answer, Asked, Channel, Layered, Question, QuestionKind, Scripted, identity,
+    Answer, Asked, Channel, Choice, Layered, Question, QuestionKind, Scripted, identity,
 };
 
 /// How often the live pane re-reads its log while a command runs.
@@ -39,13 +39,43 @@ pub fn theme(name: &str) -> Result<Theme, super::theme::ThemeError> {
 fn key_events() -> UnboundedReceiver<Event> {
     let (tx, rx) = unbounded_channel();
     std::thread::spawn(move || {
-        while let Ok(event) = crossterm::event::read() {
-            if tx.send(event).is_err() {
-                break;
+        // A terminal that went away (the pty's other end closed: a dropped SSH link,
+        // `tmux kill-session`) reads as hang-up on poll; ending here closes the
+        // channel, which the UI takes as the hang-up. Reading on would spin.
+        while !terminal_gone() {
+            match crossterm::event::poll(KEY_POLL) {
+                Ok(true) => {
+                    let Ok(event) = crossterm::event::read() else {
+                        break;
+                    };
+                    if tx.send(event).is_err() {
+                        break;
+                    }
+                }
+                Ok(false) if tx.is_closed() => break,
+                Ok(false) => {}
+                Err(_) => break,
             }
         }
     });
     rx
+}
+
+/// How often the key reader looks whether the terminal is still there.
+const KEY_POLL: Duration = Duration::from_millis(200);
+
+/// The terminal on stdin hung up (or stdin is no terminal any more).
+fn terminal_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => fds[0].revents().is_some_and(|r| {
+            r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL)
+        }),
+        Err(_) => true,
+    }
 }
 
 /// How the UI looks and reads keys: the theme, the keymap and whether the mouse
@@ -152,10 +182,14 @@ pub async fn run(
                 state.apply(&record);
                 dirty = true;
             }
+            // Once stopping, a new question is let go at once (dropping its reply
+            // leaves it unanswered), so the engine never waits on a UI that is leaving.
             Some(question) = asked.recv(), if pending.is_none() => {
-                state.ask(question.question.clone());
-                pending = Some(question);
-                dirty = true;
+                if !quitting {
+                    state.ask(question.question.clone());
+                    pending = Some(question);
+                    dirty = true;
+                }
             }
             event = keys.recv(), if !hung_up => {
                 let Some(event) = event else {
@@ -163,6 +197,7 @@ pub async fn run(
                     // operator quit; the engine heals and ends, then the UI does.
                     hung_up = true;
                     quitting = true;
+                    pending = None;
                     cancel.cancel();
                     if ended.is_some() {
                         break;
@@ -188,9 +223,16 @@ pub async fn run(
                 }
                 if confirming_quit {
                     if let Some(text) = super::answer::key(&mut state, key) {
+                        let question = quit_question();
+                        let Ok(choice) = question.check(&text) else {
+                            // Not an answer to "quit?": asked again, with why.
+                            let why = question.check(&text).err();
+                            state.ask(Question { error: why, ..question });
+                            continue;
+                        };
                         confirming_quit = false;
                         state.answered();
-                        if text.trim().to_lowercase().starts_with('y') {
+                        if choice == "stop" {
                             // The engine stops the step, heals, writes its documents, ends;
                             // a question it waits on goes unanswered.
                             quitting = true;
@@ -252,6 +294,15 @@ pub async fn run(
             }
             // A signal after the engine ended (nothing left to heal) ends the UI too.
             () = cancel.cancelled(), if ended.is_some() => break,
+            // A signal while it runs: the engine stops, heals and writes its documents;
+            // a question it waits on is let go so it can.
+            () = cancel.cancelled(), if ended.is_none() && !quitting => {
+                quitting = true;
+                confirming_quit = false;
+                pending = None;
+                state.answered();
+                dirty = true;
+            }
             _ = refresh.tick(), if ended.is_none() => {
                 // The live pane tails files on disk; redraw only while something runs.
                 dirty = state.selected_run().is_some();
@@ -303,11 +354,17 @@ pub fn hand_back(plan: crate::plan::Plan, setup: &Setup) {
 fn quit_question() -> Question {
     Question {
         id: "quit".into(),
-        kind: QuestionKind::ConfirmCapability,
+        kind: QuestionKind::Quit,
         prompt: "Quit now? The running step stops, every injected fault is healed and the \
-                 documents are written first. y / n"
+                 documents are written first."
             .into(),
-        default: "n".into(),
+        choices: vec![
+            Choice::new("stop", "heal, write the documents, exit")
+                .alias("y")
+                .alias("yes"),
+            Choice::new("cancel", "back to the run").alias("n").alias("no"),
+        ],
+        default: "cancel".into(),
         ..Question::default()
     }
 }

@@ -59,43 +59,14 @@ pub(super) fn help(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: &Theme
 
 /// The answers a question offers, in the order Tab cycles through them.
 pub fn choices(q: &Question) -> Vec<String> {
-    let fixed: &[&str] = match q.kind {
-        QuestionKind::ConfirmCapability if q.id.starts_with("missing.") => {
-            &["proceed", "wait", "substitute <with what>"]
-        }
-        QuestionKind::ConfirmCapability => &[
-            "have",
-            "don't have",
-            "skip",
-            "substitute <with what>",
-            "defer",
-        ],
-        QuestionKind::ApproveChange | QuestionKind::ApprovePrivileged => &["approve", "decline"],
-        QuestionKind::ClassifyFailure if q.id.ends_with(".blame") => &[
-            "SUT",
-            "harness",
-            "checker",
-            "environment",
-            crate::engine::operator::UNKNOWN_BLAME,
-        ],
-        QuestionKind::ClassifyFailure if q.id.ends_with(".bug-type") => &[
-            "timing",
-            "ordering",
-            "partition",
-            "crash-recovery",
-            "upgrade",
-            "config",
-            "fault-handling",
-            "performance",
-        ],
-        QuestionKind::ClassifyFailure if q.id.ends_with(".severity") => &["P0", "P1", "P2", "P3"],
-        QuestionKind::ClassifyFailure | QuestionKind::Describe => &[],
-    };
-    let mut out: Vec<String> = fixed.iter().map(|c| c.to_string()).collect();
-    if let Some(text) = &q.editable {
-        out.push(format!("edit: {text}"));
-    }
-    out
+    q.choices
+        .iter()
+        .map(|c| match (&c.with_text, &q.editable) {
+            // An editable install offers its own command to start from.
+            (Some(_), Some(text)) if c.value == "edit" => format!("edit: {text}"),
+            _ => c.label(),
+        })
+        .collect()
 }
 
 /// How the operator sends what they typed.
