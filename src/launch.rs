@@ -10,7 +10,7 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::driver::{self, Request};
-use crate::engine::operator::{Scripted, parse_answers};
+use crate::engine::operator::{QuestionKind, Scripted, parse_answers_at};
 use crate::exit;
 use crate::plan::{self, Plan};
 use crate::runspec;
@@ -255,12 +255,49 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
     Ok((parsed, spec))
 }
 
+/// Every question a run of `plan` can ask that is known before it starts: the
+/// preflight's, each scenario's FAIL classification, resume's, author mode's.
+pub fn known_questions(
+    plan: &Plan,
+    spec: &runspec::RunSpec,
+    toolbox: Option<&crate::toolbox::Toolbox>,
+) -> Vec<crate::engine::operator::Question> {
+    let mut out = crate::engine::preflight::questions(plan, spec, toolbox);
+    for s in &plan.scenarios {
+        out.extend(crate::engine::driver::classification_questions(&s.id, true));
+    }
+    out
+}
+
+/// Refuses an answers file that gives a question an answer it does not take, before
+/// anything starts: every such entry, with its line and the allowed answers.
+fn check_answers(op: &Scripted, args: &RunArgs, known: &[crate::engine::operator::Question]) -> Result<(), i32> {
+    let Some(path) = &args.answers else {
+        return Ok(());
+    };
+    let bad = crate::engine::operator::check_answers(
+        &path.display().to_string(),
+        &op.answers,
+        &op.answer_lines,
+        known,
+    );
+    if bad.is_empty() {
+        return Ok(());
+    }
+    for b in &bad {
+        eprintln!("faultline: {b}");
+    }
+    eprintln!("faultline: answers file refused; nothing was started");
+    Err(exit::USAGE)
+}
+
 fn operator(args: &RunArgs) -> Result<Scripted, i32> {
     let mut op = Scripted {
         yes: args.yes,
         approve_installs: args.approve_installs,
         approve_privileged: args.approve_privileged,
         answers: BTreeMap::new(),
+        answer_lines: BTreeMap::new(),
         source: if args.yes {
             "--yes".into()
         } else {
@@ -275,10 +312,14 @@ fn operator(args: &RunArgs) -> Result<Scripted, i32> {
             );
             exit::UNREADABLE
         })?;
-        op.answers = parse_answers(&path.display().to_string(), &text).map_err(|e| {
+        let parsed = parse_answers_at(&path.display().to_string(), &text).map_err(|e| {
             eprintln!("faultline: {e}");
             exit::USAGE
         })?;
+        for (id, (answer, line)) in parsed {
+            op.answer_lines.insert(id.clone(), line);
+            op.answers.insert(id, answer);
+        }
         op.source = format!("answers file {}", path.display());
     }
     Ok(op)
@@ -338,13 +379,14 @@ pub fn answers_template(
             yaml_string(default)
         ));
     };
-    for q in crate::engine::preflight::questions(plan, spec, toolbox) {
-        line(&q.id, &q.prompt, &q.default);
-    }
-    for s in &plan.scenarios {
-        for q in crate::engine::driver::classification_questions(&s.id, true) {
-            line(&q.id, &format!("asked on a FAIL: {}", q.prompt), &q.default);
-        }
+    for q in known_questions(plan, spec, toolbox) {
+        let prompt = match q.kind {
+            QuestionKind::ClassifyFailure | QuestionKind::Describe => {
+                format!("asked on a FAIL: {}", q.prompt)
+            }
+            _ => q.prompt.clone(),
+        };
+        line(&q.id, &format!("{prompt} [{}]", q.allowed()), &q.default);
     }
     out
 }
@@ -380,6 +422,9 @@ pub async fn run(
         Ok(op) => op,
         Err(code) => return code,
     };
+    if let Err(code) = check_answers(&operator, &args, &known_questions(&plan, &spec, None)) {
+        return code;
+    }
     let sut_dir = match args.sut.clone().map_or_else(std::env::current_dir, Ok) {
         Ok(dir) => dir,
         Err(e) => {

@@ -265,6 +265,8 @@ pub struct Scripted {
     /// `--approve-privileged`: approves the privileged fault actions the run spec binds.
     pub approve_privileged: bool,
     pub answers: BTreeMap<String, String>,
+    /// The line of each answer in its file (for errors).
+    pub answer_lines: BTreeMap<String, u64>,
     /// Where the answers came from, for the journal (`answers file x.yaml`, `--yes`).
     pub source: String,
 }
@@ -437,6 +439,7 @@ impl<O: Operator> Operator for Layered<O> {
             approve_installs: self.scripted.approve_installs,
             approve_privileged: self.scripted.approve_privileged,
             answers: self.scripted.answers.clone(),
+            answer_lines: BTreeMap::new(),
             source: self.scripted.source.clone(),
         };
         match scripted_only.decide(question) {
