@@ -10,6 +10,9 @@ pub const USAGE: i32 = 64;
 pub const HANDED_BACK: i32 = 65;
 /// An input file could not be read.
 pub const UNREADABLE: i32 = 66;
+/// The session root cannot take the session: full, read-only or not writable
+/// (sysexits' EX_IOERR). Every fault is healed first.
+pub const ENVIRONMENT: i32 = 74;
 
 /// `check`: the history is valid under the checker.
 pub const CHECK_VALID: i32 = 0;

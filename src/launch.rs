@@ -502,11 +502,7 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
     };
     let ended = match ended {
         Ok(ended) => ended,
-        // The watchdog (not told `done`) heals whatever the error left behind.
-        Err(e) => {
-            eprintln!("faultline: {e}");
-            return exit::UNREADABLE;
-        }
+        Err(e) => return stopped(&e),
     };
     // Every fault is healed and every child ended: the watchdog may stand down.
     crate::session::watchdog::disarm();
@@ -515,7 +511,7 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
     }
     match &ended.report {
         Ok(path) => println!("report: {}", path.display()),
-        Err(why) => println!("report: {why}"),
+        Err(unwritten) => println!("{unwritten}"),
     }
     let verdict = ended
         .outcome
@@ -526,6 +522,50 @@ async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i3
     match caught.load(Ordering::SeqCst) {
         0 => verdict.exit_code(),
         signal => 128 + signal,
+    }
+}
+
+/// A session that could not go on: heals what its journal names (best-effort: a full
+/// disk may have kept the last records from being written), says what became of its
+/// documents, and names the path when the session root is the cause.
+fn stopped(error: &driver::DriverError) -> i32 {
+    if let driver::DriverError::Stopped { dir, report, .. } = error {
+        match crate::session::heal::heal_session_as(dir, "faultline (stopping on an error)") {
+            Ok(healed) => {
+                for line in healed.actions.iter().chain(&healed.failures) {
+                    println!("healed: {line}");
+                }
+                println!("every fault the journal names is healed");
+                // Healed here: the watchdog has nothing left to do.
+                crate::session::watchdog::disarm();
+            }
+            Err(e) => println!("healing from the journal failed: {e}; the watchdog heals"),
+        }
+        match report {
+            Ok(path) => println!("report: {}", path.display()),
+            Err(unwritten) => println!("{unwritten}"),
+        }
+        println!("session: {}", dir.display());
+    }
+    match error.storage() {
+        Some((path, io)) => {
+            let what = match io.raw_os_error() {
+                Some(28) | Some(122) => "is full",
+                Some(30) => "is read-only",
+                Some(13) | Some(1) => "is not writable",
+                _ => "cannot be written",
+            };
+            eprintln!(
+                "faultline: the session root {what}: {} ({io}); free space or choose \
+                 another with --out",
+                path.display()
+            );
+            exit::ENVIRONMENT
+        }
+        None => {
+            eprintln!("faultline: {error}");
+            exit::UNREADABLE
+        }
     }
 }
 

@@ -8,11 +8,16 @@ use tracing_subscriber::EnvFilter;
 
 /// Sends `tracing` output to `<dir>/faultline.log` (filter from `FAULTLINE_LOG`,
 /// default `info`). Keep the guard alive until exit so buffered lines are flushed.
-/// Returns `None` (and logs nowhere) if the directory cannot be created or a
-/// subscriber is already installed.
+/// Returns `None` (and logs nowhere) if the directory cannot be created or written
+/// (a read-only or full session root is reported by the run itself), or a subscriber
+/// is already installed.
 pub fn to_file(dir: &Path) -> Option<WorkerGuard> {
     std::fs::create_dir_all(dir).ok()?;
-    let appender = tracing_appender::rolling::never(dir, "faultline.log");
+    let appender = tracing_appender::rolling::RollingFileAppender::builder()
+        .rotation(tracing_appender::rolling::Rotation::NEVER)
+        .filename_prefix("faultline.log")
+        .build(dir)
+        .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter =
         EnvFilter::try_from_env("FAULTLINE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));

@@ -81,6 +81,30 @@ pub enum DriverError {
     /// A question asked mid-run (a deferred capability) nobody could answer.
     #[error(transparent)]
     Unanswered(Unanswered),
+    /// The session at `dir` stopped on `source`; `report` says what became of the
+    /// documents written from what it had.
+    #[error("{source}")]
+    Stopped {
+        dir: PathBuf,
+        report: Result<PathBuf, String>,
+        source: Box<DriverError>,
+    },
+}
+
+impl DriverError {
+    /// The I/O error underneath, when the session's own storage failed (a full or
+    /// read-only session root): the operator's environment, not the plan.
+    pub fn storage(&self) -> Option<(&std::path::Path, &std::io::Error)> {
+        match self {
+            DriverError::Stopped { source, .. } => source.storage(),
+            DriverError::SessionDir { root, source } => Some((root.as_path(), source)),
+            DriverError::Journal(JournalError::Io { path, source }) => Some((path.as_path(), source)),
+            DriverError::Engine(EngineError::Journal(JournalError::Io { path, source })) => {
+                Some((path.as_path(), source))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// How the session ended, beyond its verdicts.
@@ -180,6 +204,30 @@ pub async fn run(
         preflight: Preflight::default(),
         authored: BTreeMap::new(),
     };
+    let result = match drive(&mut driver, operator, revision, watchdog).await {
+        Ok(ended) => Ok(ended),
+        // Whatever can still be written is: the outcome so far, findings, verdicts,
+        // the report (faults are healed by then: every iteration heals on its way out).
+        Err(source) => Err(DriverError::Stopped {
+            dir: driver.dir.path.clone(),
+            report: driver.outputs.finish(&driver.outcome),
+            source: Box::new(source),
+        }),
+    };
+    // Closing the journal's channel lets the watcher drain and stop.
+    drop(driver);
+    let _ = watcher.await;
+    result
+}
+
+/// The session from its first record to its verdict.
+async fn drive(
+    driver: &mut Driver<'_>,
+    operator: &mut dyn Operator,
+    revision: Option<crate::session::dir::Revision>,
+    watchdog: Option<crate::session::watchdog::Arming>,
+) -> Result<Ended, DriverError> {
+    let req = driver.req;
     if req.resume.is_some() {
         driver.resumed()?;
     } else {
@@ -212,11 +260,7 @@ pub async fn run(
         settled => settled,
     };
     let unanswered = driver.scenarios(operator, stop).await?.or(early);
-    let ended = driver.finish(unanswered)?;
-    // Closing the journal's channel lets the watcher drain and stop.
-    drop(driver);
-    let _ = watcher.await;
-    Ok(ended)
+    driver.finish(unanswered)
 }
 
 /// A saved outcome made ready to continue. When a signal ended that session, the
@@ -495,6 +539,19 @@ impl Driver<'_> {
         let mut unanswered = None;
         for index in 0..self.req.plan.scenarios.len() {
             let scenario = &self.req.plan.scenarios[index];
+            // A scenario with nothing to run never reaches an await that hears the
+            // signal: it is looked at here, before each one, and the task yields so a
+            // signal's handler gets to run even on a busy runtime.
+            tokio::task::yield_now().await;
+            if stop.is_none() && self.cancel.is_cancelled() {
+                self.journal.append(
+                    Scope::default(),
+                    Event::Interrupted(event::InterruptedEvent {
+                        during: scenario.id.clone(),
+                    }),
+                )?;
+                stop = Some("session interrupted by the operator".to_string());
+            }
             if let Some(reason) = &stop {
                 self.skip_all(index, reason)?;
                 continue;

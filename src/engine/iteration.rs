@@ -461,11 +461,25 @@ impl Runner<'_> {
                 return Ok(());
             }
         };
+        let mut parsed = parsed;
         let report = match (&checker.builtin, &checker.external) {
             (Some(name), _) if name == "no-lost-ack" => self.no_lost_ack(&parsed)?,
-            // Every other built-in, with its parameters after the name.
+            // Every other built-in, with its parameters after the name. A check can
+            // take its whole budget: it runs off the runtime's threads so a signal
+            // is heard at once (the process exits without waiting for it).
             (Some(spec), _) => {
-                match crate::oracle::registry::run_in_session(spec, &parsed, &self.ctx.artifacts) {
+                let (spec_text, artifacts) = (spec.clone(), self.ctx.artifacts.clone());
+                let checking = tokio::task::spawn_blocking(move || {
+                    let report =
+                        crate::oracle::registry::run_in_session(&spec_text, &parsed, &artifacts);
+                    (report, parsed)
+                });
+                let (result, history) = self
+                    .guard(checking)
+                    .await?
+                    .map_err(|e| self.io(format!("the checker stopped: {e}")))?;
+                parsed = history;
+                match result {
                     Ok(report) => Some(report),
                     Err(error) => {
                         self.log(Event::CheckerUnknown(event::CheckerUnknown {

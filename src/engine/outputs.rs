@@ -4,7 +4,9 @@
 //! are written at the end.
 
 use std::path::{Path, PathBuf};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -32,7 +34,18 @@ struct Shared {
 struct State {
     outcome: Option<SessionOutcome>,
     records: Vec<Record>,
+    /// Scenarios whose findings were written after they were done: unchanged since,
+    /// so a publish does not write them again.
+    settled: HashSet<String>,
+    /// When the session log was last written, and what writing it cost.
+    log_written: Option<Instant>,
+    log_cost: Duration,
 }
+
+/// The session log is rewritten at most this often while the run goes (and whole at
+/// the end), and never more than a tenth of the time: its cost grows with the
+/// journal, the cost of a record must not.
+const LOG_EVERY: Duration = Duration::from_secs(1);
 
 /// The phase a journal event moves its scenario into, if any.
 fn phase_of(record: &Record) -> Option<Phase> {
@@ -51,6 +64,15 @@ fn phase_of(record: &Record) -> Option<Phase> {
         Event::Verdict(_) => Some(Phase::Audits),
         _ => None,
     }
+}
+
+/// Which findings files a render writes.
+#[derive(Clone, Copy)]
+enum Only<'a> {
+    All,
+    /// Every started scenario not written since it was done.
+    Unsettled,
+    Scenario(&'a str),
 }
 
 fn write(path: &Path, text: &str) {
@@ -88,7 +110,7 @@ impl Outputs {
         self.save(outcome);
         let mut state = self.lock();
         state.outcome = Some(outcome.clone());
-        self.render(&state, None);
+        self.render(&mut state, Only::Unsettled, false);
     }
 
     /// Keeps `outcome.json` current, whole or not at all, for `resume` and `report`.
@@ -102,21 +124,38 @@ impl Outputs {
         }
     }
 
-    /// Rewrites the session log, and the findings file of `only` (or of every scenario
-    /// that has started).
-    fn render(&self, state: &State, only: Option<&str>) {
+    /// Rewrites the session log (`whole`, or when it is due) and the findings files
+    /// `only` names.
+    fn render(&self, state: &mut State, only: Only<'_>, whole: bool) {
         let Some(outcome) = &state.outcome else {
             return;
         };
         let plan = &self.shared.plan;
-        match report::session_log(plan, outcome, &state.records) {
-            Ok(text) => write(&self.shared.dir.path.join("session-log.md"), &text),
-            Err(e) => tracing::warn!("session log: {e}"),
+        let due = state
+            .log_written
+            .is_none_or(|at| at.elapsed() >= LOG_EVERY.max(state.log_cost * 10));
+        if whole || due {
+            let started = Instant::now();
+            match report::session_log(plan, outcome, &state.records) {
+                Ok(text) => write(&self.shared.dir.path.join("session-log.md"), &text),
+                Err(e) => tracing::warn!("session log: {e}"),
+            }
+            state.log_written = Some(Instant::now());
+            state.log_cost = started.elapsed();
         }
         for scenario in &outcome.scenarios {
-            let wanted = only.map_or(scenario.phase != Phase::Pending, |id| id == scenario.id);
+            let wanted = match only {
+                Only::All => scenario.phase != Phase::Pending,
+                Only::Unsettled => {
+                    scenario.phase != Phase::Pending && !state.settled.contains(&scenario.id)
+                }
+                Only::Scenario(id) => id == scenario.id,
+            };
             if !wanted {
                 continue;
+            }
+            if scenario.phase == Phase::Done {
+                state.settled.insert(scenario.id.clone());
             }
             match report::finding(plan, outcome, scenario) {
                 Ok(text) => write(&self.shared.dir.findings_file(&scenario.id), &text),
@@ -171,7 +210,8 @@ impl Outputs {
             {
                 s.phase = phase;
             }
-            self.render(&state, scenario.as_deref().or(Some("")));
+            let only = Only::Scenario(scenario.as_deref().unwrap_or(""));
+            self.render(&mut state, only, false);
         }
     }
 
@@ -185,7 +225,7 @@ impl Outputs {
             state.records = contents.records;
         }
         state.outcome = Some(outcome.clone());
-        self.render(&state, None);
+        self.render(&mut state, Only::All, true);
         drop(state);
         let json = report::verdicts_json(outcome);
         match serde_json::to_string_pretty(&json) {
@@ -198,14 +238,12 @@ impl Outputs {
             .clone()
             .unwrap_or_else(|| self.shared.dir.path.join("findings").join("report.md"));
         let text = report::report(&self.shared.plan, outcome).map_err(|e| e.to_string())?;
-        let mut stdout = std::io::stdout();
-        match report::write_report(&path, &text, &mut stdout) {
+        // The engine never prints: an unwritable report goes back whole, for whoever
+        // owns the terminal to show once it may.
+        let mut unwritten = Vec::new();
+        match report::write_report(&path, &text, &mut unwritten) {
             Ok(true) => Ok(path),
-            Ok(false) => Err(format!(
-                "report printed above: {} could not be written",
-                path.display()
-            )),
-            Err(e) => Err(format!("report: {e}")),
+            Ok(false) | Err(_) => Err(String::from_utf8_lossy(&unwritten).into_owned()),
         }
     }
 }

@@ -133,13 +133,21 @@ fn heal_command(fault: &str, undo: &CommandUndo) -> Result<String, String> {
     }
 }
 
+/// Journals what healing did; a journal that cannot take it (a full disk) never stops
+/// the healing: the failure is said with the actions.
+fn note(journal: &mut Journal, out: &mut Healed, scope: Scope, event: Event) {
+    if let Err(e) = journal.append(scope, event) {
+        out.failures.push(format!("not journaled: {e}"));
+    }
+}
+
 /// Unmounts every tmpfs the journal says was mounted and never removed.
 fn heal_mounts(
     view: &View,
     journal: &mut Journal,
     by: &str,
     out: &mut Healed,
-) -> Result<(), HealError> {
+) {
     for open in &view.open_mounts {
         let path = &open.item.path;
         let result = disk::unmount(Path::new(path))
@@ -149,16 +157,17 @@ fn heal_mounts(
             Ok(line) => out.actions.push(line.clone()),
             Err(line) => out.failures.push(line.clone()),
         }
-        journal.append(
+        note(
+            journal,
+            out,
             open.scope.clone(),
             Event::MountRemoved(MountRemoved {
                 path: path.clone(),
                 result: Some(result),
                 by: Some(by.to_string()),
             }),
-        )?;
+        );
     }
-    Ok(())
 }
 
 /// Ends every process still carrying the session's mark: one started too late for
@@ -168,7 +177,7 @@ fn end_marked(
     journal: &mut Journal,
     by: &str,
     out: &mut Healed,
-) -> Result<(), HealError> {
+) {
     // A few passes: a marked process may fork while its siblings are being ended,
     // and /proc hides one mid-exec.
     for _ in 0..MARK_PASSES {
@@ -176,10 +185,9 @@ fn end_marked(
         if found.is_empty() {
             break;
         }
-        end_each(found, journal, by, out)?;
+        end_each(found, journal, by, out);
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    Ok(())
 }
 
 /// How many times [`end_marked`] looks again for marked processes.
@@ -190,7 +198,7 @@ fn end_each(
     journal: &mut Journal,
     by: &str,
     out: &mut Healed,
-) -> Result<(), HealError> {
+) {
     for process in found {
         let line = format!(
             "process {} (`{}`) bearing the session's mark ended",
@@ -203,7 +211,9 @@ fn end_each(
             Ok(line) => out.actions.push(line.clone()),
             Err(line) => out.failures.push(line.clone()),
         }
-        journal.append(
+        note(
+            journal,
+            out,
             Scope::default(),
             Event::MarkedEnded(MarkedEnded {
                 pid: process.pid,
@@ -211,9 +221,8 @@ fn end_each(
                 result: Some(result),
                 by: by.to_string(),
             }),
-        )?;
+        );
     }
-    Ok(())
 }
 
 /// Heals what the session at `dir` left behind (`faultline heal`, `faultline resume`).
@@ -236,15 +245,17 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
         skipped: contents.skipped,
         ..Healed::default()
     };
-    journal.append(
+    note(
+        &mut journal,
+        &mut out,
         Scope::default(),
         Event::HealStarted(HealBy { by: by.to_string() }),
-    )?;
+    );
     for open in &view.open_faults {
         let healed = heal_fault(open, by, &mut out);
-        journal.append(open.scope.clone(), Event::FaultHealed(healed))?;
+        note(&mut journal, &mut out, open.scope.clone(), Event::FaultHealed(healed));
     }
-    heal_mounts(&view, &mut journal, by, &mut out)?;
+    heal_mounts(&view, &mut journal, by, &mut out);
     // Groups last: a paused victim is resumed before its group is ended.
     for group in &view.groups {
         let pgid = group.item.pgid;
@@ -256,23 +267,23 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
             Ok(()) => out.actions.push(line),
             Err(e) => out.failures.push(format!("{line}: {e}")),
         }
-        journal.append(
+        note(
+            &mut journal,
+            &mut out,
             group.scope.clone(),
             Event::GroupEnded(GroupEnded {
                 pgid,
                 by: by.to_string(),
             }),
-        )?;
+        );
     }
-    end_marked(dir, &mut journal, by, &mut out)?;
-    journal.append(
-        Scope::default(),
-        Event::HealFinished(HealFinished {
-            by: by.to_string(),
-            actions: out.actions.clone(),
-            failures: out.failures.clone(),
-            skipped_lines: out.skipped.iter().map(|s| s.line).collect(),
-        }),
-    )?;
+    end_marked(dir, &mut journal, by, &mut out);
+    let finished = Event::HealFinished(HealFinished {
+        by: by.to_string(),
+        actions: out.actions.clone(),
+        failures: out.failures.clone(),
+        skipped_lines: out.skipped.iter().map(|s| s.line).collect(),
+    });
+    note(&mut journal, &mut out, Scope::default(), finished);
     Ok(out)
 }
