@@ -549,15 +549,14 @@ fn stopped(error: &driver::DriverError) -> i32 {
     }
     match error.storage() {
         Some((path, io)) => {
-            let what = match io.raw_os_error() {
-                Some(28) | Some(122) => "is full",
-                Some(30) => "is read-only",
-                Some(13) | Some(1) => "is not writable",
-                _ => "cannot be written",
+            let (what, fix) = match io.raw_os_error() {
+                Some(28 | 122) => ("is full", "free space there or "),
+                Some(30) => ("is read-only", ""),
+                Some(1 | 13) => ("is not writable", "fix its permissions or "),
+                _ => ("cannot be written", ""),
             };
             eprintln!(
-                "faultline: the session root {what}: {} ({io}); free space or choose \
-                 another with --out",
+                "faultline: the session root {what}: {} ({io}); {fix}choose another with --out",
                 path.display()
             );
             exit::ENVIRONMENT

@@ -200,8 +200,15 @@ impl Journal {
             source,
         };
         // One write call per record keeps concurrent readers from seeing half a line
-        // in the common case; sync_data makes the record survive a crash.
-        self.file.write_all(&line).map_err(io_err)?;
+        // in the common case; sync_data makes the record survive a crash. A write that
+        // fails part-way (a full disk) is cut off again at once, so the journal still
+        // ends at its last whole record and whoever opens it next (heal) need not
+        // write anything to recover it.
+        let before = self.file.metadata().map_err(io_err)?.len();
+        if let Err(e) = self.file.write_all(&line) {
+            let _ = self.file.set_len(before);
+            return Err(io_err(e));
+        }
         self.file.sync_data().map_err(io_err)?;
         self.next_seq += 1;
         if let Some(tap) = &self.tap {
