@@ -584,6 +584,9 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
     let _ = crate::session::watchdog::arm(session);
     match crate::session::heal::heal_session(session) {
         Ok(healed) => {
+            for skipped in &healed.skipped {
+                println!("journal {skipped}; healed from the records around it");
+            }
             for line in healed.actions.iter().chain(&healed.failures) {
                 println!("healed: {line}");
             }

@@ -107,7 +107,12 @@ enum Command {
     /// Internal: heals SESSION if the faultline that started this ends without saying
     /// it is done (started by `run`, `demo` and `resume`; see `FAULTLINE_WATCHDOG`).
     #[command(hide = true)]
-    Watchdog { session: PathBuf },
+    Watchdog {
+        session: PathBuf,
+        /// What to journal first if it heals: the death of the watchdog it replaces.
+        #[arg(long)]
+        after: Option<String>,
+    },
 }
 
 fn main() {
@@ -150,7 +155,9 @@ fn main() {
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::Check(args) => faultline::oracle::cli::run(&args),
         Command::DemoSut(args) => faultline::demo_sut::run(args),
-        Command::Watchdog { session } => faultline::session::watchdog::watch(&session),
+        Command::Watchdog { session, after } => {
+            faultline::session::watchdog::watch(&session, after.as_deref())
+        }
     };
     std::process::exit(code);
 }
@@ -171,6 +178,9 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
 fn heal(session: &std::path::Path) -> i32 {
     match faultline::session::heal::heal_session(session) {
         Ok(healed) => {
+            for skipped in &healed.skipped {
+                println!("journal {skipped}; healed from the records around it");
+            }
             for line in &healed.actions {
                 println!("healed: {line}");
             }

@@ -184,6 +184,13 @@ impl Journal {
 
     /// Appends one event and syncs it to disk before returning its record.
     pub fn append(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
+        for note in super::watchdog::take_notes() {
+            self.write(Scope::default(), Event::Watchdog(note))?;
+        }
+        self.write(scope, event)
+    }
+
+    fn write(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
         let record = Record {
             seq: self.next_seq,
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),

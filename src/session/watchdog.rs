@@ -58,50 +58,113 @@ pub fn arm(dir: &Path) -> Arming {
             pid: current.child.id(),
         };
     }
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            return Arming::Failed {
-                why: format!("cannot find the faultline binary: {e}"),
-            };
+    match spawn(dir, None) {
+        Ok(new) => {
+            let pid = new.child.id();
+            // A watchdog of an earlier session in this process is told all is well.
+            if let Some(old) = armed.replace(new) {
+                stand_down(old);
+            }
+            drop(armed);
+            watch_the_watchdog();
+            Arming::Armed { pid }
         }
-    };
+        Err(why) => Arming::Failed { why },
+    }
+}
+
+/// Starts `faultline watchdog DIR`; `after` is what it journals first should it heal
+/// (the death of the watchdog it replaces).
+fn spawn(dir: &Path, after: Option<&str>) -> Result<Armed, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the faultline binary: {e}"))?;
+    let mut command = Command::new(&exe);
+    command.arg("watchdog").arg(dir);
+    if let Some(after) = after {
+        command.arg("--after").arg(after);
+    }
     // Its own process group: a Ctrl-C or hang-up meant for faultline's terminal
     // group must not end the one process that heals after faultline.
-    let spawned = std::os::unix::process::CommandExt::process_group(
-        Command::new(&exe)
-            .arg("watchdog")
-            .arg(dir)
+    let mut child = std::os::unix::process::CommandExt::process_group(
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
         0,
     )
-    .spawn();
-    match spawned {
-        Ok(mut child) => {
-            let pid = child.id();
-            let Some(stdin) = child.stdin.take() else {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Arming::Failed {
-                    why: "the watchdog's stdin was not piped".into(),
-                };
-            };
-            // A watchdog of an earlier session in this process is told all is well.
-            if let Some(old) = armed.replace(Armed {
-                dir: dir.to_path_buf(),
-                stdin,
-                child,
-            }) {
-                stand_down(old);
-            }
-            Arming::Armed { pid }
-        }
-        Err(e) => Arming::Failed {
-            why: format!("cannot start {} watchdog: {e}", exe.display()),
-        },
+    .spawn()
+    .map_err(|e| format!("cannot start {} watchdog: {e}", exe.display()))?;
+    let Some(stdin) = child.stdin.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err("the watchdog's stdin was not piped".into());
+    };
+    Ok(Armed {
+        dir: dir.to_path_buf(),
+        stdin,
+        child,
+    })
+}
+
+/// What happened to the watchdog since the journal last heard: taken by the journal
+/// before its next record, so the death and the re-arming are on record.
+static NOTES: Mutex<Vec<crate::session::event::WatchdogEvent>> = Mutex::new(Vec::new());
+
+/// How often the engine looks whether its watchdog still lives.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The engine watches the watchdog: one that died (killed, OOM) is replaced at once,
+/// and the journal says so. One thread per process, while a watchdog is armed.
+fn watch_the_watchdog() {
+    static WATCHING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if WATCHING.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return;
     }
+    std::thread::spawn(|| {
+        loop {
+            std::thread::sleep(LOOK_EVERY);
+            let mut armed = ARMED.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(current) = armed.as_mut() else {
+                WATCHING.store(false, std::sync::atomic::Ordering::SeqCst);
+                return;
+            };
+            let Ok(Some(status)) = current.child.try_wait() else {
+                continue;
+            };
+            let old = current.child.id();
+            let dir = current.dir.clone();
+            let died = format!("the watchdog (pid {old}) died: {status}");
+            let mut notes = NOTES.lock().unwrap_or_else(PoisonError::into_inner);
+            notes.push(crate::session::event::WatchdogEvent {
+                armed: false,
+                pid: Some(old),
+                why: Some(died.clone()),
+            });
+            match spawn(&dir, Some(&died)) {
+                Ok(new) => {
+                    notes.push(crate::session::event::WatchdogEvent {
+                        armed: true,
+                        pid: Some(new.child.id()),
+                        why: Some(format!("re-armed after {died}")),
+                    });
+                    *armed = Some(new);
+                }
+                Err(why) => {
+                    notes.push(crate::session::event::WatchdogEvent {
+                        armed: false,
+                        pid: None,
+                        why: Some(format!("could not re-arm after {died}: {why}")),
+                    });
+                    *armed = None;
+                }
+            }
+        }
+    });
+}
+
+/// The watchdog notes not yet journaled.
+pub(super) fn take_notes() -> Vec<crate::session::event::WatchdogEvent> {
+    std::mem::take(&mut *NOTES.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 /// Tells the watchdog faultline ended cleanly (every fault healed), and reaps it.
@@ -121,7 +184,7 @@ fn stand_down(mut armed: Armed) {
 
 /// `faultline watchdog SESSION`: waits for faultline to end; heals the session if it
 /// ended without saying `done`. Returns the exit code.
-pub fn watch(dir: &Path) -> i32 {
+pub fn watch(dir: &Path, after: Option<&str>) -> i32 {
     let _log = crate::logging::to_file(dir);
     let mut done = false;
     for line in std::io::stdin().lock().lines() {
@@ -135,6 +198,29 @@ pub fn watch(dir: &Path) -> i32 {
         return crate::exit::OK;
     }
     tracing::warn!(session = %dir.display(), "faultline ended without healing; healing its session");
+    // The death of the watchdog this one replaced, should faultline have died before
+    // its journal took the note.
+    let path = dir.join("journal.jsonl");
+    let noted = |after: &str| {
+        super::journal::read(&path).is_ok_and(|c| {
+            c.records.iter().any(|r| {
+                matches!(&r.event, super::event::Event::Watchdog(w) if w.why.as_deref() == Some(after))
+            })
+        })
+    };
+    if let Some(after) = after
+        && !noted(after)
+        && let Ok(mut journal) = super::journal::Journal::open(&path)
+    {
+        let _ = journal.append(
+            super::journal::Scope::default(),
+            super::event::Event::Watchdog(super::event::WatchdogEvent {
+                armed: false,
+                pid: None,
+                why: Some(format!("{after} (said by its replacement)")),
+            }),
+        );
+    }
     match crate::session::heal::heal_session_as(dir, HEALER) {
         Ok(healed) if healed.failures.is_empty() => {
             tracing::info!(actions = ?healed.actions, "watchdog healed the session");
