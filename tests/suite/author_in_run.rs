@@ -6,11 +6,9 @@
 //! INCONCLUSIVE-env through the failed precondition, and an incomplete one never
 //! drives anything.
 
-mod common;
-#[path = "support/repo.rs"]
-mod repo;
-#[path = "support/tmux.rs"]
-mod tmux;
+use crate::common;
+use crate::support::repo;
+use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

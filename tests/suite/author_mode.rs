@@ -3,8 +3,7 @@
 //! touches an existing file, stages exactly what it wrote in a real git repository and
 //! never commits; the provenance header carries the plan's sha-256.
 
-#[path = "support/repo.rs"]
-mod repo;
+use crate::support::repo;
 
 use std::path::Path;
 use std::process::{Command, Output};

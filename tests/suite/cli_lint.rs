@@ -1,6 +1,6 @@
 //! `faultline lint` end to end: the real binary on real files.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -7,7 +7,7 @@
 //! still there, and the verdicts equal an uninterrupted run's. Each kill point is the first record matching it that the newly started
 //! process appends, so every cycle moves the demo forward.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

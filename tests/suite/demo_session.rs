@@ -2,7 +2,7 @@
 //! as child processes, then the session directory they leave is read back.
 //! Tests run one at a time: the demo's rate checks should not compete for 2 cores.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! One iteration of the demo's scenarios, for real: the demo store, the workload
 //! client, the process nemesis, landing probes, quiesce and no-lost-ack.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! an external checker (with a same-seed re-run of its FAIL), an unbound scenario,
 //! `--only`, and FAIL classification from an answers file.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

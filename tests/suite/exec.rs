@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use common::pid_alive;
 use faultline::exec::{self, CommandSpec, Outcome};

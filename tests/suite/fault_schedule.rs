@@ -2,7 +2,7 @@
 //! event the victim writes, repetitions, and a trigger that never comes. The order of
 //! journal records is the evidence.
 
-mod common;
+use crate::common;
 
 use faultline::journal::Record;
 

@@ -2,7 +2,7 @@
 //! recorded command fault's heal command runs, a group it started is ended, and a pid
 //! whose start time does not match the record (a reused pid) is left alone.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! served by a real HTTP server on loopback), and the workload's own history. The
 //! mis-aimed twin changes only where the fault writes; none of its signals may land.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The lint report of the demo plan, pinned as a snapshot so any change to what the
 //! operator reads is reviewed (`cargo insta review`).
 
-mod common;
+use crate::common;
 
 use common::demo_plan as demo;
 use faultline::plan::{lint, lint_json, lint_text};

@@ -6,7 +6,7 @@
 //! killed session left. Needs libfaketime: with `FAULTLINE_REQUIRE_FAKETIME=1` its
 //! absence fails the test, otherwise the test prints `SKIP: <reason>` and returns.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! `FAULTLINE_REQUIRE_MOUNT=1` a missing capability fails, otherwise the test prints
 //! `SKIP: <reason>` and returns.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,8 +7,7 @@
 //! Needs a Docker engine: with `FAULTLINE_REQUIRE_DOCKER=1` a missing engine fails the
 //! test, otherwise the test prints `SKIP: <reason>` and returns.
 
-#[path = "support/docker_fixture.rs"]
-mod fixture;
+use crate::support::docker_fixture as fixture;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

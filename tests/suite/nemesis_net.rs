@@ -5,7 +5,7 @@
 //! Needs root and `ip netns`: with `FAULTLINE_REQUIRE_NETNS=1` a missing capability
 //! fails the test, otherwise the test prints `SKIP: <reason>` and returns.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -4,7 +4,7 @@
 //! a mis-aimed twin whose client bypasses the proxy (not proven), and latency / stall /
 //! slicing applied to real bytes through the proxy API.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -15,8 +15,7 @@ use faultline::journal::Record;
 use faultline::nemesis::proxy::{Proxy, Toxic};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-#[path = "support/tcp_echo.rs"]
-mod tcp_echo;
+use crate::support::tcp_echo;
 use tcp_echo::{CLIENT, ECHO};
 
 struct Proc(Child);

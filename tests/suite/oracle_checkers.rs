@@ -2,8 +2,7 @@
 //! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
 //! SLO during fault windows, and the registry / picker.
 
-#[path = "support/ops.rs"]
-mod ops;
+use crate::support::ops;
 
 use faultline::oracle::CheckerReport;
 use faultline::oracle::history::{History, Op};

@@ -1,7 +1,6 @@
 //! Known-answer and property tests of the linearizability checkers.
 
-#[path = "support/ops.rs"]
-mod ops;
+use crate::support::ops;
 
 use faultline::oracle::history::Op;
 use faultline::oracle::linearizability::{Limits, Model, check};

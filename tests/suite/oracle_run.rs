@@ -3,7 +3,7 @@
 //! INCONCLUSIVE-oracle-too-weak, and an EDN history with every field the
 //! checker needs is judged on all its ops.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! A logs directory that fills up is reported in the journal (needs root to mount a
 //! small tmpfs; `FAULTLINE_REQUIRE_MOUNT=1` turns the skip into a failure).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! Lint tests: hand-back rules of method §8 "Plan intake".
 
-mod common;
+use crate::common;
 
 use common::fixture;
 use faultline::plan::{Problem, Severity, hands_back, lint, lint_json, lint_text, parse_plan};

@@ -1,6 +1,6 @@
 //! Parser tests against the real corpus plan and small fixture plans.
 
-mod common;
+use crate::common;
 
 use common::{corpus, fixture};
 use faultline::plan::{Category, SevenM};

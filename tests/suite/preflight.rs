@@ -2,7 +2,7 @@
 //! package managers and probe targets: answers come before probes, nothing is
 //! installed without a journaled approval, wait and substitute really change what runs.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,8 @@
 //! findings that the scenario ran on a degraded approximation. `tc` is a shim that
 //! accepts every qdisc but netem, so the test does not depend on this kernel's qdiscs.
 
-mod common;
-#[path = "support/tcp_echo.rs"]
-mod tcp_echo;
+use crate::common;
+use crate::support::tcp_echo;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! to k over M re-runs", the kill's start offset and then the workload's length are
 //! halved once, and the reduced reproducer, replayed with `faultline run`, still fails.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! cells that cannot break rows, and a report that is printed whole when it cannot
 //! be written.
 
-mod common;
+use crate::common;
 
 use faultline::engine::outcome::{
     Finding, LandingEvidence, OracleEvidence, Phase, RunOutcome, ScenarioOutcome, SeedRun,

@@ -2,9 +2,7 @@
 //! the checklist, an approval whose effect appears only after the keypress, the run, a
 //! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
-mod common;
-#[path = "support/tmux.rs"]
-mod tmux;
+use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,9 +3,8 @@
 //! fault, end every process group it started, leave the alternate screen and exit
 //! with 128 + SIGHUP. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
-mod common;
-#[path = "support/tmux.rs"]
-mod tmux;
+use crate::common;
+use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -16,13 +16,13 @@ use serde_json::{Value, json};
 fn plan() -> faultline::plan::Plan {
     faultline::plan::parse_plan(
         "examples/demo/plan.md",
-        include_str!("../examples/demo/plan.md"),
+        include_str!("../../examples/demo/plan.md"),
     )
 }
 
 fn demo_state() -> AppState {
     let mut state = AppState::new(plan());
-    for line in include_str!("fixtures/journal/demo.jsonl").lines() {
+    for line in include_str!("../fixtures/journal/demo.jsonl").lines() {
         let record: Record = serde_json::from_str(line).expect("fixture record");
         state.apply(&record);
     }
@@ -404,7 +404,7 @@ fn the_evidence_of_a_verdict_is_one_key_away() {
 
 #[test]
 fn a_handed_back_plan_lists_what_stops_the_run() {
-    let text_of_plan = include_str!("../examples/demo/plan.md");
+    let text_of_plan = include_str!("../../examples/demo/plan.md");
     let broken = regex::Regex::new(r"(?m)^- \*\*Oracle:\*\*.*$")
         .expect("regex")
         .replace(text_of_plan, "- **Oracle:** looks fine to me");
