@@ -167,20 +167,11 @@ fn unhealed(records: &[Record]) -> Vec<String> {
 
 #[test]
 fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
+    let _one = common::demo_lock();
     let work = tempfile::tempdir().expect("tempdir");
-    let baseline_root = work.path().join("baseline");
-    let mut baseline = faultline(
-        &[
-            "demo",
-            "--headless",
-            "--yes",
-            "--out",
-            baseline_root.to_str().expect("utf-8"),
-        ],
-        work.path(),
-    );
-    let _ = baseline.wait();
-    let baseline_session = session_in(&baseline_root).expect("baseline session");
+    // The uninterrupted baseline is the demo run the whole binary shares: the same
+    // `faultline demo --headless --yes --out ROOT`, only read here.
+    let baseline_session = common::session_of(&common::demo_run().out);
     let expected = common::verdicts_by_id(&baseline_session);
     // "After every kind of journal event the demo writes" holds as the demo grows.
     let uncovered: std::collections::BTreeSet<String> =

@@ -1,23 +1,20 @@
 //! The whole method on the embedded demo, for real: `faultline demo` / `faultline run`
 //! as child processes, then the session directory they leave is read back.
-//! Tests run one at a time: the demo's rate checks should not compete for 2 cores.
+//! Tests run one at a time, and not beside another module's demo: the demo's rate
+//! checks should not compete for 2 cores.
 
 use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::tree;
 use faultline::journal::{self, Record};
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    common::demo_lock()
 }
 
 fn faultline(args: &[&str], cwd: &Path) -> Output {
@@ -70,38 +67,13 @@ fn live_groups(records: &[Record]) -> Vec<i32> {
         .collect()
 }
 
-/// Every file under `root` except those under `skip`, with sizes.
-fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("readable dir").flatten() {
-            let path = entry.path();
-            if path.starts_with(skip) {
-                continue;
-            }
-            let meta = entry.metadata().expect("metadata");
-            if meta.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert((path, meta.len()));
-            }
-        }
-    }
-    out
-}
-
+/// The first run is the shared one (`common::demo_run`, the same command in a tree of
+/// its own with a `README`); the rerun goes into the same session root.
 #[test]
 fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     let _one = serial();
-    let work = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        work.path().join("README"),
-        "a tree the demo must not touch\n",
-    )
-    .expect("seed");
-    let root = work.path().join("sessions");
-    let before = tree(work.path(), &root);
+    let run = common::demo_run();
+    let root = &run.root;
     let demo = || {
         faultline(
             &[
@@ -111,12 +83,10 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
                 "--out",
                 root.to_str().expect("utf-8"),
             ],
-            work.path(),
+            &run.work,
         )
     };
-    let started = Instant::now();
-    let out = demo();
-    let took = started.elapsed();
+    let (out, took, before) = (&run.out, run.took, &run.before);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -125,10 +95,10 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(took < Duration::from_secs(180), "the demo took {took:?}");
-    let session = common::session_of(&out);
-    assert!(session.starts_with(&root));
+    let session = common::session_of(out);
+    assert!(session.starts_with(root));
     assert_eq!(
-        tree(work.path(), &root),
+        &tree(&run.work, root),
         before,
         "the demo wrote outside the session root"
     );

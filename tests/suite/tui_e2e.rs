@@ -2,6 +2,7 @@
 //! the checklist, an approval whose effect appears only after the keypress, the run, a
 //! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
+use crate::common;
 use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,8 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     if !tmux::available("the terminal end-to-end test") {
         return;
     }
+    // The whole demo: not beside another module's demo (see `common::demo_lock`).
+    let _one = common::demo_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     let command = format!(

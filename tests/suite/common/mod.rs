@@ -1,7 +1,16 @@
-//! Helpers shared by the integration tests. Each test binary uses a subset.
+//! Helpers shared by the integration tests, declared once at the root of the one test
+//! binary (`tests/suite/main.rs`); each module uses a subset.
+//!
+//! Every module's tests share one process. What is process-wide is handled here:
+//! [`demo_lock`] keeps the tests that run the whole demo from competing with each
+//! other, and [`demo_run`] is the one uninterrupted demo run the read-only tests share.
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use faultline::plan::{Plan, parse_plan};
 
@@ -246,4 +255,96 @@ pub fn run_scenario(plan: &Path, id: &str, dir: &Path) -> OneScenario {
 /// The plan of deliberately mis-aimed twins, one scenario per nemesis kind.
 pub fn twins_plan() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md")
+}
+
+/// One at a time for the tests that run the whole demo (or most of it) as child
+/// processes: the demo's rate checks should not compete with another demo for 2 cores.
+/// They once had this by living in test binaries of their own, run one after another.
+/// Not reentrant: take it once per test, before [`demo_run`].
+pub fn demo_lock() -> MutexGuard<'static, ()> {
+    static DEMO: Mutex<()> = Mutex::new(());
+    DEMO.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every file under `root` except those under `skip`, with sizes.
+pub fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.starts_with(skip) {
+                continue;
+            }
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert((path, meta.len()));
+            }
+        }
+    }
+    out
+}
+
+/// One uninterrupted `faultline demo --headless --yes --out ROOT`, run in `work` (which
+/// holds a `README` the demo must not touch, and `ROOT`).
+pub struct DemoRun {
+    pub work: PathBuf,
+    pub root: PathBuf,
+    /// [`tree`] of `work` outside `root`, taken just before the run.
+    pub before: BTreeSet<(PathBuf, u64)>,
+    pub out: Output,
+    pub took: Duration,
+}
+
+const DEMO_RUN_PREFIX: &str = "faultline-demo-run-";
+
+/// The demo run once per test process (about 50 s) and shared by every test that only
+/// reads the session it leaves. Such a test may add a session of its own under `root`
+/// (a rerun) but must change nothing the run wrote. Call it with [`demo_lock`] held.
+/// The directory outlives the process (a static is never dropped); the next process
+/// removes those of processes that are gone.
+pub fn demo_run() -> &'static DemoRun {
+    static RUN: OnceLock<DemoRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        if let Ok(entries) = std::fs::read_dir(&tmp) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let stale = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(DEMO_RUN_PREFIX))
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|pid| pid.parse::<i32>().ok())
+                    .is_some_and(|pid| !pid_alive(pid));
+                if stale {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let work = tempfile::Builder::new()
+            .prefix(&format!("{DEMO_RUN_PREFIX}{}-", std::process::id()))
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        std::fs::write(work.join("README"), "a tree the demo must not touch\n").expect("seed");
+        let root = work.join("sessions");
+        let before = tree(&work, &root);
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(["demo", "--headless", "--yes", "--out"])
+            .arg(&root)
+            .current_dir(&work)
+            .output()
+            .expect("faultline runs");
+        let took = started.elapsed();
+        DemoRun {
+            work,
+            root,
+            before,
+            out,
+            took,
+        }
+    })
 }
