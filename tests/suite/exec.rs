@@ -99,8 +99,16 @@ async fn signalling_a_vanished_group_is_not_an_error() {
 
 /// A grandchild that leaves its process group still carries the session's mark, so
 /// healing finds it by the mark alone.
+///
+/// `mark_children` marks every child this process starts from then on, and nothing
+/// unmarks (one session per process): in the one test binary, the children other tests
+/// start meanwhile would carry this session's mark and be ended below with the
+/// grandchild. So the body runs in a process of its own.
 #[tokio::test]
 async fn children_carry_the_session_mark_even_out_of_their_group() {
+    if !common::in_own_process("exec::children_carry_the_session_mark_even_out_of_their_group") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let session = dir.path().join("session");
     std::fs::create_dir(&session).expect("session dir");

@@ -60,6 +60,16 @@ fn hostile_sequences_never_reach_the_terminal_and_the_disk_copy_is_exact() {
         ws_ypixel: 0,
     };
     let pty = nix::pty::openpty(Some(&winsize), None).expect("openpty");
+    // openpty(3) leaves both ends inheritable. Tests of other modules share this
+    // process and start children at any moment; one that inherited the slave would hold
+    // the pty open (the reader below waits for its close), so neither end may leak.
+    for end in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(
+            end,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )
+        .expect("FD_CLOEXEC");
+    }
     let slave: OwnedFd = pty.slave;
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args(["run", "plan.md", "--out", "sessions"])

@@ -3,7 +3,9 @@
 //!
 //! Every module's tests share one process. What is process-wide is handled here:
 //! [`demo_lock`] keeps the tests that run the whole demo from competing with each
-//! other, and [`demo_run`] is the one uninterrupted demo run the read-only tests share.
+//! other, [`demo_run`] is the one uninterrupted demo run the read-only tests share, and
+//! [`in_own_process`] runs a test that changes state nothing can reset (the session
+//! mark of `faultline::exec::mark`) in a process of its own.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
@@ -347,4 +349,31 @@ pub fn demo_run() -> &'static DemoRun {
             took,
         }
     })
+}
+
+/// For a test that changes process-wide state nothing resets, which other tests of
+/// this binary would see: runs `test` (its full name, `module::function`) again alone,
+/// in a fresh process of this test binary, and asserts it passed there. True in that
+/// process, where the test's body runs; false in the caller, which then returns.
+pub fn in_own_process(test: &str) -> bool {
+    const VAR: &str = "FAULTLINE_TEST_OWN_PROCESS";
+    if std::env::var(VAR).as_deref() == Ok(test) {
+        return true;
+    }
+    let out = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(VAR, test)
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{test} failed in its own process:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "{test} did not run in its own process:\n{stdout}\n{stderr}"
+    );
+    false
 }

@@ -1,5 +1,9 @@
 //! A real terminal for the tests that drive the UI: a detached tmux session of the
-//! test's own, killed on drop. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
+//! test's own, on a tmux server of its own (`tmux -L <session name>`), killed on drop.
+//! A server of its own: the tests share one process and run side by side, and the
+//! default server is shared with every other tmux user of the machine (its environment
+//! is that of whoever started it, and it exits when its last session ends).
+//! CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
 #![allow(dead_code)]
 
@@ -26,20 +30,33 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    /// Starts `command` in a new session named `<prefix>-<test pid>`.
+    /// Starts `command` in a new session named `<prefix>-<test pid>`, on the server of
+    /// the same name.
     pub fn start(prefix: &str, command: &str) -> Tmux {
-        let name = format!("{prefix}-{}", std::process::id());
-        let status = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "36"])
+        let tmux = Tmux {
+            name: format!("{prefix}-{}", std::process::id()),
+        };
+        let status = tmux
+            .tmux()
+            .args(["new-session", "-d", "-s", &tmux.name])
+            .args(["-x", "120", "-y", "36"])
             .arg(command)
             .status()
             .expect("tmux new-session");
         assert!(status.success(), "tmux new-session failed");
-        Tmux { name }
+        tmux
+    }
+
+    /// `tmux` talking to this session's own server.
+    fn tmux(&self) -> Command {
+        let mut tmux = Command::new("tmux");
+        tmux.args(["-L", &self.name]);
+        tmux
     }
 
     pub fn send(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
+        let status = self
+            .tmux()
             .args(["send-keys", "-t", &self.name])
             .args(keys)
             .status()
@@ -49,7 +66,8 @@ impl Tmux {
 
     /// The pane's text as shown now.
     pub fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .expect("tmux capture-pane");
@@ -58,7 +76,8 @@ impl Tmux {
 
     /// A tmux format of the pane (`#{pane_pid}`, `#{alternate_on}`).
     pub fn show(&self, format: &str) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["display-message", "-p", "-t", &self.name, format])
             .output()
             .expect("tmux display-message");
@@ -84,7 +103,8 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
+        let _ = self
+            .tmux()
             .args(["kill-session", "-t", &self.name])
             .status();
     }
