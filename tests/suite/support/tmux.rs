@@ -27,14 +27,17 @@ pub fn available(what: &str) -> bool {
 /// One detached session, 120×36, running `command` in its only pane.
 pub struct Tmux {
     name: String,
+    /// The server's socket, which tmux leaves behind when the server exits.
+    socket: String,
 }
 
 impl Tmux {
     /// Starts `command` in a new session named `<prefix>-<test pid>`, on the server of
     /// the same name.
     pub fn start(prefix: &str, command: &str) -> Tmux {
-        let tmux = Tmux {
+        let mut tmux = Tmux {
             name: format!("{prefix}-{}", std::process::id()),
+            socket: String::new(),
         };
         let status = tmux
             .tmux()
@@ -44,6 +47,7 @@ impl Tmux {
             .status()
             .expect("tmux new-session");
         assert!(status.success(), "tmux new-session failed");
+        tmux.socket = tmux.show("#{socket_path}");
         tmux
     }
 
@@ -107,5 +111,8 @@ impl Drop for Tmux {
             .tmux()
             .args(["kill-session", "-t", &self.name])
             .status();
+        if !self.socket.is_empty() {
+            let _ = std::fs::remove_file(&self.socket);
+        }
     }
 }
