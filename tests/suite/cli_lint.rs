@@ -1,0 +1,186 @@
+//! `faultline lint` end to end: the real binary on real files.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn faultline(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the faultline binary runs")
+}
+
+/// A plan in the newer template whose one scenario has every field lint needs.
+fn plan_with_oracle(oracle: &str) -> String {
+    format!(
+        "# Test Plan: tiny\n\n\
+         **Date:** 2026-12-01\n**Plan mode:** change-scoped\n\n\
+         ## 1b. Claims under test\n\n\
+         | ID | Claim | Category | Source | Inferred? |\n|---|---|---|---|---|\n\
+         | C1 | Acked writes survive a crash. | durability | store.rs | no |\n\n\
+         ## 7. Scenarios\n\n\
+         ### Scenario S1: acked_writes_survive_primary_kill\n\n\
+         - **Falsifies if it FAILs:** C1\n\
+         - **Workload:** one client writing unique keys for 5 s.\n\
+         - **Faults:** SIGKILL the primary at 2 s.\n\
+         - **Oracle:** {oracle}\n\
+         - **Smoke budget:** 1 seed, 3 s.\n\
+         - **Hardening budget:** 3 seeds, 5 s each, one kill per seed.\n\
+         - **Release budget:** not provided — no release gate yet. Revisit when: the store ships.\n\n\
+         #### §7.M\n\
+         - **Model under test:** register\n\
+         - **Operation history:** default 11 fields, in-process recorder.\n\
+         - **Checker:** no-lost-ack over the history and a follower dump.\n\
+         - **Nemesis + landing evidence:** SIGKILL of the primary; landing = follower logs \
+         `no contact from primary`.\n\
+         - **Ambiguous outcomes:** default.\n\
+         - **Reduction plan:** bisect the schedule.\n"
+    )
+}
+
+#[test]
+fn corpus_plan_is_handed_back_with_all_17_scenarios() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = common::corpus_path();
+    let out = faultline(
+        &["lint", plan.to_str().expect("utf-8 path"), "--json"],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(65),
+        "the corpus plan declares no budget tiers"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("lint --json prints JSON");
+    let scenarios = json["scenarios"].as_array().expect("scenarios array");
+    let ids: Vec<&str> = scenarios.iter().filter_map(|s| s["id"].as_str()).collect();
+    let expected: Vec<String> = (1..=17).map(|n| format!("S{n:02}")).collect();
+    assert_eq!(ids, expected);
+    for s in scenarios {
+        let state = s["seven_m"]["state"].as_str().unwrap_or("");
+        assert!(
+            ["filled", "not-applicable", "missing"].contains(&state),
+            "{} has §7.M state {state:?}",
+            s["id"]
+        );
+    }
+    assert_eq!(json["runnable"], serde_json::Value::Bool(false));
+    let problems = json["problems"].to_string();
+    for id in &expected {
+        assert!(problems.contains(id.as_str()), "no problem names {id}");
+    }
+    // S11 falsifies an ordering claim (C39) yet writes §7.M "not applicable".
+    let s11_flagged = json["problems"]
+        .as_array()
+        .expect("problems array")
+        .iter()
+        .any(|p| p["scenario"] == "S11" && p.to_string().contains("7.M"));
+    assert!(
+        s11_flagged,
+        "S11's gated-but-not-applicable §7.M is not flagged"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).expect("read tempdir").count(),
+        0,
+        "lint must not create anything"
+    );
+}
+
+#[test]
+fn corpus_plan_text_output_names_file_and_line() {
+    let plan = common::corpus_path();
+    let out = faultline(
+        &["lint", plan.to_str().expect("utf-8 path")],
+        Path::new("."),
+    );
+    assert_eq!(out.status.code(), Some(65));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let located = format!("{}:", plan.display());
+    assert!(
+        text.contains(&located),
+        "problems are not located as file:line:\n{text}"
+    );
+}
+
+#[test]
+fn look_at_it_oracles_are_handed_back_and_nothing_is_created() {
+    let weak = [
+        "logs look fine",
+        "no errors observed in the logs",
+        "visually confirm recovery",
+        "dashboards stay green",
+    ];
+    for oracle in weak {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plan = dir.path().join("plan.md");
+        std::fs::write(&plan, plan_with_oracle(oracle)).expect("write plan");
+        let out = faultline(&["lint", "plan.md"], dir.path());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(65),
+            "oracle {oracle:?} was accepted:\n{text}"
+        );
+        assert!(
+            text.contains("S1"),
+            "hand-back does not name the scenario:\n{text}"
+        );
+        assert!(
+            text.to_lowercase().contains("oracle"),
+            "hand-back does not name the field:\n{text}"
+        );
+        // `run` hands it back too, before any session directory or child process:
+        // the sidecar's workload would leave a marker file if it ever started.
+        let spec = "version: 1\nscenarios:\n  S1:\n    workload: { run: \"touch started\" }\n";
+        std::fs::write(dir.path().join("plan.run.yaml"), spec).expect("write spec");
+        let run = faultline(&["run", "plan.md", "--headless", "--yes"], dir.path());
+        assert_eq!(
+            run.status.code(),
+            Some(65),
+            "`run` accepted oracle {oracle:?}"
+        );
+        let mut entries: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("read tempdir")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        entries.sort();
+        assert_eq!(entries, vec!["plan.md", "plan.run.yaml"]);
+    }
+}
+
+#[test]
+fn a_machine_checkable_plan_is_runnable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("plan.md"),
+        plan_with_oracle(
+            "no-lost-ack: every acknowledged write is present in the follower dump at quiescence.",
+        ),
+    )
+    .expect("write plan");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn unreadable_plan_exits_66_naming_the_path() {
+    let out = faultline(&["lint", "no-such-plan.md"], Path::new("."));
+    assert_eq!(out.status.code(), Some(66));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-plan.md"));
+}
+
+#[test]
+fn usage_error_exits_64() {
+    let out = faultline(&["lint"], Path::new("."));
+    assert_eq!(out.status.code(), Some(64));
+}

@@ -1,0 +1,379 @@
+//! Helpers shared by the integration tests, declared once at the root of the one test
+//! binary (`tests/suite/main.rs`); each module uses a subset.
+//!
+//! Every module's tests share one process. What is process-wide is handled here:
+//! [`demo_lock`] keeps the tests that run the whole demo from competing with each
+//! other, [`demo_run`] is the one uninterrupted demo run the read-only tests share, and
+//! [`in_own_process`] runs a test that changes state nothing can reset (the session
+//! mark of `faultline::exec::mark`) in a process of its own.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use faultline::plan::{Plan, parse_plan};
+
+/// The real plan nobody here wrote; CI lays `../shared` beside the clone.
+pub fn corpus_path() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/plans/raft-cr-project-stability.md");
+    assert!(
+        path.exists(),
+        "corpus plan missing at {} (the repo must sit next to a `shared/` copy)",
+        path.display()
+    );
+    path
+}
+
+/// Parses a plan file given relative to the crate root, named by that relative path.
+pub fn plan_at(relative: &str) -> Plan {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("plan {} unreadable: {e}", path.display()));
+    parse_plan(relative, &text)
+}
+
+pub fn corpus() -> Plan {
+    plan_at("../shared/corpus/plans/raft-cr-project-stability.md")
+}
+
+pub fn fixture(name: &str) -> Plan {
+    plan_at(&format!("tests/fixtures/plans/{name}"))
+}
+
+pub fn demo_plan() -> Plan {
+    plan_at("examples/demo/plan.md")
+}
+
+/// Alive means present in /proc and not a zombie waiting to be reaped.
+pub fn pid_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(") ")
+            .next()
+            .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+    })
+}
+
+/// Any live (non-zombie) process in /proc whose process group is `pgid`.
+pub fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            // Fields after the command name: state ppid pgrp …
+            let mut rest = stat.rsplit(") ").next().unwrap_or("").split_whitespace();
+            let state = rest.next().unwrap_or("Z");
+            let pgrp = rest.nth(1).and_then(|p| p.parse::<i32>().ok());
+            pgrp == Some(pgid) && state != "Z" && state != "X"
+        })
+    })
+}
+
+/// Live `faultline watchdog SESSION` processes watching `session`.
+pub fn watchdogs_of(session: &Path) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let want = session.as_os_str().as_encoded_bytes();
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            // A zombie's cmdline is empty, so only live watchdogs match.
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmd| {
+                let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+                args.windows(2).any(|w| w[0] == b"watchdog" && w[1] == want)
+            })
+        })
+        .collect()
+}
+
+/// Waits until no watchdog watches `session` (it healed, or stood down); panics after
+/// `limit`.
+pub fn await_watchdogs(session: &Path, limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        let left = watchdogs_of(session);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "watchdog(s) {left:?} of {} still running after {limit:?}",
+            session.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether this process may mount a tmpfs (root); says so loudly when not, and fails
+/// instead under `FAULTLINE_REQUIRE_MOUNT=1` (CI).
+pub fn can_mount() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var("FAULTLINE_REQUIRE_MOUNT").as_deref() != Ok("1"),
+        "FAULTLINE_REQUIRE_MOUNT=1 but not root: cannot mount a tmpfs"
+    );
+    eprintln!("SKIP: not root: cannot mount a tmpfs");
+    false
+}
+
+/// The session directory named by the `session: <path>` line a run ends with.
+pub fn session_of(out: &std::process::Output) -> PathBuf {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let path = last
+        .strip_prefix("session: ")
+        .unwrap_or_else(|| panic!("last line is not `session: …`: {last:?}\n{stdout}"));
+    PathBuf::from(path)
+}
+
+/// Runs a binding written inline, with no cluster, in `dir`.
+pub async fn run_inline(
+    yaml: &str,
+    dir: &Path,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
+    let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
+    run_binding(&binding, dir).await
+}
+
+/// One iteration of `binding` in `dir` (scenario X1, seed 1, 1 s): its facts and the
+/// journal it wrote. Its privileged fault actions, if any, are approved by the test in
+/// a journaled `privileged-approved` record first, as the preflight would.
+pub async fn run_binding(
+    binding: &faultline::runspec::Binding,
+    dir: &Path,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
+    run_binding_approved(binding, dir, true).await
+}
+
+/// [`run_binding`], with the privileged actions approved or not.
+pub async fn run_binding_approved(
+    binding: &faultline::runspec::Binding,
+    dir: &Path,
+    approve: bool,
+) -> (
+    faultline::engine::iteration::IterationFacts,
+    Vec<faultline::journal::Record>,
+) {
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).expect("logs dir");
+    let mut journal =
+        faultline::journal::Journal::open(&dir.join("journal.jsonl")).expect("journal");
+    let actions = faultline::engine::privileged::actions(binding);
+    let privileged = (approve && !actions.is_empty()).then(|| {
+        let record = journal
+            .append(
+                faultline::journal::Scope::default(),
+                "privileged-approved",
+                &serde_json::json!({"scenario": "X1", "actions": actions, "by": "the test"}),
+            )
+            .expect("approval journaled");
+        faultline::engine::privileged::Approval { seq: record.seq }
+    });
+    let mut ctx = faultline::engine::iteration::IterationCtx {
+        id: "X1".into(),
+        scope: faultline::journal::Scope {
+            scenario: Some("X1".into()),
+            arm: None,
+        },
+        cwd: dir.to_path_buf(),
+        logs,
+        artifacts: dir.join("artifacts"),
+        vars: faultline::runspec::vars::Vars::default(),
+        seed: 1,
+        duration: std::time::Duration::from_secs(1),
+        cancel: Default::default(),
+        privileged,
+    };
+    let facts = faultline::engine::iteration::run(binding, &mut ctx, &mut journal)
+        .await
+        .expect("iteration runs");
+    let records = faultline::journal::read(&dir.join("journal.jsonl"))
+        .expect("journal")
+        .records;
+    (facts, records)
+}
+
+/// id → verdict, from a headless session's `verdicts.json`.
+pub fn verdict_of(session: &Path, id: &str) -> String {
+    verdicts_by_id(session).remove(id).unwrap_or_default()
+}
+
+/// Every scenario's verdict by id, from a session's `verdicts.json`.
+pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                s["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A headless run of one scenario of a plan: its session and the scenario's verdict.
+pub struct OneScenario {
+    pub session: PathBuf,
+    pub verdict: String,
+    pub stderr: String,
+}
+
+/// Runs scenario `id` of `plan` headless with `dir` as SUT and working directory.
+pub fn run_scenario(plan: &Path, id: &str, dir: &Path) -> OneScenario {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(plan)
+        .args(["--headless", "--approve-privileged", "--only", id, "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .output()
+        .expect("faultline runs");
+    let session = session_of(&out);
+    OneScenario {
+        verdict: verdict_of(&session, id),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        session,
+    }
+}
+
+/// The plan of deliberately mis-aimed twins, one scenario per nemesis kind.
+pub fn twins_plan() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md")
+}
+
+/// One at a time for the tests that run the whole demo (or most of it) as child
+/// processes: the demo's rate checks should not compete with another demo for 2 cores.
+/// They once had this by living in test binaries of their own, run one after another.
+/// Not reentrant: take it once per test, before [`demo_run`].
+pub fn demo_lock() -> MutexGuard<'static, ()> {
+    static DEMO: Mutex<()> = Mutex::new(());
+    DEMO.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Every file under `root` except those under `skip`, with sizes.
+pub fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.starts_with(skip) {
+                continue;
+            }
+            let meta = entry.metadata().expect("metadata");
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert((path, meta.len()));
+            }
+        }
+    }
+    out
+}
+
+/// One uninterrupted `faultline demo --headless --yes --out ROOT`, run in `work` (which
+/// holds a `README` the demo must not touch, and `ROOT`).
+pub struct DemoRun {
+    pub work: PathBuf,
+    pub root: PathBuf,
+    /// [`tree`] of `work` outside `root`, taken just before the run.
+    pub before: BTreeSet<(PathBuf, u64)>,
+    pub out: Output,
+    pub took: Duration,
+}
+
+const DEMO_RUN_PREFIX: &str = "faultline-demo-run-";
+
+/// The demo run once per test process (about 50 s) and shared by every test that only
+/// reads the session it leaves. Such a test may add a session of its own under `root`
+/// (a rerun) but must change nothing the run wrote. Call it with [`demo_lock`] held.
+/// The directory outlives the process (a static is never dropped); the next process
+/// removes those of processes that are gone.
+pub fn demo_run() -> &'static DemoRun {
+    static RUN: OnceLock<DemoRun> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        if let Ok(entries) = std::fs::read_dir(&tmp) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let stale = name
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(DEMO_RUN_PREFIX))
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|pid| pid.parse::<i32>().ok())
+                    .is_some_and(|pid| !pid_alive(pid));
+                if stale {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let work = tempfile::Builder::new()
+            .prefix(&format!("{DEMO_RUN_PREFIX}{}-", std::process::id()))
+            .tempdir()
+            .expect("tempdir")
+            .keep();
+        std::fs::write(work.join("README"), "a tree the demo must not touch\n").expect("seed");
+        let root = work.join("sessions");
+        let before = tree(&work, &root);
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(["demo", "--headless", "--yes", "--out"])
+            .arg(&root)
+            .current_dir(&work)
+            .output()
+            .expect("faultline runs");
+        let took = started.elapsed();
+        DemoRun {
+            work,
+            root,
+            before,
+            out,
+            took,
+        }
+    })
+}
+
+/// For a test that changes process-wide state nothing resets, which other tests of
+/// this binary would see: runs `test` (its full name, `module::function`) again alone,
+/// in a fresh process of this test binary, and asserts it passed there. True in that
+/// process, where the test's body runs; false in the caller, which then returns.
+pub fn in_own_process(test: &str) -> bool {
+    const VAR: &str = "FAULTLINE_TEST_OWN_PROCESS";
+    if std::env::var(VAR).as_deref() == Ok(test) {
+        return true;
+    }
+    let out = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(VAR, test)
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{test} failed in its own process:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "{test} did not run in its own process:\n{stdout}\n{stderr}"
+    );
+    false
+}

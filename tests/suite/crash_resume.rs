@@ -1,0 +1,364 @@
+//! faultline is SIGKILLed again and again through the demo and resumed each time: at
+//! least once after every kind of journal event the demo writes, during a heal, while
+//! the report is being written, and once with a torn last journal line. After every
+//! kill, before anyone resumes, its watchdog has healed every fault and ended every
+//! process group the journal recorded. At the end no fault is left injected, no
+//! process group it started is alive, every journal byte written before each kill is
+//! still there, and the verdicts equal an uninterrupted run's. Each kill point is the first record matching it that the newly started
+//! process appends, so every cycle moves the demo forward.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use faultline::journal::Record;
+
+/// Where faultline is killed: the first new record of `kind` (in `scenario`, when given).
+struct KillPoint {
+    kind: &'static str,
+    scenario: Option<&'static str>,
+}
+
+const fn at(kind: &'static str) -> KillPoint {
+    KillPoint {
+        kind,
+        scenario: None,
+    }
+}
+
+const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
+    KillPoint {
+        kind,
+        scenario: Some(scenario),
+    }
+}
+
+/// In demo order. The first only happens in a fresh run; `session-resumed` and
+/// `heal-started` only in a resumed one (the latter: killed during its heal).
+const KILL_POINTS: [KillPoint; 40] = [
+    at("session-started"),
+    at("watchdog"),
+    at("session-resumed"),
+    at("heal-started"),
+    at("operator-answer"),
+    at("checklist-complete"),
+    at("capability"),
+    at("install-declined"),
+    at("install-not-offered"),
+    at("capability-matrix"),
+    at("budget"),
+    at("audit-declared"),
+    at("iteration-started"),
+    at("command-started"),
+    at("precondition"),
+    at("checkpoint-start"),
+    at("command-exited"),
+    at("checkpoint-end"),
+    at("quiesce"),
+    at("oracle-result"),
+    at("service-stopped"),
+    at_in("verdict", "D1"),
+    at_in("fault-intent", "D2"),
+    at_in("fault-injected", "D2"),
+    at_in("landing-injector", "D2"),
+    at_in("landing-declared", "D2"),
+    at_in("fault-healed", "D2"),
+    at_in("verdict", "D2"),
+    at_in("rerun-result", "D3"),
+    at_in("reduction-started", "D3"),
+    at_in("reduction-candidate", "D3"),
+    at_in("reduction-result", "D3"),
+    at_in("operator-answer", "D3"),
+    at_in("fault-injected", "D4"),
+    at_in("seeds-stopped", "D4"),
+    at_in("not-run", "D5"),
+    at_in("arms-aggregated", "D5"),
+    at_in("env-missing", "D6"),
+    at_in("env-missing", "D7"),
+    at("session-verdict"),
+];
+
+/// After this kill point, half a record is appended, as a crash mid-write leaves it.
+const TORN_AFTER: &str = "capability-matrix";
+
+fn faultline(args: &[&str], cwd: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("faultline starts")
+}
+
+fn records(journal: &Path) -> Vec<Record> {
+    faultline::journal::read(journal)
+        .map(|c| c.records)
+        .unwrap_or_default()
+}
+
+/// The session directory under `root` (the demo makes exactly one).
+fn session_in(root: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(root.join("demo-kv-replication"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("journal.jsonl").exists())
+}
+
+/// Waits until a record matching `point` with seq above `after` is in the journal
+/// under `root`, then SIGKILLs `child`. False when the child ended first.
+fn kill_at(child: &mut Child, root: &Path, after: u64, point: &KillPoint) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while Instant::now() < deadline {
+        let hit = session_in(root).is_some_and(|s| {
+            records(&s.join("journal.jsonl")).iter().any(|r| {
+                r.seq > after
+                    && r.kind == point.kind
+                    && point
+                        .scenario
+                        .is_none_or(|id| r.scope.scenario.as_deref() == Some(id))
+            })
+        });
+        if hit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return true;
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    false
+}
+
+/// Process groups the journal recorded that are still alive.
+fn alive_groups(records: &[Record]) -> Vec<i32> {
+    records
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .filter_map(|p| i32::try_from(p).ok())
+        .filter(|g| common::group_alive(*g))
+        .collect()
+}
+
+/// Every `fault-injected` has a later `fault-healed` for the same scope and fault.
+fn unhealed(records: &[Record]) -> Vec<String> {
+    let mut open: Vec<&Record> = Vec::new();
+    for r in records {
+        match r.kind.as_str() {
+            "fault-injected" => open.push(r),
+            "fault-healed" => {
+                open.retain(|o| !(o.scope == r.scope && o.data["fault"] == r.data["fault"]))
+            }
+            _ => {}
+        }
+    }
+    open.iter()
+        .map(|r| format!("{:?} {}", r.scope, r.data["fault"]))
+        .collect()
+}
+
+#[test]
+fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
+    let _one = common::demo_lock();
+    let work = tempfile::tempdir().expect("tempdir");
+    // The uninterrupted baseline is the demo run the whole binary shares: the same
+    // `faultline demo --headless --yes --out ROOT`, only read here.
+    let baseline_session = common::session_of(&common::demo_run().out);
+    let expected = common::verdicts_by_id(&baseline_session);
+    // "After every kind of journal event the demo writes" holds as the demo grows.
+    let uncovered: std::collections::BTreeSet<String> =
+        records(&baseline_session.join("journal.jsonl"))
+            .into_iter()
+            .map(|r| r.kind)
+            .filter(|kind| !KILL_POINTS.iter().any(|p| p.kind == kind))
+            .collect();
+    assert!(
+        uncovered.is_empty(),
+        "journal kinds with no kill point: {uncovered:?}"
+    );
+
+    let root = work.path().join("crashed");
+    let mut child = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--out",
+            root.to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    let mut after = 0;
+    let mut kept_bytes: Vec<u8> = Vec::new();
+    let mut kills = Vec::new();
+    for point in &KILL_POINTS {
+        assert!(
+            kill_at(&mut child, &root, after, point),
+            "faultline ended before kill point {} {:?} (kills so far: {kills:?})",
+            point.kind,
+            point.scenario
+        );
+        kills.push(format!(
+            "{}{}",
+            point.kind,
+            point.scenario.map(|s| format!("@{s}")).unwrap_or_default()
+        ));
+        let session = session_in(&root).expect("session");
+        let journal = session.join("journal.jsonl");
+        // Children never outlive faultline: its watchdog cleans up before any resume.
+        common::await_watchdogs(&session, Duration::from_secs(60));
+        let now = records(&journal);
+        assert!(
+            unhealed(&now).is_empty(),
+            "the watchdog left injected after {kills:?}: {:?}",
+            unhealed(&now)
+        );
+        let alive = alive_groups(&now);
+        assert!(
+            alive.is_empty(),
+            "process groups outlived faultline after {kills:?}: {alive:?}"
+        );
+        let marked = faultline::exec::mark::marked(&session);
+        assert!(
+            marked.is_empty(),
+            "processes with the session's mark outlived faultline after {kills:?}: {marked:?}"
+        );
+        let bytes = std::fs::read(&journal).expect("journal");
+        assert!(
+            bytes.starts_with(&kept_bytes),
+            "journal lines written before an earlier kill are gone (after {kills:?})"
+        );
+        kept_bytes = bytes;
+        if point.kind == TORN_AFTER {
+            let mut torn = kept_bytes.clone();
+            torn.extend_from_slice(
+                br#"{"seq":99999,"ts":"2026-12-01T00:00:00.000Z","scenario":nu"#,
+            );
+            std::fs::write(&journal, &torn).expect("torn tail");
+        }
+        after = records(&journal).last().map_or(0, |r| r.seq);
+        child = faultline(
+            &[
+                "resume",
+                session.to_str().expect("utf-8"),
+                "--headless",
+                "--yes",
+            ],
+            work.path(),
+        );
+    }
+    let status = child.wait().expect("last resume ends");
+    assert!(status.code().is_some(), "the last resume ran to its end");
+
+    let session = session_in(&root).expect("session");
+    let journal = session.join("journal.jsonl");
+    let bytes = std::fs::read(&journal).expect("journal");
+    assert!(
+        bytes.starts_with(&kept_bytes),
+        "journal prefix kept to the end"
+    );
+    let all = records(&journal);
+    assert!(
+        unhealed(&all).is_empty(),
+        "left injected: {:?}",
+        unhealed(&all)
+    );
+    assert!(all.iter().any(|r| r.kind == "command-started"));
+    let alive = alive_groups(&all);
+    assert!(
+        alive.is_empty(),
+        "process groups outlived the session: {alive:?}"
+    );
+    let torn = std::fs::read_to_string(session.join("journal.torn")).expect("journal.torn");
+    assert!(torn.contains(r#""seq":99999"#), "{torn}");
+    assert!(all.iter().any(|r| r.kind == "journal-torn-tail"));
+    assert_eq!(
+        common::verdicts_by_id(&session),
+        expected,
+        "kill points: {kills:?}"
+    );
+    eprintln!("{} kill points, each resumed: {kills:?}", kills.len());
+}
+
+#[test]
+fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = work.path().join("sessions");
+    let mut child = faultline(
+        &[
+            "demo",
+            "--headless",
+            "--yes",
+            "--only",
+            "D5",
+            "--out",
+            root.to_str().expect("utf-8"),
+        ],
+        work.path(),
+    );
+    // Killed once the first of D5's two arms has its verdict.
+    assert!(kill_at(&mut child, &root, 0, &at_in("verdict", "D5")));
+    let session = session_in(&root).expect("session");
+    let journal = session.join("journal.jsonl");
+    let decided: Vec<String> = records(&journal)
+        .iter()
+        .filter(|r| r.kind == "verdict" && r.scope.scenario.as_deref() == Some("D5"))
+        .filter_map(|r| r.data["id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    std::fs::write(work.path().join("answers.yaml"), "resume.D5: keep\n").expect("answers");
+    let status = faultline(
+        &[
+            "resume",
+            session.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--answers",
+            "answers.yaml",
+        ],
+        work.path(),
+    )
+    .wait()
+    .expect("resume ends");
+    assert!(status.code().is_some());
+    let all = records(&journal);
+    let asked = all
+        .iter()
+        .find(|r| r.kind == "operator-answer" && r.data["question"] == "resume.D5")
+        .expect("the operator was asked about D5");
+    assert_eq!(asked.data["answer"], "keep");
+    // The finished arm stands as it was decided; the other was never reached.
+    let arm_verdicts: Vec<(String, String)> = all
+        .iter()
+        .filter(|r| r.kind == "verdict" && r.scope.scenario.as_deref() == Some("D5"))
+        .filter_map(|r| {
+            Some((
+                r.data["id"].as_str()?.to_string(),
+                r.data["verdict"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    assert_eq!(arm_verdicts.len(), 2, "{arm_verdicts:?}");
+    assert_eq!(arm_verdicts[0].0, decided[0]);
+    assert_ne!(arm_verdicts[0].1, "NOT-RUN");
+    assert_eq!(arm_verdicts[1].1, "NOT-RUN", "{arm_verdicts:?}");
+    let not_run = all
+        .iter()
+        .find(|r| r.kind == "not-run" && r.scope.scenario.as_deref() == Some("D5"))
+        .expect("not-run record");
+    assert!(
+        not_run.data["reason"]
+            .as_str()
+            .is_some_and(|t| t.contains("interrupted")),
+        "{:?}",
+        not_run.data
+    );
+}

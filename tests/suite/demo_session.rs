@@ -1,0 +1,469 @@
+//! The whole method on the embedded demo, for real: `faultline demo` / `faultline run`
+//! as child processes, then the session directory they leave is read back.
+//! Tests run one at a time, and not beside another module's demo: the demo's rate
+//! checks should not compete for 2 cores.
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::tree;
+use faultline::journal::{self, Record};
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    common::demo_lock()
+}
+
+fn faultline(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("faultline runs")
+}
+
+fn verdicts(session: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
+    serde_json::from_str(&text).expect("verdicts.json is JSON")
+}
+
+fn records(session: &Path) -> Vec<Record> {
+    let contents = journal::read(&session.join("journal.jsonl")).expect("journal");
+    assert!(contents.torn_tail.is_none(), "journal has a torn tail");
+    contents.records
+}
+
+/// Every process group the journal says was started is gone, and every injected
+/// fault has a heal event.
+fn assert_clean_exit(records: &[Record]) {
+    for r in records.iter().filter(|r| r.kind == "command-started") {
+        let pgid = r.data["pgid"].as_i64().expect("pgid") as i32;
+        assert!(
+            !common::group_alive(pgid),
+            "process group {pgid} ({}) is still alive",
+            r.data["name"]
+        );
+    }
+    let count = |kind: &str| records.iter().filter(|r| r.kind == kind).count();
+    assert!(count("fault-injected") > 0, "no fault was injected at all");
+    assert_eq!(
+        count("fault-injected"),
+        count("fault-healed"),
+        "every injected fault needs a heal event"
+    );
+}
+
+/// The process groups `records` say were started that are alive now.
+fn live_groups(records: &[Record]) -> Vec<i32> {
+    records
+        .iter()
+        .filter(|r| r.kind == "command-started")
+        .filter_map(|r| r.data["pgid"].as_i64())
+        .map(|p| p as i32)
+        .filter(|p| common::group_alive(*p))
+        .collect()
+}
+
+/// The first run is the shared one (`common::demo_run`, the same command in a tree of
+/// its own with a `README`); the rerun goes into the same session root.
+#[test]
+fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
+    let _one = serial();
+    let run = common::demo_run();
+    let root = &run.root;
+    let demo = || {
+        faultline(
+            &[
+                "demo",
+                "--headless",
+                "--yes",
+                "--out",
+                root.to_str().expect("utf-8"),
+            ],
+            &run.work,
+        )
+    };
+    let (out, took, before) = (&run.out, run.took, &run.before);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "session FAIL expected\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took < Duration::from_secs(180), "the demo took {took:?}");
+    let session = common::session_of(out);
+    assert!(session.starts_with(root));
+    assert_eq!(
+        &tree(&run.work, root),
+        before,
+        "the demo wrote outside the session root"
+    );
+
+    let v = verdicts(&session);
+    assert_eq!(v["session_verdict"], "FAIL");
+    let expected: BTreeMap<String, String> = [
+        ("D1", "PASS-smoke"),
+        ("D2", "PASS-hardening"),
+        ("D3", "FAIL-reproducible"),
+        ("D4", "INCONCLUSIVE-fault-not-proven"),
+        ("D5", "PARTIAL-surface"),
+        // fl-client: a session-local install --yes never approves.
+        ("D6", "INCONCLUSIVE-env"),
+        // demo-skewd: nothing can install it.
+        ("D7", "INCONCLUSIVE-env"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(common::verdicts_by_id(&session), expected);
+
+    // Every reason chain cites journal records that exist.
+    let records = records(&session);
+    let seqs: BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
+    for scenario in v["scenarios"].as_array().expect("scenarios") {
+        let reasons = scenario["reasons"].as_array().expect("reasons");
+        assert!(
+            !reasons.is_empty(),
+            "{} has no reason chain",
+            scenario["id"]
+        );
+        let cited: Vec<u64> = reasons
+            .iter()
+            .flat_map(|r| r["cites"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c.as_u64())
+            .collect();
+        assert!(
+            !cited.is_empty(),
+            "{} cites no journal event",
+            scenario["id"]
+        );
+        assert!(
+            cited.iter().all(|c| seqs.contains(c)),
+            "{} cites a missing record",
+            scenario["id"]
+        );
+    }
+    assert_clean_exit(&records);
+    let d7 = v["scenarios"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["id"] == "D7"))
+        .expect("D7")
+        .to_string();
+    assert!(
+        d7.contains("demo-skewd"),
+        "D7 names the missing capability: {d7}"
+    );
+    let report = std::fs::read_to_string(session.join("findings/report.md")).expect("report");
+    assert!(
+        report.contains("INCONCLUSIVE-env") && report.contains("demo-skewd"),
+        "the report gives D7's one-line reason"
+    );
+    assert!(
+        report.contains("faultline demo --only D3 --tier hardening"),
+        "the reproducer re-runs the demo's D3"
+    );
+    let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
+    assert!(
+        log.contains("binary:fl-client") && log.contains("install"),
+        "matrix in the session log"
+    );
+    for file in [
+        "session-log.md",
+        "findings/report.md",
+        "findings/D3.md",
+        "findings/D5.md",
+    ] {
+        assert!(session.join(file).is_file(), "{file} missing");
+    }
+
+    let again = demo();
+    assert_eq!(again.status.code(), Some(1));
+    let second = common::session_of(&again);
+    assert_ne!(second, session, "a rerun gets its own session directory");
+    assert_eq!(common::verdicts_by_id(&second), expected);
+}
+
+/// A copy of the demo plan and run spec in `dir`, with `edit` applied to the run spec.
+fn mutated_demo(dir: &Path, edit: impl Fn(&str) -> String) -> PathBuf {
+    let plan = dir.join("plan.md");
+    std::fs::write(&plan, faultline::launch::DEMO_PLAN).expect("plan copy");
+    let spec = edit(faultline::launch::DEMO_RUN_SPEC);
+    assert_ne!(
+        spec,
+        faultline::launch::DEMO_RUN_SPEC,
+        "the mutation changed nothing"
+    );
+    std::fs::write(dir.join("plan.run.yaml"), spec).expect("spec copy");
+    plan
+}
+
+fn run_mutant(
+    edit: impl Fn(&str) -> String,
+    only: &str,
+) -> (PathBuf, BTreeMap<String, String>, tempfile::TempDir) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), edit);
+    let out = faultline(
+        &[
+            "run",
+            plan.to_str().expect("utf-8"),
+            "--headless",
+            "--yes",
+            "--tier",
+            "hardening",
+            "--only",
+            only,
+        ],
+        work.path(),
+    );
+    let session = common::session_of(&out);
+    let v = common::verdicts_by_id(&session);
+    (session, v, work)
+}
+
+#[test]
+fn aiming_the_misaimed_pause_at_a_follower_turns_it_into_pass_hardening() {
+    let _one = serial();
+    let (_, v, _keep) = run_mutant(
+        |s| s.replace("target: { service: n4 }", "target: { service: n3 }"),
+        "D4",
+    );
+    assert_eq!(v["D4"], "PASS-hardening");
+    assert_eq!(v["D1"], "NOT-RUN");
+}
+
+#[test]
+fn removing_the_planted_bug_removes_the_fail() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant(|s| s.replace(" --ack-before-replicate", ""), "D3");
+    assert!(!v["D3"].starts_with("FAIL"), "D3 still {}", v["D3"]);
+    let records = records(&session);
+    assert!(
+        records.iter().any(|r| r.kind == "oracle-result"),
+        "the checker never ran"
+    );
+}
+
+#[test]
+fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant(
+        |s| s.replace("--rate 50", "--rate 50 --halt-at 0.5"),
+        "D1,D2",
+    );
+    assert!(!v["D1"].starts_with("PASS"), "D1 {}", v["D1"]);
+    assert!(!v["D2"].starts_with("PASS"), "D2 {}", v["D2"]);
+    let all = verdicts(&session);
+    let d1 = &all["scenarios"][0];
+    let text = d1.to_string();
+    assert!(
+        text.contains("gbb-1-workload-rate") && text.contains("failed"),
+        "gbb-1 should fail: {text}"
+    );
+}
+
+/// Starts D2 of a mutated demo (its pause held long) and waits until the journal
+/// holds `marker`; returns the child and the journal's path. `watchdog: false` runs
+/// it without its watchdog, to see what a killed faultline leaves behind.
+// The caller signals and waits for the child it gets back.
+#[allow(clippy::zombie_processes)]
+fn start_paused_d2(
+    work: &Path,
+    plan: &Path,
+    marker: &str,
+    watchdog: bool,
+) -> (std::process::Child, PathBuf) {
+    let root = work.join("sessions");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .env(
+            faultline::watchdog::ENV_SWITCH,
+            if watchdog { "on" } else { "off" },
+        )
+        .args(["run", plan.to_str().expect("utf-8"), "--headless", "--yes"])
+        .args(["--tier", "hardening", "--only", "D2", "--out"])
+        .arg(&root)
+        .current_dir(work)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("faultline starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = std::fs::read_dir(root.join("demo-kv-replication"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path().join("journal.jsonl"));
+        if let Some(path) = found
+            && std::fs::read_to_string(&path).is_ok_and(|t| t.contains(marker))
+        {
+            return (child, path);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{marker} not journaled within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let plan = mutated_demo(work.path(), |s| {
+        s.replace("duration: 1500ms", "duration: 20s")
+    });
+    let (child, journal_path) = start_paused_d2(work.path(), &plan, "\"fault-injected\"", true);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    // The scenario's findings file is already written, mid-run, at the fault phase.
+    let findings = journal_path.with_file_name("findings").join("D2.md");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&findings).unwrap_or_default();
+        if text.contains("now at: fault") {
+            assert!(text.contains("not decided yet"), "{text}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "findings/D2.md not at the fault phase: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    // An impatient second Ctrl-C while it heals must not skip the healing.
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+    let out = child.wait_with_output().expect("faultline exits");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let session = journal_path.parent().expect("session dir").to_path_buf();
+    assert_eq!(common::session_of(&out), session);
+    let records = records(&session);
+    assert!(records.iter().any(|r| r.kind == "interrupted"));
+    assert_clean_exit(&records);
+    let v = verdicts(&session);
+    assert!(
+        !v["interrupted"].is_null(),
+        "verdicts.json must say it was interrupted"
+    );
+}
+
+/// D2 with its pause held 30 s, started and landed (the injector saw it).
+fn held_pause(work: &Path, watchdog: bool) -> (std::process::Child, PathBuf) {
+    let plan = mutated_demo(work, |s| s.replace("duration: 1500ms", "duration: 30s"));
+    start_paused_d2(work, &plan, "\"landing-injector\"", watchdog)
+}
+
+#[test]
+fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let (mut child, journal_path) = held_pause(work.path(), false);
+    child.kill().expect("SIGKILL faultline");
+    let _ = child.wait();
+    let session = journal_path.parent().expect("session").to_path_buf();
+    let before = records(&session);
+    assert!(before.iter().any(|r| r.kind == "fault-injected"));
+    assert!(
+        !before.iter().any(|r| r.kind == "fault-healed"),
+        "faultline died before healing"
+    );
+    // The kernel SIGHUPs a stopped process whose group is orphaned, so the paused
+    // victim itself may be gone; the other services are left running without owner.
+    assert!(
+        !live_groups(&before).is_empty(),
+        "nothing was left behind to heal"
+    );
+
+    let healed = faultline(&["heal", session.to_str().expect("utf-8")], work.path());
+    assert_eq!(
+        healed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&healed.stdout)
+    );
+    let text = String::from_utf8_lossy(&healed.stdout);
+    assert!(
+        text.contains("pause-n3"),
+        "the fault is accounted for: {text}"
+    );
+    assert!(text.contains("process group"), "{text}");
+    let after = records(&session);
+    assert_clean_exit(&after);
+}
+
+#[test]
+fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
+    let _one = serial();
+    let work = tempfile::tempdir().expect("tempdir");
+    let (mut child, journal_path) = held_pause(work.path(), true);
+    let session = journal_path.parent().expect("session").to_path_buf();
+    let before = records(&session);
+    let armed = before
+        .iter()
+        .find(|r| r.kind == "watchdog")
+        .expect("the run journals its watchdog");
+    assert_eq!(armed.data["armed"], true, "{:?}", armed.data);
+    let watchdog = armed.data["pid"].as_i64().expect("watchdog pid") as i32;
+    assert_eq!(common::watchdogs_of(&session), vec![watchdog]);
+    assert!(!live_groups(&before).is_empty());
+
+    let killed = Instant::now();
+    child.kill().expect("SIGKILL faultline");
+    let _ = child.wait();
+    // Nobody runs `heal` or `resume`: the watchdog alone must clean up.
+    common::await_watchdogs(&session, Duration::from_secs(30));
+    eprintln!(
+        "the watchdog healed and exited {:?} after the SIGKILL",
+        killed.elapsed()
+    );
+    let after = records(&session);
+    assert_clean_exit(&after);
+    assert_eq!(faultline::exec::mark::marked(&session), vec![]);
+    let healed = after
+        .iter()
+        .filter(|r| r.kind == "fault-healed")
+        .collect::<Vec<_>>();
+    assert!(
+        healed
+            .iter()
+            .all(|r| r.data["by"] == faultline::watchdog::HEALER),
+        "{healed:?}"
+    );
+    let finished = after
+        .iter()
+        .find(|r| r.kind == "heal-finished")
+        .expect("the watchdog journals its heal");
+    assert_eq!(finished.data["by"], faultline::watchdog::HEALER);
+    assert_eq!(finished.data["failures"], serde_json::json!([]));
+}
+
+#[test]
+fn a_run_that_ends_normally_stands_its_watchdog_down() {
+    let _one = serial();
+    // Any edit will do: D1 alone runs, and D2's pause is not reached.
+    let (session, _, _keep) =
+        run_mutant(|s| s.replace("duration: 1500ms", "duration: 1400ms"), "D1");
+    let all = records(&session);
+    let armed = all
+        .iter()
+        .find(|r| r.kind == "watchdog")
+        .expect("watchdog record");
+    let pid = armed.data["pid"].as_i64().expect("pid") as i32;
+    assert!(!common::pid_alive(pid), "the watchdog outlived the run");
+    assert!(
+        !all.iter().any(|r| r.kind == "heal-started"),
+        "a clean end needs no heal by the watchdog"
+    );
+}

@@ -1,0 +1,173 @@
+//! The fault schedule on real processes: faults that overlap, a fault that waits for an
+//! event the victim writes, repetitions, and a trigger that never comes. The order of
+//! journal records is the evidence.
+
+use crate::common;
+
+use faultline::journal::Record;
+
+/// Two services ticking into their own logs; a four-second workload.
+const CLUSTER: &str = r#"
+cluster:
+  services:
+    - { name: a, run: 'i=0; while :; do i=$((i+1)); echo "a tick $i" >&2; sleep 0.1; done' }
+    - { name: b, run: 'i=0; while :; do i=$((i+1)); echo "b tick $i" >&2; sleep 0.1; done' }
+workload: { run: "sleep 4", deadline: 30s }
+"#;
+
+/// The seq of the first record of `kind` about `fault`.
+fn seq(records: &[Record], kind: &str, fault: &str) -> u64 {
+    records
+        .iter()
+        .find(|r| r.kind == kind && r.data["fault"] == fault)
+        .map(|r| r.seq)
+        .unwrap_or_else(|| panic!("no {kind} for {fault}"))
+}
+
+fn count(records: &[Record], kind: &str) -> usize {
+    records.iter().filter(|r| r.kind == kind).count()
+}
+
+#[tokio::test]
+async fn faults_overlap_wait_for_events_and_repeat() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!(
+        r#"{CLUSTER}
+faults:
+  - id: hold-a
+    after: 200ms
+    duration: 2s
+    process: {{ signal: SIGSTOP, target: {{ service: a }} }}
+  - id: kick-b
+    on: {{ log: {{ service: b, pattern: "b tick 8$" }} }}
+    after: 100ms
+    duration: 300ms
+    process: {{ signal: SIGSTOP, target: {{ service: b }} }}
+  - id: again
+    after: 2500ms
+    duration: 100ms
+    repeat: 3
+    gap: 200ms
+    process: {{ signal: SIGSTOP, target: {{ service: b }} }}
+"#
+    );
+    let (facts, records) = common::run_inline(&yaml, dir.path()).await;
+
+    // kick-b waited for b's own eighth tick, then ran entirely inside hold-a's window.
+    let trigger = records
+        .iter()
+        .find(|r| r.kind == "fault-trigger-seen")
+        .expect("the trigger was seen");
+    assert!(
+        trigger.data["seen"]
+            .as_str()
+            .is_some_and(|s| s.contains("b tick 8")),
+        "{:?}",
+        trigger.data
+    );
+    let a_in = seq(&records, "fault-injected", "hold-a");
+    let b_in = seq(&records, "fault-injected", "kick-b");
+    let b_out = seq(&records, "fault-healed", "kick-b");
+    let a_out = seq(&records, "fault-healed", "hold-a");
+    assert!(
+        a_in < trigger.seq && trigger.seq < b_in,
+        "waited for the event"
+    );
+    assert!(b_in < b_out && b_out < a_out, "kick-b held inside hold-a");
+
+    // Three repetitions, each healed before the next one is injected.
+    let mut last = 0;
+    for id in ["again", "again#2", "again#3"] {
+        let (inj, heal) = (
+            seq(&records, "fault-injected", id),
+            seq(&records, "fault-healed", id),
+        );
+        assert!(last < inj && inj < heal, "{id} follows the previous one");
+        last = heal;
+    }
+
+    // Every injection is accounted for, landed on the injector side and healed.
+    assert_eq!(facts.faults.len(), 5);
+    for fault in &facts.faults {
+        assert!(fault.injected && fault.injector_landed, "{fault:?}");
+        assert!(fault.healed, "{fault:?}");
+    }
+    // Each injection had its own epoch.
+    let mut epochs: Vec<u64> = records
+        .iter()
+        .filter(|r| r.kind == "fault-intent")
+        .filter_map(|r| r.data["epoch"].as_u64())
+        .collect();
+    epochs.sort_unstable();
+    assert_eq!(epochs, vec![1, 2, 3, 4, 5]);
+}
+
+#[tokio::test]
+async fn a_trigger_that_never_comes_skips_the_fault_and_proves_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!(
+        r#"{CLUSTER}
+faults:
+  - id: never
+    on: {{ log: {{ service: a, pattern: "a tock" }}, within: 1s }}
+    process: {{ signal: SIGSTOP, target: {{ service: a }} }}
+    repeat: 2
+"#
+    );
+    let (facts, records) = common::run_inline(&yaml, dir.path()).await;
+    assert_eq!(count(&records, "fault-awaiting"), 1);
+    assert_eq!(count(&records, "fault-skipped"), 1);
+    assert_eq!(count(&records, "fault-injected"), 0);
+    // Skipped, so no repetition either: one fact, not injected, not proven.
+    assert_eq!(facts.faults.len(), 1);
+    let fault = &facts.faults[0];
+    assert!(!fault.injected && !fault.declared_landed, "{fault:?}");
+    assert!(
+        fault.detail.iter().any(|d| d.contains("a tock")),
+        "{:?}",
+        fault.detail
+    );
+}
+
+#[test]
+fn a_trigger_names_one_signal_and_repeat_is_at_least_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.md");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
+        &plan,
+    )
+    .expect("plan copied");
+    std::fs::write(
+        dir.path().join("plan.run.yaml"),
+        r#"version: 1
+scenarios:
+  D2:
+    workload: { run: "true" }
+    faults:
+      - id: twice-named
+        on: { log: { service: n1, pattern: x }, counter: { run: "echo 1" } }
+        process: { signal: SIGKILL, target: { pid: 1 } }
+      - id: never-injected
+        repeat: 0
+        process: { signal: SIGKILL, target: { pid: 1 } }
+"#,
+    )
+    .expect("sidecar");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("lint")
+        .arg(&plan)
+        .output()
+        .expect("lint runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("field `on`") && text.contains("`on` needs exactly one of"),
+        "{text}"
+    );
+    assert!(
+        text.contains("field `repeat`") && text.contains("must be at least 1"),
+        "{text}"
+    );
+}

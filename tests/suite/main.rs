@@ -1,0 +1,72 @@
+//! Every integration test of faultline, in one test binary (`cargo test --test suite`):
+//! one module per area, the shared helpers declared once here. A single file's tests
+//! run as `cargo test --test suite <module>::`.
+//!
+//! The modules share one process, so process-wide state is shared too: the helpers
+//! in `common` serialize or isolate the tests that touch it (see `common`'s docs).
+
+mod common;
+mod support {
+    pub mod docker_fixture;
+    pub mod ops;
+    pub mod repo;
+    pub mod tcp_echo;
+    pub mod tmux;
+}
+
+mod audit_references;
+mod author_in_run;
+mod author_mode;
+mod capability;
+mod cli_lint;
+mod crash_resume;
+mod demo_runspec;
+mod demo_session;
+mod demo_sut;
+mod engine_iteration;
+mod engine_paths;
+mod exec;
+mod fault_schedule;
+mod fuzz_regressions;
+mod headless;
+mod heal;
+mod journal;
+mod landing_and_sanitize;
+mod landing_signals;
+mod lint_snapshot;
+mod nemesis_clock;
+mod nemesis_command;
+mod nemesis_disk;
+mod nemesis_docker;
+mod nemesis_net;
+mod nemesis_process;
+mod nemesis_proxy;
+mod operator;
+mod oracle_check_cli;
+mod oracle_checkers;
+mod oracle_formats;
+mod oracle_history;
+mod oracle_linearizability;
+mod oracle_picker_lint;
+mod oracle_run;
+mod output_volume;
+mod plan_lint;
+mod plan_parse;
+mod preflight;
+mod privileged;
+mod proxy_substitution;
+mod reduction;
+mod references_nemesis;
+mod report_render;
+mod runspec;
+mod runspec_vars;
+mod session_dir;
+mod toolbox;
+mod tui_config;
+mod tui_e2e;
+mod tui_hangup;
+mod tui_hostile;
+mod tui_snapshots;
+mod verdict_aggregate;
+mod verdict_references;
+mod verdict_tree;

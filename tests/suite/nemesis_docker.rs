@@ -1,0 +1,603 @@
+//! The docker nemesis against a real multi-container fixture (the demo store as four
+//! containers on an internal network, image built locally): each action family lands
+//! on both sides — the engine's event stream and inspect state from the injector, the
+//! primary's own log from the victim side — and heals; a pause aimed at the node that
+//! carries no traffic ends INCONCLUSIVE-fault-not-proven; and after faultline is
+//! SIGKILLed mid-pause, `faultline heal SESSION` unpauses the container.
+//! Needs a Docker engine: with `FAULTLINE_REQUIRE_DOCKER=1` a missing engine fails the
+//! test, otherwise the test prints `SKIP: <reason>` and returns.
+
+use crate::support::docker_fixture as fixture;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
+use faultline::engine::privileged::Approval;
+use faultline::journal::{self, Journal, Record, Scope};
+use fixture::Fixture;
+
+fn scope(id: &str) -> Scope {
+    Scope {
+        scenario: Some(id.into()),
+        arm: None,
+    }
+}
+
+/// The fixture, or `None` after a printed skip.
+fn fixture(test: &str, shared: &Path) -> Option<Fixture> {
+    if !fixture::require_docker() {
+        return None;
+    }
+    Some(fixture::build(test, shared).unwrap_or_else(|e| panic!("fixture: {e}")))
+}
+
+/// A binding: n1's output streamed as service `n1`, the client inside n1 for
+/// `seconds`, and the given `faults:` YAML (indented by four spaces).
+fn binding_yaml(fx: &Fixture, seconds: u32, faults: &str) -> String {
+    format!(
+        r#"
+cluster:
+  services:
+    - {{ name: n1, run: {n1:?} }}
+workload:
+  run: {client:?}
+  deadline: 60s
+faults:
+{faults}
+"#,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(seconds),
+    )
+}
+
+struct Ran {
+    facts: IterationFacts,
+    records: Vec<Record>,
+    logs: PathBuf,
+}
+
+async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
+    let binding: faultline::runspec::Binding =
+        serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("binding: {e}\n{yaml}"));
+    let logs = dir.join("logs");
+    let artifacts = dir.join("artifacts");
+    std::fs::create_dir_all(&logs).expect("logs");
+    std::fs::create_dir_all(&artifacts).expect("artifacts");
+    let journal_path = dir.join("journal.jsonl");
+    let mut journal = Journal::open(&journal_path).expect("journal");
+    let mut ctx = IterationCtx {
+        id: "X1".into(),
+        scope: scope("X1"),
+        cwd: dir.to_path_buf(),
+        logs: logs.clone(),
+        artifacts,
+        vars: Default::default(),
+        seed: 1,
+        duration: Duration::from_secs(1),
+        cancel: Default::default(),
+        // The test stands in for the operator who approved these container actions.
+        privileged: Some(Approval { seq: 0 }),
+    };
+    let facts = iteration::run(&binding, &mut ctx, &mut journal)
+        .await
+        .expect("iteration runs");
+    let records = journal::read(&journal_path).expect("journal").records;
+    Ran {
+        facts,
+        records,
+        logs,
+    }
+}
+
+/// The records of `kind` about fault `fault`.
+fn about<'a>(records: &'a [Record], kind: &str, fault: &str) -> Vec<&'a Record> {
+    records
+        .iter()
+        .filter(|r| r.kind == kind && r.data["fault"] == fault)
+        .collect()
+}
+
+/// Asserts both landing signals and the heal of `fault` are in the journal.
+fn assert_landed_and_healed(ran: &Ran, fault: &str, event: &str) {
+    let facts = ran
+        .facts
+        .faults
+        .iter()
+        .find(|f| f.id == fault)
+        .unwrap_or_else(|| panic!("no facts for {fault}"));
+    assert!(facts.injected, "{fault}: {:?}", facts.detail);
+    assert!(facts.injector_landed, "{fault}: {:?}", facts.detail);
+    assert!(facts.victim_side_seen, "{fault}: {:?}", facts.detail);
+    assert!(facts.healed, "{fault}: {:?}", facts.detail);
+    let injector = about(&ran.records, "landing-injector", fault);
+    let injector = injector.first().expect("landing-injector record");
+    assert_eq!(injector.data["landed"], true, "{:?}", injector.data);
+    let events = injector.data["detail"]["events"].to_string();
+    assert!(events.contains(event), "{fault}: events {events}");
+    assert!(
+        injector.data["detail"]["state"].is_object(),
+        "{:?}",
+        injector.data
+    );
+    let victim = about(&ran.records, "landing-declared", fault);
+    let victim = victim.first().expect("landing-declared record");
+    assert_eq!(victim.data["side"], "victim");
+    assert!(victim.data["seen"].is_string(), "{:?}", victim.data);
+    let healed = about(&ran.records, "fault-healed", fault);
+    let healed = healed.first().expect("fault-healed record");
+    assert!(healed.data["result"]["Ok"].is_string(), "{:?}", healed.data);
+    let injected = about(&ran.records, "fault-injected", fault);
+    assert!(
+        injected[0].data["undo"]["docker"]["container"].is_string(),
+        "{:?}",
+        injected[0].data
+    );
+}
+
+/// Lines of the primary's own output (streamed into the engine's service log).
+fn primary_log(ran: &Ran) -> String {
+    std::fs::read_to_string(ran.logs.join("n1.stderr.log")).unwrap_or_default()
+}
+
+fn fault_yaml(id: &str, after: &str, docker: &str, victim: &str) -> String {
+    format!(
+        r#"  - id: {id}
+    after: {after}
+    duration: 1s
+    docker: {docker}
+    landing:
+      - side: victim
+        log: {{ service: n1, pattern: "replication to {victim}" }}
+        within: 4s
+"#
+    )
+}
+
+#[tokio::test]
+async fn kill_stop_and_restart_land_and_heal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("ksr", dir.path()) else {
+        return;
+    };
+    let faults = [
+        fault_yaml(
+            "kill-n3",
+            "1s",
+            &format!("{{ container: {}, action: kill }}", fx.name("n3")),
+            "n3",
+        ),
+        fault_yaml(
+            "stop-n2",
+            "5s",
+            &format!(
+                "{{ container: {}, action: stop, grace: 1s }}",
+                fx.name("n2")
+            ),
+            "n2",
+        ),
+        fault_yaml(
+            "restart-n3",
+            "9s",
+            &format!(
+                "{{ container: {}, action: restart, grace: 1s }}",
+                fx.name("n3")
+            ),
+            "n3",
+        ),
+    ]
+    .concat();
+    let ran = run_iteration(&binding_yaml(&fx, 14, &faults), dir.path()).await;
+    assert_landed_and_healed(&ran, "kill-n3", "container die");
+    assert_landed_and_healed(&ran, "stop-n2", "container die");
+    assert_landed_and_healed(&ran, "restart-n3", "container restart");
+    for node in ["n2", "n3"] {
+        assert_eq!(fx.status(node), "running", "{node}");
+    }
+    // The victim side of the heal: the primary brought both followers back.
+    let log = primary_log(&ran);
+    assert!(log.contains("n3 back in sync"), "{log}");
+    assert!(log.contains("n2 back in sync"), "{log}");
+    // The container's own output of the fault window was collected into logs/.
+    let saved = ran.logs.join(format!("docker-{}.log", fx.name("n3")));
+    let saved = std::fs::read_to_string(&saved).unwrap_or_default();
+    assert!(saved.contains("listening on"), "{saved}");
+}
+
+#[tokio::test]
+async fn a_pause_lands_and_heals() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("pause", dir.path()) else {
+        return;
+    };
+    let faults = fault_yaml(
+        "pause-n3",
+        "1s",
+        &format!("{{ container: {}, action: pause }}", fx.name("n3")),
+        "n3 timed out",
+    );
+    let ran = run_iteration(&binding_yaml(&fx, 5, &faults), dir.path()).await;
+    assert_landed_and_healed(&ran, "pause-n3", "container pause");
+    let injector = about(&ran.records, "landing-injector", "pause-n3");
+    assert_eq!(injector[0].data["detail"]["state"]["paused"], true);
+    assert_eq!(fx.status("n3"), "running");
+    assert!(primary_log(&ran).contains("n3 back in sync"));
+}
+
+#[tokio::test]
+async fn a_network_disconnect_lands_and_reconnects_with_its_address() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("disc", dir.path()) else {
+        return;
+    };
+    let faults = fault_yaml(
+        "cut-n3",
+        "1s",
+        &format!(
+            "{{ container: {}, action: disconnect, network: {} }}",
+            fx.name("n3"),
+            fx.network
+        ),
+        "n3",
+    );
+    let ran = run_iteration(&binding_yaml(&fx, 6, &faults), dir.path()).await;
+    assert_landed_and_healed(&ran, "cut-n3", "network disconnect");
+    let injector = about(&ran.records, "landing-injector", "cut-n3");
+    let networks = injector[0].data["detail"]["state"]["networks"].to_string();
+    assert!(!networks.contains(&fx.network), "{networks}");
+    assert_eq!(fx.net_ip("n3"), fx.ip("n3"), "reconnected elsewhere");
+    assert!(primary_log(&ran).contains("n3 back in sync"));
+}
+
+/// One scenario with a checker, run through the engine's binding runner; its verdict.
+async fn verdict_of(fx: &Fixture, dir: &Path, target: &str) -> faultline::verdict::Verdict {
+    use faultline::engine::scenario::BindingRun;
+    let yaml = format!(
+        r#"
+cluster:
+  services:
+    - {{ name: n1, run: {n1:?} }}
+workload: {{ run: {client:?}, deadline: 60s }}
+faults:
+  - id: pause
+    after: 1s
+    duration: 1500ms
+    docker: {{ container: {target}, action: pause }}
+    landing:
+      - side: victim
+        log: {{ service: n1, pattern: "replication to n[0-9] timed out" }}
+        within: 2s
+quiesce: {{ run: {quiesce:?}, timeout: 20s }}
+history: {{ path: "${{artifacts}}/history.jsonl", format: jsonl }}
+checker:
+  builtin: no-lost-ack
+  final_state: {dump:?}
+tiers:
+  smoke: {{ duration: 4s }}
+declare:
+  gbb-9-baseline: "n/a: the scenario judges correctness, not speed"
+  weak-retries-visible: "n/a: the demo client never retries"
+  weak-fault-variant: "n/a: one follower pause is the whole fault space here"
+"#,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(4),
+        quiesce = format!(
+            "docker exec {} /faultline demo-sut ready --targets {}",
+            fx.name("n1"),
+            fx.addr("n2")
+        ),
+        dump = format!(
+            "docker exec {} /faultline demo-sut dump --target {} --out ${{artifacts}}/final.json",
+            fx.name("n1"),
+            fx.addr("n2")
+        ),
+    );
+    let binding: faultline::runspec::Binding =
+        serde_saphyr::from_str(&yaml).unwrap_or_else(|e| panic!("binding: {e}\n{yaml}"));
+    let journal_path = dir.join("journal.jsonl");
+    let mut journal = Journal::open(&journal_path).expect("journal");
+    let run = BindingRun {
+        id: "T1".into(),
+        scope: scope("T1"),
+        binding: &binding,
+        requested: faultline::verdict::Tier::Smoke,
+        serious: false,
+        statistical: false,
+        any_size: false,
+        cwd: dir.to_path_buf(),
+        logs: dir.join("logs"),
+        artifacts: dir.join("artifacts"),
+        vars: Default::default(),
+        cancel: Default::default(),
+        reduce: Default::default(),
+        privileged: Some(Approval { seq: 0 }),
+    };
+    let result = run.run(&mut journal).await.expect("binding runs");
+    result
+        .outcome
+        .decision
+        .map(|d| d.verdict)
+        .expect("a decision")
+}
+
+#[tokio::test]
+async fn a_pause_of_the_node_without_traffic_is_not_proven() {
+    use faultline::verdict::Verdict;
+    let aimed = tempfile::tempdir().expect("tempdir");
+    let twin = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("twin", twin.path()) else {
+        return;
+    };
+    // Identical spec and probes; only the aim differs: n4 is no follower of n1.
+    let verdict = verdict_of(&fx, twin.path(), &fx.name("n4")).await;
+    assert_eq!(verdict, Verdict::InconclusiveFaultNotProven);
+    assert_eq!(fx.status("n4"), "running", "the twin's pause was healed");
+    drop(fx);
+    let Some(fx) = fixture("aimed", aimed.path()) else {
+        return;
+    };
+    let verdict = verdict_of(&fx, aimed.path(), &fx.name("n3")).await;
+    assert_eq!(verdict, Verdict::PassSmoke, "the correctly aimed sibling");
+    assert_eq!(fx.status("n3"), "running");
+}
+
+/// The newest session directory under `dir/test-sessions/<plan slug>/`.
+fn session_in(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir.join("test-sessions"))
+        .ok()?
+        .flatten()
+        .filter_map(|slug| std::fs::read_dir(slug.path()).ok())
+        .flat_map(|sessions| sessions.flatten().map(|e| e.path()))
+        .filter(|p| p.join("journal.jsonl").exists())
+        .max()
+}
+
+/// A named network namespace, deleted on drop.
+struct Netns(String);
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = fixture::sh("ip", &["netns", "del", &self.0]);
+    }
+}
+
+impl Netns {
+    /// Rules in it carrying faultline's tag.
+    fn tagged_rules(&self) -> usize {
+        fixture::sh("ip", &["netns", "exec", &self.0, "iptables", "-S"])
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("faultline:"))
+            .count()
+    }
+}
+
+/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only).
+fn start_run(dir: &Path, spec: &str) -> std::process::Child {
+    let plan = dir.join("plan.md");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
+        &plan,
+    )
+    .expect("plan copied");
+    std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
+    // Without its watchdog: the test looks at what a killed faultline leaves.
+    Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .env(faultline::watchdog::ENV_SWITCH, "off")
+        .arg("run")
+        .arg(&plan)
+        .args([
+            "--headless",
+            "--yes",
+            "--approve-privileged",
+            "--only",
+            "D2",
+            "--sut",
+        ])
+        .arg(dir)
+        .current_dir(dir)
+        .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))
+        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"))
+        .spawn()
+        .expect("faultline runs")
+}
+
+/// The journal of the newest session in `dir` ("" before there is one).
+fn journal_text(dir: &Path) -> String {
+    session_in(dir)
+        .and_then(|s| std::fs::read_to_string(s.join("journal.jsonl")).ok())
+        .unwrap_or_default()
+}
+
+fn heal(dir: &Path) -> String {
+    let said = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    let session = session_in(dir)
+        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("heal")
+        .arg(&session)
+        .output()
+        .expect("faultline heal runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A process of the test's own, outside faultline's process groups: a fault's victim
+/// that survives faultline's death. Killed (by its pid) on drop.
+struct Bystander(std::process::Child);
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Bystander {
+    /// The state letter of /proc/PID/stat (`T` when stopped).
+    fn state(&self) -> String {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.0.id()))
+            .ok()
+            .and_then(|stat| {
+                let (_, after) = stat.rsplit_once(") ")?;
+                after.split_whitespace().next().map(str::to_string)
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[test]
+fn faultline_heal_restores_a_pause_and_a_partition_after_sigkill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("sigkill", dir.path()) else {
+        return;
+    };
+    let stopped = Bystander(
+        Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .expect("sleep starts"),
+    );
+    let pidfile = dir.path().join("bystander.pid");
+    std::fs::write(&pidfile, stopped.0.id().to_string()).expect("pidfile");
+    // A partition inside a namespace this test creates (root only).
+    let netns = nix::unistd::geteuid()
+        .is_root()
+        .then(|| format!("{}-ns", fx.prefix))
+        .filter(|ns| fixture::sh("ip", &["netns", "add", ns]).is_ok())
+        .map(Netns);
+    if netns.is_none() {
+        eprintln!("no network namespace here (not root or no `ip netns`): no partition");
+    }
+    let cut = netns.as_ref().map_or(String::new(), |ns| {
+        format!(
+            r#"
+      - id: long-cut
+        after: 500ms
+        duration: 60s
+        net: {{ netns: {ns}, drop: [ {{ source: 10.254.0.1 }}, {{ chain: OUTPUT, destination: 10.254.0.1 }} ] }}"#,
+            ns = ns.0
+        )
+    });
+    // One session, three faults held at once: a docker pause, a SIGSTOP, a partition.
+    let spec = format!(
+        r#"version: 1
+scenarios:
+  D2:
+    cluster:
+      services:
+        - {{ name: n1, run: {n1:?} }}
+    workload: {{ run: {client:?}, deadline: 120s }}
+    faults:
+      - id: long-pause
+        after: 1s
+        duration: 60s
+        docker: {{ container: {n3}, action: pause }}
+        landing:
+          - side: victim
+            log: {{ service: n1, pattern: "replication to n3 timed out" }}
+            within: 3s
+      - id: long-stop
+        after: 200ms
+        duration: 60s
+        process: {{ signal: SIGSTOP, target: {{ pidfile: {pidfile:?} }} }}{cut}
+    tiers:
+      smoke: {{ duration: 30s }}
+"#,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(30),
+        n3 = fx.name("n3"),
+        pidfile = pidfile.display().to_string(),
+    );
+    let mut run = start_run(dir.path(), &spec);
+    let faults = if netns.is_some() { 3 } else { 2 };
+    // Every fault active (seen by the journal and by the fixture), then SIGKILL.
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        let journal = journal_text(dir.path());
+        let active = journal.matches("\"fault-injected\"").count() == faults
+            && journal.contains("\"landing-injector\"")
+            && fx.status("n3") == "paused"
+            && stopped.state() == "T"
+            && netns.as_ref().is_none_or(|ns| ns.tagged_rules() == 2);
+        if active {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = run.kill();
+    let _ = run.wait();
+    assert!(
+        !journal_text(dir.path()).contains("\"fault-healed\""),
+        "faultline healed something before it was killed: the test proves nothing"
+    );
+    assert_eq!(fx.status("n3"), "paused", "the pause outlived faultline");
+    assert_eq!(stopped.state(), "T", "the SIGSTOP outlived faultline");
+    if let Some(ns) = &netns {
+        assert_eq!(ns.tagged_rules(), 2, "the partition outlived faultline");
+    }
+
+    let healed = heal(dir.path());
+    assert!(healed.contains("unpaused"), "{healed}");
+    assert_eq!(fx.status("n3"), "running");
+    fx.ready(Duration::from_secs(5))
+        .expect("every node answers after heal");
+    assert_eq!(
+        stopped.state(),
+        "S",
+        "the stopped process runs again: {healed}"
+    );
+    if let Some(ns) = &netns {
+        assert!(healed.contains("2 rule(s) tagged"), "{healed}");
+        assert_eq!(ns.tagged_rules(), 0);
+    }
+}
+
+#[test]
+fn a_docker_fault_names_a_network_exactly_when_it_disconnects() {
+    let spec = "\
+version: 1
+scenarios:
+  K1:
+    workload:
+      run: client
+    faults:
+      - id: loose
+        after: 1s
+        docker: { container: n3, action: disconnect }
+      - id: odd
+        after: 1s
+        docker: { container: n3, action: pause, network: kv }
+      - id: fine
+        after: 1s
+        docker: { container: n3, action: disconnect, network: kv }
+      - id: two
+        after: 1s
+        docker: { container: n3, action: kill }
+        command: { inject: a, heal: b }
+";
+    let errors = faultline::runspec::load(
+        &faultline::plan::Plan::default(),
+        Some(("plan.run.yaml", spec)),
+    )
+    .expect_err("three bad docker faults");
+    let found: Vec<(u64, Option<&str>)> = errors
+        .iter()
+        .map(|e| (e.line, e.field.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (7, Some("docker.network")),
+            (10, Some("docker.network")),
+            (16, Some("process|command|net|disk|clock|proxy|docker"))
+        ],
+        "{errors:?}"
+    );
+}

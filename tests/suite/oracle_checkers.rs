@@ -1,0 +1,653 @@
+//! Known-answer tests of the linear checkers: exactly-once, prefix-order,
+//! monotonic reads, read-your-writes, reconciliation, invariant, SLO, fairness,
+//! SLO during fault windows, and the registry / picker.
+
+use crate::support::ops;
+
+use faultline::oracle::CheckerReport;
+use faultline::oracle::history::{History, Op};
+use faultline::oracle::params::Params;
+use faultline::oracle::registry::{self, Inputs, misfit, pick};
+use faultline::verdict::CheckerRun;
+use ops::{history, op};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+fn run(
+    name: &str,
+    h: Option<&History>,
+    final_state: Option<&Value>,
+    params: &[&str],
+) -> CheckerReport {
+    let inputs = Inputs {
+        history: h,
+        final_state,
+        ..Inputs::default()
+    };
+    registry::run(name, &inputs, &Params::parse(params).expect("params")).expect("runs")
+}
+
+fn count(r: &CheckerReport) -> u64 {
+    match &r.run {
+        CheckerRun::Judged { anomalies, .. } => *anomalies,
+        other => panic!("{}: not judged: {other:?}", r.checker),
+    }
+}
+
+fn pay(id: u64, key: &str, ok: bool) -> Op {
+    let mut o = op(
+        id,
+        "c",
+        id * 10,
+        Some(id * 10 + 5),
+        "pay",
+        "acct",
+        json!({"idempotency_key": key, "amount": 5}),
+        json!("ok"),
+    );
+    if !ok {
+        o.error = Some("declined".into());
+    }
+    o
+}
+
+#[test]
+fn exactly_once_duplicates_lost_and_phantoms() {
+    let h = history(vec![
+        pay(1, "a", true),
+        pay(2, "a", true),
+        pay(3, "b", true),
+        pay(4, "c", false),
+    ]);
+    let clean = json!([{"idempotency_key": "a"}, {"idempotency_key": "b"}]);
+    assert_eq!(count(&run("exactly-once", Some(&h), Some(&clean), &[])), 0);
+    let dup = json!([{"idempotency_key": "a"}, {"idempotency_key": "a"}, {"idempotency_key": "b"}]);
+    let r = run("exactly-once", Some(&h), Some(&dup), &[]);
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.starts_with("duplicate effect"),
+        "{:?}",
+        r.anomalies
+    );
+    let lost_and_phantom = json!({"a": 1, "c": 1, "zzz": 1});
+    let r = run("exactly-once", Some(&h), Some(&lost_and_phantom), &[]);
+    let whys: Vec<&str> = r
+        .anomalies
+        .iter()
+        .map(|a| a.why.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        whys,
+        [
+            "lost effect",
+            "effect of a rejected request",
+            "phantom effect"
+        ]
+    );
+}
+
+#[test]
+fn exactly_once_by_op_id_is_a_mismatch() {
+    let h = history(vec![pay(1, "a", true)]);
+    let r = run(
+        "exactly-once",
+        Some(&h),
+        Some(&json!([])),
+        &["key_field=op_id"],
+    );
+    assert!(matches!(r.run, CheckerRun::Mismatch { .. }), "{:?}", r.run);
+}
+
+fn enq(id: u64, v: i64, done: u64) -> Op {
+    op(
+        id,
+        "producer",
+        done - 5,
+        Some(done),
+        "enqueue",
+        "q",
+        json!(v),
+        Value::Null,
+    )
+}
+
+fn deq(id: u64, consumer: &str, at: u64, v: Value) -> Op {
+    op(
+        id,
+        consumer,
+        at,
+        Some(at + 1),
+        "dequeue",
+        "q",
+        Value::Null,
+        v,
+    )
+}
+
+#[test]
+fn prefix_order_in_order_reordered_and_windowed() {
+    let produce = vec![enq(1, 1, 10), enq(2, 2, 20), enq(3, 3, 30)];
+    let mut ordered = produce.clone();
+    ordered.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(2)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    assert_eq!(
+        count(&run("prefix-order", Some(&history(ordered)), None, &[])),
+        0
+    );
+
+    let mut swapped = produce.clone();
+    swapped.extend([
+        deq(4, "c1", 40, json!(2)),
+        deq(5, "c1", 50, json!(1)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    let h = history(swapped);
+    let r = run("prefix-order", Some(&h), None, &[]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("reordered"),
+        "{}",
+        r.anomalies[0].why
+    );
+    assert_eq!(
+        count(&run("prefix-order", Some(&h), None, &["window=1"])),
+        0
+    );
+}
+
+#[test]
+fn prefix_order_skips_duplicates_and_foreign_values() {
+    let mut ops = vec![enq(1, 1, 10), enq(2, 2, 20), enq(3, 3, 30)];
+    ops.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(3)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    ops.push(deq(7, "c2", 40, json!(99)));
+    let r = run("prefix-order", Some(&history(ops)), None, &[]);
+    let text = format!("{:?}", r.anomalies);
+    assert!(text.contains("twice"), "{text}");
+    assert!(text.contains("not a prefix"), "{text}");
+    assert!(text.contains("no producer enqueued"), "{text}");
+}
+
+#[test]
+fn prefix_order_timed_out_enqueue_may_or_may_not_appear() {
+    let mut ops = vec![
+        enq(1, 1, 10),
+        op(
+            2,
+            "producer",
+            15,
+            None,
+            "enqueue",
+            "q",
+            json!(2),
+            Value::Null,
+        ),
+        enq(3, 3, 30),
+    ];
+    ops.extend([
+        deq(4, "c1", 40, json!(1)),
+        deq(5, "c1", 50, json!(2)),
+        deq(6, "c1", 60, json!(3)),
+    ]);
+    assert_eq!(
+        count(&run("prefix-order", Some(&history(ops)), None, &[])),
+        0
+    );
+}
+
+fn read(id: u64, p: &str, at: u64, key: &str, v: Value) -> Op {
+    op(id, p, at, Some(at + 1), "read", key, Value::Null, v)
+}
+
+fn write(id: u64, p: &str, at: u64, key: &str, v: i64) -> Op {
+    op(id, p, at, Some(at + 1), "write", key, json!(v), Value::Null)
+}
+
+#[test]
+fn monotonic_reads_going_back_is_an_anomaly() {
+    let ok = vec![
+        read(1, "s1", 10, "x", json!(1)),
+        read(2, "s1", 20, "x", json!(3)),
+        read(3, "s2", 30, "x", json!(2)),
+    ];
+    assert_eq!(
+        count(&run("monotonic-reads", Some(&history(ok)), None, &[])),
+        0
+    );
+    let back = vec![
+        read(1, "s1", 10, "x", json!({"version": 3, "value": "c"})),
+        read(2, "s1", 20, "x", json!({"version": 2, "value": "b"})),
+    ];
+    let r = run("monotonic-reads", Some(&history(back)), None, &[]);
+    assert_eq!(count(&r), 1);
+    assert_eq!(r.anomalies[0].ops, ["1", "2"]);
+}
+
+#[test]
+fn read_your_writes_stale_and_explained_reads() {
+    let ok = vec![write(1, "s1", 10, "x", 5), read(2, "s1", 20, "x", json!(5))];
+    assert_eq!(
+        count(&run("read-your-writes", Some(&history(ok)), None, &[])),
+        0
+    );
+    let overwritten = vec![
+        write(1, "s1", 10, "x", 5),
+        write(2, "s2", 12, "x", 6),
+        read(3, "s1", 20, "x", json!(6)),
+    ];
+    assert_eq!(
+        count(&run(
+            "read-your-writes",
+            Some(&history(overwritten)),
+            None,
+            &[]
+        )),
+        0
+    );
+    let stale = vec![
+        write(0, "s2", 0, "x", 4),
+        write(1, "s1", 10, "x", 5),
+        read(2, "s1", 20, "x", json!(4)),
+    ];
+    let r = run("read-your-writes", Some(&history(stale)), None, &[]);
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.starts_with("stale read"),
+        "{}",
+        r.anomalies[0].why
+    );
+}
+
+#[test]
+fn reconciliation_diffs_replicas() {
+    let dump = |pairs: &[(&str, i64)]| -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect()
+    };
+    let same = vec![
+        ("r1".to_string(), dump(&[("a", 1), ("b", 2)])),
+        ("r2".to_string(), dump(&[("a", 1), ("b", 2)])),
+    ];
+    let inputs = Inputs {
+        replicas: &same,
+        ..Inputs::default()
+    };
+    let r = registry::run("reconciliation", &inputs, &Params::default()).expect("runs");
+    assert_eq!(count(&r), 0);
+    let differ = vec![
+        ("r1".to_string(), dump(&[("a", 1), ("b", 2)])),
+        ("r2".to_string(), dump(&[("a", 1)])),
+    ];
+    let inputs = Inputs {
+        replicas: &differ,
+        ..Inputs::default()
+    };
+    let r = registry::run("reconciliation", &inputs, &Params::default()).expect("runs");
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.contains("r2=(absent)"),
+        "{}",
+        r.anomalies[0].why
+    );
+}
+
+#[test]
+fn invariant_over_final_state_needs_quiescence() {
+    let state = json!({"alice": 60, "bob": 40});
+    assert_eq!(
+        count(&run("invariant", None, Some(&state), &["sum=100", "min=0"])),
+        0
+    );
+    let broken = json!({"alice": 70, "bob": -10});
+    let r = run("invariant", None, Some(&broken), &["sum=100", "min=0"]);
+    assert_eq!(count(&r), 2, "sum 60 and bob below 0: {:?}", r.anomalies);
+    // An op still in flight: the dump proves nothing yet.
+    let mut in_flight = write(1, "s1", 10, "alice", 5);
+    in_flight.complete_ts = None;
+    in_flight.timeout = false;
+    let h = history(vec![in_flight]);
+    let r = run("invariant", Some(&h), Some(&state), &["sum=100"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+fn timed(id: u64, p: &str, start_ms: u64, latency_ms: u64, error: bool) -> Op {
+    let mut o = op(
+        id,
+        p,
+        start_ms * 1_000_000,
+        Some((start_ms + latency_ms) * 1_000_000),
+        "write",
+        "k",
+        json!(id),
+        Value::Null,
+    );
+    if error {
+        o.error = Some("boom".into());
+    }
+    o
+}
+
+#[test]
+fn slo_thresholds() {
+    let ops: Vec<Op> = (0..100)
+        .map(|i| timed(i, "c", i * 10, if i == 99 { 500 } else { 5 }, false))
+        .collect();
+    let h = history(ops);
+    assert_eq!(count(&run("slo", Some(&h), None, &["p99_ms=10"])), 0);
+    assert_eq!(count(&run("slo", Some(&h), None, &["max_ms=100"])), 1);
+    assert_eq!(
+        count(&run("slo", Some(&h), None, &["min_throughput=1000"])),
+        1
+    );
+    let r = run("slo", Some(&h), None, &["p99_ms=10", "min_window_s=60"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn fairness_formulas() {
+    let mut ops: Vec<Op> = (0..50)
+        .map(|i| timed(i, "tenant-a", i * 10, 5, false))
+        .collect();
+    ops.extend((50..100).map(|i| timed(i, "tenant-b", (i - 50) * 10, 50, i % 10 == 0)));
+    let h = history(ops);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "worst_p99_ratio=1.5"],
+    );
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "max_group_error_rate=0"],
+    );
+    assert_eq!(count(&r), 1);
+    assert!(
+        r.anomalies[0].why.contains("tenant-b"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=op_type", "max_group_error_rate=0"],
+    );
+    assert!(
+        matches!(r.run, CheckerRun::Unknown { .. }),
+        "one group is too coarse: {:?}",
+        r.run
+    );
+}
+
+#[test]
+fn picker_suggests_and_flags_misfits() {
+    assert_eq!(pick("register", "safety"), Some("linearizability-register"));
+    assert_eq!(pick("queue", "ordering"), Some("prefix-order"));
+    assert_eq!(pick("ledger", "idempotency"), Some("exactly-once"));
+    assert_eq!(pick("tenant", "fairness"), Some("fairness"));
+    let why = misfit("linearizability-register", Some("session"), Some("safety")).expect("misfit");
+    assert!(why.contains("monotonic-reads"), "{why}");
+    assert_eq!(
+        misfit("linearizability-kv", Some("map"), Some("safety")),
+        None
+    );
+    let h = history(vec![write(1, "s", 0, "k", 1)]);
+    let inputs = Inputs {
+        history: Some(&h),
+        model: Some("session"),
+        ..Inputs::default()
+    };
+    let r = registry::run("linearizability-register", &inputs, &Params::default()).expect("runs");
+    assert!(matches!(r.run, CheckerRun::Mismatch { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn every_checker_reports_missing_fields() {
+    for name in registry::names() {
+        let needs_history = !matches!(name, "reconciliation" | "invariant");
+        if !needs_history {
+            continue;
+        }
+        let mut h = history(vec![write(1, "s", 0, "k", 1)]);
+        h.present_fields.remove("timeout");
+        let params: &[&str] = match name {
+            "slo" => &["p99_ms=1"],
+            "fairness" => &["group=process", "max_group_error_rate=0"],
+            "slo-during-fault" => &["error_rate=0"],
+            _ => &[],
+        };
+        let r = run(name, Some(&h), Some(&json!({})), params);
+        assert_eq!(
+            r.run,
+            CheckerRun::MissingFields {
+                fields: vec!["timeout".into()]
+            },
+            "{name}"
+        );
+    }
+}
+
+/// 20 ops outside any fault (5 ms each), then `inside` ops in fault epoch 1
+/// lasting `latency_ms`, of which every `fail_every`-th fails (the 4th, 8th, … for 4).
+fn fault_history(inside: u64, latency_ms: u64, fail_every: u64) -> History {
+    let mut ops: Vec<Op> = (0..20).map(|i| timed(i, "c", i * 10, 5, false)).collect();
+    ops.extend((20..20 + inside).map(|i| {
+        let mut o = timed(i, "c", i * 10, latency_ms, (i - 19) % fail_every == 0);
+        o.fault_epoch = Some(1);
+        o
+    }));
+    history(ops)
+}
+
+#[test]
+fn slo_during_fault_judges_each_window() {
+    // 20 ops in the window, 1 in 4 failed: error rate 0.25.
+    let h = fault_history(20, 5, 4);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.3"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    assert_eq!(r.ops_checked(), 40);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("fault epoch 1") && r.anomalies[0].why.contains("0.250"),
+        "{}",
+        r.anomalies[0].why
+    );
+    // The same error rate spread over the whole history would pass: 5 of 40.
+    let r = run("slo", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_latency_against_outside() {
+    let h = fault_history(20, 50, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=5"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("10.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=11"]);
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ms=40"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+}
+
+#[test]
+fn slo_during_fault_unknown_without_a_judgeable_window() {
+    // Every epoch null: the key is there, but no op ran under a fault.
+    let h = fault_history(0, 5, 1);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("no op ran inside")),
+        "{:?}",
+        r.run
+    );
+    // A window thinner than min_ops (default 10) is not judged...
+    let h = fault_history(5, 5, 1000);
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("epoch 1 (5 ops)")),
+        "{:?}",
+        r.run
+    );
+    let r = run(
+        "slo-during-fault",
+        Some(&h),
+        None,
+        &["error_rate=0", "min_ops=5"],
+    );
+    assert_eq!(count(&r), 0, "{:?}", r.run);
+    // ...and a ratio needs acknowledged ops outside the windows.
+    let mut h = fault_history(20, 5, 1000);
+    h.ops.retain(|o| o.fault_epoch.is_some());
+    let r = run("slo-during-fault", Some(&h), None, &["p99_ratio=2"]);
+    assert!(matches!(r.run, CheckerRun::Unknown { .. }), "{:?}", r.run);
+}
+
+#[test]
+fn slo_during_fault_needs_the_fault_epoch_key() {
+    let mut h = fault_history(20, 5, 1000);
+    h.present_fields.remove("fault_epoch");
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0"]);
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["fault_epoch".into()]
+        }
+    );
+    // The whole-history SLO does not need it.
+    let r = run("slo", Some(&h), None, &["error_rate=0"]);
+    assert!(matches!(r.run, CheckerRun::Judged { .. }), "{:?}", r.run);
+}
+
+/// Three repeats (`input.run` 1–3) a second apart, each 10 ops of tenant a;
+/// tenant b has `b_ops[r]` ops in repeat r.
+fn repeated(b_ops: [u64; 3]) -> History {
+    let mut ops = Vec::new();
+    for (r, b) in (1..=3u64).zip(b_ops) {
+        for (tenant, count) in [("a", 10), ("b", b)] {
+            for i in 0..count {
+                let mut o = timed(ops.len() as u64, tenant, r * 1000 + i * 10, 5, false);
+                o.input = json!({ "run": r });
+                ops.push(o);
+            }
+        }
+    }
+    history(ops)
+}
+
+#[test]
+fn fairness_repeat_spread() {
+    // Tenant b: 10, 10 then 2 ops in the same span: its throughput spread is 5.
+    let h = repeated([10, 10, 2]);
+    let args = |t: &'static str| ["group=process", "repeat=input.run", t];
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=2"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(
+        r.anomalies[0].why.contains("process b") && r.anomalies[0].why.contains("5.000"),
+        "{}",
+        r.anomalies[0].why
+    );
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=5.5"));
+    assert_eq!(count(&r), 0, "{:?}", r.anomalies);
+    // Missing from one repeat altogether: unbounded spread.
+    let h = repeated([10, 10, 0]);
+    let r = run("fairness", Some(&h), None, &args("repeat_spread=100"));
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    assert!(r.anomalies[0].why.contains("inf"), "{}", r.anomalies[0].why);
+}
+
+#[test]
+fn fairness_repeat_spread_needs_two_repeats_and_the_dimension() {
+    let mut h = repeated([10, 10, 10]);
+    h.ops.retain(|o| o.input["run"] == 1);
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=input.run", "repeat_spread=2"],
+    );
+    assert!(
+        matches!(&r.run, CheckerRun::Unknown { reason } if reason.contains("1 repeat(s)")),
+        "{:?}",
+        r.run
+    );
+    // ...unless another formula already found a violation: that stands.
+    h.ops[0].error = Some("boom".into());
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &[
+            "group=process",
+            "repeat=input.run",
+            "repeat_spread=2",
+            "max_group_error_rate=0",
+        ],
+    );
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    let inputs = Inputs {
+        history: Some(&h),
+        ..Inputs::default()
+    };
+    let no_dimension = Params::parse(&["group=process", "repeat_spread=2"]).expect("params");
+    let err = registry::run("fairness", &inputs, &no_dimension).expect_err("usage error");
+    assert!(err.contains("repeat="), "{err}");
+    let mut h = repeated([10, 10, 10]);
+    h.present_fields.remove("node");
+    let r = run(
+        "fairness",
+        Some(&h),
+        None,
+        &["group=process", "repeat=node", "repeat_spread=2"],
+    );
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["node".into()]
+        }
+    );
+}
+
+#[test]
+fn slo_during_fault_breach_beside_a_thin_window() {
+    let mut h = fault_history(20, 5, 4);
+    h.ops.extend((100..103).map(|i| {
+        let mut o = timed(i, "c", i * 10, 5, false);
+        o.fault_epoch = Some(2);
+        o
+    }));
+    let r = run("slo-during-fault", Some(&h), None, &["error_rate=0.2"]);
+    assert_eq!(count(&r), 1, "{:?}", r.anomalies);
+    // Epoch 2's three ops were not judged.
+    assert_eq!(
+        r.run,
+        CheckerRun::Judged {
+            anomalies: 1,
+            ops_checked: 40,
+            ops_produced: 43
+        }
+    );
+    // A malformed threshold is a usage error even when no window is judged.
+    let thin = fault_history(5, 5, 1000);
+    let inputs = Inputs {
+        history: Some(&thin),
+        ..Inputs::default()
+    };
+    let bad = Params::parse(&["p99_ms=fast"]).expect("params");
+    let err = registry::run("slo-during-fault", &inputs, &bad).expect_err("usage error");
+    assert!(err.contains("p99_ms"), "{err}");
+}

@@ -1,0 +1,83 @@
+//! Built-in checkers inside a real `faultline run`: a history that lacks the
+//! timeout marker or the fault epoch the checker needs is
+//! INCONCLUSIVE-oracle-too-weak, and an EDN history with every field the
+//! checker needs is judged on all its ops.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs the fixture plan `tests/fixtures/runs/<name>` headless; its session and stdout.
+fn run_fixture(name: &str, dir: &Path) -> (PathBuf, String) {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs")
+        .join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .output()
+        .expect("faultline runs");
+    (
+        common::session_of(&out),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Scenario `id`'s entry in the session's `verdicts.json`.
+fn scenario(session: &Path, id: &str) -> serde_json::Value {
+    let verdicts = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
+    let v: serde_json::Value = serde_json::from_str(&verdicts).expect("json");
+    v["scenarios"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("{id} not in {verdicts}"))
+}
+
+/// The answers of scenario `id`'s decision-tree reason chain.
+fn answers(session: &Path, id: &str) -> Vec<String> {
+    scenario(session, id)["reasons"]
+        .as_array()
+        .expect("reasons")
+        .iter()
+        .filter_map(|r| r["answer"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn missing_timeout_marker_is_oracle_too_weak_and_edn_is_judged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (session, stdout) = run_fixture("oracle-checkers.md", dir.path());
+    assert_eq!(
+        common::verdict_of(&session, "K1"),
+        "INCONCLUSIVE-oracle-too-weak",
+        "{stdout}"
+    );
+    let verdicts = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
+    assert!(verdicts.contains("missing timeout"), "{verdicts}");
+    // K2's oracle judged every op (its verdict then rests on the surface audits).
+    let k2 = answers(&session, "K2");
+    assert!(k2.iter().any(|a| a == "yes: 40 of 40 ops"), "{k2:?}");
+    assert_ne!(
+        scenario(&session, "K2")["verdict"],
+        "INCONCLUSIVE-oracle-too-weak"
+    );
+}
+
+#[test]
+fn missing_fault_epoch_is_oracle_too_weak() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (session, stdout) = run_fixture("oracle-fault-epoch.md", dir.path());
+    assert_eq!(
+        common::verdict_of(&session, "E1"),
+        "INCONCLUSIVE-oracle-too-weak",
+        "{stdout}"
+    );
+    // Only fault_epoch is missing: the history has the other fields the checker reads.
+    let e1 = answers(&session, "E1");
+    assert!(e1.iter().any(|a| a == "no: missing fault_epoch"), "{e1:?}");
+}

@@ -1,0 +1,131 @@
+//! The real binary in a real terminal (tmux): the demo driven with keystrokes through
+//! the checklist, an approval whose effect appears only after the keypress, the run, a
+//! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
+
+use crate::common;
+use crate::support::tmux;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn session_dir(out: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(out.join("demo-kv-replication"))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .next()
+}
+
+#[test]
+fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
+    if !tmux::available("the terminal end-to-end test") {
+        return;
+    }
+    // The whole demo: not beside another module's demo (see `common::demo_lock`).
+    let _one = common::demo_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let command = format!(
+        "cd {} && LANG=C.UTF-8 {} demo --out {}; sleep 60",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_faultline"),
+        out.display()
+    );
+    let tmux = tmux::Tmux::start("fl-e2e", &command);
+
+    // The checklist: answered before any probe.
+    tmux.wait_for(
+        "Question capability.binary:fl-client",
+        Duration::from_secs(20),
+    );
+    tmux.send(&["Enter"]);
+    tmux.wait_for(
+        "Question capability.binary:demo-skewd",
+        Duration::from_secs(10),
+    );
+    tmux.send(&["Enter"]);
+
+    // The approval: the install's file exists only after the keypress.
+    tmux.wait_for("Question install.binary:fl-client", Duration::from_secs(20));
+    let session = session_dir(&out).expect("session directory");
+    let placed = session.join("bin/fl-client");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!placed.exists(), "installed before the operator approved");
+    // Ctrl-E puts the offered command in the editor; sent as is, it runs as edited.
+    tmux.send(&["C-e"]);
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.send(&["Enter"]);
+    tmux.wait_for(
+        "Question missing.binary:demo-skewd",
+        Duration::from_secs(20),
+    );
+    assert!(placed.exists(), "the approved install did not happen");
+    tmux.send(&["Enter"]);
+
+    // The run, then the FAIL classification.
+    tmux.wait_for("Question D3.blame", Duration::from_secs(120));
+    tmux.send(&["SUT", "Enter"]);
+    tmux.wait_for("Question D3.bug-type", Duration::from_secs(10));
+    tmux.send(&["crash-recovery", "Enter"]);
+    tmux.wait_for("Question D3.tags", Duration::from_secs(10));
+    tmux.send(&["durability", "Enter"]);
+    tmux.wait_for("Question D3.severity", Duration::from_secs(10));
+    // Tab offers the choices: the first is P0.
+    tmux.send(&["Tab", "Enter"]);
+    tmux.wait_for("Question D3.root-cause", Duration::from_secs(10));
+    tmux.send(&["-l", "acked before replicated"]);
+    tmux.send(&["Enter"]);
+    tmux.send(&["-l", "on the old primary"]);
+    tmux.send(&["C-s"]);
+    tmux.wait_for("Question D3.next-action", Duration::from_secs(10));
+    tmux.send(&["C-s"]);
+
+    // The report.
+    let screen = tmux.wait_for("Result: FAIL", Duration::from_secs(120));
+    assert!(screen.contains("Findings report"), "{screen}");
+
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let approved = journal
+        .find("\"install-approved\"")
+        .expect("approval journaled");
+    let installed = journal
+        .find("\"install-finished\"")
+        .expect("install journaled");
+    assert!(
+        approved < installed,
+        "the decision is journaled before the install"
+    );
+    assert!(
+        journal.contains("\"edited\":true"),
+        "the edited command is journaled as edited"
+    );
+    let records = faultline::journal::read(&session.join("journal.jsonl"))
+        .expect("journal")
+        .records;
+    let blame = records
+        .iter()
+        .find(|r| r.kind == "operator-answer" && r.data["question"] == "D3.blame")
+        .expect("blame answered");
+    assert_eq!(blame.data["answer"], "SUT");
+    let answer = |id: &str| {
+        records
+            .iter()
+            .find(|r| r.kind == "operator-answer" && r.data["question"] == id)
+            .map(|r| r.data["answer"].as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(answer("D3.severity").as_deref(), Some("P0"));
+    let install = answer("install.binary:fl-client").unwrap_or_default();
+    assert!(install.starts_with("edit: cp -- "), "{install}");
+    assert_eq!(
+        answer("D3.root-cause").as_deref(),
+        Some("acked before replicated\non the old primary")
+    );
+    let finding = std::fs::read_to_string(session.join("findings/D3.md")).expect("finding");
+    assert!(finding.contains("> on the old primary"), "{finding}");
+    assert!(
+        blame.data["by"].as_str().is_some_and(|b| b.contains('@')),
+        "operator identity: {}",
+        blame.data
+    );
+    tmux.send(&["q"]);
+}

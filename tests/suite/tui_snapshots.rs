@@ -1,0 +1,538 @@
+//! The TUI drawn from a recorded demo journal (tests/fixtures/journal/demo.jsonl,
+//! log paths rewritten to tests/fixtures/journal/demo-session) at 80x24 and 160x48.
+
+use faultline::engine::operator::{Question, QuestionKind};
+use faultline::journal::{Record, Scope};
+use faultline::tui::keymap::Action;
+use faultline::tui::state::{AppState, Step};
+use faultline::tui::theme::Theme;
+use faultline::tui::view::{choices, draw, tail};
+use faultline::verdict::Verdict;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use serde_json::{Value, json};
+
+fn plan() -> faultline::plan::Plan {
+    faultline::plan::parse_plan(
+        "examples/demo/plan.md",
+        include_str!("../../examples/demo/plan.md"),
+    )
+}
+
+fn demo_state() -> AppState {
+    let mut state = AppState::new(plan());
+    for line in include_str!("../fixtures/journal/demo.jsonl").lines() {
+        let record: Record = serde_json::from_str(line).expect("fixture record");
+        state.apply(&record);
+    }
+    state
+}
+
+fn dark() -> Theme {
+    Theme::by_name("dark").expect("dark theme")
+}
+
+fn render(state: &AppState, theme: &Theme, width: u16, height: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal
+        .draw(|frame| draw(frame, state, theme))
+        .expect("draw");
+    terminal.backend().buffer().clone()
+}
+
+fn text(buffer: &Buffer) -> String {
+    let width = usize::from(buffer.area.width);
+    buffer
+        .content
+        .chunks(width)
+        .map(|row| {
+            row.iter()
+                .map(|c| c.symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Times and temporary paths vary from run to run.
+fn scrub(text: &str) -> String {
+    let time = regex::Regex::new(r"\d\d:\d\d:\d\d(\.\d+)?").expect("regex");
+    let tmp = regex::Regex::new(r"/tmp/[^\s│|]*").expect("regex");
+    let pid = regex::Regex::new(r"pid \d+").expect("regex");
+    let text = time.replace_all(text, "HH:MM:SS");
+    let text = tmp.replace_all(&text, "<tmp>");
+    pid.replace_all(&text, "pid <n>").into_owned()
+}
+
+fn record(kind: &str, scenario: &str, arm: Option<&str>, data: Value) -> Record {
+    Record {
+        seq: 1,
+        ts: String::new(),
+        scope: Scope {
+            scenario: (!scenario.is_empty()).then(|| scenario.to_string()),
+            arm: arm.map(str::to_string),
+        },
+        kind: kind.to_string(),
+        data,
+    }
+}
+
+fn select(state: &mut AppState, id: &str) {
+    state.ui.selected = state.runs.iter().position(|r| r.id == id).expect("row");
+}
+
+#[test]
+fn every_step_at_both_sizes() {
+    let theme = dark();
+    let mut state = demo_state();
+    assert_eq!(state.current, Step::Report);
+    assert_eq!(state.session_verdict.as_deref(), Some("FAIL"));
+    state.report_text = Some(
+        "# Report\n\nD3 FAIL-reproducible: acknowledged writes lost after a pause.\n".to_string(),
+    );
+    select(&mut state, "D3");
+    state.ui.reasons = true;
+    for step in Step::ALL {
+        state.ui.step = step;
+        for (w, h) in [(80, 24), (160, 48)] {
+            let shown = scrub(&text(&render(&state, &theme, w, h)));
+            insta::assert_snapshot!(format!("{}_{w}x{h}", step.title().to_lowercase()), shown);
+        }
+    }
+}
+
+#[test]
+fn a_badge_for_each_of_the_ten_verdicts() {
+    let theme = dark();
+    let mut state = AppState::new(plan());
+    for (i, v) in Verdict::ALL.iter().enumerate() {
+        state.apply(&record(
+            "verdict",
+            "X",
+            Some(&format!("X/a{i}")),
+            json!({"id": format!("X/a{i}"), "verdict": v, "reasons": []}),
+        ));
+    }
+    state.ui.step = Step::Run;
+    let shown = text(&render(&state, &theme, 160, 48));
+    for v in Verdict::ALL {
+        assert!(
+            shown.contains(&format!("[{}]", v.as_str())),
+            "{v} missing:\n{shown}"
+        );
+    }
+}
+
+#[test]
+fn the_checklist_highlights_a_mismatch() {
+    let theme = dark();
+    let mut state = AppState::new(plan());
+    let answer = json!({"question": "capability.docker", "answer": "have", "by": "test"});
+    state.apply(&record("operator-answer", "", None, answer));
+    let probe = json!({"need": "docker daemon", "capability": "docker", "present": false, "saw": "no socket"});
+    state.apply(&record("capability", "", None, probe));
+    let disagree = json!({"capability": "docker", "operator": "have", "probe_present": false});
+    state.apply(&record("capability-disagreement", "", None, disagree));
+    state.ui.step = Step::Checklist;
+    let buffer = render(&state, &theme, 80, 24);
+    let shown = text(&buffer);
+    let y = shown
+        .lines()
+        .position(|l| l.contains("docker daemon"))
+        .expect("row drawn");
+    let line = shown.lines().nth(y).unwrap_or_default();
+    let x = line.find("docker").expect("cell");
+    let column = line[..x].chars().count();
+    let cell = &buffer[(
+        u16::try_from(column).unwrap_or(0),
+        u16::try_from(y).unwrap_or(0),
+    )];
+    assert_eq!(cell.symbol(), "d");
+    assert_eq!(cell.bg, theme.mismatch.bg.expect("mismatch background"));
+    let plain = shown
+        .lines()
+        .position(|l| l.contains("Capability checklist"))
+        .unwrap_or(0);
+    assert_ne!(
+        buffer[(1, u16::try_from(plain + 1).unwrap_or(0))].bg,
+        cell.bg
+    );
+}
+
+#[test]
+fn d3_shows_its_reason_chain() {
+    let mut state = demo_state();
+    state.ui.step = Step::Finding;
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("did a re-run with the same seed reproduce it?"),
+        "{shown}"
+    );
+    state.ui.step = Step::Run;
+    select(&mut state, "D3");
+    state.handle(Action::ShowReasons);
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("did a re-run with the same seed reproduce it?"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_search_highlights_its_matches_in_the_pane() {
+    let theme = dark();
+    let mut state = demo_state();
+    state.ui.step = Step::Run;
+    select(&mut state, "D3");
+    state.ui.search = Some("listening".to_string());
+    let buffer = render(&state, &theme, 160, 48);
+    let shown = text(&buffer);
+    let y = shown
+        .lines()
+        .position(|l| l.contains("listening"))
+        .expect("match drawn");
+    let x = shown
+        .lines()
+        .nth(y)
+        .and_then(|l| l.find("listening"))
+        .expect("match");
+    // Columns count characters, not bytes: the line starts with box drawing.
+    let column = shown.lines().nth(y).map_or(0, |l| l[..x].chars().count());
+    let cell = &buffer[(
+        u16::try_from(column).unwrap_or(0),
+        u16::try_from(y).unwrap_or(0),
+    )];
+    assert_eq!(cell.bg, theme.highlight.bg.expect("highlight background"));
+    assert!(
+        shown.contains("/listening"),
+        "the status line shows the query"
+    );
+}
+
+#[test]
+fn the_help_overlay_lists_every_keymap_entry() {
+    let mut state = demo_state();
+    state.handle(Action::Help);
+    let small = scrub(&text(&render(&state, &dark(), 80, 24)));
+    insta::assert_snapshot!("help_80x24", small);
+    let shown = text(&render(&state, &dark(), 160, 48));
+    for (chord, action) in state.keymap.bindings() {
+        let key = chord.to_string();
+        let line = shown
+            .lines()
+            .find(|l| l.contains(action.help()) && l.split([' ', '│']).any(|word| word == key));
+        assert!(
+            line.is_some(),
+            "{key} / {} missing:\n{shown}",
+            action.help()
+        );
+        let event = crossterm::event::KeyEvent::new(chord.code, chord.modifiers);
+        assert_eq!(state.keymap.action_for(&event), Some(*action));
+    }
+}
+
+#[test]
+fn hostile_log_text_never_reaches_the_buffer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("n1.stderr.log");
+    let hostile = "before \u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m after\n";
+    std::fs::write(&log, hostile).expect("write log");
+    let mut state = AppState::new(plan());
+    let started =
+        json!({"name": "n1", "command": "x", "pgid": 1, "log": log.display().to_string()});
+    state.apply(&record("command-started", "D1", None, started));
+    state.ui.step = Step::Run;
+    select(&mut state, "D1");
+    for (w, h) in [(80, 24), (160, 48)] {
+        let buffer = render(&state, &dark(), w, h);
+        let shown = text(&buffer);
+        assert!(shown.contains("before"), "{shown}");
+        assert!(!shown.contains('\u{1b}') && !shown.contains('\u{9b}') && !shown.contains('\u{7}'));
+        assert!(!shown.contains("pwned"));
+    }
+    // The C1 CSI takes its parameters with it.
+    assert_eq!(tail(&log, 64 * 1024), vec!["before  after".to_string()]);
+}
+
+#[test]
+fn a_pending_question_is_an_overlay_with_its_choices() {
+    let mut state = demo_state();
+    state.ui.step = Step::Approvals;
+    let question = Question {
+        id: "install.libfaketime".to_string(),
+        kind: QuestionKind::ApproveChange,
+        prompt: "run `apt-get install -y libfaketime`?".to_string(),
+        default: "decline".to_string(),
+        editable: Some("apt-get install -y libfaketime".to_string()),
+        hints: Vec::new(),
+    };
+    state.ask(question.clone());
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        assert!(shown.contains("apt-get install -y libfaketime"), "{shown}");
+        assert!(shown.contains("Ctrl-E"), "{shown}");
+        if w == 160 {
+            assert!(shown.contains(&choices(&question).join(" / ")), "{shown}");
+        }
+        insta::assert_snapshot!(format!("question_{w}x{h}"), scrub(&shown));
+    }
+    state.answered();
+    assert!(state.pending.is_none());
+}
+
+#[test]
+fn a_privileged_approval_is_asked_with_its_actions_and_listed_once_given() {
+    let mut state = AppState::new(plan());
+    state.ui.step = Step::Approvals;
+    let actions = vec!["cut: 1 DROP rule(s) in network namespace `b` (iptables -w -t filter -I INPUT 1 -p tcp --dport 7000 -j DROP)".to_string()];
+    let question = faultline::engine::privileged::question("D2", &actions);
+    state.ask(question.clone());
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("waiting for approval: privileged.D2"),
+        "{shown}"
+    );
+    assert!(shown.contains("--dport 7000"), "{shown}");
+    assert!(shown.contains("approve / decline"), "{shown}");
+    assert_eq!(choices(&question), vec!["approve", "decline"]);
+    insta::assert_snapshot!("privileged_question_160x48", scrub(&shown));
+    state.answered();
+    let data = json!({"scenario": "D2", "actions": actions, "by": "alice@host on /dev/pts/1"});
+    state.apply(&record("privileged-approved", "", None, data));
+    let shown = text(&render(&state, &dark(), 160, 48));
+    let row = shown
+        .lines()
+        .find(|l| l.contains("privileged D2"))
+        .unwrap_or_else(|| panic!("no approval row:\n{shown}"));
+    assert!(row.contains("approved"), "{row}");
+    assert!(row.contains("by alice@host"), "{row}");
+}
+
+#[test]
+fn tiny_terminals_and_ascii_do_not_panic() {
+    let mut state = demo_state();
+    let ascii = Theme::select("light", false, false).expect("theme");
+    let mono = Theme::select("high-contrast", true, true).expect("theme");
+    state.handle(Action::Help);
+    for step in Step::ALL {
+        state.ui.step = step;
+        for (w, h) in [(1, 1), (20, 5), (80, 24)] {
+            let shown = text(&render(&state, &ascii, w, h));
+            let bar = shown.lines().next().unwrap_or_default();
+            assert!(bar.is_ascii(), "non-ASCII step bar at {w}x{h}: {bar}");
+            render(&state, &mono, w, h);
+        }
+    }
+}
+
+#[test]
+fn a_fail_is_classified_on_the_finding_screen_with_the_blame_tells() {
+    let mut state = demo_state();
+    state.ui.step = Step::Run;
+    let questions = faultline::engine::driver::classification_questions("D3", true);
+    state.ask(questions[0].clone());
+    assert_eq!(
+        state.ui.step,
+        Step::Finding,
+        "the classification moves to Finding"
+    );
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D3"));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        assert!(
+            shown.contains("survives swapping the workload generator"),
+            "{shown}"
+        );
+        assert!(shown.contains("pending re-run on alternative"), "{shown}");
+        insta::assert_snapshot!(format!("classify_{w}x{h}"), scrub(&shown));
+    }
+    let root_cause = questions
+        .iter()
+        .find(|q| q.id == "D3.root-cause")
+        .expect("root cause asked");
+    state.ask(root_cause.clone());
+    for c in "lost on\nfailover".chars() {
+        let code = if c == '\n' {
+            crossterm::event::KeyCode::Enter
+        } else {
+            crossterm::event::KeyCode::Char(c)
+        };
+        let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+        assert_eq!(faultline::tui::answer::key(&mut state, key), None);
+    }
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("lost on") && shown.contains("failover"),
+        "{shown}"
+    );
+    assert!(shown.contains("Ctrl-S sends"), "{shown}");
+}
+
+#[test]
+fn the_evidence_of_a_verdict_is_one_key_away() {
+    let mut state = demo_state();
+    state.session_dir = Some("/sessions/demo/20261201".into());
+    state.ui.step = Step::Report;
+    select(&mut state, "D3");
+    state.handle(Action::Evidence);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        insta::assert_snapshot!(format!("evidence_{w}x{h}"), scrub(&shown));
+    }
+    let shown = text(&render(&state, &dark(), 160, 48));
+    assert!(
+        shown.contains("/sessions/demo/20261201/findings/D3.md"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("/sessions/demo/20261201/artifacts/D3/seed-1/history.jsonl"),
+        "{shown}"
+    );
+    assert!(shown.contains("oracle-result"), "{shown}");
+    state.handle(Action::Close);
+    assert!(!state.ui.evidence);
+    // On Report the arrows pick a verdict; Tab hands them to the report text.
+    state.handle(Action::Down);
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D4"));
+    state.handle(Action::NextPane);
+    state.handle(Action::Down);
+    assert_eq!(state.ui.scroll, 1);
+}
+
+#[test]
+fn a_handed_back_plan_lists_what_stops_the_run() {
+    let text_of_plan = include_str!("../../examples/demo/plan.md");
+    let broken = regex::Regex::new(r"(?m)^- \*\*Oracle:\*\*.*$")
+        .expect("regex")
+        .replace(text_of_plan, "- **Oracle:** looks fine to me");
+    let plan = faultline::plan::parse_plan("plan.md", &broken);
+    let state = AppState::new(plan);
+    assert!(state.handed_back);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let shown = text(&render(&state, &dark(), w, h));
+        assert!(shown.contains("Handed back"), "{shown}");
+        insta::assert_snapshot!(format!("hand_back_{w}x{h}"), scrub(&shown));
+    }
+}
+
+#[test]
+fn the_picker_lists_the_plans_and_enter_picks_one() {
+    use faultline::tui::picker::{Picked, Picker, draw as draw_picker};
+    let found = vec![
+        faultline::plan::discover::Found {
+            path: "/repo/docs/testing-plans/raft.md".into(),
+            title: "Test Plan: Raft log".into(),
+        },
+        faultline::plan::discover::Found {
+            path: "/repo/notes/kv.md".into(),
+            title: "Test Plan: KV".into(),
+        },
+    ];
+    let mut picker = Picker {
+        sut: "/repo".into(),
+        found,
+        selected: 0,
+    };
+    assert_eq!(
+        picker.key(crossterm::event::KeyCode::Char('j'), Some(Action::Down)),
+        Picked::Pending
+    );
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+        terminal
+            .draw(|frame| draw_picker(frame, &picker, &dark()))
+            .expect("draw");
+        let shown = text(terminal.backend().buffer());
+        assert!(shown.contains("docs/testing-plans/raft.md"), "{shown}");
+        insta::assert_snapshot!(format!("picker_{w}x{h}"), shown);
+    }
+    assert_eq!(
+        picker.key(crossterm::event::KeyCode::Enter, None),
+        Picked::Plan("/repo/notes/kv.md".into())
+    );
+}
+
+#[test]
+fn the_staged_diff_of_author_mode_scrolls_styled_and_sanitized() {
+    let session = tempfile::tempdir().expect("tempdir");
+    let diff = session.path().join("artifacts/author/staged.diff");
+    std::fs::create_dir_all(diff.parent().expect("parent")).expect("dirs");
+    std::fs::write(
+        &diff,
+        "diff --git a/tests/kept_writes.rs b/tests/kept_writes.rs\n\
+         new file mode 100644\nindex 0000000..1111111\n--- /dev/null\n\
+         +++ b/tests/kept_writes.rs\n@@ -0,0 +1,4 @@\n\
+         +// Provenance: written by faultline author mode\n\
+         +fn writes_are_kept() {}\n\
+         -// \u{1b}[2J\u{1b}]0;owned\u{7}gone\n \
+         unchanged\n",
+    )
+    .expect("diff");
+    let mut state = demo_state();
+    // Before author mode staged anything there is no diff to open.
+    state.handle(Action::StagedDiff);
+    assert!(!state.ui.diff);
+    state.session_dir = Some(session.path().to_path_buf());
+    state.apply(&record(
+        "author-staged",
+        "",
+        None,
+        json!({"files": 1, "diff": "artifacts/author/staged.diff", "note": "staged"}),
+    ));
+    state.ui.step = Step::Run;
+    state.handle(Action::StagedDiff);
+    assert!(state.ui.diff);
+    let theme = dark();
+    for (w, h) in [(80, 24), (160, 48)] {
+        let buffer = render(&state, &theme, w, h);
+        let shown = text(&buffer);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown}"
+        );
+        insta::assert_snapshot!(format!("staged_diff_{w}x{h}"), scrub(&shown));
+    }
+    let buffer = render(&state, &theme, 160, 48);
+    let shown = text(&buffer);
+    let style_of = |needle: &str| {
+        let row = shown
+            .lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("`{needle}` not shown:\n{shown}"));
+        let column = shown
+            .lines()
+            .nth(row)
+            .and_then(|l| l.find(needle))
+            .unwrap_or(0);
+        let x = u16::try_from(
+            shown.lines().nth(row).unwrap_or("")[..column]
+                .chars()
+                .count(),
+        )
+        .expect("column");
+        buffer[(x, u16::try_from(row).expect("row"))].fg
+    };
+    assert_eq!(
+        style_of("+fn writes_are_kept"),
+        theme.verdict(Verdict::PassHardening).fg.expect("colour")
+    );
+    assert_eq!(
+        style_of("-// gone"),
+        theme.verdict(Verdict::FailReproducible).fg.expect("colour")
+    );
+    assert_eq!(
+        style_of("@@ -0,0 +1,4 @@"),
+        theme.warning.fg.expect("colour")
+    );
+    assert!(shown.contains(" d diff "), "the status line offers it");
+    state.handle(Action::Down);
+    assert_eq!(state.ui.scroll, 1);
+    let scrolled = text(&render(&state, &theme, 160, 48));
+    assert!(!scrolled.contains("diff --git"), "{scrolled}");
+    state.handle(Action::Close);
+    assert!(!state.ui.diff);
+    assert_eq!(state.ui.scroll, 0);
+}
