@@ -25,7 +25,9 @@ pub fn line(record: &Record) -> String {
         Event::Verdict(v) => format!(
             "{} (tier met: {})",
             v.verdict.map(|v| v.to_string()).unwrap_or_default(),
-            v.tier_met.map(|t| t.to_string()).unwrap_or_else(|| "none".into())
+            v.tier_met
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "none".into())
         ),
         Event::CommandStarted(c) => c.name.clone(),
         Event::CommandExited(c) => format!("{} {}", c.name, c.outcome),

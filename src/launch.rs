@@ -271,7 +271,11 @@ pub fn known_questions(
 
 /// Refuses an answers file that gives a question an answer it does not take, before
 /// anything starts: every such entry, with its line and the allowed answers.
-fn check_answers(op: &Scripted, args: &RunArgs, known: &[crate::engine::operator::Question]) -> Result<(), i32> {
+fn check_answers(
+    op: &Scripted,
+    args: &RunArgs,
+    known: &[crate::engine::operator::Question],
+) -> Result<(), i32> {
     let Some(path) = &args.answers else {
         return Ok(());
     };

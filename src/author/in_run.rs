@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-
 use tokio_util::sync::CancellationToken;
 
 use super::build::{Recipe, recipe};
@@ -17,10 +16,10 @@ use super::{AuthorError, AuthorRequest, Authored};
 use crate::engine::driver::Request;
 use crate::engine::operator::{Operator, Unanswered};
 use crate::exec::{self, CommandSpec, Outcome};
-use crate::session::event::{self, Event, millis};
-use crate::session::journal::{Journal, JournalError, Scope};
 use crate::runspec::duration::Dur;
 use crate::runspec::{Binding, Check};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, JournalError, Scope};
 
 /// How long a build may take before it is stopped (and journaled as expired).
 const BUILD_DEADLINE: Duration = Duration::from_secs(600);
@@ -398,7 +397,11 @@ async fn build(
             scenario: id.to_string(),
             command: Some(command.clone()),
             exit_code,
-            outcome: Some(outcome.as_ref().map_or_else(Clone::clone, |o| format!("{o:?}"))),
+            outcome: Some(
+                outcome
+                    .as_ref()
+                    .map_or_else(Clone::clone, |o| format!("{o:?}")),
+            ),
             elapsed_ms: Some(millis(running.started.elapsed())),
             log: Some(running.stderr_log.display().to_string()),
             ..event::AuthorBuild::default()

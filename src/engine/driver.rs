@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -17,12 +16,12 @@ use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome
 use super::outputs::Outputs;
 use super::preflight::{self, Preflight, PreflightCtx, PreflightError};
 use super::scenario::{BindingResult, BindingRun};
-use crate::session::journal::{Journal, JournalError, Record, Scope};
 use crate::plan::{Category, Plan, Scenario, SevenM};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, RunSpec};
 use crate::session::dir::SessionDir;
 use crate::session::event::{self, Event};
+use crate::session::journal::{Journal, JournalError, Record, Scope};
 use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
 
@@ -98,7 +97,9 @@ impl DriverError {
         match self {
             DriverError::Stopped { source, .. } => source.storage(),
             DriverError::SessionDir { root, source } => Some((root.as_path(), source)),
-            DriverError::Journal(JournalError::Io { path, source }) => Some((path.as_path(), source)),
+            DriverError::Journal(JournalError::Io { path, source }) => {
+                Some((path.as_path(), source))
+            }
             DriverError::Engine(EngineError::Journal(JournalError::Io { path, source })) => {
                 Some((path.as_path(), source))
             }
@@ -142,12 +143,12 @@ pub async fn run(
             path: from.dir.clone(),
         },
         None => {
-            let dir = crate::session::dir::create(&req.out_root, &req.plan.slug, now).map_err(|source| {
-                DriverError::SessionDir {
+            let dir = crate::session::dir::create(&req.out_root, &req.plan.slug, now).map_err(
+                |source| DriverError::SessionDir {
                     root: req.out_root.clone(),
                     source,
-                }
-            })?;
+                },
+            )?;
             crate::session::resume::save_inputs(&dir.path, req).map_err(|source| {
                 DriverError::SessionDir {
                     root: dir.path.clone(),
@@ -160,7 +161,9 @@ pub async fn run(
     if req.watchdog {
         crate::exec::mark::mark_children(&dir.path);
     }
-    let watchdog = req.watchdog.then(|| crate::session::watchdog::arm(&dir.path));
+    let watchdog = req
+        .watchdog
+        .then(|| crate::session::watchdog::arm(&dir.path));
     let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
     let (tx, rx) = unbounded_channel();
     journal.tap(tx);
@@ -350,7 +353,10 @@ impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
     /// Journals whether a watchdog will heal the session should this process die.
-    fn watchdog_armed(&mut self, arming: &crate::session::watchdog::Arming) -> Result<(), DriverError> {
+    fn watchdog_armed(
+        &mut self,
+        arming: &crate::session::watchdog::Arming,
+    ) -> Result<(), DriverError> {
         use crate::session::watchdog::Arming;
         let data = match arming {
             Arming::Armed { pid } => event::WatchdogEvent {
@@ -601,11 +607,11 @@ impl Driver<'_> {
                 Err(DriverError::Unanswered(question)) => {
                     let reason = format!("stopped: question `{}` unanswered", question.id);
                     self.journal.append(
-                    Scope::default(),
-                    Event::StoppedUnanswered(event::StoppedUnanswered {
-                        question: question.id.clone(),
-                    }),
-                )?;
+                        Scope::default(),
+                        Event::StoppedUnanswered(event::StoppedUnanswered {
+                            question: question.id.clone(),
+                        }),
+                    )?;
                     self.skip_all(index, &reason)?;
                     stop = Some(reason);
                     unanswered = Some(question);
@@ -1119,9 +1125,8 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
         default: default.to_string(),
         ..Question::default()
     };
-    let listed = |values: &[&str]| -> Vec<Choice> {
-        values.iter().map(|v| Choice::new(v, "")).collect()
-    };
+    let listed =
+        |values: &[&str]| -> Vec<Choice> { values.iter().map(|v| Choice::new(v, "")).collect() };
     let unknown = || Choice::new(UNKNOWN_BLAME, "decided after a re-run elsewhere");
     let next = if reproduced {
         // The reduction (method §5) has run by the time this is asked.
@@ -1208,9 +1213,6 @@ pub fn classification_questions(scenario: &str, reproduced: bool) -> Vec<Questio
 pub fn resume_choices() -> Vec<Choice> {
     vec![
         Choice::new("rerun", "run it again from its start"),
-        Choice::new(
-            "keep",
-            "keep the runs it finished; the rest are NOT-RUN",
-        ),
+        Choice::new("keep", "keep the runs it finished; the rest are NOT-RUN"),
     ]
 }

@@ -9,14 +9,14 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::exec::{self, CommandSpec, Outcome, Running};
-use crate::session::event::{self, Event, millis};
-use crate::session::journal::{Journal, JournalError, Scope};
 use crate::nemesis::clock;
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{Binding, FaultStep};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, JournalError, Scope};
 
 mod faults;
 mod schedule;

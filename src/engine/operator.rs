@@ -163,7 +163,10 @@ impl Question {
 /// Choices for approving something: approve / decline.
 pub fn approve_decline(what: &str) -> Vec<Choice> {
     vec![
-        Choice::new("approve", &format!("{what} goes ahead, journaled with who approved")),
+        Choice::new(
+            "approve",
+            &format!("{what} goes ahead, journaled with who approved"),
+        ),
         Choice::new("decline", "nothing is changed").alias("no"),
     ]
 }

@@ -3,8 +3,8 @@
 //! (so a killed run still leaves partial findings); `verdicts.json` and the report
 //! are written at the end.
 
-use std::path::{Path, PathBuf};
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -12,11 +12,11 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::driver::Records;
 use super::outcome::{Phase, ScenarioOutcome, SessionOutcome};
-use crate::session::journal::Record;
-use crate::session::event::Event;
 use crate::plan::Plan;
 use crate::report;
 use crate::session::dir::SessionDir;
+use crate::session::event::Event;
+use crate::session::journal::Record;
 
 #[derive(Clone)]
 pub struct Outputs {
@@ -115,7 +115,11 @@ impl Outputs {
 
     /// Keeps `outcome.json` current, whole or not at all, for `resume` and `report`.
     fn save(&self, outcome: &SessionOutcome) {
-        let path = self.shared.dir.path.join(crate::session::resume::OUTCOME_FILE);
+        let path = self
+            .shared
+            .dir
+            .path
+            .join(crate::session::resume::OUTCOME_FILE);
         let saved = serde_json::to_vec_pretty(outcome)
             .map_err(std::io::Error::other)
             .and_then(|json| crate::session::resume::write_atomically(&path, &json));

@@ -18,11 +18,11 @@ use crate::capability::{
     install_plan, normalise, probe,
 };
 use crate::exec::{self, CommandSpec, Outcome};
-use crate::session::event::{self, Event};
-use crate::session::journal::{Journal, JournalError, Scope};
 use crate::plan::Plan;
 use crate::runspec::RunSpec;
 use crate::runspec::vars::Vars;
+use crate::session::event::{self, Event};
+use crate::session::journal::{Journal, JournalError, Scope};
 use crate::toolbox::{self, Toolbox};
 
 const INSTALL_DEADLINE: Duration = Duration::from_secs(600);
@@ -123,7 +123,7 @@ fn missing_choices() -> Vec<Choice> {
 }
 
 /// An offered install: approve, decline, or run an edited command.
-fn install_choices() -> Vec<Choice> {
+pub fn install_choices() -> Vec<Choice> {
     let mut out = super::operator::approve_decline("the install");
     out.push(Choice::new("edit", "run this command instead").with_text("<command>"));
     out
@@ -841,12 +841,14 @@ async fn settle(
         _ => false,
     };
     if disagree {
-        run.log(Event::CapabilityDisagreement(event::CapabilityDisagreement {
-            capability: capability.to_string(),
-            operator: item.answer.clone(),
-            probe_present: seen.present,
-            resolution: "the probe wins: it looked".into(),
-        }))?;
+        run.log(Event::CapabilityDisagreement(
+            event::CapabilityDisagreement {
+                capability: capability.to_string(),
+                operator: item.answer.clone(),
+                probe_present: seen.present,
+                resolution: "the probe wins: it looked".into(),
+            },
+        ))?;
     }
     if !present(&seen) {
         seen = if wants_proxy {
@@ -1005,12 +1007,12 @@ async fn obtain(
                 );
             }
             run.log(Event::CapabilitySubstituted(event::CapabilitySubstituted {
-            capability: capability.to_string(),
-            with: with.to_string(),
-            present: Some(true),
-            scenarios: None,
-            by: None,
-        }))?;
+                capability: capability.to_string(),
+                with: with.to_string(),
+                present: Some(true),
+                scenarios: None,
+                by: None,
+            }))?;
             sub.capability = capability.clone();
         }
         Ok(sub)

@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use super::iteration::EngineError;
 use super::scenario::{BindingRun, anomalies};
-use crate::session::event::{self, Event, millis};
-use crate::session::journal::Journal;
 use crate::runspec::FaultStep;
 use crate::runspec::duration::Dur;
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::Journal;
 
 /// A timing below this is not halved: scheduling jitter is of the same order.
 const TIMING_FLOOR: Duration = Duration::from_millis(100);

@@ -11,10 +11,10 @@ use tokio_util::sync::CancellationToken;
 use super::audit::{self, AuditCtx};
 use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
 use super::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
-use crate::session::event::{self, Event, millis};
-use crate::session::journal::{Journal, Scope};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
+use crate::session::event::{self, Event, millis};
+use crate::session::journal::{Journal, Scope};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
 
 /// Where and how one binding runs.
@@ -227,8 +227,7 @@ impl BindingRun<'_> {
                     journal,
                     Event::DeclarationRefused(event::DeclarationRefused {
                         item: id.clone(),
-                        reason: "faultline measures this item itself; it cannot be declared"
-                            .into(),
+                        reason: "faultline measures this item itself; it cannot be declared".into(),
                     }),
                 )?;
             }

@@ -19,7 +19,6 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-
 use crate::runspec::{DockerAction, DockerFaultSpec};
 
 /// How long one Docker API request may take before the engine counts as unresponsive.

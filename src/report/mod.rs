@@ -11,8 +11,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::engine::outcome::{ScenarioOutcome, SessionOutcome};
-use crate::session::journal::Record;
 use crate::plan::Plan;
+use crate::session::journal::Record;
 
 pub use cells::summary_of;
 pub use json::verdicts_json;

@@ -568,11 +568,21 @@ pub struct FaultInjected {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Undo {
-    Net { net: NetUndo },
-    Docker { docker: crate::nemesis::docker::DockerUndo },
-    Proxy { proxy: ProxyUndo },
-    Clock { clock: ClockUndo },
-    Disk { disk: DiskUndo },
+    Net {
+        net: NetUndo,
+    },
+    Docker {
+        docker: crate::nemesis::docker::DockerUndo,
+    },
+    Proxy {
+        proxy: ProxyUndo,
+    },
+    Clock {
+        clock: ClockUndo,
+    },
+    Disk {
+        disk: DiskUndo,
+    },
     Process(ProcessUndo),
     Command(CommandUndo),
 }

@@ -12,8 +12,8 @@ use std::path::Path;
 use nix::sys::signal::Signal;
 
 use super::event::{
-    CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished,
-    MarkedEnded, MountRemoved, NetUndo, ProcessUndo, Undo,
+    CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished, MarkedEnded,
+    MountRemoved, NetUndo, ProcessUndo, Undo,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
 use super::view::{Scoped, View};
@@ -142,12 +142,7 @@ fn note(journal: &mut Journal, out: &mut Healed, scope: Scope, event: Event) {
 }
 
 /// Unmounts every tmpfs the journal says was mounted and never removed.
-fn heal_mounts(
-    view: &View,
-    journal: &mut Journal,
-    by: &str,
-    out: &mut Healed,
-) {
+fn heal_mounts(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) {
     for open in &view.open_mounts {
         let path = &open.item.path;
         let result = disk::unmount(Path::new(path))
@@ -172,12 +167,7 @@ fn heal_mounts(
 
 /// Ends every process still carrying the session's mark: one started too late for
 /// its `command-started` record, or one that left its process group.
-fn end_marked(
-    dir: &Path,
-    journal: &mut Journal,
-    by: &str,
-    out: &mut Healed,
-) {
+fn end_marked(dir: &Path, journal: &mut Journal, by: &str, out: &mut Healed) {
     // A few passes: a marked process may fork while its siblings are being ended,
     // and /proc hides one mid-exec.
     for _ in 0..MARK_PASSES {
@@ -193,12 +183,7 @@ fn end_marked(
 /// How many times [`end_marked`] looks again for marked processes.
 const MARK_PASSES: usize = 5;
 
-fn end_each(
-    found: Vec<exec::mark::Marked>,
-    journal: &mut Journal,
-    by: &str,
-    out: &mut Healed,
-) {
+fn end_each(found: Vec<exec::mark::Marked>, journal: &mut Journal, by: &str, out: &mut Healed) {
     for process in found {
         let line = format!(
             "process {} (`{}`) bearing the session's mark ended",
@@ -253,7 +238,12 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     );
     for open in &view.open_faults {
         let healed = heal_fault(open, by, &mut out);
-        note(&mut journal, &mut out, open.scope.clone(), Event::FaultHealed(healed));
+        note(
+            &mut journal,
+            &mut out,
+            open.scope.clone(),
+            Event::FaultHealed(healed),
+        );
     }
     heal_mounts(&view, &mut journal, by, &mut out);
     // Groups last: a paused victim is resumed before its group is ended.

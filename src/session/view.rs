@@ -63,10 +63,8 @@ impl View {
             }
             Event::MountCreated(m) => self.open_mounts.push(scoped(record, m)),
             Event::MountRemoved(m) => self.open_mounts.retain(|o| o.item.path != m.path),
-            Event::CommandStarted(c) => {
-                if !self.groups.iter().any(|g| g.item.pgid == c.pgid) {
-                    self.groups.push(scoped(record, c));
-                }
+            Event::CommandStarted(c) if !self.groups.iter().any(|g| g.item.pgid == c.pgid) => {
+                self.groups.push(scoped(record, c));
             }
             Event::OperatorAnswer(a) => {
                 self.answers.insert(a.question.clone(), a.clone());

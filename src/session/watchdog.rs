@@ -76,8 +76,8 @@ pub fn arm(dir: &Path) -> Arming {
 /// Starts `faultline watchdog DIR`; `after` is what it journals first should it heal
 /// (the death of the watchdog it replaces).
 fn spawn(dir: &Path, after: Option<&str>) -> Result<Armed, String> {
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the faultline binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find the faultline binary: {e}"))?;
     let mut command = Command::new(&exe);
     command.arg("watchdog").arg(dir);
     if let Some(after) = after {

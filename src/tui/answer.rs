@@ -66,13 +66,18 @@ mod tests {
             include_str!("../../examples/demo/plan.md"),
         );
         let mut s = AppState::new(plan);
+        let choices = match kind {
+            QuestionKind::ApproveChange => crate::engine::operator::approve_decline("it"),
+            _ => Vec::new(),
+        };
         s.ask(Question {
             id: "install.binary:x".into(),
             kind,
             prompt: "p".into(),
+            choices,
             default: "decline".into(),
             editable: editable.map(str::to_string),
-            hints: Vec::new(),
+            ..Question::default()
         });
         s
     }

@@ -362,7 +362,9 @@ fn quit_question() -> Question {
             Choice::new("stop", "heal, write the documents, exit")
                 .alias("y")
                 .alias("yes"),
-            Choice::new("cancel", "back to the run").alias("n").alias("no"),
+            Choice::new("cancel", "back to the run")
+                .alias("n")
+                .alias("no"),
         ],
         default: "cancel".into(),
         ..Question::default()

@@ -470,7 +470,10 @@ impl AppState {
                 row.need = clean(&c.need);
                 row.present = Some(c.present);
                 row.probe = Some(clean(
-                    c.version.as_deref().filter(|v| !v.is_empty()).unwrap_or(&c.saw),
+                    c.version
+                        .as_deref()
+                        .filter(|v| !v.is_empty())
+                        .unwrap_or(&c.saw),
                 ));
             }
             Event::CapabilityDisagreement(c) => {

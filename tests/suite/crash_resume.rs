@@ -8,12 +8,11 @@
 //! process appends, so every cycle moves the demo forward.
 
 use crate::common;
+use crate::common::Line;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-use faultline::journal::Record;
 
 /// Where faultline is killed: the first new record of `kind` (in `scenario`, when given).
 struct KillPoint {
@@ -93,9 +92,9 @@ fn faultline(args: &[&str], cwd: &Path) -> Child {
         .expect("faultline starts")
 }
 
-fn records(journal: &Path) -> Vec<Record> {
-    faultline::journal::read(journal)
-        .map(|c| c.records)
+fn records(journal: &Path) -> Vec<Line> {
+    faultline::session::journal::read(journal)
+        .map(|c| c.records.iter().map(Line::from).collect())
         .unwrap_or_default()
 }
 
@@ -138,7 +137,7 @@ fn kill_at(child: &mut Child, root: &Path, after: u64, point: &KillPoint) -> boo
 }
 
 /// Process groups the journal recorded that are still alive.
-fn alive_groups(records: &[Record]) -> Vec<i32> {
+fn alive_groups(records: &[Line]) -> Vec<i32> {
     records
         .iter()
         .filter(|r| r.kind == "command-started")
@@ -149,8 +148,8 @@ fn alive_groups(records: &[Record]) -> Vec<i32> {
 }
 
 /// Every `fault-injected` has a later `fault-healed` for the same scope and fault.
-fn unhealed(records: &[Record]) -> Vec<String> {
-    let mut open: Vec<&Record> = Vec::new();
+fn unhealed(records: &[Line]) -> Vec<String> {
+    let mut open: Vec<&Line> = Vec::new();
     for r in records {
         match r.kind.as_str() {
             "fault-injected" => open.push(r),

@@ -4,6 +4,7 @@
 //! checks should not compete for 2 cores.
 
 use crate::common;
+use crate::common::Line;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::tree;
-use faultline::journal::{self, Record};
+use faultline::session::journal;
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     common::demo_lock()
@@ -30,15 +31,15 @@ fn verdicts(session: &Path) -> serde_json::Value {
     serde_json::from_str(&text).expect("verdicts.json is JSON")
 }
 
-fn records(session: &Path) -> Vec<Record> {
+fn records(session: &Path) -> Vec<Line> {
     let contents = journal::read(&session.join("journal.jsonl")).expect("journal");
     assert!(contents.torn_tail.is_none(), "journal has a torn tail");
-    contents.records
+    contents.records.iter().map(Line::from).collect()
 }
 
 /// Every process group the journal says was started is gone, and every injected
 /// fault has a heal event.
-fn assert_clean_exit(records: &[Record]) {
+fn assert_clean_exit(records: &[Line]) {
     for r in records.iter().filter(|r| r.kind == "command-started") {
         let pgid = r.data["pgid"].as_i64().expect("pgid") as i32;
         assert!(
@@ -57,7 +58,7 @@ fn assert_clean_exit(records: &[Record]) {
 }
 
 /// The process groups `records` say were started that are alive now.
-fn live_groups(records: &[Record]) -> Vec<i32> {
+fn live_groups(records: &[Line]) -> Vec<i32> {
     records
         .iter()
         .filter(|r| r.kind == "command-started")
@@ -280,7 +281,7 @@ fn start_paused_d2(
     let root = work.join("sessions");
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .env(
-            faultline::watchdog::ENV_SWITCH,
+            faultline::session::watchdog::ENV_SWITCH,
             if watchdog { "on" } else { "off" },
         )
         .args(["run", plan.to_str().expect("utf-8"), "--headless", "--yes"])
@@ -438,14 +439,14 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
     assert!(
         healed
             .iter()
-            .all(|r| r.data["by"] == faultline::watchdog::HEALER),
+            .all(|r| r.data["by"] == faultline::session::watchdog::HEALER),
         "{healed:?}"
     );
     let finished = after
         .iter()
         .find(|r| r.kind == "heal-finished")
         .expect("the watchdog journals its heal");
-    assert_eq!(finished.data["by"], faultline::watchdog::HEALER);
+    assert_eq!(finished.data["by"], faultline::session::watchdog::HEALER);
     assert_eq!(finished.data["failures"], serde_json::json!([]));
 }
 

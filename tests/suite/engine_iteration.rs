@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
-use faultline::journal::{self, Journal, Scope};
 use faultline::runspec::{self, vars::Vars};
+use faultline::session::journal::{Journal, Scope};
 use faultline::verdict::CheckerRun;
 
 async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
@@ -49,9 +49,7 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
             "process group {pgid} outlived the iteration"
         );
     }
-    let records = journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .records;
+    let records = crate::common::lines(&dir.join("journal.jsonl"));
     let count = |kind: &str| records.iter().filter(|r| r.kind == kind).count();
     assert_eq!(
         count("fault-injected"),
@@ -120,7 +118,8 @@ workload:
     let start = kinds.iter().position(|k| *k == "checkpoint-start");
     let end = kinds.iter().position(|k| *k == "checkpoint-end");
     assert!(start.is_some() && end > start, "{kinds:?}");
-    let pulls: Vec<&journal::Record> = records.iter().filter(|r| r.kind == "status-pull").collect();
+    let pulls: Vec<&crate::common::Line> =
+        records.iter().filter(|r| r.kind == "status-pull").collect();
     assert!(pulls.len() >= 2, "expected periodic pulls: {kinds:?}");
     assert!(
         pulls[0].data["last_line"]

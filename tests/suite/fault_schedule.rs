@@ -3,8 +3,7 @@
 //! journal records is the evidence.
 
 use crate::common;
-
-use faultline::journal::Record;
+use crate::common::Line;
 
 /// Two services ticking into their own logs; a four-second workload.
 const CLUSTER: &str = r#"
@@ -16,7 +15,7 @@ workload: { run: "sleep 4", deadline: 30s }
 "#;
 
 /// The seq of the first record of `kind` about `fault`.
-fn seq(records: &[Record], kind: &str, fault: &str) -> u64 {
+fn seq(records: &[Line], kind: &str, fault: &str) -> u64 {
     records
         .iter()
         .find(|r| r.kind == kind && r.data["fault"] == fault)
@@ -24,7 +23,7 @@ fn seq(records: &[Record], kind: &str, fault: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {kind} for {fault}"))
 }
 
-fn count(records: &[Record], kind: &str) -> usize {
+fn count(records: &[Line], kind: &str) -> usize {
     records.iter().filter(|r| r.kind == kind).count()
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use faultline::journal::{Record, Scope};
+use faultline::session::journal::{Record, Scope};
 use tokio::sync::mpsc::unbounded_channel;
 
 fn record(kind: &str, data: serde_json::Value) -> Record {
@@ -13,8 +13,7 @@ fn record(kind: &str, data: serde_json::Value) -> Record {
             scenario: Some("D2".into()),
             arm: None,
         },
-        kind: kind.into(),
-        data,
+        event: faultline::session::event::Event::from_parts(kind.into(), data),
     }
 }
 

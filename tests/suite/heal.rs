@@ -3,11 +3,12 @@
 //! whose start time does not match the record (a reused pid) is left alone.
 
 use crate::common;
+use crate::common::AppendKind;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use faultline::journal::{Journal, Scope};
+use faultline::session::journal::{Journal, Scope};
 use serde_json::json;
 
 fn state(pid: u32) -> char {
@@ -43,7 +44,7 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
     let mut journal = Journal::open(&dir.path().join("journal.jsonl")).expect("journal");
     let started = |pid: u32| faultline::exec::start_time(pid as i32);
     journal
-        .append(
+        .append_kind(
             scope.clone(),
             "fault-injected",
             &json!({"fault": "pause", "pid": paused_pid,
@@ -51,7 +52,7 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
         )
         .expect("append");
     journal
-        .append(
+        .append_kind(
             scope.clone(),
             "fault-injected",
             &json!({"fault": "flag", "pid": null,
@@ -59,7 +60,7 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
         )
         .expect("append");
     journal
-        .append(
+        .append_kind(
             scope.clone(),
             "command-started",
             &json!({"name": "svc", "pgid": group.id(),
@@ -68,7 +69,7 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
         .expect("append");
     // A record whose start time does not match: a pid reused by someone else.
     journal
-        .append(
+        .append_kind(
             scope,
             "command-started",
             &json!({"name": "old", "pgid": stranger.id(),
@@ -93,9 +94,7 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
         "a stranger was killed"
     );
 
-    let records = faultline::journal::read(&dir.path().join("journal.jsonl"))
-        .expect("read")
-        .records;
+    let records = crate::common::lines(&dir.path().join("journal.jsonl"));
     let healed = records.iter().filter(|r| r.kind == "fault-healed").count();
     assert_eq!(healed, 2);
     for mut child in [paused, stranger] {

@@ -1,8 +1,9 @@
 //! The journal on real files: append-only, numbered, torn-tail tolerant.
 
+use crate::common::AppendKind;
 use std::io::Write;
 
-use faultline::journal::{self, Journal, JournalError, Scope};
+use faultline::session::journal::{self, Journal, JournalError, Scope};
 
 fn scope(scenario: &str, arm: Option<&str>) -> Scope {
     Scope {
@@ -18,14 +19,14 @@ fn appends_are_numbered_scoped_and_survive_reopen() {
     {
         let mut j = Journal::open(&path).expect("open");
         let a = j
-            .append(
+            .append_kind(
                 scope("S1", None),
                 "fault-injected",
                 &serde_json::json!({"signal": "SIGKILL"}),
             )
             .expect("append");
         let b = j
-            .append(
+            .append_kind(
                 scope("S5", Some("S5/api")),
                 "fault-healed",
                 &serde_json::json!({}),
@@ -35,16 +36,16 @@ fn appends_are_numbered_scoped_and_survive_reopen() {
     }
     let mut j = Journal::open(&path).expect("reopen");
     let c = j
-        .append(Scope::default(), "session-ended", &"done")
+        .append_kind(Scope::default(), "session-ended", &"done")
         .expect("append");
     assert_eq!(c.seq, 3, "numbering continues after reopen");
 
     let contents = journal::read(&path).expect("read");
     assert!(contents.torn_tail.is_none());
-    let kinds: Vec<&str> = contents.records.iter().map(|r| r.kind.as_str()).collect();
+    let kinds: Vec<&str> = contents.records.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, ["fault-injected", "fault-healed", "session-ended"]);
     assert_eq!(contents.records[1].scope.arm.as_deref(), Some("S5/api"));
-    assert_eq!(contents.records[0].data["signal"], "SIGKILL");
+    assert_eq!(contents.records[0].event.data()["signal"], "SIGKILL");
 }
 
 #[test]
@@ -52,7 +53,8 @@ fn torn_last_line_is_reported_not_fatal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("journal.jsonl");
     let mut j = Journal::open(&path).expect("open");
-    j.append(scope("S1", None), "step", &1).expect("append");
+    j.append_kind(scope("S1", None), "step", &1)
+        .expect("append");
     drop(j);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -73,11 +75,11 @@ fn torn_last_line_is_reported_not_fatal() {
 }
 
 #[test]
-fn corrupt_middle_line_names_its_line() {
+fn a_corrupt_middle_line_is_skipped_and_named() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("journal.jsonl");
     let mut j = Journal::open(&path).expect("open");
-    j.append(Scope::default(), "a", &1).expect("append");
+    j.append_kind(Scope::default(), "a", &1).expect("append");
     drop(j);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -85,13 +87,27 @@ fn corrupt_middle_line_names_its_line() {
         .expect("open raw");
     f.write_all(b"garbage\n").expect("write");
     drop(f);
-    let reopened = Journal::open(&path);
+    let mut j = Journal::open(&path).expect("opens a damaged journal");
+    j.append_kind(Scope::default(), "b", &2).expect("append");
+    drop(j);
+    // Read past, named by its line: healing needs every record around it.
+    let contents = journal::read(&path).expect("reads past the damage");
+    assert_eq!(contents.records.len(), 2, "both whole records are read");
+    assert_eq!(contents.skipped.len(), 1);
+    assert_eq!(contents.skipped[0].line, 2);
     assert!(
-        matches!(reopened, Err(JournalError::Corrupt { line: 2, .. })),
-        "open must refuse a corrupt journal"
+        contents.skipped[0]
+            .to_string()
+            .starts_with("line 2 skipped:"),
+        "{}",
+        contents.skipped[0]
     );
-    let err = journal::read(&path).expect_err("corrupt");
-    assert!(err.to_string().contains("journal.jsonl:2:"), "{err}");
+    // A writer opens it too, and numbers on after the last whole record.
+    let mut reopened = Journal::open(&path).expect("opens a damaged journal");
+    let next = reopened
+        .append_kind(Scope::default(), "c", &3)
+        .expect("appends");
+    assert_eq!(next.seq, 3);
 }
 
 #[test]
@@ -99,7 +115,9 @@ fn a_second_writer_waits_for_the_first_then_is_refused_naming_the_lock() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("journal.jsonl");
     let mut first = Journal::open(&path).expect("open");
-    first.append(Scope::default(), "a", &1).expect("append");
+    first
+        .append_kind(Scope::default(), "a", &1)
+        .expect("append");
     let wait = std::time::Duration::from_millis(300);
     let started = std::time::Instant::now();
     let second = Journal::open_waiting(&path, wait);
@@ -109,7 +127,9 @@ fn a_second_writer_waits_for_the_first_then_is_refused_naming_the_lock() {
     assert!(err.to_string().contains("journal.lock"), "{err}");
     drop(first);
     let mut second = Journal::open_waiting(&path, wait).expect("free once the first closes");
-    let record = second.append(Scope::default(), "b", &2).expect("append");
+    let record = second
+        .append_kind(Scope::default(), "b", &2)
+        .expect("append");
     assert_eq!(
         record.seq, 2,
         "numbering continues after the first writer's"

@@ -61,6 +61,7 @@ mod report_render;
 mod runspec;
 mod runspec_vars;
 mod session_dir;
+mod session_robust;
 mod toolbox;
 mod tui_config;
 mod tui_e2e;

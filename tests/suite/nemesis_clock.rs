@@ -7,13 +7,15 @@
 //! absence fails the test, otherwise the test prints `SKIP: <reason>` and returns.
 
 use crate::common;
+use crate::common::AppendKind;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::Line;
 use faultline::engine::iteration::IterationFacts;
-use faultline::journal::{Journal, Record, Scope};
 use faultline::nemesis::clock;
+use faultline::session::journal::{Journal, Scope};
 
 fn capable() -> bool {
     if clock::library().is_some() {
@@ -56,11 +58,11 @@ faults:
     serde_saphyr::from_str(&yaml).expect("binding")
 }
 
-async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Record>) {
+async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Line>) {
     common::run_binding(binding, dir).await
 }
 
-fn record<'a>(records: &'a [Record], kind: &str) -> &'a serde_json::Value {
+fn record<'a>(records: &'a [Line], kind: &str) -> &'a serde_json::Value {
     &records
         .iter()
         .find(|r| r.kind == kind)
@@ -202,7 +204,7 @@ fn faultline_heal_empties_a_control_file_a_killed_session_left() {
     std::fs::write(&control, "+3600\n").expect("control");
     let mut journal = Journal::open(&dir.path().join("journal.jsonl")).expect("journal");
     journal
-        .append(
+        .append_kind(
             Scope::default(),
             "fault-injected",
             &serde_json::json!({"fault": "skew", "pid": null,

@@ -7,13 +7,15 @@
 //! `SKIP: <reason>` and returns.
 
 use crate::common;
+use crate::common::AppendKind;
 
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::Line;
 use faultline::engine::iteration::IterationFacts;
-use faultline::journal::{Journal, Record, Scope};
 use faultline::nemesis::disk;
+use faultline::session::journal::{Journal, Scope};
 
 /// Writes a fresh 4 KiB record into `dir` every 50 ms for `secs` seconds (removing it
 /// afterwards, so the victim never frees space the filler needs to keep), saying on
@@ -48,7 +50,7 @@ faults:
     serde_saphyr::from_str(&yaml).expect("binding")
 }
 
-async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Record>) {
+async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Line>) {
     std::fs::create_dir_all(dir.join("plain")).expect("plain dir");
     common::run_binding(binding, dir).await
 }
@@ -162,14 +164,14 @@ fn faultline_heal_removes_the_filler_and_mount_a_killed_session_left() {
     };
     let mut journal = Journal::open(&dir.path().join("journal.jsonl")).expect("journal");
     journal
-        .append(
+        .append_kind(
             scope.clone(),
             "mount-created",
             &serde_json::json!({"path": mnt.display().to_string(), "fstype": "tmpfs", "size": "512k"}),
         )
         .expect("append");
     journal
-        .append(
+        .append_kind(
             scope,
             "fault-injected",
             &serde_json::json!({"fault": "fill", "pid": null,

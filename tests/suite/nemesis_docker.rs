@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::Line;
 use faultline::engine::iteration::{self, IterationCtx, IterationFacts};
 use faultline::engine::privileged::Approval;
-use faultline::journal::{self, Journal, Record, Scope};
+use faultline::session::journal::{Journal, Scope};
 use fixture::Fixture;
 
 fn scope(id: &str) -> Scope {
@@ -54,7 +55,7 @@ faults:
 
 struct Ran {
     facts: IterationFacts,
-    records: Vec<Record>,
+    records: Vec<Line>,
     logs: PathBuf,
 }
 
@@ -83,7 +84,7 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
     let facts = iteration::run(&binding, &mut ctx, &mut journal)
         .await
         .expect("iteration runs");
-    let records = journal::read(&journal_path).expect("journal").records;
+    let records = crate::common::lines(&journal_path);
     Ran {
         facts,
         records,
@@ -92,7 +93,7 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
 }
 
 /// The records of `kind` about fault `fault`.
-fn about<'a>(records: &'a [Record], kind: &str, fault: &str) -> Vec<&'a Record> {
+fn about<'a>(records: &'a [Line], kind: &str, fault: &str) -> Vec<&'a Line> {
     records
         .iter()
         .filter(|r| r.kind == kind && r.data["fault"] == fault)
@@ -384,7 +385,7 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
     std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
     // Without its watchdog: the test looks at what a killed faultline leaves.
     Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .env(faultline::watchdog::ENV_SWITCH, "off")
+        .env(faultline::session::watchdog::ENV_SWITCH, "off")
         .arg("run")
         .arg(&plan)
         .args([

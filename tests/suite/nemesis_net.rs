@@ -6,6 +6,7 @@
 //! fails the test, otherwise the test prints `SKIP: <reason>` and returns.
 
 use crate::common;
+use crate::common::AppendKind;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -363,7 +364,7 @@ fn tagged_count(rules: &str, tag: &str) -> usize {
 
 #[test]
 fn faultline_heal_removes_a_rule_a_killed_session_left() {
-    use faultline::journal::{Journal, Scope};
+    use faultline::session::journal::{Journal, Scope};
     if let Err(reason) = capable() {
         require(reason);
         return;
@@ -392,7 +393,7 @@ fn faultline_heal_removes_a_rule_a_killed_session_left() {
     let mut rule: Vec<String> = vec!["iptables".into()];
     rule.extend(argv);
     journal
-        .append(
+        .append_kind(
             Scope {
                 scenario: Some("X1".into()),
                 arm: None,

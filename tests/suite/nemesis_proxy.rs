@@ -5,13 +5,13 @@
 //! slicing applied to real bytes through the proxy API.
 
 use crate::common;
+use crate::common::Line;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use faultline::engine::iteration::IterationFacts;
-use faultline::journal::Record;
 use faultline::nemesis::proxy::{Proxy, Toxic};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -85,7 +85,7 @@ faults:
     serde_saphyr::from_str(&yaml).expect("binding")
 }
 
-async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Record>) {
+async fn run(dir: &Path, binding: &faultline::runspec::Binding) -> (IterationFacts, Vec<Line>) {
     common::run_binding(binding, dir).await
 }
 

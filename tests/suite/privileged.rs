@@ -6,11 +6,11 @@ use std::process::Command;
 
 use crate::common;
 
-use faultline::journal::Record;
+use crate::common::Line;
 use serde_json::Value;
 
 /// Runs twin T1 (a tmpfs mount filled to ENOSPC) of the twins plan headless with `args`.
-fn run_t1(dir: &Path, args: &[&str]) -> (String, Vec<Record>, String) {
+fn run_t1(dir: &Path, args: &[&str]) -> (String, Vec<Line>, String) {
     let plan = dir.join("plan.md");
     std::fs::copy(common::twins_plan(), &plan).expect("plan copied");
     let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
@@ -23,9 +23,7 @@ fn run_t1(dir: &Path, args: &[&str]) -> (String, Vec<Record>, String) {
         .output()
         .expect("faultline runs");
     let session = common::session_of(&out);
-    let records = faultline::journal::read(&session.join("journal.jsonl"))
-        .expect("journal")
-        .records;
+    let records = crate::common::lines(&session.join("journal.jsonl"));
     (
         common::verdict_of(&session, "T1"),
         records,
@@ -33,11 +31,11 @@ fn run_t1(dir: &Path, args: &[&str]) -> (String, Vec<Record>, String) {
     )
 }
 
-fn first<'a>(records: &'a [Record], kind: &str) -> Option<&'a Record> {
+fn first<'a>(records: &'a [Line], kind: &str) -> Option<&'a Line> {
     records.iter().find(|r| r.kind == kind)
 }
 
-fn text<'a>(record: &'a Record, field: &str) -> &'a str {
+fn text<'a>(record: &'a Line, field: &str) -> &'a str {
     record.data.get(field).and_then(Value::as_str).unwrap_or("")
 }
 
@@ -97,7 +95,7 @@ fn an_unanswered_approval_stops_the_run_and_names_the_flag() {
 
 /// An approval is journaled, with who gave it, before the mount; the fault's
 /// `fault-injected` record cites it.
-fn assert_approved_before_acting(records: &[Record], by: &str) {
+fn assert_approved_before_acting(records: &[Line], by: &str) {
     let approved = first(records, "privileged-approved").expect("approval journaled");
     assert_eq!(text(approved, "by"), by);
     let mount = first(records, "mount-created").expect("mounted");

@@ -4,6 +4,7 @@
 //! accepts every qdisc but netem, so the test does not depend on this kernel's qdiscs.
 
 use crate::common;
+use crate::common::Line;
 use crate::support::tcp_echo;
 
 use std::os::unix::fs::PermissionsExt;
@@ -160,10 +161,8 @@ impl Fixture {
     }
 }
 
-fn journal(session: &Path) -> Vec<faultline::journal::Record> {
-    faultline::journal::read(&session.join("journal.jsonl"))
-        .expect("journal")
-        .records
+fn journal(session: &Path) -> Vec<Line> {
+    crate::common::lines(&session.join("journal.jsonl"))
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! halved once, and the reduced reproducer, replayed with `faultline run`, still fails.
 
 use crate::common;
+use crate::common::Line;
 
 use std::path::Path;
 use std::process::Command;
@@ -17,10 +18,8 @@ fn faultline(args: &[&str], cwd: &Path) -> std::process::Output {
         .expect("faultline runs")
 }
 
-fn records(session: &Path) -> Vec<faultline::journal::Record> {
-    faultline::journal::read(&session.join("journal.jsonl"))
-        .expect("journal")
-        .records
+fn records(session: &Path) -> Vec<Line> {
+    crate::common::lines(&session.join("journal.jsonl"))
 }
 
 #[test]

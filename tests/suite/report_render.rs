@@ -9,10 +9,10 @@ use faultline::engine::outcome::{
     Finding, LandingEvidence, OracleEvidence, Phase, RunOutcome, ScenarioOutcome, SeedRun,
     SessionOutcome,
 };
-use faultline::journal::{Record, Scope};
 use faultline::plan::{Field, Plan};
 use faultline::report;
-use faultline::session::Revision;
+use faultline::session::dir::Revision;
+use faultline::session::journal::{Record, Scope};
 use faultline::verdict::{
     AuditItem, AuditSource, AuditStatus, Decision, ReasonStep, SessionVerdict, Tier, Verdict,
 };
@@ -294,8 +294,7 @@ fn record(
             scenario: scope.0.map(str::to_string),
             arm: scope.1.map(str::to_string),
         },
-        kind: kind.to_string(),
-        data,
+        event: faultline::session::event::Event::from_parts(kind.to_string(), data),
     }
 }
 

@@ -12,11 +12,11 @@ fn layout_follows_policy_and_never_reuses_a_directory() {
         .with_ymd_and_hms(2026, 12, 1, 2, 3, 4)
         .single()
         .expect("valid time");
-    let a = session::create(root.path(), "demo-kv", now).expect("create");
-    let b = session::create(root.path(), "demo-kv", now).expect("create again");
+    let a = session::dir::create(root.path(), "demo-kv", now).expect("create");
+    let b = session::dir::create(root.path(), "demo-kv", now).expect("create again");
     assert_eq!(a.path, root.path().join("demo-kv/20261201T020304Z"));
     assert_eq!(b.path, root.path().join("demo-kv/20261201T020304Z-2"));
-    for sub in session::SUBDIRS {
+    for sub in session::dir::SUBDIRS {
         assert!(a.path.join(sub).is_dir(), "{sub} missing");
     }
     assert_eq!(a.findings_file("S5/api"), a.path.join("findings/S5-api.md"));
@@ -24,9 +24,9 @@ fn layout_follows_policy_and_never_reuses_a_directory() {
 
 #[test]
 fn slugs_cannot_escape_the_root() {
-    assert_eq!(session::safe_slug("../../etc"), "etc");
-    assert_eq!(session::safe_slug("a b/c"), "a-b-c");
-    assert_eq!(session::safe_slug("///"), "plan");
+    assert_eq!(session::dir::safe_slug("../../etc"), "etc");
+    assert_eq!(session::dir::safe_slug("a b/c"), "a-b-c");
+    assert_eq!(session::dir::safe_slug("///"), "plan");
 }
 
 #[test]
@@ -43,16 +43,16 @@ fn revision_reports_commit_and_dirty_flag() {
             .success();
         assert!(ok, "git {args:?}");
     };
-    assert!(session::sut_revision(dir.path()).is_none());
+    assert!(session::dir::sut_revision(dir.path()).is_none());
     git(&["init", "-q"]);
     std::fs::write(dir.path().join("f"), "1").expect("write");
     git(&["add", "f"]);
     git(&["commit", "-qm", "one"]);
-    let clean = session::sut_revision(dir.path()).expect("revision");
+    let clean = session::dir::sut_revision(dir.path()).expect("revision");
     assert_eq!(clean.commit.len(), 40);
     assert!(!clean.dirty);
     std::fs::write(dir.path().join("f"), "2").expect("write");
-    let dirty = session::sut_revision(dir.path()).expect("revision");
+    let dirty = session::dir::sut_revision(dir.path()).expect("revision");
     assert_eq!(dirty.commit, clean.commit);
     assert!(dirty.dirty);
 }

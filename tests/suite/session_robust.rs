@@ -43,7 +43,8 @@ fn a_journal_from_before_typed_events_loads_every_record_as_its_kind() {
         if let serde_json::Value::Object(fields) = &was["data"] {
             for (field, value) in fields {
                 assert_eq!(
-                    &now["data"][field], value,
+                    &now["data"][field],
+                    value,
                     "#{} {} field {field}",
                     record.seq,
                     record.kind()
@@ -136,7 +137,10 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
             }
         }
     }
-    assert!(found.is_empty(), "journal kinds spelled outside session/event.rs: {found:?}");
+    assert!(
+        found.is_empty(),
+        "journal kinds spelled outside session/event.rs: {found:?}"
+    );
 }
 
 /// A killed session whose journal has a damaged line between the records that name
@@ -222,7 +226,11 @@ fn heal_goes_past_a_nul_byte_in_the_middle_of_the_journal() {
         .output()
         .expect("heal runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("journal line 2 skipped"), "{stdout}");
     assert!(stdout.contains("pause-victim: SIGCONT sent"), "{stdout}");
     assert!(stdout.contains(&format!("process group {pid}")), "{stdout}");
@@ -261,15 +269,20 @@ fn an_answers_file_a_question_does_not_take_stops_before_anything_starts() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(64), "{stderr}");
     assert!(
-        stderr.contains("answers.yaml:2: answers file: `capability.binary:fl-client`: `maybe` is not an answer")
-            && stderr.contains("allowed: as probed, have, don't have, skip, substitute <with what>, defer"),
+        stderr.contains(
+            "answers.yaml:2: answers file: `capability.binary:fl-client`: `maybe` is not an answer"
+        ) && stderr
+            .contains("allowed: as probed, have, don't have, skip, substitute <with what>, defer"),
         "{stderr}"
     );
     assert!(
         stderr.contains("answers.yaml:3:") && stderr.contains("allowed: P0, P1, P2, P3, unrated"),
         "{stderr}"
     );
-    assert!(!stderr.contains("D3.blame"), "a good answer is not named: {stderr}");
+    assert!(
+        !stderr.contains("D3.blame"),
+        "a good answer is not named: {stderr}"
+    );
     assert!(!root.exists(), "nothing was started: {}", root.display());
 }
 
@@ -290,7 +303,12 @@ fn every_question_accepts_its_default_and_refuses_what_it_does_not_offer() {
     let questions = faultline::launch::known_questions(&plan, &spec, None);
     assert!(questions.len() > 20, "{}", questions.len());
     for q in &questions {
-        assert_eq!(q.check(&q.default).as_deref(), Ok(q.default.as_str()), "{}", q.id);
+        assert_eq!(
+            q.check(&q.default).as_deref(),
+            Ok(q.default.as_str()),
+            "{}",
+            q.id
+        );
         assert_eq!(q.check("").as_deref(), Ok(q.default.as_str()), "{}", q.id);
         if q.free_text == faultline::engine::operator::FreeText::None {
             assert!(!q.choices.is_empty(), "{} offers nothing", q.id);
@@ -341,7 +359,10 @@ fn a_full_session_root_ends_healed_with_exit_74() {
         stderr.contains("the session root is full:") && stderr.contains("No space left"),
         "{stderr}"
     );
-    assert!(stdout.contains("every fault the journal names is healed"), "{stdout}");
+    assert!(
+        stdout.contains("every fault the journal names is healed"),
+        "{stdout}"
+    );
     assert!(session.is_some(), "the session is named: {stdout}");
     assert!(left.is_empty(), "still running: {left:?}");
 }
@@ -368,6 +389,78 @@ fn a_read_only_session_root_is_an_environment_failure_not_a_panic() {
     let _ = Command::new("umount").arg(&root).status();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(74), "{stderr}");
-    assert!(stderr.contains("the session root is read-only:"), "{stderr}");
+    assert!(
+        stderr.contains("the session root is read-only:"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// kill -9 the watchdog, 3 s later kill -9 faultline: the journal shows the
+/// watchdog's death, and 5 s later nothing of the session is left running.
+#[test]
+fn a_killed_watchdog_is_journaled_and_replaced() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let _demo = common::demo_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("sessions");
+    let mut run = faultline()
+        .args(["demo", "--headless", "--yes", "--out"])
+        .arg(&root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("demo starts");
+    let session = wait_for(Duration::from_secs(30), || {
+        let parent = root.join("demo-kv-replication");
+        let session = std::fs::read_dir(parent).ok()?.flatten().next()?.path();
+        let text = std::fs::read_to_string(session.join("journal.jsonl")).ok()?;
+        text.contains("\"kind\":\"iteration-started\"")
+            .then_some(session)
+    })
+    .expect("the demo reaches its first scenario");
+    let first = common::watchdogs_of(&session);
+    assert_eq!(first.len(), 1, "one watchdog: {first:?}");
+    kill(Pid::from_raw(first[0]), Signal::SIGKILL).expect("kills the watchdog");
+    std::thread::sleep(Duration::from_secs(3));
+    let second = common::watchdogs_of(&session);
+    assert_eq!(second.len(), 1, "re-armed: {second:?}");
+    assert_ne!(second, first);
+    let pid = i32::try_from(run.id()).expect("pid");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).expect("kills faultline");
+    let _ = run.wait();
+    std::thread::sleep(Duration::from_secs(5));
+    let left = faultline::exec::mark::marked(&session);
+    assert!(left.is_empty(), "left running: {left:?}");
+    assert!(
+        common::watchdogs_of(&session).is_empty(),
+        "the watchdog ended"
+    );
+    let records = journal::read(&session.join("journal.jsonl"))
+        .expect("reads")
+        .records;
+    let died = format!("the watchdog (pid {}) died", first[0]);
+    assert!(
+        records.iter().any(|r| matches!(&r.event,
+            Event::Watchdog(w) if !w.armed && w.why.as_deref().is_some_and(|y| y.starts_with(&died)))),
+        "the journal shows {died}"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| matches!(&r.event, Event::HealFinished(h) if h.by == "faultline watchdog")),
+        "the replacement healed"
+    );
+}
+
+fn wait_for<T>(within: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if let Some(found) = probe() {
+            return Some(found);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }

@@ -99,9 +99,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         journal.contains("\"edited\":true"),
         "the edited command is journaled as edited"
     );
-    let records = faultline::journal::read(&session.join("journal.jsonl"))
-        .expect("journal")
-        .records;
+    let records = crate::common::lines(&session.join("journal.jsonl"));
     let blame = records
         .iter()
         .find(|r| r.kind == "operator-answer" && r.data["question"] == "D3.blame")

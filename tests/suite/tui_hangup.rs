@@ -83,7 +83,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     assert_eq!(pane.show("#{alternate_on}"), "1", "the UI is on screen");
     let faultline = child_of(shell).expect("faultline runs in the pane");
     let path = journal(&root).expect("journal");
-    let before = faultline::journal::read(&path).expect("journal").records;
+    let before = crate::common::lines(&path);
     let victim = before
         .iter()
         .find(|r| r.kind == "fault-injected")
@@ -108,7 +108,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     assert!(screen.contains("faultline exited 129"), "{screen}");
     assert_eq!(pane.show("#{alternate_on}"), "0", "alternate screen left");
 
-    let records = faultline::journal::read(&path).expect("journal").records;
+    let records = crate::common::lines(&path);
     let injected_at = records.iter().position(|r| r.kind == "fault-injected");
     let healed_at = records.iter().position(|r| r.kind == "fault-healed");
     assert!(
@@ -129,11 +129,11 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
     // Back on the link: the same session resumed in the UI runs D2 again to a verdict.
     pane.send(&["Enter"]);
     let decided = wait(Duration::from_secs(90), || {
-        faultline::journal::read(&path).is_ok_and(|c| {
+        faultline::session::journal::read(&path).is_ok_and(|c| {
             c.records
                 .iter()
-                .skip_while(|r| r.kind != "session-resumed")
-                .any(|r| r.kind == "session-verdict")
+                .skip_while(|r| r.kind() != "session-resumed")
+                .any(|r| r.kind() == "session-verdict")
         })
     });
     assert!(
@@ -141,7 +141,7 @@ fn sighup_with_a_fault_active_heals_ends_children_and_restores_the_terminal() {
         "the resumed session never ended:\n{}",
         pane.screen()
     );
-    let resumed = faultline::journal::read(&path).expect("journal").records;
+    let resumed = crate::common::lines(&path);
     assert!(resumed.iter().any(|r| r.kind == "session-resumed"));
     assert!(
         resumed

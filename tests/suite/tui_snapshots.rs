@@ -2,7 +2,7 @@
 //! log paths rewritten to tests/fixtures/journal/demo-session) at 80x24 and 160x48.
 
 use faultline::engine::operator::{Question, QuestionKind};
-use faultline::journal::{Record, Scope};
+use faultline::session::journal::{Record, Scope};
 use faultline::tui::keymap::Action;
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;
@@ -75,8 +75,7 @@ fn record(kind: &str, scenario: &str, arm: Option<&str>, data: Value) -> Record 
             scenario: (!scenario.is_empty()).then(|| scenario.to_string()),
             arm: arm.map(str::to_string),
         },
-        kind: kind.to_string(),
-        data,
+        event: faultline::session::event::Event::from_parts(kind.to_string(), data),
     }
 }
 
@@ -265,9 +264,10 @@ fn a_pending_question_is_an_overlay_with_its_choices() {
         id: "install.libfaketime".to_string(),
         kind: QuestionKind::ApproveChange,
         prompt: "run `apt-get install -y libfaketime`?".to_string(),
+        choices: faultline::engine::preflight::install_choices(),
         default: "decline".to_string(),
         editable: Some("apt-get install -y libfaketime".to_string()),
-        hints: Vec::new(),
+        ..Question::default()
     };
     state.ask(question.clone());
     for (w, h) in [(80, 24), (160, 48)] {

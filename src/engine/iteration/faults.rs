@@ -8,7 +8,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{DEFAULT_DEADLINE, DEFAULT_LANDING_WITHIN, EngineError, FaultFacts, Runner};
-use crate::session::event::{self, Event, Undo};
 use crate::exec;
 use crate::nemesis::clock::{self, InjectedClock, VictimClock};
 use crate::nemesis::command::{CommandFault, InjectedCommand};
@@ -23,6 +22,7 @@ use crate::runspec::{
     ClockFaultSpec, FaultStep, LogSignal, NetFaultSpec, ProcessFaultSpec, ProxyFaultSpec, Side,
     SignalName, SignalRef, TargetSpec,
 };
+use crate::session::event::{self, Event, Undo};
 
 /// A fault between injection and heal.
 pub(super) enum Held {

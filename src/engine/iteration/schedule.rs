@@ -6,14 +6,13 @@
 
 use std::time::Duration;
 
-
 use tokio::time::Instant;
 
 use super::faults::Held;
 use super::{EngineError, FaultFacts, Runner};
-use crate::session::event::{self, Event, millis};
 use crate::nemesis::signal::Watch;
 use crate::runspec::FaultStep;
+use crate::session::event::{self, Event, millis};
 
 /// How often a pending trigger is looked at.
 const TRIGGER_EVERY: Duration = Duration::from_millis(100);

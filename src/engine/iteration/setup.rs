@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::{EngineError, Runner};
-use crate::session::event::{self, Event};
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
 use crate::runspec::{Binding, DiskFaultSpec};
+use crate::session::event::{self, Event};
 
 impl Runner<'_> {
     /// Starts the fault proxy of every `proxy` fault (one per listen address) before the

@@ -138,10 +138,7 @@ pub fn session_of(out: &std::process::Output) -> PathBuf {
 pub async fn run_inline(
     yaml: &str,
     dir: &Path,
-) -> (
-    faultline::engine::iteration::IterationFacts,
-    Vec<faultline::journal::Record>,
-) {
+) -> (faultline::engine::iteration::IterationFacts, Vec<Line>) {
     let binding: faultline::runspec::Binding = serde_saphyr::from_str(yaml).expect("binding");
     run_binding(&binding, dir).await
 }
@@ -152,10 +149,7 @@ pub async fn run_inline(
 pub async fn run_binding(
     binding: &faultline::runspec::Binding,
     dir: &Path,
-) -> (
-    faultline::engine::iteration::IterationFacts,
-    Vec<faultline::journal::Record>,
-) {
+) -> (faultline::engine::iteration::IterationFacts, Vec<Line>) {
     run_binding_approved(binding, dir, true).await
 }
 
@@ -164,19 +158,16 @@ pub async fn run_binding_approved(
     binding: &faultline::runspec::Binding,
     dir: &Path,
     approve: bool,
-) -> (
-    faultline::engine::iteration::IterationFacts,
-    Vec<faultline::journal::Record>,
-) {
+) -> (faultline::engine::iteration::IterationFacts, Vec<Line>) {
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).expect("logs dir");
     let mut journal =
-        faultline::journal::Journal::open(&dir.join("journal.jsonl")).expect("journal");
+        faultline::session::journal::Journal::open(&dir.join("journal.jsonl")).expect("journal");
     let actions = faultline::engine::privileged::actions(binding);
     let privileged = (approve && !actions.is_empty()).then(|| {
         let record = journal
-            .append(
-                faultline::journal::Scope::default(),
+            .append_kind(
+                faultline::session::journal::Scope::default(),
                 "privileged-approved",
                 &serde_json::json!({"scenario": "X1", "actions": actions, "by": "the test"}),
             )
@@ -185,7 +176,7 @@ pub async fn run_binding_approved(
     });
     let mut ctx = faultline::engine::iteration::IterationCtx {
         id: "X1".into(),
-        scope: faultline::journal::Scope {
+        scope: faultline::session::journal::Scope {
             scenario: Some("X1".into()),
             arm: None,
         },
@@ -201,9 +192,7 @@ pub async fn run_binding_approved(
     let facts = faultline::engine::iteration::run(binding, &mut ctx, &mut journal)
         .await
         .expect("iteration runs");
-    let records = faultline::journal::read(&dir.join("journal.jsonl"))
-        .expect("journal")
-        .records;
+    let records = lines(&dir.join("journal.jsonl"));
     (facts, records)
 }
 
@@ -376,4 +365,79 @@ pub fn in_own_process(test: &str) -> bool {
         "{test} did not run in its own process:\n{stdout}\n{stderr}"
     );
     false
+}
+
+/// A journal line as the file holds it: the kind and its JSON payload, the wire
+/// format other tools read (and these tests pin), whatever type the engine gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub seq: u64,
+    pub ts: String,
+    pub scope: faultline::session::journal::Scope,
+    pub kind: String,
+    pub data: serde_json::Value,
+}
+
+impl From<&faultline::session::journal::Record> for Line {
+    fn from(record: &faultline::session::journal::Record) -> Line {
+        Line {
+            seq: record.seq,
+            ts: record.ts.clone(),
+            scope: record.scope.clone(),
+            kind: record.kind().to_string(),
+            data: record.event.data(),
+        }
+    }
+}
+
+/// Every record of the journal at `path`, as [`Line`]s.
+pub fn lines(path: &Path) -> Vec<Line> {
+    faultline::session::journal::read(path)
+        .unwrap_or_else(|e| panic!("journal {}: {e}", path.display()))
+        .records
+        .iter()
+        .map(Line::from)
+        .collect()
+}
+
+/// A record of `kind` carrying `data`, typed the way the journal reads that line.
+pub fn record(
+    seq: u64,
+    ts: &str,
+    scope: faultline::session::journal::Scope,
+    kind: &str,
+    data: serde_json::Value,
+) -> faultline::session::journal::Record {
+    faultline::session::journal::Record {
+        seq,
+        ts: ts.to_string(),
+        scope,
+        event: faultline::session::event::Event::from_parts(kind.to_string(), data),
+    }
+}
+
+/// Appending a record given as kind + payload (what a test writes by hand).
+pub trait AppendKind {
+    fn append_kind<T: serde::Serialize>(
+        &mut self,
+        scope: faultline::session::journal::Scope,
+        kind: &str,
+        data: &T,
+    ) -> Result<faultline::session::journal::Record, faultline::session::journal::JournalError>;
+}
+
+impl AppendKind for faultline::session::journal::Journal {
+    fn append_kind<T: serde::Serialize>(
+        &mut self,
+        scope: faultline::session::journal::Scope,
+        kind: &str,
+        data: &T,
+    ) -> Result<faultline::session::journal::Record, faultline::session::journal::JournalError>
+    {
+        let data = serde_json::to_value(data).expect("a test payload serializes");
+        self.append(
+            scope,
+            faultline::session::event::Event::from_parts(kind.to_string(), data),
+        )
+    }
 }
