@@ -49,8 +49,10 @@ pub fn summary(data: Serde<serde_json::Value>) -> String {
 pub fn summary_of(data: &serde_json::Value) -> String {
     let text = match data {
         serde_json::Value::Object(map) if map.is_empty() => String::new(),
+        // A field the event left empty says nothing: it is not shown.
         serde_json::Value::Object(map) => map
             .iter()
+            .filter(|(_, v)| !is_empty(v))
             .map(|(k, v)| format!("{k}={}", scalar(v)))
             .collect::<Vec<_>>()
             .join(", "),
@@ -60,6 +62,16 @@ pub fn summary_of(data: &serde_json::Value) -> String {
     match text.char_indices().nth(SUMMARY_MAX) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
+    }
+}
+
+fn is_empty(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Null => true,
+        serde_json::Value::String(s) => s.is_empty(),
+        serde_json::Value::Array(a) => a.is_empty(),
+        serde_json::Value::Object(o) => o.is_empty(),
+        _ => false,
     }
 }
 

@@ -592,7 +592,7 @@ pub enum Undo {
 pub struct NetUndo {
     pub netns: Option<String>,
     pub tag: String,
-    pub rules: Vec<String>,
+    pub rules: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -22,7 +22,7 @@ fn appends_are_numbered_scoped_and_survive_reopen() {
             .append_kind(
                 scope("S1", None),
                 "fault-injected",
-                &serde_json::json!({"signal": "SIGKILL"}),
+                &serde_json::json!({"fault": "kill-n1", "pid": 7}),
             )
             .expect("append");
         let b = j
@@ -45,7 +45,8 @@ fn appends_are_numbered_scoped_and_survive_reopen() {
     let kinds: Vec<&str> = contents.records.iter().map(|r| r.kind()).collect();
     assert_eq!(kinds, ["fault-injected", "fault-healed", "session-ended"]);
     assert_eq!(contents.records[1].scope.arm.as_deref(), Some("S5/api"));
-    assert_eq!(contents.records[0].event.data()["signal"], "SIGKILL");
+    assert_eq!(contents.records[0].event.data()["fault"], "kill-n1");
+    assert_eq!(contents.records[0].event.data()["pid"], 7);
 }
 
 #[test]

@@ -9,6 +9,7 @@ fn classify(id: &str) -> Question {
         id: id.into(),
         kind: QuestionKind::ClassifyFailure,
         prompt: "blame class and bug type".into(),
+        free_text: faultline::engine::operator::FreeText::Line,
         default: UNKNOWN_BLAME.into(),
         ..Question::default()
     }
@@ -19,6 +20,7 @@ fn install() -> Question {
         id: "install.libfaketime".into(),
         kind: QuestionKind::ApproveChange,
         prompt: "apt-get install faketime".into(),
+        choices: faultline::engine::operator::approve_decline("the install"),
         default: "approve".into(),
         ..Question::default()
     }
@@ -134,6 +136,30 @@ async fn the_answers_file_wins_and_is_credited() {
             .to_string()
             .contains("D9.classify")
     );
+}
+
+#[tokio::test]
+async fn an_answer_the_question_does_not_take_is_never_handed_to_the_engine() {
+    let mut op = Scripted {
+        answers: [("install.libfaketime".to_string(), "maybe".to_string())].into(),
+        source: "answers file a.yaml".into(),
+        ..Scripted::default()
+    };
+    let refused = op
+        .ask(&install())
+        .await
+        .expect("sent")
+        .expect_err("refused");
+    let said = refused.to_string();
+    assert!(
+        said.contains("install.libfaketime") && said.contains("allowed: approve, decline"),
+        "{said}"
+    );
+    // Spelled another way it is taken, as the choice's own spelling.
+    op.answers
+        .insert("install.libfaketime".into(), "  APPROVE ".into());
+    let taken = op.ask(&install()).await.expect("sent").expect("answered");
+    assert_eq!(taken.text, "approve");
 }
 
 #[test]

@@ -304,7 +304,7 @@ fn journal() -> Vec<Record> {
             1,
             (None, None),
             "session-started",
-            json!({"operator": "--yes"}),
+            json!({"started_by": "--yes"}),
         ),
         record(
             2,
@@ -322,7 +322,7 @@ fn journal() -> Vec<Record> {
             4,
             (Some("D5"), Some("D5/api")),
             "fault-injected",
-            json!({"signal": "SIGSTOP", "pid": 42}),
+            json!({"fault": "pause-n3", "pid": 42}),
         ),
         record(5, (None, None), "session-ended", json!("FAIL")),
     ]

@@ -106,6 +106,8 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
         ("src/tui/state.rs", "quiesce"),
         // `faultline watchdog SESSION`, the subcommand.
         ("src/session/watchdog.rs", "watchdog"),
+        // The plan's budget-tier section label.
+        ("src/plan/builder.rs", "budget"),
         // Fields of verdicts.json.
         ("src/report/json.rs", "interrupted"),
         ("src/report/json.rs", "verdict"),
@@ -318,19 +320,14 @@ fn every_question_accepts_its_default_and_refuses_what_it_does_not_offer() {
     }
 }
 
-/// A session root that fills up mid-run: the faults are healed, what can be written
-/// is, the exit code is 74 and the message names the full root; no panic.
-#[test]
-fn a_full_session_root_ends_healed_with_exit_74() {
-    if !common::can_mount() {
-        return;
-    }
-    let _demo = common::demo_lock();
+/// `faultline demo --headless --yes` with its session root on a fresh tmpfs mounted
+/// with `options` (left mounted: the caller looks, then unmounts).
+fn demo_on_tmpfs(options: &str) -> (std::process::Output, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("root");
     std::fs::create_dir(&root).expect("mkdir");
     let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=600k", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", options, "tmpfs"])
         .arg(&root)
         .status()
         .expect("mount runs");
@@ -340,6 +337,18 @@ fn a_full_session_root_ends_healed_with_exit_74() {
         .arg(&root)
         .output()
         .expect("runs");
+    (out, root, dir)
+}
+
+/// A session root that fills up mid-run: the faults are healed, what can be written
+/// is, the exit code is 74 and the message names the full root; no panic.
+#[test]
+fn a_full_session_root_ends_healed_with_exit_74() {
+    if !common::can_mount() {
+        return;
+    }
+    let _demo = common::demo_lock();
+    let (out, root, _dir) = demo_on_tmpfs("size=600k");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let session = stdout
@@ -372,20 +381,7 @@ fn a_read_only_session_root_is_an_environment_failure_not_a_panic() {
     if !common::can_mount() {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("ro");
-    std::fs::create_dir(&root).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m,ro", "tmpfs"])
-        .arg(&root)
-        .status()
-        .expect("mount runs");
-    assert!(mounted.success(), "tmpfs mounted");
-    let out = faultline()
-        .args(["demo", "--headless", "--yes", "--out"])
-        .arg(&root)
-        .output()
-        .expect("runs");
+    let (out, root, _dir) = demo_on_tmpfs("size=1m,ro");
     let _ = Command::new("umount").arg(&root).status();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(74), "{stderr}");
