@@ -218,10 +218,39 @@ impl Journal {
         }
         self.file.sync_data().map_err(io_err)?;
         self.next_seq += 1;
+        crash_point(&record);
         if let Some(tap) = &self.tap {
             let _ = tap.send(record.clone());
         }
         Ok(record)
+    }
+}
+
+/// Crash testing: `FAULTLINE_CRASH_AFTER=<kind>[@<scenario>]` makes this process
+/// SIGKILL itself right after the first such record is on disk, so a test kills
+/// faultline at an exact point of the journal instead of racing it. Unset, it costs
+/// one look at a cached value.
+pub const CRASH_AFTER: &str = "FAULTLINE_CRASH_AFTER";
+
+fn crash_point(record: &Record) {
+    static POINT: std::sync::OnceLock<Option<(String, Option<String>)>> =
+        std::sync::OnceLock::new();
+    let point = POINT.get_or_init(|| {
+        let text = std::env::var(CRASH_AFTER).ok()?;
+        Some(match text.split_once('@') {
+            Some((kind, scenario)) => (kind.to_string(), Some(scenario.to_string())),
+            None => (text, None),
+        })
+    });
+    let Some((kind, scenario)) = point else {
+        return;
+    };
+    if record.kind() == kind
+        && scenario
+            .as_deref()
+            .is_none_or(|s| record.scope.scenario.as_deref() == Some(s))
+    {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }
 

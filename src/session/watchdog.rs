@@ -79,7 +79,11 @@ fn spawn(dir: &Path, after: Option<&str>) -> Result<Armed, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find the faultline binary: {e}"))?;
     let mut command = Command::new(&exe);
-    command.arg("watchdog").arg(dir);
+    // A crash point is the watched process's, never its healer's.
+    command
+        .arg("watchdog")
+        .arg(dir)
+        .env_remove(super::journal::CRASH_AFTER);
     if let Some(after) = after {
         command.arg("--after").arg(after);
     }

@@ -82,8 +82,18 @@ const KILL_POINTS: [KillPoint; 40] = [
 /// After this kill point, half a record is appended, as a crash mid-write leaves it.
 const TORN_AFTER: &str = "capability-matrix";
 
-fn faultline(args: &[&str], cwd: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
+/// Starts faultline; with `crash`, it SIGKILLs itself right after that record is on
+/// disk (`FAULTLINE_CRASH_AFTER`), an exact kill point instead of a race with it.
+fn faultline(args: &[&str], cwd: &Path, crash: Option<&KillPoint>) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_faultline"));
+    if let Some(point) = crash {
+        let at = match point.scenario {
+            Some(id) => format!("{}@{id}", point.kind),
+            None => point.kind.to_string(),
+        };
+        command.env(faultline::session::journal::CRASH_AFTER, at);
+    }
+    command
         .args(args)
         .current_dir(cwd)
         .stdout(Stdio::null())
@@ -107,27 +117,14 @@ fn session_in(root: &Path) -> Option<PathBuf> {
         .find(|p| p.join("journal.jsonl").exists())
 }
 
-/// Waits until a record matching `point` with seq above `after` is in the journal
-/// under `root`, then SIGKILLs `child`. False when the child ended first.
-fn kill_at(child: &mut Child, root: &Path, after: u64, point: &KillPoint) -> bool {
+/// Waits for `child` to end; true when it was SIGKILLed (its crash point came), false
+/// when it ended by itself first.
+fn crashed(child: &mut Child) -> bool {
+    use std::os::unix::process::ExitStatusExt;
     let deadline = Instant::now() + Duration::from_secs(240);
     while Instant::now() < deadline {
-        let hit = session_in(root).is_some_and(|s| {
-            records(&s.join("journal.jsonl")).iter().any(|r| {
-                r.seq > after
-                    && r.kind == point.kind
-                    && point
-                        .scenario
-                        .is_none_or(|id| r.scope.scenario.as_deref() == Some(id))
-            })
-        });
-        if hit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return true;
-        }
-        if child.try_wait().ok().flatten().is_some() {
-            return false;
+        if let Ok(Some(status)) = child.try_wait() {
+            return status.signal() == Some(9);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -194,13 +191,13 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
             root.to_str().expect("utf-8"),
         ],
         work.path(),
+        KILL_POINTS.first(),
     );
-    let mut after = 0;
     let mut kept_bytes: Vec<u8> = Vec::new();
     let mut kills = Vec::new();
-    for point in &KILL_POINTS {
+    for (i, point) in KILL_POINTS.iter().enumerate() {
         assert!(
-            kill_at(&mut child, &root, after, point),
+            crashed(&mut child),
             "faultline ended before kill point {} {:?} (kills so far: {kills:?})",
             point.kind,
             point.scenario
@@ -243,7 +240,6 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
             );
             std::fs::write(&journal, &torn).expect("torn tail");
         }
-        after = records(&journal).last().map_or(0, |r| r.seq);
         child = faultline(
             &[
                 "resume",
@@ -252,6 +248,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
                 "--yes",
             ],
             work.path(),
+            KILL_POINTS.get(i + 1),
         );
     }
     let status = child.wait().expect("last resume ends");
@@ -302,9 +299,10 @@ fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
             root.to_str().expect("utf-8"),
         ],
         work.path(),
+        Some(&at_in("verdict", "D5")),
     );
     // Killed once the first of D5's two arms has its verdict.
-    assert!(kill_at(&mut child, &root, 0, &at_in("verdict", "D5")));
+    assert!(crashed(&mut child));
     let session = session_in(&root).expect("session");
     let journal = session.join("journal.jsonl");
     let decided: Vec<String> = records(&journal)
@@ -324,6 +322,7 @@ fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
             "answers.yaml",
         ],
         work.path(),
+        None,
     )
     .wait()
     .expect("resume ends");
