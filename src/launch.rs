@@ -553,10 +553,13 @@ fn stopped(error: &driver::DriverError) -> i32 {
     }
     match error.storage() {
         Some((path, io)) => {
-            let (what, fix) = match io.raw_os_error() {
-                Some(28 | 122) => ("is full", "free space there or "),
-                Some(30) => ("is read-only", ""),
-                Some(1 | 13) => ("is not writable", "fix its permissions or "),
+            use std::io::ErrorKind;
+            let (what, fix) = match io.kind() {
+                ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+                    ("is full", "free space there or ")
+                }
+                ErrorKind::ReadOnlyFilesystem => ("is read-only", ""),
+                ErrorKind::PermissionDenied => ("is not writable", "fix its permissions or "),
                 _ => ("cannot be written", ""),
             };
             eprintln!(

@@ -107,6 +107,8 @@ pub const LOCK_WAIT: Duration = Duration::from_secs(20);
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// The file's length: where a failed write is cut back to.
+    len: u64,
     next_seq: u64,
     /// Live listeners (headless progress, the TUI); a closed one is ignored.
     tap: Option<tokio::sync::mpsc::UnboundedSender<Record>>,
@@ -157,9 +159,11 @@ impl Journal {
             file.sync_data().map_err(io_err)?;
         }
         let next_seq = existing.records.last().map_or(1, |r| r.seq + 1);
+        let len = file.metadata().map_err(io_err)?.len();
         let mut journal = Journal {
             path: path.to_path_buf(),
             file,
+            len,
             next_seq,
             tap: None,
             _lock: lock,
@@ -211,12 +215,12 @@ impl Journal {
         // fails part-way (a full disk) is cut off again at once, so the journal still
         // ends at its last whole record and whoever opens it next (heal) need not
         // write anything to recover it.
-        let before = self.file.metadata().map_err(io_err)?.len();
         if let Err(e) = self.file.write_all(&line) {
-            let _ = self.file.set_len(before);
+            let _ = self.file.set_len(self.len);
             return Err(io_err(e));
         }
         self.file.sync_data().map_err(io_err)?;
+        self.len += line.len() as u64;
         self.next_seq += 1;
         crash_point(&record);
         if let Some(tap) = &self.tap {

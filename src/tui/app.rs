@@ -224,11 +224,13 @@ pub async fn run(
                 if confirming_quit {
                     if let Some(text) = super::answer::key(&mut state, key) {
                         let question = quit_question();
-                        let Ok(choice) = question.check(&text) else {
+                        let choice = match question.check(&text) {
+                            Ok(choice) => choice,
                             // Not an answer to "quit?": asked again, with why.
-                            let why = question.check(&text).err();
-                            state.ask(Question { error: why, ..question });
-                            continue;
+                            Err(why) => {
+                                state.ask(Question { error: Some(why), ..question });
+                                continue;
+                            }
                         };
                         confirming_quit = false;
                         state.answered();
