@@ -80,6 +80,21 @@ pub struct RunArgs {
     /// build it, and let a complete authored test drive its scenario's workload.
     #[arg(long)]
     pub author: bool,
+    /// Start the session without a UI and print its directory; the run goes on in
+    /// the background and waits for `faultline attach` to answer its questions.
+    #[arg(long)]
+    pub detach: bool,
+    /// A user who may attach and answer (installs and privileged actions included)
+    /// and stop the run; repeatable. The owner (who starts it) always may.
+    #[arg(long = "approver", value_name = "USER")]
+    pub approvers: Vec<String>,
+    /// A user who may attach and watch, never answer; repeatable.
+    #[arg(long = "viewer", value_name = "USER")]
+    pub viewers: Vec<String>,
+    /// Internal: be the session's server process (started by `run` / `demo` /
+    /// `resume` for the UI and `--detach`).
+    #[arg(long, hide = true)]
+    pub serve: bool,
 }
 
 /// Author mode is opt-in: the flag, or `DIST_TEST_AUTHOR_MODE=1` exactly.
@@ -117,6 +132,17 @@ pub struct ResumeArgs {
     /// The TUI config file.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Resume without a UI and print the session directory (see `run --detach`).
+    #[arg(long)]
+    pub detach: bool,
+    /// A user who may attach and answer; repeatable.
+    #[arg(long = "approver", value_name = "USER")]
+    pub approvers: Vec<String>,
+    /// A user who may attach and watch; repeatable.
+    #[arg(long = "viewer", value_name = "USER")]
+    pub viewers: Vec<String>,
+    #[arg(long, hide = true)]
+    pub serve: bool,
 }
 
 impl From<ResumeArgs> for RunArgs {
@@ -138,6 +164,10 @@ impl From<ResumeArgs> for RunArgs {
             reduce_runs: 0,
             reduce_time: std::time::Duration::ZERO,
             author: false,
+            detach: args.detach,
+            approvers: args.approvers,
+            viewers: args.viewers,
+            serve: args.serve,
         }
     }
 }
@@ -175,16 +205,23 @@ pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
 /// Theme, keymap and mouse for the TUI: the flag, then the config file, then the
 /// compiled-in defaults. A bad config file is a usage error naming file and line.
 fn ui_setup(args: &RunArgs) -> Result<crate::tui::app::Setup, i32> {
-    let config = match crate::tui::config::locate(args.config.as_deref()) {
+    ui_setup_for(args.theme.as_deref(), args.config.as_deref())
+}
+
+/// [`ui_setup`] from a `--theme` and a `--config` (also `faultline attach`'s).
+pub fn ui_setup_for(
+    theme: Option<&str>,
+    config: Option<&Path>,
+) -> Result<crate::tui::app::Setup, i32> {
+    let config = match crate::tui::config::locate(config) {
         Some(path) => crate::tui::config::load(&path).map_err(|e| {
             eprintln!("faultline: config {e}");
             exit::USAGE
         })?,
         None => crate::tui::config::Config::default(),
     };
-    let name = args
-        .theme
-        .clone()
+    let name = theme
+        .map(str::to_string)
         .or(config.theme)
         .unwrap_or_else(|| "dark".to_string());
     let theme = crate::tui::app::theme(&name).map_err(|e| {
@@ -471,87 +508,263 @@ pub async fn run(
     execute(request, &args, operator).await
 }
 
-/// Runs a request to its session verdict, in the terminal UI or headless; returns the
-/// process exit code (128 + N when signal N stopped it, after healing).
-async fn execute(request: Request, args: &RunArgs, mut operator: Scripted) -> i32 {
+/// Whether this invocation hands the run to a session server process of its own
+/// (the UI and `--detach` do; `--headless` runs in this process).
+fn spawns_server(args: &RunArgs) -> bool {
     use std::io::IsTerminal;
-    let interactive = !args.headless && std::io::stdout().is_terminal();
-    if !args.headless && !interactive {
+    !args.serve && (args.detach || (!args.headless && std::io::stdout().is_terminal()))
+}
+
+/// Runs a request to its session verdict: as the session server (`--serve`), by
+/// starting one and attaching the UI (or detaching), or headless in this process.
+/// Returns the exit code (128 + N when signal N stopped it, after healing).
+async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
+    use std::io::IsTerminal;
+    for user in args.approvers.iter().chain(&args.viewers) {
+        if let Err(why) = crate::session::roles::check_user(user) {
+            eprintln!("faultline: --approver / --viewer: {why}; nothing was started");
+            return exit::USAGE;
+        }
+    }
+    if args.serve {
+        return serve(request, args, operator).await;
+    }
+    if spawns_server(args) {
+        let setup = if args.detach {
+            None
+        } else {
+            match ui_setup(args) {
+                Ok(setup) => Some(setup),
+                Err(code) => return code,
+            }
+        };
+        return crate::attach::start_and_attach(request.plan.clone(), setup).await;
+    }
+    if !args.headless && !std::io::stdout().is_terminal() {
         eprintln!("faultline: stdout is not a terminal; running headless");
     }
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
-    let ended = if interactive {
-        let setup = match ui_setup(args) {
-            Ok(setup) => setup,
-            Err(code) => return code,
-        };
-        // The answers file and --approve-installs still answer first; --yes is a
-        // headless policy, so in the UI every other question is the operator's.
-        let scripted = Scripted {
-            yes: false,
-            ..std::mem::take(&mut operator)
-        };
-        crate::tui::app::run(request, scripted, setup, cancel).await
-    } else {
-        let (tx, rx) = unbounded_channel();
-        let printer = tokio::spawn(crate::headless::print(
-            rx,
-            std::io::stdout(),
-            crate::headless::HEARTBEAT,
-        ));
-        let ended = driver::run(&request, &mut operator, cancel, Some(tx)).await;
-        let _ = printer.await;
-        ended
-    };
-    let ended = match ended {
-        Ok(ended) => ended,
-        Err(e) => return stopped(&e),
-    };
-    // Every fault is healed and every child ended: the watchdog may stand down.
-    crate::session::watchdog::disarm();
-    if let Some(question) = &ended.unanswered {
+    let (tx, rx) = unbounded_channel();
+    let printer = tokio::spawn(crate::headless::print(
+        rx,
+        std::io::stdout(),
+        crate::headless::HEARTBEAT,
+    ));
+    let roles = crate::session::roles::Roles::started_here(&args.approvers, &args.viewers);
+    let mut operator = operator;
+    let result = served(
+        &request,
+        roles,
+        &mut operator,
+        None,
+        cancel,
+        Some(tx),
+        &caught,
+    )
+    .await;
+    let _ = printer.await;
+    let ending = result.ending;
+    crate::attach::print_notes(&ending.notes);
+    if let Some(question) = &ending.unanswered {
         eprintln!("faultline: {question}");
     }
-    match &ended.report {
-        Ok(path) => println!("report: {}", path.display()),
-        Err(unwritten) => println!("{unwritten}"),
+    crate::attach::print_ending(&ending);
+    ending.exit
+}
+
+/// The session server (`--serve`): its own session (no controlling terminal, so a
+/// closing terminal's hang-up never reaches it), says `ready <dir>` on stdout once it
+/// listens, then lets go of the starter's pipes and runs to the end. Questions the
+/// answers file does not answer wait for an attached operator.
+async fn serve(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
+    // Fails only when already a group leader; then it has no terminal to lose either.
+    let _ = nix::unistd::setsid();
+    let cancel = CancellationToken::new();
+    let caught = watch_signals(cancel.clone());
+    let roles = crate::session::roles::Roles::started_here(&args.approvers, &args.viewers);
+    let mut scripted = Scripted {
+        yes: args.yes,
+        ..operator
+    };
+    served(
+        &request,
+        roles,
+        &mut scripted,
+        Some(announce_ready),
+        cancel,
+        None,
+        &caught,
+    )
+    .await
+    .ending
+    .exit
+}
+
+/// Tells the starter where the session is, then points stdout and stderr at
+/// /dev/null: the starter stops reading, and nothing may write into a closed pipe.
+fn announce_ready(dir: &Path) {
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "ready {}", dir.display());
+    let _ = out.flush();
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
     }
-    let verdict = ended
-        .outcome
-        .verdict
-        .unwrap_or(crate::verdict::SessionVerdict::Blocked);
-    println!("session verdict: {verdict}");
-    println!("session: {}", ended.outcome.session_dir);
-    match caught.load(Ordering::SeqCst) {
-        0 => verdict.exit_code(),
-        signal => 128 + signal,
+}
+
+/// What a served run came to.
+struct Served {
+    ending: crate::session::wire::Ending,
+}
+
+/// Opens the session, starts its server, runs the engine, tells the clients how it
+/// ended. With `ready`, questions go to attached operators (after the answers file);
+/// without, the scripted operator answers alone (headless) and clients only watch.
+async fn served(
+    request: &Request,
+    roles: crate::session::roles::Roles,
+    scripted: &mut Scripted,
+    ready: Option<fn(&Path)>,
+    cancel: CancellationToken,
+    printer: Option<tokio::sync::mpsc::UnboundedSender<crate::session::journal::Record>>,
+    caught: &AtomicI32,
+) -> Served {
+    let opened = match driver::open(request) {
+        Ok(opened) => opened,
+        Err(e) => {
+            if let Some(ready) = ready {
+                // Said on stderr before the pipes go: the starter relays it.
+                eprintln!("faultline: {e}");
+                ready(Path::new(""));
+            }
+            let (code, notes) = stopped(&e);
+            return Served {
+                ending: crate::session::wire::Ending {
+                    exit: code,
+                    notes,
+                    ..Default::default()
+                },
+            };
+        }
+    };
+    let dir = opened.dir.path.clone();
+    let plan = request.plan_path.display().to_string();
+    let server = match crate::session::server::Server::start(
+        &dir,
+        &opened.journal,
+        roles,
+        &plan,
+        cancel.clone(),
+    ) {
+        Ok(server) => Some(server),
+        Err(e) => {
+            tracing::warn!("no session server: {e}");
+            if ready.is_some() {
+                eprintln!("faultline: {e}");
+            }
+            None
+        }
+    };
+    if let Some(ready) = ready {
+        ready(&dir);
     }
+    let (tap, mut taps) = unbounded_channel::<crate::session::journal::Record>();
+    let (to_server, from_tap) = unbounded_channel();
+    if let Some(server) = &server {
+        server.follow(from_tap);
+    }
+    let fan_out = tokio::spawn(async move {
+        while let Some(record) = taps.recv().await {
+            if let Some(printer) = &printer {
+                let _ = printer.send(record.clone());
+            }
+            let _ = to_server.send(record);
+        }
+    });
+    let result = match (&server, ready) {
+        (Some(server), Some(_)) => {
+            let mut operator = crate::engine::operator::Layered {
+                scripted: std::mem::take(scripted),
+                interactive: server.operator(),
+            };
+            driver::run(request, opened, &mut operator, cancel, Some(tap)).await
+        }
+        _ => driver::run(request, opened, scripted, cancel, Some(tap)).await,
+    };
+    if let Some(server) = &server {
+        server.release_journal();
+    }
+    let _ = fan_out.await;
+    let ending = match result {
+        Ok(ended) => {
+            // Every fault is healed and every child ended: the watchdog may stand down.
+            crate::session::watchdog::disarm();
+            let verdict = ended
+                .outcome
+                .verdict
+                .unwrap_or(crate::verdict::SessionVerdict::Blocked);
+            let (report, unwritten) = match ended.report {
+                Ok(path) => (Some(path.display().to_string()), None),
+                Err(text) => (None, Some(text)),
+            };
+            crate::session::wire::Ending {
+                session: ended.outcome.session_dir.clone(),
+                verdict: Some(verdict),
+                exit: match caught.load(Ordering::SeqCst) {
+                    0 => verdict.exit_code(),
+                    signal => 128 + signal,
+                },
+                report,
+                unwritten,
+                unanswered: ended.unanswered.map(|q| q.to_string()),
+                notes: Vec::new(),
+            }
+        }
+        Err(e) => {
+            let (code, notes) = stopped(&e);
+            crate::session::wire::Ending {
+                session: dir.display().to_string(),
+                exit: code,
+                notes,
+                ..Default::default()
+            }
+        }
+    };
+    if let Some(server) = server {
+        server.end(ending.clone()).await;
+    }
+    Served { ending }
 }
 
 /// A session that could not go on: heals what its journal names (best-effort: a full
 /// disk may have kept the last records from being written), says what became of its
-/// documents, and names the path when the session root is the cause.
-fn stopped(error: &driver::DriverError) -> i32 {
+/// documents, and names the path when the session root is the cause. Returns the
+/// exit code and the lines for the operator.
+fn stopped(error: &driver::DriverError) -> (i32, Vec<String>) {
+    let mut notes = Vec::new();
     if let driver::DriverError::Stopped { dir, report, .. } = error {
         match crate::session::heal::heal_session_as(dir, "faultline (stopping on an error)") {
             Ok(healed) => {
                 for line in healed.actions.iter().chain(&healed.failures) {
-                    println!("healed: {line}");
+                    notes.push(format!("healed: {line}"));
                 }
-                println!("every fault the journal names is healed");
+                notes.push("every fault the journal names is healed".into());
                 // Healed here: the watchdog has nothing left to do.
                 crate::session::watchdog::disarm();
             }
-            Err(e) => println!("healing from the journal failed: {e}; the watchdog heals"),
+            Err(e) => notes.push(format!(
+                "healing from the journal failed: {e}; the watchdog heals"
+            )),
         }
         match report {
-            Ok(path) => println!("report: {}", path.display()),
-            Err(unwritten) => println!("{unwritten}"),
+            Ok(path) => notes.push(format!("report: {}", path.display())),
+            Err(unwritten) => notes.push(unwritten.clone()),
         }
-        println!("session: {}", dir.display());
+        notes.push(format!("session: {}", dir.display()));
     }
-    match error.storage() {
+    let code = match error.storage() {
         Some((path, io)) => {
             use std::io::ErrorKind;
             let (what, fix) = match io.kind() {
@@ -562,17 +775,18 @@ fn stopped(error: &driver::DriverError) -> i32 {
                 ErrorKind::PermissionDenied => ("is not writable", "fix its permissions or "),
                 _ => ("cannot be written", ""),
             };
-            eprintln!(
+            notes.push(format!(
                 "faultline: the session root {what}: {} ({io}); {fix}choose another with --out",
                 path.display()
-            );
+            ));
             exit::ENVIRONMENT
         }
         None => {
-            eprintln!("faultline: {error}");
+            notes.push(format!("faultline: {error}"));
             exit::UNREADABLE
         }
-    }
+    };
+    (code, notes)
 }
 
 /// `faultline resume SESSION`: heals what the killed session left, then continues it
@@ -587,6 +801,21 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             return exit::UNREADABLE;
         }
     };
+    // The UI and --detach hand the whole resume (healing included) to a server
+    // process of its own, as `run` does.
+    if spawns_server(&args) {
+        let setup = if args.detach {
+            None
+        } else {
+            match ui_setup(&args) {
+                Ok(setup) => Some(setup),
+                Err(code) => return code,
+            }
+        };
+        let source = saved.input.plan_label.display().to_string();
+        let plan = plan::parse::parse_plan(&source, &saved.input.plan_text);
+        return crate::attach::start_and_attach(plan, setup).await;
+    }
     // Armed before healing: a resume killed mid-heal is healed all the same.
     let _ = crate::session::watchdog::arm(session);
     match crate::session::heal::heal_session(session) {
@@ -730,6 +959,10 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
         reduce_runs: 0,
         reduce_time: std::time::Duration::ZERO,
         author: false,
+        detach: false,
+        approvers: Vec::new(),
+        viewers: Vec::new(),
+        serve: false,
     };
     let (plan, spec) = match accept(&input, &run_args) {
         Ok(accepted) => accepted,

@@ -5,6 +5,7 @@
 //! and the operation-history checkers; the engine that drives a session plugs into
 //! these seams.
 
+pub mod attach;
 pub mod author;
 pub mod capability;
 pub mod engine;

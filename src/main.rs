@@ -58,6 +58,27 @@ enum Command {
         #[command(flatten)]
         args: faultline::launch::RunArgs,
     },
+    /// Attach to a running session: the full UI on it (answer its questions, detach
+    /// with `q`), or `--json` for JSON lines. Works over SSH: `ssh -t host faultline
+    /// attach`. Who you are is what the kernel says (the socket's peer credentials);
+    /// the session's owner, `--approver` and `--viewer` users may attach.
+    ///
+    /// Exits like `run` when the run ends while attached, 0 when you detach, 77 when
+    /// the session refuses you, 66 when there is no such running session.
+    Attach(faultline::attach::AttachArgs),
+    /// List the running sessions under the session root: plan, start, state, the
+    /// questions waiting and who is attached.
+    Sessions(faultline::attach::SessionsArgs),
+    /// Stop a running session as `q` → stop does: heal, write the documents, end.
+    ///
+    /// Exits like `run`; 77 when you may not stop it (a viewer).
+    Stop {
+        /// The session directory (default: the newest running session).
+        session: Option<PathBuf>,
+        /// The session root to look in (default: `./test-sessions`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Heal what a killed session left behind: every fault its journal shows injected
     /// but not healed, and every process group it started that is still alive.
     ///
@@ -147,6 +168,9 @@ fn main() {
             }
         }
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
+        Command::Attach(args) => block_on(faultline::attach::attach(args)),
+        Command::Sessions(args) => block_on(faultline::attach::sessions(args)),
+        Command::Stop { session, out } => block_on(faultline::attach::stop(session, out)),
         Command::Heal { session } => heal(&session),
         Command::Resume { session, args } => {
             block_on(faultline::launch::resume(&session, args.into()))

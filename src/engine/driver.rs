@@ -130,13 +130,18 @@ struct Driver<'a> {
     authored: BTreeMap<String, crate::author::in_run::AuthoredDriver>,
 }
 
-/// Runs the session. `tap` receives every journal record as it is written.
-pub async fn run(
-    req: &Request,
-    operator: &mut dyn Operator,
-    cancel: CancellationToken,
-    tap: Option<UnboundedSender<Record>>,
-) -> Result<Ended, DriverError> {
+/// A session directory with its journal open (and locked): what [`run`] runs in.
+/// Opened before the run so the session server can listen and journal from the start.
+pub struct Opened {
+    pub dir: SessionDir,
+    pub journal: Journal,
+    /// When the session was created (or resumed).
+    pub now: chrono::DateTime<chrono::Utc>,
+}
+
+/// Creates the session directory (or reopens the one being resumed), saves the
+/// inputs, marks children for the watchdog and opens the journal.
+pub fn open(req: &Request) -> Result<Opened, DriverError> {
     let now = chrono::Utc::now();
     let dir = match &req.resume {
         Some(from) => SessionDir {
@@ -161,10 +166,26 @@ pub async fn run(
     if req.watchdog {
         crate::exec::mark::mark_children(&dir.path);
     }
+    let journal = Journal::open(&dir.path.join("journal.jsonl"))?;
+    Ok(Opened { dir, journal, now })
+}
+
+/// Runs the session. `tap` receives every journal record as it is written.
+pub async fn run(
+    req: &Request,
+    opened: Opened,
+    operator: &mut dyn Operator,
+    cancel: CancellationToken,
+    tap: Option<UnboundedSender<Record>>,
+) -> Result<Ended, DriverError> {
+    let Opened {
+        dir,
+        mut journal,
+        now,
+    } = opened;
     let watchdog = req
         .watchdog
         .then(|| crate::session::watchdog::arm(&dir.path));
-    let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
     let (tx, rx) = unbounded_channel();
     journal.tap(tx);
     let revision = crate::session::dir::sut_revision(&req.sut_dir);
@@ -217,7 +238,9 @@ pub async fn run(
             source: Box::new(source),
         }),
     };
-    // Closing the journal's channel lets the watcher drain and stop.
+    // Closing the journal's channel lets the watcher drain and stop (another handle,
+    // the session server's, may outlive this one).
+    driver.journal.untap();
     drop(driver);
     let _ = watcher.await;
     result
@@ -447,6 +470,7 @@ impl Driver<'_> {
                 prompt: Some(question.prompt.clone()),
                 answer: answer.text.clone(),
                 by: answer.by.clone(),
+                who: answer.who.clone(),
             }),
         )?;
         if keep {
@@ -964,6 +988,7 @@ impl Driver<'_> {
                     prompt: None,
                     answer: answer.text.clone(),
                     by: answer.by.clone(),
+                    who: answer.who.clone(),
                 }),
             );
             answers.push(answer.text);

@@ -183,6 +183,8 @@ pub fn edited(answer: &str) -> Option<&str> {
 pub struct Answer {
     pub text: String,
     pub by: String,
+    /// The attached operator, when one answered (their uid, user name and role).
+    pub who: Option<crate::session::event::Who>,
 }
 
 /// A question a headless run could not answer: the run stops and names it.
@@ -220,7 +222,9 @@ pub async fn answer(
             }
         };
         match question.check(&given.text) {
-            Ok(text) => return Ok(Answer { text, by: given.by }),
+            Ok(text) => {
+                return Ok(Answer { text, ..given });
+            }
             Err(why) => asking.error = Some(why),
         }
     }
@@ -324,6 +328,7 @@ impl Scripted {
                 Ok(text) => Ok(Answer {
                     text,
                     by: self.source.clone(),
+                    who: None,
                 }),
                 Err(why) => Err(Unanswered {
                     id: question.id.clone(),
@@ -348,6 +353,7 @@ impl Scripted {
             return Ok(Answer {
                 text: "approve".to_string(),
                 by: flag_name.to_string(),
+                who: None,
             });
         }
         if self.yes && approval {
@@ -355,12 +361,14 @@ impl Scripted {
             return Ok(Answer {
                 text: "decline".to_string(),
                 by: format!("--yes (never approves {what})"),
+                who: None,
             });
         }
         if self.yes {
             return Ok(Answer {
                 text: question.default.clone(),
                 by: "--yes".to_string(),
+                who: None,
             });
         }
         let hint = if approval {

@@ -374,6 +374,7 @@ impl<'a, 'b> Run<'a, 'b> {
             prompt: Some(question.prompt.clone()),
             answer: answer.text.clone(),
             by: answer.by.clone(),
+            who: answer.who.clone(),
         }))?;
         Ok(answer)
     }
@@ -684,6 +685,7 @@ async fn approve_privileged(
                 scenario: key.clone(),
                 actions: actions.clone(),
                 by: answer.by.clone(),
+                who: answer.who.clone(),
             }))?;
             out.approvals.insert(key, Approval { seq });
         } else {
@@ -691,6 +693,7 @@ async fn approve_privileged(
                 scenario: key.clone(),
                 actions: actions.clone(),
                 by: answer.by.clone(),
+                who: answer.who.clone(),
             }))?;
             out.blocked.insert(
                 key,
@@ -918,7 +921,11 @@ async fn obtain(
                     editable: Some(offer.command_line()),
                     ..Question::default()
                 };
-                let Answer { text: answer, by } = run.ask_answer(operator, question).await?;
+                let Answer {
+                    text: answer,
+                    by,
+                    who,
+                } = run.ask_answer(operator, question).await?;
                 let edited = super::operator::edited(&answer).map(str::to_string);
                 if answer.trim().eq_ignore_ascii_case("approve") || edited.is_some() {
                     let offer = match edited {
@@ -931,6 +938,7 @@ async fn obtain(
                         what: offer.describe(),
                         edited: Some(matches!(offer, Offer::Edited(_))),
                         by: by.clone(),
+                        who: who.clone(),
                     }))?;
                     run.install(&item.key, &offer).await?;
                     seen = run.probe_item(item, capability).await?;
@@ -940,6 +948,7 @@ async fn obtain(
                         what: offer.describe(),
                         edited: None,
                         by: by.clone(),
+                        who: who.clone(),
                     }))?;
                 }
             }

@@ -60,6 +60,15 @@ events! {
     /// A question nobody could answer stopped the run.
     StoppedUnanswered(StoppedUnanswered) = "stopped-unanswered",
     OperatorAnswer(OperatorAnswer) = "operator-answer",
+    // Operators: who may do what, who is attached, what was asked of them.
+    SessionRoles(SessionRoles) = "session-roles",
+    ParticipantJoined(Participant) = "participant-joined",
+    ParticipantLeft(Participant) = "participant-left",
+    ParticipantRefused(ParticipantRefused) = "participant-refused",
+    QuestionAsked(QuestionAsked) = "question-asked",
+    QuestionWithdrawn(QuestionWithdrawn) = "question-withdrawn",
+    AnswerRefused(AnswerRefused) = "answer-refused",
+    StopAsked(StopAsked) = "stop-asked",
     // Preflight: toolbox, checklist, probes, installs, approvals.
     ToolboxItem(Value) = "toolbox-item",
     ToolboxUsed(ToolboxUsed) = "toolbox-used",
@@ -261,6 +270,120 @@ pub struct OperatorAnswer {
     pub prompt: Option<String>,
     pub answer: String,
     pub by: String,
+    /// The attached operator who answered (absent for answers files and `--yes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<Who>,
+}
+
+/// What an attached operator may do in a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Sees everything, answers nothing.
+    #[default]
+    Viewer,
+    /// Answers questions (installs and privileged actions included) and may stop.
+    Approver,
+    /// Started the session: everything an approver may.
+    Owner,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Viewer => "viewer",
+            Role::Approver => "approver",
+            Role::Owner => "owner",
+        })
+    }
+}
+
+/// An attached operator as the session server knows them: the kernel vouches for
+/// `uid` (the socket's peer credentials); `label` is only what the client asserted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Who {
+    pub uid: u32,
+    pub user: String,
+    pub role: Role,
+    /// `--as NAME`: a name bound to an SSH key's forced command, asserted by the
+    /// client, never checked by faultline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The client's process id (peer credentials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+}
+
+impl std::fmt::Display for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.label {
+            Some(label) => write!(
+                f,
+                "{label} (asserted by key; uid {} {}, {})",
+                self.uid, self.user, self.role
+            ),
+            None => write!(f, "{} (uid {}, {})", self.user, self.uid, self.role),
+        }
+    }
+}
+
+/// Who may attach and what they may do; how the session directory enforces it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionRoles {
+    pub owner: String,
+    pub owner_uid: u32,
+    pub approvers: Vec<String>,
+    pub viewers: Vec<String>,
+    /// The control socket clients attach on.
+    pub socket: String,
+    /// How the file system keeps everyone else out (ACL entries, or the mode alone).
+    pub access: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Participant {
+    pub who: Who,
+    /// `tui`, `json`, `stop`, `status`.
+    pub client: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ParticipantRefused {
+    pub uid: u32,
+    pub user: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QuestionAsked {
+    pub question: crate::engine::operator::Question,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QuestionWithdrawn {
+    pub question: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnswerRefused {
+    pub question: String,
+    pub answer: String,
+    pub who: Who,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StopAsked {
+    pub who: Who,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -344,6 +467,8 @@ pub struct InstallDecision {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edited: Option<bool>,
     pub by: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<Who>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -379,6 +504,8 @@ pub struct PrivilegedDecision {
     pub scenario: String,
     pub actions: Vec<String>,
     pub by: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<Who>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

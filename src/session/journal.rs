@@ -103,8 +103,14 @@ pub enum JournalError {
 /// to let go of a session's journal.
 pub const LOCK_WAIT: Duration = Duration::from_secs(20);
 
-/// Append handle on a journal file.
+/// Append handle on a journal file. Cloning it (see [`Journal::share`]) gives another
+/// handle on the same file, numbering and tap: the session server journals who joined
+/// and what was asked while the engine journals the run, one sequence for both.
 pub struct Journal {
+    inner: std::sync::Arc<std::sync::Mutex<Inner>>,
+}
+
+struct Inner {
     path: PathBuf,
     file: File,
     /// The file's length: where a failed write is cut back to.
@@ -161,12 +167,14 @@ impl Journal {
         let next_seq = existing.records.last().map_or(1, |r| r.seq + 1);
         let len = file.metadata().map_err(io_err)?.len();
         let mut journal = Journal {
-            path: path.to_path_buf(),
-            file,
-            len,
-            next_seq,
-            tap: None,
-            _lock: lock,
+            inner: std::sync::Arc::new(std::sync::Mutex::new(Inner {
+                path: path.to_path_buf(),
+                file,
+                len,
+                next_seq,
+                tap: None,
+                _lock: lock,
+            })),
         };
         // Whoever opens it first after the crash says so, in the journal itself.
         if let Some(tail) = &existing.torn_tail {
@@ -183,17 +191,50 @@ impl Journal {
 
     /// Sends a copy of every record appended from now on to `tx`.
     pub fn tap(&mut self, tx: tokio::sync::mpsc::UnboundedSender<Record>) {
-        self.tap = Some(tx);
+        self.inner().tap = Some(tx);
+    }
+
+    /// Stops sending records to the tap (every handle's), closing its channel.
+    pub fn untap(&mut self) {
+        self.inner().tap = None;
+    }
+
+    /// Another handle on this journal (same file, numbering and tap).
+    pub fn share(&self) -> Journal {
+        Journal {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// The journal file's path.
+    pub fn path(&self) -> PathBuf {
+        self.inner().path.clone()
+    }
+
+    /// The seq the next record gets.
+    pub fn next_seq(&self) -> u64 {
+        self.inner().next_seq
+    }
+
+    /// A panic elsewhere while holding the lock leaves the file as the last write
+    /// left it (a failed write is cut back first), so the handle stays usable.
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Appends one event and syncs it to disk before returning its record.
     pub fn append(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
+        let mut inner = self.inner();
         for note in super::watchdog::take_notes() {
-            self.write(Scope::default(), Event::Watchdog(note))?;
+            inner.write(Scope::default(), Event::Watchdog(note))?;
         }
-        self.write(scope, event)
+        inner.write(scope, event)
     }
+}
 
+impl Inner {
     fn write(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
         let record = Record {
             seq: self.next_seq,

@@ -4,10 +4,14 @@
 //! The engine writes events here; the TUI, headless output, the documents, `heal`
 //! and `resume` read them back through [`view::View`]. Nothing in here draws.
 
+pub mod client;
 pub mod dir;
 pub mod event;
 pub mod heal;
 pub mod journal;
 pub mod resume;
+pub mod roles;
+pub mod server;
 pub mod view;
 pub mod watchdog;
+pub mod wire;

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::event::{
-    CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, VerdictEvent,
+    CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant, SessionRoles,
+    VerdictEvent,
 };
 use super::journal::{Record, Scope};
 
@@ -29,6 +30,12 @@ pub struct View {
     pub groups: Vec<Scoped<CommandStarted>>,
     /// The last answer to each question, by question id.
     pub answers: BTreeMap<String, OperatorAnswer>,
+    /// Questions asked and neither answered nor withdrawn, by id.
+    pub pending: BTreeMap<String, crate::engine::operator::Question>,
+    /// Operators attached now, in the order they joined.
+    pub participants: Vec<Participant>,
+    /// Who may attach, once the server said.
+    pub roles: Option<SessionRoles>,
     /// Every `verdict` record, in order.
     pub verdicts: Vec<Scoped<VerdictEvent>>,
     /// Records of kinds this build does not read: (seq, kind, why).
@@ -67,8 +74,23 @@ impl View {
                 self.groups.push(scoped(record, c));
             }
             Event::OperatorAnswer(a) => {
+                self.pending.remove(&a.question);
                 self.answers.insert(a.question.clone(), a.clone());
             }
+            Event::QuestionAsked(q) => {
+                self.pending
+                    .insert(q.question.id.clone(), q.question.clone());
+            }
+            Event::QuestionWithdrawn(w) => {
+                self.pending.remove(&w.question);
+            }
+            Event::ParticipantJoined(p) => self.participants.push(p.clone()),
+            Event::ParticipantLeft(p) => {
+                if let Some(i) = self.participants.iter().position(|o| o == p) {
+                    self.participants.remove(i);
+                }
+            }
+            Event::SessionRoles(r) => self.roles = Some(r.clone()),
             Event::Verdict(v) => self.verdicts.push(scoped(record, v)),
             Event::Unknown(u) => self
                 .unread

@@ -1,8 +1,7 @@
-//! The interactive session: the engine runs in its own task and is only ever talked
-//! to through the journal tap (records in) and the [`Channel`] operator (questions in,
+//! The interactive session: a client of the session server (the engine runs in its own
+//! process), talked to only through the attach protocol (records and questions in,
 //! answers out). Drawing happens when something changed, never in a busy loop.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind};
@@ -12,10 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::keymap::{Action, Keymap};
 use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
-use crate::engine::driver::{self, DriverError, Ended, Request};
-use crate::engine::operator::{
-    Answer, Asked, Channel, Choice, Layered, Question, QuestionKind, Scripted, identity,
-};
+use crate::engine::operator::{Choice, Question, QuestionKind};
+use crate::session::client::Link;
+use crate::session::wire::{ClientMsg, Ending, ServerMsg};
 
 /// How often the live pane re-reads its log while a command runs.
 const PANE_REFRESH: Duration = Duration::from_millis(250);
@@ -137,74 +135,130 @@ impl Drop for MouseCapture {
     }
 }
 
-/// Runs `request` under the terminal UI; returns when the engine has finished and the
-/// operator has left the report screen (or quit, after the engine healed everything).
-pub async fn run(
-    request: Request,
-    scripted: Scripted,
+/// How an attached TUI ended.
+pub enum Left {
+    /// The operator detached (or the terminal went away): the run goes on.
+    Detached,
+    /// The run ended and the operator left the report screen.
+    Ended(Ending),
+    /// The connection to the session's server was lost before the run ended.
+    Lost(String),
+}
+
+/// The TUI as a client of a session server: records and questions come in on `link`,
+/// answers and a stop go out on it. The engine runs in the server process, so
+/// nothing here can stop, hang or slow the run; leaving only ends this client.
+/// `leave` (a signal to this process) detaches.
+pub async fn attach(
+    link: Link,
+    plan: crate::plan::Plan,
     setup: Setup,
-    cancel: CancellationToken,
-) -> Result<Ended, DriverError> {
+    leave: CancellationToken,
+) -> Left {
     let theme = setup.theme;
-    let mut state = AppState::new(request.plan.clone());
+    let mut state = AppState::new(plan);
     state.keymap = setup.keymap;
-    let (records_tx, mut records) = unbounded_channel();
-    let (asked_tx, mut asked) = unbounded_channel::<Asked>();
-    let engine_cancel = cancel.clone();
-    let mut engine = tokio::spawn(async move {
-        let mut operator = Layered {
-            scripted,
-            interactive: Channel { tx: asked_tx },
-        };
-        driver::run(&request, &mut operator, engine_cancel, Some(records_tx)).await
-    });
+    let Link { mut rx, tx } = link;
     let mut terminal = ratatui::init();
     let mouse = MouseCapture::start(setup.mouse);
     let mut keys = key_events();
-    let mut pending: Option<Asked> = None;
-    let mut ended: Option<Result<Ended, DriverError>> = None;
+    // The question on screen, and those asked while it was.
+    let mut pending: Option<Question> = None;
+    let mut queued: std::collections::VecDeque<Question> = std::collections::VecDeque::new();
+    let mut ended: Option<Ending> = None;
+    let mut server_gone = false;
     let mut refresh = tokio::time::interval(PANE_REFRESH);
-    let by = identity();
     let mut dirty = true;
     let mut confirming_quit = false;
-    let mut hung_up = false;
     let mut frames = FrameTimes::default();
-    let mut quitting = false;
-    loop {
-        // Every branch below decides whether what it did needs a redraw.
+    let left = loop {
         if dirty {
             let started = std::time::Instant::now();
             let _ = terminal.draw(|frame| super::view::draw(frame, &state, &theme));
             frames.record(started.elapsed());
         }
+        dirty = true;
         tokio::select! {
-            Some(record) = records.recv() => {
-                state.apply(&record);
-                dirty = true;
-            }
-            // Once stopping, a new question is let go at once (dropping its reply
-            // leaves it unanswered), so the engine never waits on a UI that is leaving.
-            Some(question) = asked.recv(), if pending.is_none() => {
-                if !quitting {
-                    state.ask(question.question.clone());
-                    pending = Some(question);
-                    dirty = true;
+            msg = rx.recv(), if !server_gone => {
+                let Some(msg) = msg else {
+                    // After the end the server goes: the report stays on screen.
+                    if ended.is_some() {
+                        server_gone = true;
+                        continue;
+                    }
+                    break Left::Lost("the session's server went away before the run ended".into());
+                };
+                match msg {
+                    ServerMsg::Welcome { who, status } => {
+                        state.participants = status.participants;
+                        state.me = Some(who);
+                    }
+                    ServerMsg::Record { record } => state.apply(&record),
+                    ServerMsg::Live { .. } => {}
+                    ServerMsg::Question { question } => {
+                        let shown = pending.as_ref().is_some_and(|p| p.id == question.id);
+                        if shown || queued.iter().any(|q| q.id == question.id) {
+                            continue;
+                        }
+                        if pending.is_none() && !confirming_quit {
+                            state.ask(question.clone());
+                            pending = Some(question);
+                        } else {
+                            queued.push_back(question);
+                        }
+                    }
+                    ServerMsg::Answered { id, answer, by } => {
+                        state.notice = Some(format!("{id}: {answer} — answered by {by}"));
+                        queued.retain(|q| q.id != id);
+                        if pending.as_ref().is_some_and(|p| p.id == id) {
+                            pending = None;
+                            if !confirming_quit {
+                                state.answered();
+                                pending = next_question(&mut state, &mut queued);
+                            }
+                        }
+                    }
+                    ServerMsg::Withdrawn { id, why } => {
+                        state.notice = Some(format!("{id} withdrawn: {why}"));
+                        queued.retain(|q| q.id != id);
+                        if pending.as_ref().is_some_and(|p| p.id == id) {
+                            pending = None;
+                            if !confirming_quit {
+                                state.answered();
+                                pending = next_question(&mut state, &mut queued);
+                            }
+                        }
+                    }
+                    ServerMsg::Refused { id, why } => {
+                        state.notice = Some(why.clone());
+                        if let (Some(id), Some(question)) = (id, &pending)
+                            && question.id == id
+                            && !why.starts_with("already answered")
+                        {
+                            state.ask(Question { error: Some(why), ..question.clone() });
+                        }
+                    }
+                    ServerMsg::Participants { participants } => state.participants = participants,
+                    ServerMsg::Ended { ending } => {
+                        if let Some(report) = &ending.report {
+                            state.report_text = std::fs::read_to_string(report).ok();
+                        }
+                        pending = None;
+                        queued.clear();
+                        if !confirming_quit {
+                            state.answered();
+                        }
+                        ended = Some(ending);
+                    }
+                    ServerMsg::Bye { why } => break Left::Lost(why),
                 }
             }
-            event = keys.recv(), if !hung_up => {
+            event = keys.recv() => {
+                // The terminal is gone (a dropped SSH link): this client leaves; the
+                // run goes on and its question waits for the next operator.
                 let Some(event) = event else {
-                    // The terminal is gone (a dropped SSH link): stop as if the
-                    // operator quit; the engine heals and ends, then the UI does.
-                    hung_up = true;
-                    quitting = true;
-                    pending = None;
-                    cancel.cancel();
-                    if ended.is_some() {
-                        break;
-                    }
-                    continue;
+                    break Left::Detached;
                 };
-                dirty = true;
                 let key = match event {
                     Event::Key(key) => key,
                     Event::Mouse(m) if pending.is_none() => {
@@ -234,33 +288,39 @@ pub async fn run(
                         };
                         confirming_quit = false;
                         state.answered();
-                        if choice == "stop" {
-                            // The engine stops the step, heals, writes its documents, ends;
-                            // a question it waits on goes unanswered.
-                            quitting = true;
-                            pending = None;
-                            cancel.cancel();
-                        } else if let Some(question) = &pending {
-                            state.ask(question.question.clone());
+                        match choice.as_str() {
+                            "detach" => break Left::Detached,
+                            "stop" => {
+                                // The server stops the step, heals, writes the
+                                // documents and sends `ended`; the UI shows it.
+                                let _ = tx.send(ClientMsg::Stop);
+                                state.notice = Some("stopping: healing and writing the documents".into());
+                            }
+                            _ => {}
+                        }
+                        if ended.is_none() {
+                            if let Some(question) = &pending {
+                                state.ask(question.clone());
+                            } else {
+                                pending = next_question(&mut state, &mut queued);
+                            }
                         }
                     }
                     continue;
                 }
-                // Ctrl-C quits even while a question waits (the editor takes every other key).
+                // Ctrl-C asks to leave even while a question waits (the editor takes every other key).
                 let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-                if ctrl_c && pending.is_some() && ended.is_none() {
+                if ctrl_c && ended.is_none() {
                     confirming_quit = true;
                     state.ask(quit_question());
                     continue;
                 }
-                if let Some(question) = pending.take() {
-                    match super::answer::key(&mut state, key) {
-                        Some(text) => {
-                            let text = if text.trim().is_empty() { question.question.default.clone() } else { text };
-                            let _ = question.reply.send(Ok(Answer { text, by: by.clone() }));
-                            state.answered();
-                        }
-                        None => pending = Some(question),
+                if let Some(question) = &pending {
+                    if let Some(text) = super::answer::key(&mut state, key) {
+                        let text = if text.trim().is_empty() { question.default.clone() } else { text };
+                        // Shown as sent; the server's `answered` (or `refused`) settles it.
+                        state.notice = Some(format!("{}: sent {}", question.id, crate::sanitize::line(&text)));
+                        let _ = tx.send(ClientMsg::Answer { id: question.id.clone(), text });
                     }
                     continue;
                 }
@@ -272,7 +332,9 @@ pub async fn run(
                     continue;
                 }
                 match state.keymap.action_for(&key) {
-                    Some(Action::Quit) if ended.is_some() => break,
+                    Some(Action::Quit) if ended.is_some() => {
+                        break Left::Ended(ended.take().unwrap_or_default());
+                    }
                     Some(Action::Quit) => {
                         confirming_quit = true;
                         state.ask(quit_question());
@@ -281,50 +343,29 @@ pub async fn run(
                     None => {}
                 }
             }
-            result = &mut engine, if ended.is_none() => {
-                let result = result.unwrap_or_else(|e| Err(DriverError::Engine(
-                    crate::engine::iteration::EngineError::Io { id: "session".into(), message: e.to_string() },
-                )));
-                if let Ok(done) = &result {
-                    state.report_text = std::fs::read_to_string(report_path(done)).ok();
-                }
-                ended = Some(result);
-                if quitting {
-                    break;
-                }
-                dirty = true;
-            }
-            // A signal after the engine ended (nothing left to heal) ends the UI too.
-            () = cancel.cancelled(), if ended.is_some() => break,
-            // A signal while it runs: the engine stops, heals and writes its documents;
-            // a question it waits on is let go so it can.
-            () = cancel.cancelled(), if ended.is_none() && !quitting => {
-                quitting = true;
-                confirming_quit = false;
-                pending = None;
-                state.answered();
-                dirty = true;
-            }
-            _ = refresh.tick(), if ended.is_none() => {
+            // A signal to this client (SIGHUP from a closing terminal, SIGTERM): it
+            // leaves; the run is the server's.
+            () = leave.cancelled() => break Left::Detached,
+            _ = refresh.tick() => {
                 // The live pane tails files on disk; redraw only while something runs.
-                dirty = state.selected_run().is_some();
+                dirty = ended.is_none() && state.selected_run().is_some();
             }
         }
-    }
+    };
     drop(mouse);
     ratatui::restore();
     frames.log();
-    match ended {
-        Some(result) => result,
-        None => engine.await.unwrap_or_else(|e| {
-            Err(DriverError::Engine(
-                crate::engine::iteration::EngineError::Io {
-                    id: "session".into(),
-                    message: e.to_string(),
-                },
-            ))
-        }),
-    }
+    left
+}
+
+/// Shows the next queued question, if any.
+fn next_question(
+    state: &mut AppState,
+    queued: &mut std::collections::VecDeque<Question>,
+) -> Option<Question> {
+    let question = queued.pop_front()?;
+    state.ask(question.clone());
+    Some(question)
 }
 
 /// Shows a handed-back plan (its tree with every problem that stops the run) until
@@ -352,32 +393,27 @@ pub fn hand_back(plan: crate::plan::Plan, setup: &Setup) {
     ratatui::restore();
 }
 
-/// Asked locally (never sent to the engine) before quitting a running session.
+/// Asked locally (never sent to the engine) before leaving a running session.
 fn quit_question() -> Question {
     Question {
         id: "quit".into(),
         kind: QuestionKind::Quit,
-        prompt: "Quit now? The running step stops, every injected fault is healed and the \
-                 documents are written first."
+        prompt: "Leave the session? detach: the run goes on (`faultline attach` comes back); \
+                 stop: the running step stops, every injected fault is healed and the \
+                 documents are written, then it ends."
             .into(),
         choices: vec![
-            Choice::new("stop", "heal, write the documents, exit")
+            Choice::new("detach", "leave; the run goes on").alias("d"),
+            Choice::new("stop", "heal, write the documents, end the run")
+                .alias("s")
                 .alias("y")
                 .alias("yes"),
             Choice::new("cancel", "back to the run")
+                .alias("c")
                 .alias("n")
                 .alias("no"),
         ],
         default: "cancel".into(),
         ..Question::default()
-    }
-}
-
-fn report_path(ended: &Ended) -> PathBuf {
-    match &ended.report {
-        Ok(path) => path.clone(),
-        Err(_) => PathBuf::from(&ended.outcome.session_dir)
-            .join("findings")
-            .join("report.md"),
     }
 }

@@ -261,6 +261,11 @@ pub struct AppState {
     pub staged_diff: Option<PathBuf>,
     /// When the session started (UTC, as journaled).
     pub started: Option<String>,
+    /// Operators attached to the session now (the server says), and who this is.
+    pub participants: Vec<crate::session::event::Participant>,
+    pub me: Option<crate::session::event::Who>,
+    /// One line of news for this operator: who answered, why an answer was refused.
+    pub notice: Option<String>,
     /// The answer being typed to the pending question.
     pub editor: TextArea<'static>,
     pub keymap: Keymap,
@@ -331,6 +336,9 @@ impl AppState {
             session_dir: None,
             staged_diff: None,
             started: None,
+            participants: Vec::new(),
+            me: None,
+            notice: None,
             editor: TextArea::default(),
             keymap: Keymap::default(),
             ui: Ui {

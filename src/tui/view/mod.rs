@@ -117,15 +117,37 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     } else {
         ""
     };
-    let line = Line::from(vec![
-        Span::styled(format!(" {verdict} "), theme.highlight),
-        Span::styled(
-            format!(
-                " {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q quit"
-            ),
-            theme.dim,
-        ),
-    ]);
+    let mut spans = vec![Span::styled(format!(" {verdict} "), theme.highlight)];
+    if let Some(notice) = &state.notice {
+        spans.push(Span::styled(
+            format!(" {} ", crate::sanitize::line(notice)),
+            theme.text,
+        ));
+    }
+    if state.participants.len() > 1
+        || state
+            .me
+            .as_ref()
+            .is_some_and(|m| m.role != crate::session::event::Role::Owner)
+    {
+        let names: Vec<String> = state
+            .participants
+            .iter()
+            .map(|p| {
+                let name = p.who.label.as_deref().unwrap_or(&p.who.user);
+                format!("{} ({})", crate::sanitize::line(name), p.who.role)
+            })
+            .collect();
+        spans.push(Span::styled(
+            format!(" with: {} ", names.join(", ")),
+            theme.text,
+        ));
+    }
+    spans.push(Span::styled(
+        format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q leave"),
+        theme.dim,
+    ));
+    let line = Line::from(spans);
     frame.render_widget(Paragraph::new(line), area);
 }
 

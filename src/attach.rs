@@ -1,0 +1,466 @@
+//! The operator's side of a served session: starting the server process and
+//! attaching the UI to it (`run` / `demo` / `resume`), and `faultline attach`,
+//! `faultline sessions`, `faultline stop`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+use crate::exit;
+use crate::session::client::{self, Link};
+use crate::session::wire::{ClientMsg, Ending, Hello, ServerMsg};
+
+/// How long a starting server may take to say where its session is.
+const READY_WAIT: Duration = Duration::from_secs(60);
+
+/// Exit code when the session refused this client (not on its list; a viewer that
+/// tried to stop it): sysexits' EX_NOPERM.
+pub const REFUSED: i32 = 77;
+
+/// Prints one line, ignoring a stdout that went away (a closed terminal or pipe
+/// must not turn leaving into a panic).
+pub fn say(line: &str) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// The engine's lines for the operator: errors on stderr, the rest on stdout.
+pub fn print_notes(notes: &[String]) {
+    for note in notes {
+        if note.starts_with("faultline:") {
+            let _ = writeln!(std::io::stderr(), "{note}");
+        } else {
+            say(note);
+        }
+    }
+}
+
+/// How a run ended, as `faultline run` has always said it.
+pub fn print_ending(ending: &Ending) {
+    if let Some(question) = &ending.unanswered
+        && ending.verdict.is_none()
+    {
+        let _ = writeln!(std::io::stderr(), "faultline: {question}");
+    }
+    match (&ending.report, &ending.unwritten) {
+        (Some(path), _) => say(&format!("report: {path}")),
+        (None, Some(text)) => say(text),
+        (None, None) => {}
+    }
+    if let Some(verdict) = ending.verdict {
+        say(&format!("session verdict: {verdict}"));
+    }
+    if !ending.session.is_empty() {
+        say(&format!("session: {}", ending.session));
+    }
+}
+
+/// Starts this same command as the session's server (`--serve`, its own session,
+/// no terminal), waits for it to say where the session is, then attaches the UI —
+/// or, with no UI (`--detach`), prints the session directory and returns.
+pub async fn start_and_attach(
+    plan: crate::plan::Plan,
+    setup: Option<crate::tui::app::Setup>,
+) -> i32 {
+    let dir = match start_server().await {
+        Ok(dir) => dir,
+        Err(code) => return code,
+    };
+    let Some(setup) = setup else {
+        say(&format!("session: {}", dir.display()));
+        say(&format!(
+            "the run goes on in the background; attach with: faultline attach {}",
+            dir.display()
+        ));
+        return exit::OK;
+    };
+    attach_tui(&dir, plan, setup, Hello::default()).await
+}
+
+async fn start_server() -> Result<PathBuf, i32> {
+    let exe = std::env::current_exe().map_err(|e| {
+        eprintln!("faultline: cannot find its own executable: {e}");
+        exit::ENVIRONMENT
+    })?;
+    let mut child = tokio::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--serve")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            eprintln!("faultline: cannot start the session server: {e}");
+            exit::ENVIRONMENT
+        })?;
+    let stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let mut first = String::new();
+    if let Some(stdout) = stdout {
+        let mut lines = BufReader::new(stdout);
+        let _ = tokio::time::timeout(READY_WAIT, lines.read_line(&mut first)).await;
+    }
+    let dir = first
+        .trim_end()
+        .strip_prefix("ready ")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    match dir {
+        Some(dir) => Ok(dir),
+        None => {
+            // It stopped before its session existed: what it said is why.
+            let mut said = String::new();
+            if let Some(stderr) = stderr.as_mut() {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), stderr.read_to_string(&mut said))
+                        .await;
+            }
+            let _ = std::io::stderr().write_all(said.as_bytes());
+            let code = match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
+                Ok(Ok(status)) => status.code().unwrap_or(1),
+                _ => 1,
+            };
+            if code == 0 {
+                eprintln!("faultline: the session server ended before its session started");
+                return Err(1);
+            }
+            Err(code)
+        }
+    }
+}
+
+/// Cancels the token on SIGHUP / SIGTERM / SIGINT: a client that is told to go goes,
+/// the run does not notice.
+fn leave_on_signals() -> CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
+    let token = CancellationToken::new();
+    for kind in [
+        SignalKind::hangup(),
+        SignalKind::terminate(),
+        SignalKind::interrupt(),
+    ] {
+        if let Ok(mut stream) = signal(kind) {
+            let token = token.clone();
+            tokio::spawn(async move {
+                if stream.recv().await.is_some() {
+                    token.cancel();
+                }
+            });
+        }
+    }
+    token
+}
+
+async fn attach_tui(
+    dir: &Path,
+    plan: crate::plan::Plan,
+    setup: crate::tui::app::Setup,
+    hello: Hello,
+) -> i32 {
+    let link = match client::connect(
+        dir,
+        Hello {
+            client: "tui".into(),
+            ..hello
+        },
+    )
+    .await
+    {
+        Ok(link) => link,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return refused_code(&e);
+        }
+    };
+    let leave = leave_on_signals();
+    match crate::tui::app::attach(link, plan, setup, leave).await {
+        crate::tui::app::Left::Detached => {
+            say(&format!(
+                "detached; the run goes on: faultline attach {}",
+                dir.display()
+            ));
+            exit::OK
+        }
+        crate::tui::app::Left::Ended(ending) => {
+            print_notes(&ending.notes);
+            print_ending(&ending);
+            ending.exit
+        }
+        crate::tui::app::Left::Lost(why) => {
+            let _ = writeln!(std::io::stderr(), "faultline: {why}");
+            REFUSED
+        }
+    }
+}
+
+fn refused_code(e: &client::AttachError) -> i32 {
+    match e {
+        client::AttachError::Denied { .. } => REFUSED,
+        _ => exit::UNREADABLE,
+    }
+}
+
+/// What `faultline attach` takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AttachArgs {
+    /// The session directory (default: the newest running session under the session
+    /// root).
+    pub session: Option<PathBuf>,
+    /// JSON lines instead of the UI: every message from the session on stdout, and
+    /// client messages (`{"type":"answer","id":…,"text":…}`, `{"type":"stop"}`) read
+    /// from stdin.
+    #[arg(long)]
+    pub json: bool,
+    /// A name for this operator, for a key-bound identity (an authorized_keys
+    /// `command="faultline attach --as alice"` entry); journaled as asserted by key,
+    /// beside the user the kernel names.
+    #[arg(long = "as", value_name = "NAME")]
+    pub label: Option<String>,
+    /// `viewer`: watch only, never answer, whatever the session's list allows.
+    #[arg(long, value_parser = ["viewer"])]
+    pub role: Option<String>,
+    /// The session root to look in (default: `./test-sessions`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Terminal UI theme.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// The TUI config file.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+fn root(out: Option<&Path>) -> PathBuf {
+    out.map_or_else(|| PathBuf::from("test-sessions"), Path::to_path_buf)
+}
+
+/// `faultline attach [SESSION]`.
+pub async fn attach(args: AttachArgs) -> i32 {
+    let dir = match client::choose(args.session.as_deref(), &root(args.out.as_deref())) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    let hello = Hello {
+        after: 0,
+        label: args.label.clone(),
+        viewer: args.role.as_deref() == Some("viewer"),
+        client: if args.json { "json" } else { "tui" }.into(),
+    };
+    if args.json {
+        return attach_json(&dir, hello).await;
+    }
+    let saved = match crate::session::resume::load(&dir) {
+        Ok(saved) => saved,
+        Err(e) => {
+            eprintln!("faultline: cannot read session {}: {e}", dir.display());
+            return exit::UNREADABLE;
+        }
+    };
+    let source = saved.input.plan_label.display().to_string();
+    let plan = crate::plan::parse::parse_plan(&source, &saved.input.plan_text);
+    let setup = match crate::launch::ui_setup_for(args.theme.as_deref(), args.config.as_deref()) {
+        Ok(setup) => setup,
+        Err(code) => return code,
+    };
+    attach_tui(&dir, plan, setup, hello).await
+}
+
+/// `faultline attach --json`: the session's messages as JSON lines; stdin's lines
+/// are sent as client messages. Ends with the run (its exit code), when the server
+/// goes, or when stdout is closed.
+async fn attach_json(dir: &Path, hello: Hello) -> i32 {
+    let Link { mut rx, tx } = match client::connect(dir, hello).await {
+        Ok(link) => link,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return refused_code(&e);
+        }
+    };
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<ClientMsg>(&line) {
+                Ok(msg) => {
+                    if tx.send(msg).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "faultline: stdin: not a client message ({e}); expected {{\"type\":\"answer\",\"id\":…,\"text\":…}} or {{\"type\":\"stop\"}}"
+                    );
+                }
+            }
+        }
+        // Stdin closed: keep watching (the sender lives on in this task's end).
+        std::future::pending::<()>().await;
+    });
+    let leave = leave_on_signals();
+    let mut out = std::io::stdout();
+    loop {
+        let msg = tokio::select! {
+            msg = rx.recv() => msg,
+            () = leave.cancelled() => return exit::OK,
+        };
+        let Some(msg) = msg else {
+            let _ = writeln!(
+                std::io::stderr(),
+                "faultline: the session's server went away"
+            );
+            return exit::UNREADABLE;
+        };
+        let Ok(line) = serde_json::to_string(&msg) else {
+            continue;
+        };
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            // Whoever read us is gone; the run is not ours to stop.
+            return exit::OK;
+        }
+        match msg {
+            ServerMsg::Ended { ending } => return ending.exit,
+            ServerMsg::Bye { .. } => return REFUSED,
+            _ => {}
+        }
+    }
+}
+
+/// What `faultline sessions` and `faultline stop` take.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionsArgs {
+    /// The session root to look in (default: `./test-sessions`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// One JSON object per session.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `faultline sessions`: every running session under the root, newest first, with
+/// its plan, start, state, pending questions and attached operators.
+pub async fn sessions(args: SessionsArgs) -> i32 {
+    let root = root(args.out.as_deref());
+    let running = client::running(&root);
+    if running.is_empty() {
+        say(&format!("no running session under {}", root.display()));
+        return exit::OK;
+    }
+    for session in running {
+        let status = status(&session.dir).await;
+        if args.json {
+            let value = serde_json::json!({
+                "session": session.dir.display().to_string(),
+                "pid": session.server.pid,
+                "plan": session.server.plan,
+                "started": session.server.started,
+                "owner": session.server.owner,
+                "status": status.as_ref().ok(),
+                "error": status.as_ref().err(),
+            });
+            say(&value.to_string());
+            continue;
+        }
+        say(&session.dir.display().to_string());
+        say(&format!(
+            "  plan {}  started {}  owner {}  pid {}",
+            crate::sanitize::line(&session.server.plan),
+            session.server.started,
+            crate::sanitize::line(&session.server.owner),
+            session.server.pid
+        ));
+        match status {
+            Ok(status) => {
+                let pending = if status.pending.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", status.pending.join(", "))
+                };
+                let who: Vec<String> = status
+                    .participants
+                    .iter()
+                    .map(|p| crate::sanitize::line(&p.who.to_string()))
+                    .collect();
+                say(&format!("  state: {}{pending}", status.state));
+                say(&format!(
+                    "  attached: {}",
+                    if who.is_empty() {
+                        "nobody".to_string()
+                    } else {
+                        who.join("; ")
+                    }
+                ));
+            }
+            Err(why) => say(&format!("  state: unknown ({why})")),
+        }
+    }
+    exit::OK
+}
+
+async fn status(dir: &Path) -> Result<crate::session::wire::Status, String> {
+    let hello = Hello {
+        client: "status".into(),
+        ..Hello::default()
+    };
+    let mut link = client::connect(dir, hello)
+        .await
+        .map_err(|e| e.to_string())?;
+    match tokio::time::timeout(Duration::from_secs(5), link.rx.recv()).await {
+        Ok(Some(ServerMsg::Welcome { status, .. })) => Ok(status),
+        Ok(Some(ServerMsg::Bye { why })) => Err(why),
+        _ => Err("no answer from its server".into()),
+    }
+}
+
+/// `faultline stop [SESSION]`: stops a running session as `q` → stop does (heal,
+/// write the documents, end), waits for the end and exits like `run`.
+pub async fn stop(session: Option<PathBuf>, out: Option<PathBuf>) -> i32 {
+    let dir = match client::choose(session.as_deref(), &root(out.as_deref())) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return exit::UNREADABLE;
+        }
+    };
+    let hello = Hello {
+        client: "stop".into(),
+        ..Hello::default()
+    };
+    let mut link = match client::connect(&dir, hello).await {
+        Ok(link) => link,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            return refused_code(&e);
+        }
+    };
+    let _ = link.tx.send(ClientMsg::Stop);
+    say(&format!(
+        "stopping {}: healing and writing the documents",
+        dir.display()
+    ));
+    while let Some(msg) = link.rx.recv().await {
+        match msg {
+            ServerMsg::Ended { ending } => {
+                print_notes(&ending.notes);
+                print_ending(&ending);
+                return ending.exit;
+            }
+            ServerMsg::Refused { id: None, why } | ServerMsg::Bye { why } => {
+                eprintln!("faultline: {why}");
+                return REFUSED;
+            }
+            _ => {}
+        }
+    }
+    eprintln!("faultline: the session's server went away before it said how the run ended");
+    exit::UNREADABLE
+}

@@ -1,0 +1,129 @@
+//! The attach protocol: JSON lines over the session's Unix socket.
+//!
+//! A client says `hello` with the last seq it has; the server answers `welcome`
+//! (who the kernel says the client is, and its role), replays the journal from there,
+//! marks `live`, then sends every new record, every question asked, answered or
+//! withdrawn, and `ended` when the run is over. A client may `answer` a question
+//! (the first valid answer wins; a later one is told who won) or ask to `stop`.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Participant, Who};
+use super::journal::Record;
+use crate::engine::operator::Question;
+
+/// The socket's file name inside the session directory.
+pub const SOCKET: &str = "control.sock";
+/// Where a running session says where it listens (and who serves it).
+pub const SERVER_FILE: &str = "server.json";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ClientMsg {
+    Hello(Hello),
+    Answer {
+        id: String,
+        text: String,
+    },
+    /// Stop the run: heal, write the documents, end (owner and approvers only).
+    Stop,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Hello {
+    /// The last seq the client already has (0: everything).
+    pub after: u64,
+    /// `--as NAME`, asserted by the client (an SSH key's forced command).
+    pub label: Option<String>,
+    /// `--role viewer`: never answer, whatever the list allows.
+    pub viewer: bool,
+    /// `tui`, `json`, `stop` or `status` (a status query is not journaled as a join).
+    pub client: String,
+}
+
+/// What a session is doing, for `faultline sessions`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Status {
+    pub session: String,
+    pub plan: String,
+    pub started: String,
+    pub owner: String,
+    /// `running`, `waiting for an answer`, `stopping`, `ended`.
+    pub state: String,
+    pub pending: Vec<String>,
+    pub participants: Vec<Participant>,
+}
+
+/// How the run ended, as the engine reported it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Ending {
+    pub session: String,
+    pub verdict: Option<crate::verdict::SessionVerdict>,
+    /// The exit code `faultline run` gives this ending.
+    pub exit: i32,
+    pub report: Option<String>,
+    /// Why the report could not be written, when it could not.
+    pub unwritten: Option<String>,
+    /// A question nobody answered that stopped the run.
+    pub unanswered: Option<String>,
+    /// Lines the engine had for the operator (healing on an error, a full disk).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ServerMsg {
+    Welcome {
+        who: Who,
+        status: Status,
+    },
+    /// A journal record (replayed or live), in the journal's own line shape.
+    Record {
+        record: Record,
+    },
+    /// Everything before this was replay; what follows happens now.
+    Live {
+        seq: u64,
+    },
+    Question {
+        question: Question,
+    },
+    Answered {
+        id: String,
+        answer: String,
+        by: String,
+    },
+    Withdrawn {
+        id: String,
+        why: String,
+    },
+    /// This client's answer (or stop) was not taken, and why.
+    Refused {
+        id: Option<String>,
+        why: String,
+    },
+    Participants {
+        participants: Vec<Participant>,
+    },
+    Ended {
+        ending: Ending,
+    },
+    /// The server closes this connection (not on the list, a bad hello).
+    Bye {
+        why: String,
+    },
+}
+
+/// What `server.json` holds while a session runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerFile {
+    pub pid: u32,
+    pub socket: String,
+    pub plan: String,
+    pub started: String,
+    pub owner: String,
+}
