@@ -71,11 +71,11 @@ pub async fn start_and_attach(
         Err(code) => return code,
     };
     let Some(setup) = setup else {
-        say(&format!("session: {}", dir.display()));
         say(&format!(
             "the run goes on in the background; attach with: faultline attach {}",
             dir.display()
         ));
+        say(&format!("session: {}", dir.display()));
         return exit::OK;
     };
     attach_tui(&dir, plan, setup, Hello::default()).await

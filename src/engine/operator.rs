@@ -393,49 +393,6 @@ impl Operator for Scripted {
     }
 }
 
-/// Who is at the keyboard: `user@host on tty`, journaled with every interactive answer.
-pub fn identity() -> String {
-    let user = nix::unistd::User::from_uid(nix::unistd::geteuid())
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "unknown".to_string());
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "unknown-host".to_string());
-    let tty = nix::unistd::ttyname(std::io::stdin())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "no tty".to_string());
-    format!("{user}@{host} on {tty}")
-}
-
-/// A question in flight to an interactive operator, with where its answer goes.
-pub struct Asked {
-    pub question: Question,
-    pub reply: oneshot::Sender<Result<Answer, Unanswered>>,
-}
-
-/// The operator behind a UI: questions go out on a channel, answers come back on
-/// each question's own reply channel; the engine never waits on the UI's drawing.
-pub struct Channel {
-    pub tx: tokio::sync::mpsc::UnboundedSender<Asked>,
-}
-
-impl Operator for Channel {
-    fn ask(&mut self, question: &Question) -> oneshot::Receiver<Result<Answer, Unanswered>> {
-        let (reply, rx) = oneshot::channel();
-        // If the UI is gone the reply sender is dropped with the message, and the
-        // engine sees the closed channel as "the operator went away".
-        let _ = self.tx.send(Asked {
-            question: question.clone(),
-            reply,
-        });
-        rx
-    }
-}
-
 /// An answers file (and `--approve-installs`) in front of an interactive operator:
 /// what the file answers is answered at once, everything else goes to the UI.
 pub struct Layered<O: Operator> {

@@ -7,6 +7,7 @@
 
 mod common;
 mod support {
+    pub mod attach;
     pub mod docker_fixture;
     pub mod ops;
     pub mod repo;
@@ -42,6 +43,7 @@ mod nemesis_net;
 mod nemesis_process;
 mod nemesis_proxy;
 mod operator;
+mod operators;
 mod oracle_check_cli;
 mod oracle_checkers;
 mod oracle_formats;
@@ -65,7 +67,6 @@ mod session_robust;
 mod toolbox;
 mod tui_config;
 mod tui_e2e;
-mod tui_hangup;
 mod tui_hostile;
 mod tui_snapshots;
 mod verdict_aggregate;

@@ -171,43 +171,32 @@ fn a_malformed_answers_file_names_file_and_line() {
     assert!(err.line >= 2, "{text}");
 }
 
-#[tokio::test]
-async fn the_channel_operator_hands_questions_to_the_ui_and_answers_back() {
-    use faultline::engine::operator::{Answer, Channel, identity};
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut op = Channel { tx };
-    let pending = op.ask(&install());
-    let asked = rx.recv().await.expect("the UI sees the question");
-    assert_eq!(asked.question.id, "install.libfaketime");
-    let by = identity();
-    assert!(by.contains('@'), "{by}");
-    asked
-        .reply
-        .send(Ok(Answer {
-            text: "approve".into(),
-            by: by.clone(),
-        }))
-        .expect("engine still waiting");
-    let answer = pending.await.expect("answered").expect("not refused");
-    assert_eq!((answer.text.as_str(), answer.by), ("approve", by));
+/// An interactive operator that only records what it was asked.
+struct Recorder(std::sync::mpsc::Sender<String>);
 
-    // A UI that goes away closes the reply: the engine sees it, it does not hang.
-    let gone = op.ask(&install());
-    drop(rx);
-    assert!(gone.await.is_err());
+impl faultline::engine::operator::Operator for Recorder {
+    fn ask(
+        &mut self,
+        question: &faultline::engine::operator::Question,
+    ) -> tokio::sync::oneshot::Receiver<
+        Result<faultline::engine::operator::Answer, faultline::engine::operator::Unanswered>,
+    > {
+        let _ = self.0.send(question.id.clone());
+        tokio::sync::oneshot::channel().1
+    }
 }
 
 #[tokio::test]
 async fn an_answers_file_in_front_of_the_ui_answers_what_it_knows() {
-    use faultline::engine::operator::{Channel, Layered};
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    use faultline::engine::operator::Layered;
+    let (tx, rx) = std::sync::mpsc::channel();
     let mut op = Layered {
         scripted: Scripted {
             answers: [("install.libfaketime".to_string(), "approve".to_string())].into(),
             source: "answers file a.yaml".into(),
             ..Scripted::default()
         },
-        interactive: Channel { tx },
+        interactive: Recorder(tx),
     };
     let answered = op.ask(&install()).await.expect("sent").expect("answered");
     assert_eq!(
@@ -219,6 +208,6 @@ async fn an_answers_file_in_front_of_the_ui_answers_what_it_knows() {
         "the UI was asked what the file answers"
     );
     let _pending = op.ask(&classify("D3.blame"));
-    let asked = rx.recv().await.expect("the UI gets the rest");
-    assert_eq!(asked.question.id, "D3.blame");
+    let asked = rx.recv().expect("the UI gets the rest");
+    assert_eq!(asked, "D3.blame");
 }

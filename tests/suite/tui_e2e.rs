@@ -120,10 +120,19 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     );
     let finding = std::fs::read_to_string(session.join("findings/D3.md")).expect("finding");
     assert!(finding.contains("> on the old primary"), "{finding}");
-    assert!(
-        blame.data["by"].as_str().is_some_and(|b| b.contains('@')),
+    // Who answered is who the kernel says is at the other end of the socket.
+    let uid = nix::unistd::getuid().as_raw();
+    assert_eq!(
+        blame.data["who"]["uid"], uid,
         "operator identity: {}",
         blame.data
     );
+    assert_eq!(
+        blame.data["who"]["user"],
+        faultline::session::roles::user_name(uid),
+        "operator identity: {}",
+        blame.data
+    );
+    assert_eq!(blame.data["who"]["role"], "owner", "{}", blame.data);
     tmux.send(&["q"]);
 }

@@ -144,7 +144,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         ));
     }
     spans.push(Span::styled(
-        format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q leave"),
+        format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q quit"),
         theme.dim,
     ));
     let line = Line::from(spans);
