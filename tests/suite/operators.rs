@@ -261,3 +261,500 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
     assert!(left >= hang_ups, "{left} left for {hang_ups} hang-ups");
     assert_eq!(ended["ending"]["exit"], 1, "D3 fails: {ended}");
 }
+
+/// A Unix user made for one test (`useradd`), removed again on drop.
+struct UnixUser {
+    name: String,
+    uid: u32,
+}
+
+impl UnixUser {
+    fn create(prefix: &str) -> UnixUser {
+        let name = format!("{prefix}{}", std::process::id() % 100_000);
+        let _ = Command::new("userdel").arg(&name).output();
+        let out = Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/usr/sbin/nologin"])
+            .arg(&name)
+            .output()
+            .expect("useradd runs");
+        assert!(
+            out.status.success(),
+            "useradd {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let uid = nix::unistd::User::from_name(&name)
+            .ok()
+            .flatten()
+            .expect("the new user exists")
+            .uid
+            .as_raw();
+        UnixUser { name, uid }
+    }
+
+    fn runuser(&self) -> Vec<String> {
+        vec![
+            "runuser".into(),
+            "-u".into(),
+            self.name.clone(),
+            "--".into(),
+        ]
+    }
+}
+
+impl Drop for UnixUser {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+/// Whether real Unix users can be made here (root, useradd, runuser); a failure
+/// instead of a skip under FAULTLINE_REQUIRE_USERS=1.
+fn can_make_users() -> bool {
+    let ok = nix::unistd::geteuid().is_root()
+        && Command::new("useradd").arg("--help").output().is_ok()
+        && Command::new("runuser").arg("--help").output().is_ok();
+    if !ok {
+        assert!(
+            std::env::var("FAULTLINE_REQUIRE_USERS").as_deref() != Ok("1"),
+            "FAULTLINE_REQUIRE_USERS=1 but this test cannot create Unix users (needs root, useradd, runuser)"
+        );
+        eprintln!("SKIP: cannot create Unix users here (needs root, useradd, runuser)");
+    }
+    ok
+}
+
+fn refusals(client: &JsonClient, id: &str) -> Vec<String> {
+    client
+        .seen
+        .iter()
+        .filter(|m| m["type"] == "refused" && m["id"] == id)
+        .map(|m| m["why"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
+    if !can_make_users() {
+        return;
+    }
+    let approver = UnixUser::create("flap");
+    let viewer = UnixUser::create("flvw");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let session = detached(
+        dir.path(),
+        &[
+            "demo",
+            "--only",
+            "D1",
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--approver",
+            &approver.name,
+            "--viewer",
+            &viewer.name,
+        ],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&session)
+        .expect("session dir")
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o007,
+        0,
+        "the session directory is open to others: {mode:o}"
+    );
+    // Named users in the ACL: exactly the two listed (the group bits show its mask).
+    let acl = exacl::getfacl(&session, None).expect("the session directory's ACL");
+    let mut named: Vec<String> = acl
+        .iter()
+        .filter(|e| e.kind == exacl::AclEntryKind::User && !e.name.is_empty())
+        .filter(|e| !e.flags.contains(exacl::Flag::DEFAULT))
+        .map(|e| e.name.clone())
+        .collect();
+    named.sort();
+    let mut listed = vec![approver.name.clone(), viewer.name.clone()];
+    listed.sort();
+    assert_eq!(named, listed);
+    let socket_mode = std::fs::metadata(session.join("control.sock"))
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(
+        socket_mode & 0o007,
+        0,
+        "the socket is open to others: {socket_mode:o}"
+    );
+
+    // Not on the list: the file system keeps them out.
+    let nobody = ["runuser", "-u", "nobody", "--"];
+    let mut stranger = JsonClient::start(&session, &nobody, &[]);
+    assert_eq!(stranger.exit(Duration::from_secs(20)), Some(77));
+    let said = stranger.stderr();
+    assert!(said.contains("not on this session's list"), "{said}");
+
+    // The viewer sees the question; its answer is refused and journaled as refused.
+    let wrap = viewer.runuser();
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let mut watching = JsonClient::start(&session, &wrap, &[]);
+    let question = watching
+        .question(Duration::from_secs(30))
+        .expect("the viewer sees the question");
+    let id = question["id"].as_str().expect("id").to_string();
+    watching.answer(&id, question["default"].as_str().unwrap_or_default());
+    assert!(
+        watching
+            .wait(Duration::from_secs(10), |m| m["type"] == "refused"
+                && m["id"] == id.as_str())
+            .is_some_and(|m| m["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("viewers do not answer"))),
+        "{:?}",
+        watching.seen
+    );
+
+    // The approver's answer is taken and journaled with its uid and user name.
+    let wrap = approver.runuser();
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let mut approving = JsonClient::start(&session, &wrap, &[]);
+    let asked = approving
+        .question(Duration::from_secs(30))
+        .expect("the approver sees it");
+    assert_eq!(asked["id"], id.as_str());
+    approving.answer(&id, asked["default"].as_str().unwrap_or_default());
+    assert!(
+        approving
+            .wait(Duration::from_secs(10), |m| m["type"] == "answered"
+                && m["id"] == id.as_str())
+            .is_some()
+    );
+    let journal = session.join("journal.jsonl");
+    let lines = common::lines(&journal);
+    let taken = lines
+        .iter()
+        .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
+        .expect("the approver's answer is journaled");
+    assert_eq!(taken.data["who"]["uid"], approver.uid);
+    assert_eq!(taken.data["who"]["user"], approver.name.as_str());
+    assert_eq!(taken.data["who"]["role"], "approver");
+    let refused = lines
+        .iter()
+        .find(|l| l.kind == "answer-refused")
+        .expect("the viewer's refusal is journaled");
+    assert_eq!(refused.data["who"]["uid"], viewer.uid);
+    assert!(lines.iter().any(|l| l.kind == "participant-joined"
+        && l.data["who"]["user"] == viewer.name.as_str()
+        && l.data["who"]["role"] == "viewer"));
+
+    // 200 answers to the next question from two clients at once: one is taken,
+    // every other is told who won.
+    let mut owner = JsonClient::start(&session, &[], &[]);
+    let next = owner
+        .question(Duration::from_secs(60))
+        .expect("a second question");
+    let next_id = next["id"].as_str().expect("id").to_string();
+    assert!(
+        approving
+            .wait(Duration::from_secs(10), |m| m["type"] == "question"
+                && m["question"]["id"] == next_id.as_str())
+            .is_some()
+    );
+    let text = next["default"].as_str().unwrap_or_default().to_string();
+    let burst = |id: &str| -> String {
+        (0..100)
+            .map(|_| {
+                serde_json::json!({"type": "answer", "id": id, "text": text}).to_string() + "\n"
+            })
+            .collect()
+    };
+    let (one, two) = (burst(&next_id), burst(&next_id));
+    std::thread::scope(|s| {
+        s.spawn(|| owner.send_raw(&one));
+        s.spawn(|| approving.send_raw(&two));
+    });
+    let settled = |c: &mut JsonClient| {
+        c.wait(Duration::from_secs(30), |_| false);
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while refusals(&owner, &next_id).len() + refusals(&approving, &next_id).len() < 199
+        && Instant::now() < deadline
+    {
+        owner.wait(Duration::from_millis(200), |_| false);
+        approving.wait(Duration::from_millis(200), |_| false);
+    }
+    let _ = settled;
+    let all: Vec<String> = refusals(&owner, &next_id)
+        .into_iter()
+        .chain(refusals(&approving, &next_id))
+        .collect();
+    assert_eq!(all.len(), 199, "every answer but one is refused");
+    let winner = owner
+        .seen
+        .iter()
+        .find(|m| m["type"] == "answered" && m["id"] == next_id.as_str())
+        .expect("the owner is told it was answered")["by"]
+        .as_str()
+        .expect("by")
+        .to_string();
+    assert!(
+        all.iter()
+            .all(|why| *why == format!("already answered by {winner}")),
+        "{all:?}"
+    );
+    let taken: Vec<_> = common::lines(&journal)
+        .into_iter()
+        .filter(|l| l.kind == "operator-answer" && l.data["question"] == next_id.as_str())
+        .collect();
+    assert_eq!(taken.len(), 1, "exactly one answer is journaled");
+
+    // The viewer may not stop the run; the owner may.
+    let stop = |wrap: &[&str]| {
+        let mut command = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(EXE);
+                c
+            }
+            None => Command::new(EXE),
+        };
+        command
+            .arg("stop")
+            .arg(&session)
+            .output()
+            .expect("faultline stop")
+    };
+    let wrap = viewer.runuser();
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let refused = stop(&wrap);
+    assert_eq!(
+        refused.status.code(),
+        Some(77),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let stopped = stop(&[]);
+    assert!(
+        String::from_utf8_lossy(&stopped.stdout).contains("session verdict:"),
+        "{}",
+        String::from_utf8_lossy(&stopped.stdout)
+    );
+    assert!(
+        common::lines(&journal)
+            .iter()
+            .any(|l| l.kind == "stop-asked" && l.data["who"]["role"] == "owner")
+    );
+}
+
+/// A real sshd on a spare loopback port: its own host key, key-only login, the
+/// authorized keys the test writes. Ended (by pid) on drop.
+struct Sshd {
+    child: std::process::Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Sshd {
+    /// None (after a SKIP line) when sshd is not installed; a failure instead under
+    /// FAULTLINE_REQUIRE_SSHD=1.
+    fn start(dir: &Path, authorized_keys: &str) -> Option<Sshd> {
+        let sshd = Path::new("/usr/sbin/sshd");
+        if !sshd.exists() || !nix::unistd::geteuid().is_root() {
+            assert!(
+                std::env::var("FAULTLINE_REQUIRE_SSHD").as_deref() != Ok("1"),
+                "FAULTLINE_REQUIRE_SSHD=1 but /usr/sbin/sshd is missing (or not root)"
+            );
+            eprintln!(
+                "SKIP: no sshd here (Debian's openssh-server); the SSH attach test did not run"
+            );
+            return None;
+        }
+        // sshd's privilege separation directory.
+        std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
+        keygen(&dir.join("host_key"));
+        std::fs::write(dir.join("authorized_keys"), authorized_keys).expect("authorized_keys");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a spare port")
+            .port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nPubkeyAuthentication yes\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+             PermitRootLogin prohibit-password\nStrictModes no\nPidFile {dir}/sshd.pid\n\
+             AcceptEnv LANG\n",
+            dir = dir.display()
+        );
+        std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).expect("sshd.log"))
+            .spawn()
+            .expect("sshd starts");
+        let up = wait(Duration::from_secs(10), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        assert!(
+            up,
+            "sshd did not listen: {}",
+            std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+        );
+        Some(Sshd {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// `ssh` to root on it with `key`, host key pinned from its file.
+    fn ssh(&self, key: &Path) -> Vec<String> {
+        let known = self.dir.join("known_hosts");
+        let host_pub = std::fs::read_to_string(self.dir.join("host_key.pub")).expect("host key");
+        std::fs::write(&known, format!("[127.0.0.1]:{} {host_pub}", self.port))
+            .expect("known_hosts");
+        vec![
+            "ssh".into(),
+            "-i".into(),
+            key.display().to_string(),
+            "-p".into(),
+            self.port.to_string(),
+            "-o".into(),
+            format!("UserKnownHostsFile={}", known.display()),
+            "-o".into(),
+            "StrictHostKeyChecking=yes".into(),
+            "-o".into(),
+            "BatchMode=yes".into(),
+            "-o".into(),
+            "IdentitiesOnly=yes".into(),
+            "root@127.0.0.1".into(),
+        ]
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn keygen(path: &Path) {
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .output()
+        .expect("ssh-keygen");
+    assert!(
+        out.status.success(),
+        "ssh-keygen: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
+    if !tmux::available("the SSH attach test") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let session = detached(
+        dir.path(),
+        &[
+            "demo",
+            "--only",
+            "D1",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    let keys = dir.path().join("keys");
+    std::fs::create_dir(&keys).expect("keys dir");
+    keygen(&keys.join("alice"));
+    keygen(&keys.join("script"));
+    let public =
+        |name: &str| std::fs::read_to_string(keys.join(format!("{name}.pub"))).expect("pub key");
+    // Alice's key may only attach, under her name; the script's key runs what it asks.
+    let authorized = format!(
+        "command=\"{EXE} attach --as alice {}\",no-port-forwarding,no-agent-forwarding {}{}",
+        session.display(),
+        public("alice"),
+        public("script")
+    );
+    let Some(sshd) = Sshd::start(&keys, &authorized) else {
+        return;
+    };
+
+    // JSON lines over SSH: the replay from the first record, the live marker, live events.
+    let wrap = sshd.ssh(&keys.join("script"));
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let mut script = JsonClient::start(&session, &wrap, &[]);
+    let question = script
+        .question(Duration::from_secs(30))
+        .expect("the question over SSH");
+    let first = script
+        .seen
+        .iter()
+        .find(|m| m["type"] == "record")
+        .expect("replayed records");
+    assert_eq!(
+        first["record"]["seq"], 1,
+        "the replay starts at the first record"
+    );
+    assert!(
+        script
+            .seen
+            .iter()
+            .any(|m| m["type"] == "record" && m["record"]["kind"] == "session-started")
+    );
+    assert!(script.seen.iter().any(|m| m["type"] == "live"));
+
+    // The full UI over `ssh -tt`, driven through tmux: Alice answers with Enter.
+    let ssh = sshd.ssh(&keys.join("alice"));
+    let command = format!("LANG=C.UTF-8 {} -tt; sleep 60", ssh.join(" "));
+    let pane = tmux::Tmux::start("fl-ssh", &command);
+    let id = question["id"].as_str().expect("id").to_string();
+    pane.wait_for(&format!("Question {id}"), Duration::from_secs(30));
+    pane.send(&["Enter"]);
+    let answered = script
+        .wait(Duration::from_secs(20), |m| {
+            m["type"] == "answered" && m["id"] == id.as_str()
+        })
+        .expect("Alice's answer reaches the other client live");
+    assert!(
+        answered["by"].as_str().is_some_and(|b| b.contains("alice")),
+        "{answered}"
+    );
+    let journal = session.join("journal.jsonl");
+    let taken = common::lines(&journal)
+        .into_iter()
+        .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
+        .expect("journaled");
+    assert_eq!(taken.data["who"]["label"], "alice");
+    assert_eq!(taken.data["who"]["user"], "root");
+
+    // Killing the ssh clients leaves the run unharmed.
+    let server = server_pid(&session);
+    let ssh_pid = i32::try_from(script.pid()).expect("pid");
+    drop(pane);
+    drop(script);
+    assert!(wait(Duration::from_secs(5), || !common::pid_alive(ssh_pid)));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        common::pid_alive(server),
+        "the run died with its SSH clients"
+    );
+    let mut again = JsonClient::start(&session, &[], &[]);
+    assert!(
+        again.question(Duration::from_secs(60)).is_some(),
+        "the run goes on to its next question"
+    );
+    let stopped = Command::new(EXE)
+        .arg("stop")
+        .arg(&session)
+        .output()
+        .expect("stop");
+    assert!(String::from_utf8_lossy(&stopped.stdout).contains("session verdict:"));
+}

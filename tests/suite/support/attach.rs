@@ -75,6 +75,14 @@ impl JsonClient {
         }
     }
 
+    /// Writes `text` to the client's stdin as it is (many messages in one write).
+    pub fn send_raw(&mut self, text: &str) {
+        if let Some(stdin) = self.stdin.as_mut() {
+            let _ = stdin.write_all(text.as_bytes());
+            let _ = stdin.flush();
+        }
+    }
+
     pub fn answer(&mut self, id: &str, text: &str) {
         self.send(&serde_json::json!({"type": "answer", "id": id, "text": text}));
     }
