@@ -817,6 +817,7 @@ mod tests {
                 prompt: None,
                 answer: "have".into(),
                 by: "t".into(),
+                who: None,
             }),
         ));
         s.apply(&rec(

@@ -130,33 +130,6 @@ fn hang_up(session: &Path, name: &str, ready: impl Fn(&tmux::Tmux) -> bool, keys
     }
 }
 
-#[allow(dead_code)]
-/// Answers every question the JSON client sees with its default until `stop` says
-/// the one just seen is for later; returns that question.
-fn answer_defaults_until(
-    client: &mut JsonClient,
-    stop: impl Fn(&serde_json::Value) -> bool,
-) -> serde_json::Value {
-    loop {
-        let question = client
-            .question(Duration::from_secs(120))
-            .expect("the run asks its next question");
-        if stop(&question) {
-            return question;
-        }
-        let id = question["id"].as_str().expect("id").to_string();
-        let default = question["default"].as_str().unwrap_or_default().to_string();
-        client.answer(&id, &default);
-        assert!(
-            client
-                .wait(Duration::from_secs(20), |m| m["type"] == "answered"
-                    && m["id"] == id.as_str())
-                .is_some(),
-            "the answer to {id} was not taken"
-        );
-    }
-}
-
 fn screen_has(text: &'static str) -> impl Fn(&tmux::Tmux) -> bool {
     move |pane| pane.screen().contains(text)
 }
@@ -473,9 +446,6 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         s.spawn(|| owner.send_raw(&one));
         s.spawn(|| approving.send_raw(&two));
     });
-    let settled = |c: &mut JsonClient| {
-        c.wait(Duration::from_secs(30), |_| false);
-    };
     let deadline = Instant::now() + Duration::from_secs(30);
     while refusals(&owner, &next_id).len() + refusals(&approving, &next_id).len() < 199
         && Instant::now() < deadline
@@ -483,7 +453,6 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         owner.wait(Duration::from_millis(200), |_| false);
         approving.wait(Duration::from_millis(200), |_| false);
     }
-    let _ = settled;
     let all: Vec<String> = refusals(&owner, &next_id)
         .into_iter()
         .chain(refusals(&approving, &next_id))
