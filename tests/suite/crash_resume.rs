@@ -36,8 +36,10 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 40] = [
+const KILL_POINTS: [KillPoint; 41] = [
     at("session-started"),
+    // The session server's first record: the first of a resumed run after its heal.
+    at("session-roles"),
     at("watchdog"),
     at("session-resumed"),
     at("heal-started"),

@@ -402,12 +402,22 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
                 && m["id"] == id.as_str())
             .is_some()
     );
+    // `answered` goes out when the engine is handed the answer; the engine journals
+    // it right after, so the record may trail the message by a moment.
     let journal = session.join("journal.jsonl");
-    let lines = common::lines(&journal);
-    let taken = lines
-        .iter()
-        .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
-        .expect("the approver's answer is journaled");
+    let taken_in = |lines: &[common::Line]| {
+        lines
+            .iter()
+            .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
+            .cloned()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut lines = common::lines(&journal);
+    while taken_in(&lines).is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        lines = common::lines(&journal);
+    }
+    let taken = taken_in(&lines).expect("the approver's answer is journaled");
     assert_eq!(taken.data["who"]["uid"], approver.uid);
     assert_eq!(taken.data["who"]["user"], approver.name.as_str());
     assert_eq!(taken.data["who"]["role"], "approver");
@@ -471,10 +481,18 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
             .all(|why| *why == format!("already answered by {winner}")),
         "{all:?}"
     );
-    let taken: Vec<_> = common::lines(&journal)
-        .into_iter()
-        .filter(|l| l.kind == "operator-answer" && l.data["question"] == next_id.as_str())
-        .collect();
+    let journaled = || -> Vec<common::Line> {
+        common::lines(&journal)
+            .into_iter()
+            .filter(|l| l.kind == "operator-answer" && l.data["question"] == next_id.as_str())
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut taken = journaled();
+    while taken.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        taken = journaled();
+    }
     assert_eq!(taken.len(), 1, "exactly one answer is journaled");
 
     // The viewer may not stop the run; the owner may.
