@@ -112,7 +112,7 @@ fn main() {
         shoot(&state, &theme, &step.title().to_lowercase());
     }
     // The evidence of D3's verdict, one key away on the Report screen.
-    if let Some(d3) = state.runs.iter().position(|r| r.id == "D3") {
+    if let Some(d3) = state.view.runs.iter().position(|r| r.id == "D3") {
         state.ui.selected = d3;
     }
     state.ui.step = Step::Report;
@@ -145,7 +145,7 @@ fn staged_diff(mut state: AppState, theme: &Theme) {
         return;
     }
     state.answered();
-    state.session_dir = Some(session.path().to_path_buf());
+    state.view.session_dir = Some(session.path().to_path_buf());
     let staged = serde_json::json!({"seq": 9999, "ts": "2026-12-01T00:00:00.000Z",
         "kind": "author-staged",
         "data": {"files": 1, "diff": "artifacts/author/staged.diff", "note": "staged with git add, never committed"}});

@@ -265,7 +265,7 @@ pub async fn attach(args: AttachArgs) -> i32 {
     };
     let source = saved.input.plan_label.display().to_string();
     let plan = crate::plan::parse::parse_plan(&source, &saved.input.plan_text);
-    let setup = match crate::launch::ui_setup_for(args.theme.as_deref(), args.config.as_deref()) {
+    let setup = match crate::tui::app::setup_for(args.theme.as_deref(), args.config.as_deref()) {
         Ok(setup) => setup,
         Err(code) => return code,
     };

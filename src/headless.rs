@@ -1,5 +1,7 @@
-//! Headless progress: one line per journaled step and verdict, and a heartbeat when
-//! nothing was printed for a while, so a watcher over SSH knows the run is alive.
+//! Headless progress: one line per journaled step and verdict, a heartbeat when
+//! nothing was printed for a while (so a watcher over SSH knows the run is alive),
+//! and, when the journal closes, each run's verdict as the session's reducer
+//! ([`View`]) folded it.
 
 use std::io::Write;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::sanitize;
 use crate::session::event::Event;
 use crate::session::journal::Record;
+use crate::session::view::{Badge, View};
 
 /// Silence longer than this prints a heartbeat (the policy asks for ≤ 60 s).
 pub const HEARTBEAT: Duration = Duration::from_secs(30);
@@ -51,8 +54,40 @@ pub fn line(record: &Record) -> String {
     clean
 }
 
+/// The closing lines: one per scenario / arm the records named, with where it ended
+/// (its verdict, or why it did not run, or the phase it was stopped in).
+pub fn summary(view: &View) -> Vec<String> {
+    let width = view
+        .runs
+        .iter()
+        .map(|r| r.id.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for row in view
+        .runs
+        .iter()
+        .filter(|r| r.badge != Badge::Pending || r.not_run.is_some())
+    {
+        let stood = match row.badge {
+            Badge::Pending => "not run",
+            badge => badge.label(),
+        };
+        let mut text = format!("verdict {:<width$}  {stood}", row.id);
+        if let Some(why) = &row.not_run {
+            text.push_str(&format!(" — {why}"));
+        }
+        out.push(sanitize::line(&text));
+    }
+    if let Some(verdict) = &view.session_verdict {
+        out.push(sanitize::line(&format!("verdict session  {verdict}")));
+    }
+    out
+}
+
 /// Prints every record as it arrives, plus a heartbeat after `every` of silence
-/// ([`HEARTBEAT`] in real runs). Returns the writer once the journal closes.
+/// ([`HEARTBEAT`] in real runs); when the journal closes, the [`summary`]. Returns
+/// the writer.
 pub async fn print<W: Write + Send>(
     mut rx: UnboundedReceiver<Record>,
     mut out: W,
@@ -60,9 +95,11 @@ pub async fn print<W: Write + Send>(
 ) -> W {
     let started = tokio::time::Instant::now();
     let mut last = String::from("session starting");
+    let mut view = View::default();
     loop {
         match tokio::time::timeout(every, rx.recv()).await {
             Ok(Some(record)) => {
+                view.apply(&record);
                 let text = line(&record);
                 let _ = writeln!(out, "{text}");
                 last = format!(
@@ -71,7 +108,13 @@ pub async fn print<W: Write + Send>(
                     record.scope.scenario.as_deref().unwrap_or_default()
                 );
             }
-            Ok(None) => return out,
+            Ok(None) => {
+                for text in summary(&view) {
+                    let _ = writeln!(out, "{text}");
+                }
+                let _ = out.flush();
+                return out;
+            }
             Err(_) => {
                 let _ = writeln!(
                     out,

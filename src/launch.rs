@@ -10,10 +10,10 @@ use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::driver::{self, Request};
-use crate::engine::operator::{QuestionKind, Scripted, parse_answers_at};
 use crate::exit;
 use crate::plan::{self, Plan};
 use crate::runspec;
+use crate::session::operator::{QuestionKind, Scripted, parse_answers_at};
 use crate::verdict::Tier;
 
 /// The demo plan and run spec, compiled in so `faultline demo` needs no checkout.
@@ -205,42 +205,10 @@ pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
 /// Theme, keymap and mouse for the TUI: the flag, then the config file, then the
 /// compiled-in defaults. A bad config file is a usage error naming file and line.
 fn ui_setup(args: &RunArgs) -> Result<crate::tui::app::Setup, i32> {
-    ui_setup_for(args.theme.as_deref(), args.config.as_deref())
+    crate::tui::app::setup_for(args.theme.as_deref(), args.config.as_deref())
 }
 
-/// [`ui_setup`] from a `--theme` and a `--config` (also `faultline attach`'s).
-pub fn ui_setup_for(
-    theme: Option<&str>,
-    config: Option<&Path>,
-) -> Result<crate::tui::app::Setup, i32> {
-    let config = match crate::tui::config::locate(config) {
-        Some(path) => crate::tui::config::load(&path).map_err(|e| {
-            eprintln!("faultline: config {e}");
-            exit::USAGE
-        })?,
-        None => crate::tui::config::Config::default(),
-    };
-    let name = theme
-        .map(str::to_string)
-        .or(config.theme)
-        .unwrap_or_else(|| "dark".to_string());
-    let theme = crate::tui::app::theme(&name).map_err(|e| {
-        eprintln!("faultline: {e}");
-        exit::USAGE
-    })?;
-    Ok(crate::tui::app::Setup {
-        theme,
-        keymap: config.keymap,
-        mouse: config.mouse,
-    })
-}
-
-/// A plan and its run-spec text, with the names to report them under.
-pub struct PlanInput {
-    pub plan_label: PathBuf,
-    pub plan_text: String,
-    pub spec: Option<(String, String)>,
-}
+pub use crate::session::resume::PlanInput;
 
 /// Reads a plan file and its sidecar `<plan>.run.yaml` (if present).
 pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
@@ -298,7 +266,7 @@ pub fn known_questions(
     plan: &Plan,
     spec: &runspec::RunSpec,
     toolbox: Option<&crate::toolbox::Toolbox>,
-) -> Vec<crate::engine::operator::Question> {
+) -> Vec<crate::session::operator::Question> {
     let mut out = crate::engine::preflight::questions(plan, spec, toolbox);
     for s in &plan.scenarios {
         out.extend(crate::engine::driver::classification_questions(&s.id, true));
@@ -311,12 +279,12 @@ pub fn known_questions(
 fn check_answers(
     op: &Scripted,
     args: &RunArgs,
-    known: &[crate::engine::operator::Question],
+    known: &[crate::session::operator::Question],
 ) -> Result<(), i32> {
     let Some(path) = &args.answers else {
         return Ok(());
     };
-    let bad = crate::engine::operator::check_answers(
+    let bad = crate::session::operator::check_answers(
         &path.display().to_string(),
         &op.answers,
         &op.answer_lines,
@@ -685,7 +653,7 @@ async fn served(
     });
     let result = match (&server, ready) {
         (Some(server), Some(_)) => {
-            let mut operator = crate::engine::operator::Layered {
+            let mut operator = crate::session::operator::Layered {
                 scripted: std::mem::take(scripted),
                 interactive: server.operator(),
             };

@@ -9,16 +9,15 @@ pub mod comment;
 pub mod confine;
 pub mod fill;
 pub mod idiom;
-pub mod in_run;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::engine::operator::{Choice, Operator, Question, QuestionKind, Unanswered, answer};
 use crate::plan::{Plan, Scenario};
 use crate::runspec::RunSpec;
+use crate::session::operator::{Choice, Operator, Question, QuestionKind, Unanswered, answer};
 
 /// What author mode is asked to do.
 pub struct AuthorRequest<'a> {

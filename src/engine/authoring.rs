@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::build::{Recipe, recipe};
-use super::idiom::references;
-use super::{AuthorError, AuthorRequest, Authored};
-use crate::engine::driver::Request;
-use crate::engine::operator::{Operator, Unanswered};
+use super::driver::Request;
+use crate::author::build::{Recipe, recipe};
+use crate::author::idiom::references;
+use crate::author::{AuthorError, AuthorRequest, Authored};
 use crate::exec::{self, CommandSpec, Outcome};
 use crate::runspec::duration::Dur;
 use crate::runspec::{Binding, Check};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, JournalError, Scope};
+use crate::session::operator::{Operator, Unanswered};
 
 /// How long a build may take before it is stopped (and journaled as expired).
 const BUILD_DEADLINE: Duration = Duration::from_secs(600);
@@ -87,7 +87,7 @@ fn scope(id: &str) -> Scope {
 }
 
 fn sha256_file(path: &Path) -> String {
-    std::fs::read(path).map_or_else(|e| format!("unreadable: {e}"), super::sha256_hex)
+    std::fs::read(path).map_or_else(|e| format!("unreadable: {e}"), crate::author::sha256_hex)
 }
 
 /// Authors, journals, stages, builds; returns the drivers by scenario id.
@@ -112,7 +112,7 @@ pub async fn run(
         sut: &req.sut_dir,
         only: req.only.as_deref(),
     };
-    let results = match super::author(&areq, operator).await {
+    let results = match crate::author::author(&areq, operator).await {
         Ok(results) => results,
         Err(AuthorError::Unanswered(q)) => return Err(q.into()),
         Err(e @ AuthorError::Io { .. }) => {
@@ -297,7 +297,7 @@ fn save_diff(
     let diff = if paths.is_empty() {
         String::new()
     } else {
-        super::tools::staged_diff(sut, &paths)
+        crate::author::tools::staged_diff(sut, &paths)
     };
     let target = session.join(STAGED_DIFF);
     let saved = target

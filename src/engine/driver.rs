@@ -9,10 +9,6 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use super::iteration::EngineError;
-use super::operator::{
-    Choice, FreeText, Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered,
-};
-use super::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use super::outputs::Outputs;
 use super::preflight::{self, Preflight, PreflightCtx, PreflightError};
 use super::scenario::{BindingResult, BindingRun};
@@ -22,6 +18,10 @@ use crate::runspec::{Binding, RunSpec};
 use crate::session::dir::SessionDir;
 use crate::session::event::{self, Event};
 use crate::session::journal::{Journal, JournalError, Record, Scope};
+use crate::session::operator::{
+    Choice, FreeText, Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered,
+};
+use crate::session::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
 
@@ -58,6 +58,24 @@ pub struct Request {
     pub watchdog: bool,
     /// Author mode inside the run (`--author` or `DIST_TEST_AUTHOR_MODE=1`).
     pub author: bool,
+}
+
+impl Request {
+    /// The request as `resume` needs it again, less what is re-read from the texts.
+    pub fn saved(&self) -> crate::session::resume::SavedRequest {
+        crate::session::resume::SavedRequest {
+            plan_label: self.plan_path.clone(),
+            spec_label: self.spec_source.as_ref().map(|(label, _)| label.clone()),
+            sut_dir: self.sut_dir.clone(),
+            tier: self.tier,
+            only: self.only.clone(),
+            report_path: self.report_path.clone(),
+            vars: self.vars.clone(),
+            rerun_command: self.rerun_command.clone(),
+            reduce_runs: self.reduce.runs,
+            reduce_time_ms: u64::try_from(self.reduce.time.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
 }
 
 /// A killed session to continue: its directory and the outcome it last published.
@@ -127,7 +145,7 @@ struct Driver<'a> {
     findings: usize,
     preflight: Preflight,
     /// Authored tests driving their scenarios' workloads, by scenario id.
-    authored: BTreeMap<String, crate::author::in_run::AuthoredDriver>,
+    authored: BTreeMap<String, crate::engine::authoring::AuthoredDriver>,
 }
 
 /// A session directory with its journal open (and locked): what [`run`] runs in.
@@ -154,11 +172,15 @@ pub fn open(req: &Request) -> Result<Opened, DriverError> {
                     source,
                 },
             )?;
-            crate::session::resume::save_inputs(&dir.path, req).map_err(|source| {
-                DriverError::SessionDir {
-                    root: dir.path.clone(),
-                    source,
-                }
+            crate::session::resume::save_inputs(
+                &dir.path,
+                &req.plan_text,
+                req.spec_source.as_ref().map(|(_, text)| text.as_str()),
+                &req.saved(),
+            )
+            .map_err(|source| DriverError::SessionDir {
+                root: dir.path.clone(),
+                source,
             })?;
             dir
         }
@@ -459,7 +481,7 @@ impl Driver<'_> {
             default: "rerun".into(),
             ..Question::default()
         };
-        let answer = super::operator::answer(operator, &question)
+        let answer = crate::session::operator::answer(operator, &question)
             .await
             .map_err(DriverError::Unanswered)?;
         let keep = answer.text.trim().eq_ignore_ascii_case("keep");
@@ -532,7 +554,7 @@ impl Driver<'_> {
         &mut self,
         operator: &mut dyn Operator,
     ) -> Result<(Option<String>, Option<Unanswered>), DriverError> {
-        use crate::author::in_run::{self, InRunError};
+        use crate::engine::authoring::{self as in_run, InRunError};
         let ctx = in_run::Ctx {
             req: self.req,
             session: &self.dir.path,
@@ -977,7 +999,7 @@ impl Driver<'_> {
         let reproduced = self.outcome.scenarios[index].verdict == Some(Verdict::FailReproducible);
         let mut answers = Vec::new();
         for question in classification_questions(&scenario.id, reproduced) {
-            let answer = super::operator::answer(operator, &question).await?;
+            let answer = crate::session::operator::answer(operator, &question).await?;
             let _ = self.journal.append(
                 Scope {
                     scenario: Some(scenario.id.clone()),

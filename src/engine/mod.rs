@@ -1,11 +1,10 @@
 //! The session engine. It never knows a terminal exists: it asks an
-//! [`operator::Operator`] whatever needs a human decision and journals the answer.
+//! [`crate::session::operator::Operator`] whatever needs a human decision and journals the answer.
 
 pub mod audit;
+pub mod authoring;
 pub mod driver;
 pub mod iteration;
-pub mod operator;
-pub mod outcome;
 pub mod outputs;
 pub mod preflight;
 pub mod privileged;

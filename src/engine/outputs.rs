@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::driver::Records;
-use super::outcome::{Phase, ScenarioOutcome, SessionOutcome};
 use crate::plan::Plan;
 use crate::report;
 use crate::session::dir::SessionDir;
 use crate::session::event::Event;
 use crate::session::journal::Record;
+use crate::session::outcome::{Phase, ScenarioOutcome, SessionOutcome};
 
 #[derive(Clone)]
 pub struct Outputs {

@@ -11,7 +11,6 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::iteration::EngineError;
-use super::operator::{Answer, Choice, Operator, Question, QuestionKind, Unanswered};
 use super::privileged::{self, Approval};
 use crate::capability::{
     Blast, Capability, InstallPlan, MatrixRow, Need, NeedSource, PackageManager, Probe, ProbeEnv,
@@ -23,6 +22,7 @@ use crate::runspec::RunSpec;
 use crate::runspec::vars::Vars;
 use crate::session::event::{self, Event};
 use crate::session::journal::{Journal, JournalError, Scope};
+use crate::session::operator::{Answer, Choice, Operator, Question, QuestionKind, Unanswered};
 use crate::toolbox::{self, Toolbox};
 
 const INSTALL_DEADLINE: Duration = Duration::from_secs(600);
@@ -124,7 +124,7 @@ fn missing_choices() -> Vec<Choice> {
 
 /// An offered install: approve, decline, or run an edited command.
 pub fn install_choices() -> Vec<Choice> {
-    let mut out = super::operator::approve_decline("the install");
+    let mut out = crate::session::operator::approve_decline("the install");
     out.push(Choice::new("edit", "run this command instead").with_text("<command>"));
     out
 }
@@ -368,7 +368,7 @@ impl<'a, 'b> Run<'a, 'b> {
         operator: &mut dyn Operator,
         question: Question,
     ) -> Result<Answer, PreflightError> {
-        let answer = super::operator::answer(operator, &question).await?;
+        let answer = crate::session::operator::answer(operator, &question).await?;
         self.log(Event::OperatorAnswer(event::OperatorAnswer {
             question: question.id.clone(),
             prompt: Some(question.prompt.clone()),
@@ -926,7 +926,7 @@ async fn obtain(
                     by,
                     who,
                 } = run.ask_answer(operator, question).await?;
-                let edited = super::operator::edited(&answer).map(str::to_string);
+                let edited = crate::session::operator::edited(&answer).map(str::to_string);
                 if answer.trim().eq_ignore_ascii_case("approve") || edited.is_some() {
                     let offer = match edited {
                         Some(command) => Offer::Edited(command),

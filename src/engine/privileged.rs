@@ -7,7 +7,7 @@
 
 use crate::runspec::{Binding, FaultStep};
 
-use super::operator::{Question, QuestionKind};
+use crate::session::operator::{Question, QuestionKind};
 
 /// A recorded approval: the seq of the journal record that granted it (the record
 /// names who gave it).
@@ -100,7 +100,7 @@ pub fn question(id: &str, actions: &[String]) -> Question {
              approve / decline (declined: {id} is INCONCLUSIVE-env)",
             actions.join(" | ")
         ),
-        choices: crate::engine::operator::approve_decline("every action listed"),
+        choices: crate::session::operator::approve_decline("every action listed"),
         default: "decline".to_string(),
         ..Question::default()
     }

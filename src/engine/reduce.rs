@@ -11,14 +11,12 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::iteration::EngineError;
 use super::scenario::{BindingRun, anomalies};
 use crate::runspec::FaultStep;
-use crate::runspec::duration::Dur;
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::Journal;
+use crate::session::outcome::{Reduction, TimingCut, WorkloadCut};
 
 /// A timing below this is not halved: scheduling jitter is of the same order.
 const TIMING_FLOOR: Duration = Duration::from_millis(100);
@@ -36,92 +34,6 @@ impl Default for ReduceBudget {
             runs: 8,
             time: Duration::from_secs(600),
         }
-    }
-}
-
-/// What the reduction found, for the finding and the reproducer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Reduction {
-    /// Fault steps in the original schedule.
-    pub from: usize,
-    /// Fault steps left.
-    pub to: usize,
-    /// Candidates re-run.
-    pub runs: u32,
-    pub seed: u64,
-    /// Ids of the faults kept, in schedule order.
-    pub faults: Vec<String>,
-    /// How it ended: shrunk as far as it could, or stopped by its budget.
-    pub note: String,
-    /// Timings of kept faults that were halved and still failed.
-    #[serde(default)]
-    pub timing: Vec<TimingCut>,
-    /// The workload's run, halved when the seed still failed with fewer ops.
-    #[serde(default)]
-    pub workload: Option<WorkloadCut>,
-    /// The reduced spec and the command that replays it (written by the driver).
-    pub reproducer: Option<String>,
-}
-
-/// One kept fault's timing, shortened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimingCut {
-    pub fault: String,
-    /// `after` (start offset) or `duration` (hold).
-    pub field: String,
-    pub from_ms: u64,
-    pub to_ms: u64,
-}
-
-/// The workload's length (the tier's duration), shortened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkloadCut {
-    pub from_ms: u64,
-    pub to_ms: u64,
-}
-
-impl TimingCut {
-    /// Applies this cut to `step` when it is the fault it names.
-    pub fn apply(&self, step: &mut FaultStep) {
-        if step.id != self.fault {
-            return;
-        }
-        let to = Dur(Duration::from_millis(self.to_ms));
-        match self.field.as_str() {
-            "after" => step.after = to,
-            "duration" => step.duration = Some(to),
-            _ => {}
-        }
-    }
-}
-
-impl Reduction {
-    /// "reduced from 3 events to 1 over 4 re-runs".
-    pub fn summary(&self) -> String {
-        let mut text = format!(
-            "reduced from {} events to {} over {} re-runs (seed {}; kept: {})",
-            self.from,
-            self.to,
-            self.runs,
-            self.seed,
-            if self.faults.is_empty() {
-                "none".to_string()
-            } else {
-                self.faults.join(", ")
-            }
-        );
-        if !self.timing.is_empty() {
-            let cuts: Vec<String> = self
-                .timing
-                .iter()
-                .map(|c| format!("{} {} {}ms → {}ms", c.fault, c.field, c.from_ms, c.to_ms))
-                .collect();
-            text.push_str(&format!("; timing: {}", cuts.join(", ")));
-        }
-        if let Some(cut) = self.workload {
-            text.push_str(&format!("; workload {}ms → {}ms", cut.from_ms, cut.to_ms));
-        }
-        text
     }
 }
 

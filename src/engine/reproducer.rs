@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::json;
 
 use super::driver::Request;
-use super::reduce::Reduction;
 use crate::runspec::Binding;
+use crate::session::outcome::Reduction;
 
 /// Writes `<session>/artifacts/<id>/reduced/{plan.md,plan.run.yaml}` and returns the
 /// command that replays it.

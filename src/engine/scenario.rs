@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::audit::{self, AuditCtx};
 use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
-use super::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, Scope};
+use crate::session::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
 
 /// Where and how one binding runs.

@@ -3,8 +3,7 @@
 use minijinja::Value;
 use minijinja::value::Serde;
 
-/// Longest note kept in a timeline row before it is cut with an ellipsis.
-const SUMMARY_MAX: usize = 160;
+use crate::session::summary::{one_line, summary_of};
 
 /// One markdown table cell: control characters stripped, newlines and runs of
 /// whitespace collapsed, `|` escaped; empty or absent values become `—`.
@@ -40,39 +39,9 @@ pub fn cites(seqs: Vec<u64>) -> String {
 }
 
 /// A short one-line summary of a journal record's `data`: `key=value` pairs for an
-/// object, the text for a string, compact JSON otherwise; cut at [`SUMMARY_MAX`].
+/// object, the text for a string, compact JSON otherwise; cut short (see [`summary_of`]).
 pub fn summary(data: Serde<serde_json::Value>) -> String {
     escape(&summary_of(&data.0))
-}
-
-/// The unescaped one-line summary [`summary`] puts in a table cell.
-pub fn summary_of(data: &serde_json::Value) -> String {
-    let text = match data {
-        serde_json::Value::Object(map) if map.is_empty() => String::new(),
-        // A field the event left empty says nothing: it is not shown.
-        serde_json::Value::Object(map) => map
-            .iter()
-            .filter(|(_, v)| !is_empty(v))
-            .map(|(k, v)| format!("{k}={}", scalar(v)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        other => scalar(other),
-    };
-    let text = one_line(&text);
-    match text.char_indices().nth(SUMMARY_MAX) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
-}
-
-fn is_empty(value: &serde_json::Value) -> bool {
-    match value {
-        serde_json::Value::Null => true,
-        serde_json::Value::String(s) => s.is_empty(),
-        serde_json::Value::Array(a) => a.is_empty(),
-        serde_json::Value::Object(o) => o.is_empty(),
-        _ => false,
-    }
 }
 
 /// Prefixes every line with `> ` so a quoted paragraph stays one blockquote.
@@ -88,25 +57,6 @@ pub fn quote(value: &Value) -> String {
 /// The findings file name of a scenario or arm id (`D5/api` → `D5-api.md`).
 pub fn finding_file(id: &str) -> String {
     format!("{}.md", id.replace('/', "-"))
-}
-
-fn scalar(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "null".to_string(),
-        other => other.to_string(),
-    }
-}
-
-fn one_line(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    crate::sanitize::line(&flat)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn escape(text: &str) -> String {

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::view::last_answer;
-use crate::engine::outcome::SessionOutcome;
 use crate::plan::Plan;
+use crate::session::outcome::SessionOutcome;
 use crate::verdict::Verdict;
 
 /// A scenario id and how it ended, for coverage and adequacy rows.

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::outcome::{OracleEvidence, RunOutcome, ScenarioOutcome, SessionOutcome};
+use crate::session::outcome::{OracleEvidence, RunOutcome, ScenarioOutcome, SessionOutcome};
 
 /// The session's verdicts as JSON; verdict strings as in the method (`PASS-smoke`).
 pub fn verdicts_json(outcome: &SessionOutcome) -> Value {

@@ -10,11 +10,10 @@ mod view;
 use std::io::Write;
 use std::path::Path;
 
-use crate::engine::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::plan::Plan;
 use crate::session::journal::Record;
+use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 
-pub use cells::summary_of;
 pub use json::verdicts_json;
 
 /// A template failed to load or render.

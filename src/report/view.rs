@@ -3,10 +3,10 @@
 use serde::Serialize;
 
 use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, SurfaceRow};
-use crate::engine::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use crate::plan::{Plan, Scenario};
 use crate::session::event::Event;
 use crate::session::journal::Record;
+use crate::session::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use crate::verdict::{ReasonStep, Tier, Verdict};
 
 /// One scenario with its plan entry and its runs.

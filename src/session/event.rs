@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::reduce::{TimingCut, WorkloadCut};
+use super::outcome::{TimingCut, WorkloadCut};
 use crate::verdict::{ReasonStep, SessionVerdict, Tier, Verdict};
 
 /// The journal format this build writes (in `session-started`). 1: the untyped
@@ -361,7 +361,7 @@ pub struct ParticipantRefused {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct QuestionAsked {
-    pub question: crate::engine::operator::Question,
+    pub question: crate::session::operator::Question,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

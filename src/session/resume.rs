@@ -7,15 +7,20 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::driver::Request;
-use crate::engine::outcome::SessionOutcome;
-use crate::launch::PlanInput;
+use super::outcome::SessionOutcome;
 use crate::verdict::Tier;
 
 /// Where the inputs live inside a session directory.
 const INPUT_DIR: &str = "input";
 /// The outcome the engine last published.
 pub const OUTCOME_FILE: &str = "outcome.json";
+
+/// A plan and its run-spec text, with the names to report them under.
+pub struct PlanInput {
+    pub plan_label: PathBuf,
+    pub plan_text: String,
+    pub spec: Option<(String, String)>,
+}
 
 /// The request as started, minus what is re-read from the saved texts.
 #[derive(Debug, Serialize, Deserialize)]
@@ -44,27 +49,21 @@ pub struct Saved {
     pub answers: BTreeMap<String, String>,
 }
 
-/// Writes the plan and run-spec texts and the request into `<session>/input/`.
-pub fn save_inputs(session: &Path, req: &Request) -> std::io::Result<()> {
+/// Writes the plan and run-spec texts (`spec`: its label and text) and the request
+/// into `<session>/input/`.
+pub fn save_inputs(
+    session: &Path,
+    plan_text: &str,
+    spec: Option<&str>,
+    saved: &SavedRequest,
+) -> std::io::Result<()> {
     let dir = session.join(INPUT_DIR);
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("plan.md"), &req.plan_text)?;
-    if let Some((_, text)) = &req.spec_source {
+    std::fs::write(dir.join("plan.md"), plan_text)?;
+    if let Some(text) = spec {
         std::fs::write(dir.join("plan.run.yaml"), text)?;
     }
-    let saved = SavedRequest {
-        plan_label: req.plan_path.clone(),
-        spec_label: req.spec_source.as_ref().map(|(label, _)| label.clone()),
-        sut_dir: req.sut_dir.clone(),
-        tier: req.tier,
-        only: req.only.clone(),
-        report_path: req.report_path.clone(),
-        vars: req.vars.clone(),
-        rerun_command: req.rerun_command.clone(),
-        reduce_runs: req.reduce.runs,
-        reduce_time_ms: u64::try_from(req.reduce.time.as_millis()).unwrap_or(u64::MAX),
-    };
-    let json = serde_json::to_vec_pretty(&saved).map_err(std::io::Error::other)?;
+    let json = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
     write_atomically(&dir.join("request.json"), &json)
 }
 

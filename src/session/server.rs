@@ -22,7 +22,7 @@ use super::event::{self, Event, Participant, Role, Who};
 use super::journal::{Journal, Record, Scope};
 use super::roles::{Roles, user_name};
 use super::wire::{ClientMsg, Ending, Hello, SERVER_FILE, SOCKET, ServerFile, ServerMsg, Status};
-use crate::engine::operator::{Answer, Operator, Question, Unanswered};
+use crate::session::operator::{Answer, Operator, Question, Unanswered};
 
 /// How many messages a client may fall behind before it is caught up from the file.
 const BACKLOG: usize = 1024;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{Participant, Who};
 use super::journal::Record;
-use crate::engine::operator::Question;
+use crate::session::operator::Question;
 
 /// The socket's file name inside the session directory.
 pub const SOCKET: &str = "control.sock";

@@ -6,7 +6,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use super::state::AppState;
 use super::view::choices;
-use crate::engine::operator::QuestionKind;
+use crate::session::operator::QuestionKind;
 
 /// Feeds `key` to the answer editor; `Some(text)` when the key sends the answer
 /// (Enter for one-line answers, Ctrl-S or Alt-Enter for prose).
@@ -58,7 +58,7 @@ fn put(state: &mut AppState, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::operator::Question;
+    use crate::session::operator::Question;
 
     fn state(kind: QuestionKind, editable: Option<&str>) -> AppState {
         let plan = crate::plan::parse_plan(
@@ -67,7 +67,7 @@ mod tests {
         );
         let mut s = AppState::new(plan);
         let choices = match kind {
-            QuestionKind::ApproveChange => crate::engine::operator::approve_decline("it"),
+            QuestionKind::ApproveChange => crate::session::operator::approve_decline("it"),
             _ => Vec::new(),
         };
         s.ask(Question {

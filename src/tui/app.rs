@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 use super::keymap::{Action, Keymap};
 use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
-use crate::engine::operator::{Choice, Question, QuestionKind};
 use crate::session::client::Link;
+use crate::session::operator::{Choice, Question, QuestionKind};
 use crate::session::wire::{ClientMsg, Ending, ServerMsg};
 
 /// How often the live pane re-reads its log while a command runs.
@@ -416,4 +416,30 @@ fn quit_question() -> Question {
         default: "cancel".into(),
         ..Question::default()
     }
+}
+
+/// Theme, keymap and mouse from a `--theme` and a `--config` (`run`, `demo`,
+/// `attach`): the flag, then the config file, then the compiled-in defaults. A bad
+/// config file is a usage error naming file and line.
+pub fn setup_for(flag: Option<&str>, config: Option<&std::path::Path>) -> Result<Setup, i32> {
+    let config = match super::config::locate(config) {
+        Some(path) => super::config::load(&path).map_err(|e| {
+            eprintln!("faultline: config {e}");
+            crate::exit::USAGE
+        })?,
+        None => super::config::Config::default(),
+    };
+    let name = flag
+        .map(str::to_string)
+        .or(config.theme)
+        .unwrap_or_else(|| "dark".to_string());
+    let theme = theme(&name).map_err(|e| {
+        eprintln!("faultline: {e}");
+        crate::exit::USAGE
+    })?;
+    Ok(Setup {
+        theme,
+        keymap: config.keymap,
+        mouse: config.mouse,
+    })
 }

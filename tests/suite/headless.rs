@@ -61,3 +61,72 @@ async fn silence_prints_a_heartbeat_and_records_print_lines() {
         "{out}"
     );
 }
+
+/// When the journal closes, the printer says where each run ended, from the reducer's
+/// fold of the same records: a verdict, or why it did not run.
+#[tokio::test]
+async fn the_journal_closing_prints_each_run_s_verdict() {
+    use faultline::session::event::{Event, Reason, SessionVerdictEvent, VerdictEvent};
+    use faultline::verdict::{SessionVerdict, Verdict};
+    let scoped = |scenario: &str, event: Event| Record {
+        seq: 1,
+        ts: "2026-12-01T03:04:05.678Z".into(),
+        scope: Scope {
+            scenario: Some(scenario.into()),
+            arm: None,
+        },
+        event,
+    };
+    let (tx, rx) = unbounded_channel();
+    let printer = tokio::spawn(faultline::headless::print(
+        rx,
+        Vec::new(),
+        Duration::from_secs(30),
+    ));
+    let sent = [
+        scoped(
+            "D1",
+            Event::Verdict(VerdictEvent {
+                id: "D1".into(),
+                verdict: Some(Verdict::FailReproducible),
+                ..VerdictEvent::default()
+            }),
+        ),
+        scoped(
+            "D7",
+            Event::NotRun(Reason {
+                reason: "no run spec binding".into(),
+            }),
+        ),
+        Record {
+            scope: Scope::default(),
+            ..scoped(
+                "",
+                Event::SessionVerdict(SessionVerdictEvent {
+                    verdict: Some(SessionVerdict::Blocked),
+                    ..SessionVerdictEvent::default()
+                }),
+            )
+        },
+    ];
+    for record in sent {
+        tx.send(record).expect("send");
+    }
+    drop(tx);
+    let out = String::from_utf8(printer.await.expect("printer ends")).expect("utf-8");
+    let tail: Vec<&str> = out.lines().rev().take(3).collect();
+    assert_eq!(
+        tail[2],
+        format!("verdict D1  {}", Verdict::FailReproducible.as_str()),
+        "{out}"
+    );
+    assert_eq!(
+        tail[1], "verdict D7  not run — no run spec binding",
+        "{out}"
+    );
+    assert_eq!(
+        tail[0],
+        format!("verdict session  {}", SessionVerdict::Blocked),
+        "{out}"
+    );
+}

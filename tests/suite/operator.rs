@@ -1,6 +1,6 @@
 //! The scripted operator: answers file first, `--yes` policy second, never an install.
 
-use faultline::engine::operator::{
+use faultline::session::operator::{
     Operator, Question, QuestionKind, Scripted, UNKNOWN_BLAME, parse_answers,
 };
 
@@ -9,7 +9,7 @@ fn classify(id: &str) -> Question {
         id: id.into(),
         kind: QuestionKind::ClassifyFailure,
         prompt: "blame class and bug type".into(),
-        free_text: faultline::engine::operator::FreeText::Line,
+        free_text: faultline::session::operator::FreeText::Line,
         default: UNKNOWN_BLAME.into(),
         ..Question::default()
     }
@@ -20,7 +20,7 @@ fn install() -> Question {
         id: "install.libfaketime".into(),
         kind: QuestionKind::ApproveChange,
         prompt: "apt-get install faketime".into(),
-        choices: faultline::engine::operator::approve_decline("the install"),
+        choices: faultline::session::operator::approve_decline("the install"),
         default: "approve".into(),
         ..Question::default()
     }
@@ -174,12 +174,12 @@ fn a_malformed_answers_file_names_file_and_line() {
 /// An interactive operator that only records what it was asked.
 struct Recorder(std::sync::mpsc::Sender<String>);
 
-impl faultline::engine::operator::Operator for Recorder {
+impl faultline::session::operator::Operator for Recorder {
     fn ask(
         &mut self,
-        question: &faultline::engine::operator::Question,
+        question: &faultline::session::operator::Question,
     ) -> tokio::sync::oneshot::Receiver<
-        Result<faultline::engine::operator::Answer, faultline::engine::operator::Unanswered>,
+        Result<faultline::session::operator::Answer, faultline::session::operator::Unanswered>,
     > {
         let _ = self.0.send(question.id.clone());
         tokio::sync::oneshot::channel().1
@@ -188,7 +188,7 @@ impl faultline::engine::operator::Operator for Recorder {
 
 #[tokio::test]
 async fn an_answers_file_in_front_of_the_ui_answers_what_it_knows() {
-    use faultline::engine::operator::Layered;
+    use faultline::session::operator::Layered;
     let (tx, rx) = std::sync::mpsc::channel();
     let mut op = Layered {
         scripted: Scripted {

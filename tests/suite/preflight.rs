@@ -381,7 +381,7 @@ fn the_answers_template_lists_every_question_and_starts_nothing() {
         assert!(text.contains(id), "{id} missing from:\n{text}");
     }
     // It is valid YAML the answers parser accepts.
-    let parsed = faultline::engine::operator::parse_answers("template", &text).expect("parses");
+    let parsed = faultline::session::operator::parse_answers("template", &text).expect("parses");
     assert!(parsed.contains_key("P1.bug-type"));
     assert!(!f.out.exists(), "a session directory was created");
     assert!(

@@ -5,14 +5,14 @@
 
 use crate::common;
 
-use faultline::engine::outcome::{
-    Finding, LandingEvidence, OracleEvidence, Phase, RunOutcome, ScenarioOutcome, SeedRun,
-    SessionOutcome,
-};
 use faultline::plan::{Field, Plan};
 use faultline::report;
 use faultline::session::dir::Revision;
 use faultline::session::journal::{Record, Scope};
+use faultline::session::outcome::{
+    Finding, LandingEvidence, OracleEvidence, Phase, RunOutcome, ScenarioOutcome, SeedRun,
+    SessionOutcome,
+};
 use faultline::verdict::{
     AuditItem, AuditSource, AuditStatus, Decision, ReasonStep, SessionVerdict, Tier, Verdict,
 };

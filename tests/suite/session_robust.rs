@@ -103,7 +103,7 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
         // The quiesce step's command name, not the event.
         ("src/engine/iteration.rs", "quiesce"),
         ("src/engine/outputs.rs", "quiesce"),
-        ("src/tui/state.rs", "quiesce"),
+        ("src/session/view/rows.rs", "quiesce"),
         // `faultline watchdog SESSION`, the subcommand.
         ("src/session/watchdog.rs", "watchdog"),
         // The plan's budget-tier section label.
@@ -143,6 +143,51 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
         found.is_empty(),
         "journal kinds spelled outside session/event.rs: {found:?}"
     );
+}
+
+/// The layers import downward only: the session (journal, reducer, questions,
+/// outcome) knows no engine, UI or command; the engine knows no UI or command; the
+/// UI and the documents know no engine. A `crate::<module>` path in a layer's files
+/// naming a module above it fails here, with the file.
+#[test]
+fn engine_session_and_ui_import_no_cycle() {
+    let forbidden: &[(&str, &[&str])] = &[
+        (
+            "session",
+            &[
+                "engine", "tui", "attach", "launch", "headless", "report", "author",
+            ],
+        ),
+        ("engine", &["tui", "attach", "launch", "headless"]),
+        ("tui", &["engine", "launch", "attach", "headless", "report"]),
+        ("report", &["engine", "tui", "attach", "launch", "headless"]),
+        ("headless", &["engine", "tui", "attach", "launch", "report"]),
+        ("author", &["engine", "tui", "attach", "launch", "headless"]),
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (layer, above) in forbidden {
+        let mut stack = vec![src.join(layer), src.join(format!("{layer}.rs"))];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                for entry in std::fs::read_dir(&path).expect("dir").flatten() {
+                    stack.push(entry.path());
+                }
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for module in *above {
+                if text.contains(&format!("crate::{module}::"))
+                    || text.contains(&format!("crate::{module};"))
+                {
+                    found.push(format!("{} uses crate::{module}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "imports against the layering: {found:?}");
 }
 
 /// A killed session whose journal has a damaged line between the records that name
@@ -312,7 +357,7 @@ fn every_question_accepts_its_default_and_refuses_what_it_does_not_offer() {
             q.id
         );
         assert_eq!(q.check("").as_deref(), Ok(q.default.as_str()), "{}", q.id);
-        if q.free_text == faultline::engine::operator::FreeText::None {
+        if q.free_text == faultline::session::operator::FreeText::None {
             assert!(!q.choices.is_empty(), "{} offers nothing", q.id);
             let refused = q.check("maybe").expect_err(&q.id);
             assert!(refused.contains(&q.allowed()), "{}: {refused}", q.id);

@@ -1,8 +1,8 @@
 //! The TUI drawn from a recorded demo journal (tests/fixtures/journal/demo.jsonl,
 //! log paths rewritten to tests/fixtures/journal/demo-session) at 80x24 and 160x48.
 
-use faultline::engine::operator::{Question, QuestionKind};
 use faultline::session::journal::{Record, Scope};
+use faultline::session::operator::{Question, QuestionKind};
 use faultline::tui::keymap::Action;
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;
@@ -80,15 +80,20 @@ fn record(kind: &str, scenario: &str, arm: Option<&str>, data: Value) -> Record 
 }
 
 fn select(state: &mut AppState, id: &str) {
-    state.ui.selected = state.runs.iter().position(|r| r.id == id).expect("row");
+    state.ui.selected = state
+        .view
+        .runs
+        .iter()
+        .position(|r| r.id == id)
+        .expect("row");
 }
 
 #[test]
 fn every_step_at_both_sizes() {
     let theme = dark();
     let mut state = demo_state();
-    assert_eq!(state.current, Step::Report);
-    assert_eq!(state.session_verdict.as_deref(), Some("FAIL"));
+    assert_eq!(state.view.reached, Step::Report);
+    assert_eq!(state.view.session_verdict.as_deref(), Some("FAIL"));
     state.report_text = Some(
         "# Report\n\nD3 FAIL-reproducible: acknowledged writes lost after a pause.\n".to_string(),
     );
@@ -374,7 +379,7 @@ fn a_fail_is_classified_on_the_finding_screen_with_the_blame_tells() {
 #[test]
 fn the_evidence_of_a_verdict_is_one_key_away() {
     let mut state = demo_state();
-    state.session_dir = Some("/sessions/demo/20261201".into());
+    state.view.session_dir = Some("/sessions/demo/20261201".into());
     state.ui.step = Step::Report;
     select(&mut state, "D3");
     state.handle(Action::Evidence);
@@ -475,7 +480,7 @@ fn the_staged_diff_of_author_mode_scrolls_styled_and_sanitized() {
     // Before author mode staged anything there is no diff to open.
     state.handle(Action::StagedDiff);
     assert!(!state.ui.diff);
-    state.session_dir = Some(session.path().to_path_buf());
+    state.view.session_dir = Some(session.path().to_path_buf());
     state.apply(&record(
         "author-staged",
         "",

@@ -1,9 +1,17 @@
 //! The reducer: folds journal records, in order, into what a session stands at —
 //! what is still injected or mounted, which process groups it started, what was
-//! answered, what was decided. `heal`, `resume` and the driver's restart read a
-//! session only through it.
+//! answered, what was decided, and the rows every screen shows (toolbox, checklist,
+//! approvals, one row per scenario / arm with its badge and evidence). It is the only
+//! reader of the journal: the TUI, headless output, `heal`, `resume` and the driver's
+//! restart all read a session through it. Adding an event kind touches
+//! [`super::event`] and this fold, nothing else.
+
+mod rows;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow};
 
 use super::event::{
     CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant, SessionRoles,
@@ -31,7 +39,7 @@ pub struct View {
     /// The last answer to each question, by question id.
     pub answers: BTreeMap<String, OperatorAnswer>,
     /// Questions asked and neither answered nor withdrawn, by id.
-    pub pending: BTreeMap<String, crate::engine::operator::Question>,
+    pub pending: BTreeMap<String, super::operator::Question>,
     /// Operators attached now, in the order they joined.
     pub participants: Vec<Participant>,
     /// Who may attach, once the server said.
@@ -42,9 +50,54 @@ pub struct View {
     pub unread: Vec<(u64, String, String)>,
     /// The last seq applied.
     pub seq: u64,
+    /// How far the session got.
+    pub reached: Stage,
+    pub toolbox: Vec<ToolRow>,
+    pub checklist: Vec<ChecklistRow>,
+    pub approvals: Vec<ApprovalRow>,
+    /// One row per scenario and arm: the plan's, in plan order (see
+    /// [`View::for_plan`]), then any a record names that the plan does not.
+    pub runs: Vec<RunRow>,
+    /// Answers other than the checklist's, in the order given.
+    pub answer_rows: Vec<AnswerRow>,
+    pub session_verdict: Option<String>,
+    /// Set when a signal or a stop ended the run early: during what.
+    pub interrupted: Option<String>,
+    /// The session directory, from the `session-started` record.
+    pub session_dir: Option<PathBuf>,
+    /// The staged diff author mode saved in this run, from `author-staged`.
+    pub staged_diff: Option<PathBuf>,
+    /// When the session started (UTC, as journaled).
+    pub started: Option<String>,
 }
 
 impl View {
+    /// An empty view with a pending row for each of the plan's scenarios and arms.
+    pub fn for_plan(plan: &crate::plan::Plan) -> View {
+        let mut runs = Vec::new();
+        for s in &plan.scenarios {
+            runs.push(RunRow::new(
+                s.id.clone(),
+                s.id.clone(),
+                None,
+                s.name.clone(),
+            ));
+            for a in &s.arms {
+                let short = a.id.rsplit('/').next().unwrap_or(&a.id).to_string();
+                runs.push(RunRow::new(
+                    a.id.clone(),
+                    s.id.clone(),
+                    Some(short),
+                    a.description.clone(),
+                ));
+            }
+        }
+        View {
+            runs,
+            ..View::default()
+        }
+    }
+
     /// The view of `records`, applied in order.
     pub fn of(records: &[Record]) -> View {
         let mut view = View::default();
@@ -57,6 +110,7 @@ impl View {
     /// Folds one record in.
     pub fn apply(&mut self, record: &Record) {
         self.seq = record.seq;
+        self.fold_rows(record);
         match &record.event {
             Event::FaultInjected(f) => self.open_faults.push(scoped(record, f)),
             Event::FaultHealed(h) => {

@@ -67,7 +67,7 @@ fn style(line: &str, theme: &Theme) -> Style {
 
 /// Draws the staged diff over `area`, from line `ui.scroll`.
 pub(super) fn staged(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let Some(path) = &state.staged_diff else {
+    let Some(path) = &state.view.staged_diff else {
         return;
     };
     let lines = head(path);

@@ -76,7 +76,7 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         }
         let style = if *step == state.ui.step {
             theme.highlight
-        } else if *step <= state.current {
+        } else if *step <= state.view.reached {
             theme.text
         } else {
             theme.dim
@@ -88,22 +88,24 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let done = state
+        .view
         .runs
         .iter()
         .filter(|r| matches!(r.badge, Badge::Verdict(_)))
         .count();
     let since = state
+        .view
         .started
         .as_deref()
         .map(|t| format!(" since {}", local_time(t)))
         .unwrap_or_default();
-    let verdict = match (&state.session_verdict, &state.interrupted) {
+    let verdict = match (&state.view.session_verdict, &state.view.interrupted) {
         _ if state.handed_back => "plan handed back: nothing runs".to_string(),
         (Some(v), _) => format!("session: {v}"),
         (None, Some(during)) => format!("session: interrupted during {during}"),
         (None, None) => format!(
             "session: running{since}, {done}/{} decided",
-            state.runs.len()
+            state.view.runs.len()
         ),
     };
     let follow = if state.ui.follow { "follow" } else { "paused" };
@@ -112,7 +114,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         None => String::new(),
     };
     // Only a run where author mode staged something has a diff to show.
-    let diff = if state.staged_diff.is_some() {
+    let diff = if state.view.staged_diff.is_some() {
         " d diff"
     } else {
         ""

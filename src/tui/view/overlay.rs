@@ -10,7 +10,7 @@ use ratatui::style::Modifier;
 use ratatui_textarea::TextArea;
 
 use super::{badge, block};
-use crate::engine::operator::{Question, QuestionKind};
+use crate::session::operator::{Question, QuestionKind};
 use crate::tui::keymap::Keymap;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -152,6 +152,7 @@ pub(super) fn evidence(frame: &mut Frame, area: Rect, state: &AppState, theme: &
         return;
     };
     let session = state
+        .view
         .session_dir
         .as_ref()
         .map_or_else(|| "<session>".to_string(), |d| d.display().to_string());

@@ -66,6 +66,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         Layout::horizontal([Constraint::Length(list_width), Constraint::Min(0)]).areas(area);
 
     let rows: Vec<Line> = state
+        .view
         .runs
         .iter()
         .enumerate()

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use super::{WIDE, badge, block};
-use crate::engine::operator::QuestionKind;
 use crate::plan::{SevenM, Severity};
+use crate::session::operator::QuestionKind;
 use crate::tui::state::{AppState, Badge, Focus, RunRow, Step};
 use crate::tui::theme::Theme;
 
@@ -160,7 +160,7 @@ impl Theme {
 /// The discovered toolbox as a table.
 pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let header = Row::new(["role", "kind", "name", "path", "evidence"]).style(theme.dim);
-    let rows = state.toolbox.iter().map(|t| {
+    let rows = state.view.toolbox.iter().map(|t| {
         Row::new([
             t.role.clone(),
             t.kind.clone(),
@@ -177,7 +177,7 @@ pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
         Constraint::Fill(1),
         Constraint::Fill(2),
     ];
-    let title = format!("Toolbox ({} items)", state.toolbox.len());
+    let title = format!("Toolbox ({} items)", state.view.toolbox.len());
     frame.render_widget(
         Table::new(rows, widths)
             .header(header)
@@ -189,7 +189,7 @@ pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
 /// need | operator said | probe saw | present, mismatches in the mismatch style.
 pub(super) fn checklist(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let header = Row::new(["need", "operator said", "probe saw", "present"]).style(theme.dim);
-    let rows = state.checklist.iter().map(|c| {
+    let rows = state.view.checklist.iter().map(|c| {
         let present = match c.present {
             Some(true) => "yes",
             Some(false) => "no",
@@ -230,6 +230,7 @@ pub(super) fn checklist(frame: &mut Frame, area: Rect, state: &AppState, theme: 
 /// Install records, and the exact change a pending approval would make.
 pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let mut lines: Vec<Line> = state
+        .view
         .approvals
         .iter()
         .map(|a| {
@@ -249,8 +250,8 @@ pub(super) fn approvals(frame: &mut Frame, area: Rect, state: &AppState, theme: 
     if let Some(q) = &state.pending
         && matches!(
             q.kind,
-            crate::engine::operator::QuestionKind::ApproveChange
-                | crate::engine::operator::QuestionKind::ApprovePrivileged
+            crate::session::operator::QuestionKind::ApproveChange
+                | crate::session::operator::QuestionKind::ApprovePrivileged
         )
     {
         lines.push(Line::default());
@@ -313,6 +314,7 @@ pub(super) fn asks_inline(state: &AppState) -> bool {
 pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let mut lines = Vec::new();
     let fails = state
+        .view
         .runs
         .iter()
         .filter(|r| matches!(r.badge, Badge::Verdict(v) if v.is_fail()));
@@ -328,7 +330,8 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
         }));
         let prefix = format!("{}.", row.id);
         for a in state
-            .answers
+            .view
+            .answer_rows
             .iter()
             .filter(|a| a.question.starts_with(&prefix))
         {
@@ -368,6 +371,7 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
 /// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let rows: Vec<Line> = state
+        .view
         .runs
         .iter()
         .enumerate()
