@@ -66,10 +66,23 @@ fn last_kind(journal: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// `<root>/<plan>/<session>/journal.jsonl` (the root also holds `faultline.log`).
 fn journal_of(root: &Path) -> Option<std::path::PathBuf> {
-    let plan = std::fs::read_dir(root).ok()?.flatten().next()?.path();
-    let session = std::fs::read_dir(plan).ok()?.flatten().next()?.path();
-    Some(session.join("journal.jsonl"))
+    let dirs = |dir: &Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    dirs(root)
+        .iter()
+        .flat_map(|plan| dirs(plan))
+        .map(|session| session.join("journal.jsonl"))
+        .find(|journal| journal.exists())
 }
 
 fn sigterm_trials(trials: usize) {
@@ -95,9 +108,18 @@ fn sigterm_trials(trials: usize) {
         let status = child.wait().expect("faultline exits");
         let took = sent.elapsed();
         worst = worst.max(took);
-        let last = journal_of(&root).map(|j| last_kind(&j)).unwrap_or_default();
+        let journal = journal_of(&root);
+        let last = journal.as_deref().map(last_kind).unwrap_or_default();
+        // Healed: the reducer finds nothing left injected or mounted.
+        let open = journal
+            .and_then(|j| faultline::session::journal::read(&j).ok())
+            .map(|c| {
+                let view = faultline::session::view::View::of(&c.records);
+                view.open_faults.len() + view.open_mounts.len()
+            })
+            .unwrap_or_default();
         println!(
-            "sigterm trial {trial}: sent {:.2} s in, exited {:.3} s later ({status}), journal ends with {last}",
+            "sigterm trial {trial}: sent {:.2} s in, exited {:.3} s later ({status}), journal ends with {last}, {open} faults open",
             moment.as_secs_f64(),
             took.as_secs_f64()
         );

@@ -100,6 +100,9 @@ pub async fn print<W: Write + Send>(
         match tokio::time::timeout(every, rx.recv()).await {
             Ok(Some(record)) => {
                 view.apply(&record);
+                if record.event.restates_outcome() {
+                    continue;
+                }
                 let text = line(&record);
                 let _ = writeln!(out, "{text}");
                 last = format!(

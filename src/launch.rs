@@ -849,8 +849,8 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
 }
 
 /// `faultline report SESSION`: rewrites the session log, findings, `verdicts.json` and
-/// the report from the session's journal and saved outcome. Running it twice writes
-/// the same bytes.
+/// the report from the session's journal (its records and the outcome they add up
+/// to). Running it twice writes the same bytes.
 pub fn report(session: &Path) -> i32 {
     let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
@@ -861,9 +861,9 @@ pub fn report(session: &Path) -> i32 {
     };
     let Some(outcome) = saved.outcome else {
         eprintln!(
-            "faultline: {} has no {} yet: nothing to report",
-            session.display(),
-            crate::session::resume::OUTCOME_FILE
+            "faultline: {}: its journal holds no outcome yet (none is journaled before \
+             the preflight ends, and journals older than format 3 hold none): nothing to report",
+            session.display()
         );
         return exit::UNREADABLE;
     };

@@ -146,6 +146,10 @@ struct Driver<'a> {
     preflight: Preflight,
     /// Authored tests driving their scenarios' workloads, by scenario id.
     authored: BTreeMap<String, crate::engine::authoring::AuthoredDriver>,
+    /// The outcome as last journaled (session part, then each scenario by index):
+    /// only what changed since is journaled again.
+    journaled_session: Option<SessionOutcome>,
+    journaled_scenarios: Vec<Option<ScenarioOutcome>>,
 }
 
 /// A session directory with its journal open (and locked): what [`run`] runs in.
@@ -228,16 +232,29 @@ pub async fn run(
         capabilities: Vec::new(),
     };
     let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
-    let outcome = match &req.resume {
+    let (outcome, journaled) = match &req.resume {
         Some(from) => {
             let records = crate::session::journal::read(&dir.path.join("journal.jsonl"))?.records;
+            let view = View::of(&records);
+            // What the journal already holds is not journaled again unless it changes.
+            let journaled = view.outcome();
             let mut outcome = reopened(from.outcome.clone().unwrap_or(fresh), &req.plan);
-            restore_decided(&mut outcome, &View::of(&records));
+            restore_decided(&mut outcome, &view);
             outputs.seed(records);
-            outcome
+            (outcome, journaled)
         }
-        None => fresh,
+        None => (fresh, None),
     };
+    let journaled_scenarios = match &journaled {
+        Some(o) if o.scenarios.len() == outcome.scenarios.len() => {
+            o.scenarios.iter().cloned().map(Some).collect()
+        }
+        _ => vec![None; outcome.scenarios.len()],
+    };
+    let journaled_session = journaled.map(|o| SessionOutcome {
+        scenarios: Vec::new(),
+        ..o
+    });
     let watcher = tokio::spawn(outputs.clone().follow(rx, tap));
     let mut driver = Driver {
         req,
@@ -249,16 +266,22 @@ pub async fn run(
         findings: 0,
         preflight: Preflight::default(),
         authored: BTreeMap::new(),
+        journaled_session,
+        journaled_scenarios,
     };
     let result = match drive(&mut driver, operator, revision, watchdog).await {
         Ok(ended) => Ok(ended),
         // Whatever can still be written is: the outcome so far, findings, verdicts,
         // the report (faults are healed by then: every iteration heals on its way out).
-        Err(source) => Err(DriverError::Stopped {
-            dir: driver.dir.path.clone(),
-            report: driver.outputs.finish(&driver.outcome),
-            source: Box::new(source),
-        }),
+        Err(source) => {
+            // Best effort: the journal may be what failed.
+            let _ = driver.journal_outcome();
+            Err(DriverError::Stopped {
+                dir: driver.dir.path.clone(),
+                report: driver.outputs.finish(&driver.outcome),
+                source: Box::new(source),
+            })
+        }
     };
     // Closing the journal's channel lets the watcher drain and stop (another handle,
     // the session server's, may outlive this one).
@@ -445,7 +468,7 @@ impl Driver<'_> {
                 interrupted,
             }),
         )?;
-        self.publish();
+        self.publish()?;
         Ok(())
     }
 
@@ -506,8 +529,92 @@ impl Driver<'_> {
         Ok(())
     }
 
-    fn publish(&self) {
+    /// Journals what changed of the outcome (each changed scenario, then the session
+    /// part, so a session part on record always has its scenarios before it), then
+    /// brings the documents up to date. The journal is the outcome's only record:
+    /// `resume` and `report` read it back through the reducer.
+    fn publish(&mut self) -> Result<(), DriverError> {
+        self.journal_outcome()?;
         self.outputs.publish(&self.outcome);
+        Ok(())
+    }
+
+    /// The journal half of [`Driver::publish`].
+    fn journal_outcome(&mut self) -> Result<(), DriverError> {
+        for index in 0..self.outcome.scenarios.len() {
+            self.journal_scenario(index)?;
+        }
+        self.journal_head()
+    }
+
+    /// The outcome's session part, when it changed since last journaled.
+    fn journal_head(&mut self) -> Result<(), DriverError> {
+        let o = &self.outcome;
+        // Field by field: cloning the whole outcome to drop its scenarios would cost
+        // a copy of every scenario on every publish.
+        let head = SessionOutcome {
+            plan_path: o.plan_path.clone(),
+            plan_slug: o.plan_slug.clone(),
+            sut_dir: o.sut_dir.clone(),
+            session_dir: o.session_dir.clone(),
+            revision: o.revision.clone(),
+            operator: o.operator.clone(),
+            tier: o.tier,
+            started: o.started.clone(),
+            finished: o.finished.clone(),
+            scenarios: Vec::new(),
+            verdict: o.verdict,
+            interrupted: o.interrupted.clone(),
+            toolbox: o.toolbox.clone(),
+            capabilities: o.capabilities.clone(),
+        };
+        if self.journaled_session.as_ref() != Some(&head) {
+            let order = self
+                .outcome
+                .scenarios
+                .iter()
+                .map(|s| s.id.clone())
+                .collect();
+            self.journal.append(
+                Scope::default(),
+                Event::OutcomeSession(event::OutcomeSession {
+                    outcome: Some(Box::new(head.clone())),
+                    order,
+                }),
+            )?;
+            self.journaled_session = Some(head);
+        }
+        Ok(())
+    }
+
+    /// [`Driver::publish`] when of the scenarios only `index` may have changed.
+    fn publish_at(&mut self, index: usize) -> Result<(), DriverError> {
+        self.journal_scenario(index)?;
+        self.journal_head()?;
+        self.outputs.publish(&self.outcome);
+        Ok(())
+    }
+
+    fn journal_scenario(&mut self, index: usize) -> Result<(), DriverError> {
+        let Some(now) = self.outcome.scenarios.get(index) else {
+            return Ok(());
+        };
+        if self.journaled_scenarios.get(index).and_then(Option::as_ref) == Some(now) {
+            return Ok(());
+        }
+        self.journal.append(
+            Scope {
+                scenario: Some(now.id.clone()),
+                arm: None,
+            },
+            Event::OutcomeScenario(event::OutcomeScenario {
+                outcome: Some(Box::new(now.clone())),
+            }),
+        )?;
+        if let Some(slot) = self.journaled_scenarios.get_mut(index) {
+            *slot = Some(now.clone());
+        }
+        Ok(())
     }
 
     /// Toolbox, checklist, probes, installs. An unanswered question is returned: the
@@ -531,7 +638,7 @@ impl Driver<'_> {
                         found.used.get(&scenario.id).cloned().unwrap_or_default();
                 }
                 self.preflight = found;
-                self.publish();
+                self.publish()?;
                 Ok(None)
             }
             Err(PreflightError::Unanswered(question)) => {
@@ -630,7 +737,7 @@ impl Driver<'_> {
             if !kept {
                 self.outcome.scenarios[index].phase = Phase::Preconditions;
             }
-            self.publish();
+            self.publish_at(index)?;
             let ran = if kept {
                 Ok(())
             } else {
@@ -680,7 +787,7 @@ impl Driver<'_> {
                 unanswered = Some(question);
             }
             self.outcome.scenarios[index].phase = Phase::Done;
-            self.publish();
+            self.publish_at(index)?;
         }
         Ok(unanswered)
     }
@@ -812,7 +919,7 @@ impl Driver<'_> {
                 },
             };
             self.outcome.scenarios[index].runs.push(result.outcome);
-            self.publish();
+            self.publish_at(index)?;
         }
         self.settle(index)
     }
@@ -1097,6 +1204,7 @@ impl Driver<'_> {
                 verdict: s.verdict,
             })
             .collect();
+        self.journal_outcome()?;
         self.journal.append(
             Scope::default(),
             Event::SessionVerdict(event::SessionVerdictEvent {

@@ -107,25 +107,9 @@ impl Outputs {
 
     /// Takes the engine's latest view and rewrites the documents from it.
     pub fn publish(&self, outcome: &SessionOutcome) {
-        self.save(outcome);
         let mut state = self.lock();
         state.outcome = Some(outcome.clone());
         self.render(&mut state, Only::Unsettled, false);
-    }
-
-    /// Keeps `outcome.json` current, whole or not at all, for `resume` and `report`.
-    fn save(&self, outcome: &SessionOutcome) {
-        let path = self
-            .shared
-            .dir
-            .path
-            .join(crate::session::resume::OUTCOME_FILE);
-        let saved = serde_json::to_vec_pretty(outcome)
-            .map_err(std::io::Error::other)
-            .and_then(|json| crate::session::resume::write_atomically(&path, &json));
-        if let Err(e) = saved {
-            tracing::warn!("cannot write {}: {e}", path.display());
-        }
     }
 
     /// Rewrites the session log (`whole`, or when it is due) and the findings files
@@ -222,7 +206,6 @@ impl Outputs {
     /// Final documents: session log from the whole journal on disk, every findings
     /// file, `verdicts.json`, and the report (printed whole if it cannot be written).
     pub fn finish(&self, outcome: &SessionOutcome) -> Result<PathBuf, String> {
-        self.save(outcome);
         let journal_path = self.shared.dir.path.join("journal.jsonl");
         let mut state = self.lock();
         if let Ok(contents) = crate::session::journal::read(&journal_path) {

@@ -191,7 +191,7 @@ pub fn session_log<'a>(
         plan,
         outcome,
         commit,
-        journal: entries(|_| true),
+        journal: entries(|e| !e.restates_outcome()),
         toolbox: entries(|e| matches!(e, Event::ToolboxItem(_))),
         capabilities: entries(|e| matches!(e, Event::Capability(_))),
         preconditions: entries(|e| matches!(e, Event::Precondition(_))),

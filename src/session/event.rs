@@ -12,12 +12,22 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::outcome::{TimingCut, WorkloadCut};
+use super::outcome::{ScenarioOutcome, SessionOutcome, TimingCut, WorkloadCut};
 use crate::verdict::{ReasonStep, SessionVerdict, Tier, Verdict};
 
 /// The journal format this build writes (in `session-started`). 1: the untyped
-/// journals before typed events (no `format` field); 2: typed events.
-pub const FORMAT: u32 = 2;
+/// journals before typed events (no `format` field); 2: typed events; 3: the
+/// session's outcome journaled too (`outcome-session`, `outcome-scenario`), so the
+/// journal alone is what `resume` and `report` read.
+pub const FORMAT: u32 = 3;
+
+impl Event {
+    /// An `outcome-*` record: the outcome restated for `resume` and `report`, not
+    /// news. Timelines and progress lines leave these out.
+    pub fn restates_outcome(&self) -> bool {
+        matches!(self, Event::OutcomeSession(_) | Event::OutcomeScenario(_))
+    }
+}
 
 /// Declares the event enum: variant, payload and the kind it is journaled as.
 macro_rules! events {
@@ -57,6 +67,11 @@ events! {
     JournalTornTail(TornTail) = "journal-torn-tail",
     /// The operator (or a signal) stopped the run during a scenario.
     Interrupted(InterruptedEvent) = "interrupted",
+    /// The session's own part of its outcome (all but the scenarios) and the
+    /// scenarios' order, whenever it changed.
+    OutcomeSession(OutcomeSession) = "outcome-session",
+    /// One scenario's outcome as it stands, whenever it changed.
+    OutcomeScenario(OutcomeScenario) = "outcome-scenario",
     /// A question nobody could answer stopped the run.
     StoppedUnanswered(StoppedUnanswered) = "stopped-unanswered",
     OperatorAnswer(OperatorAnswer) = "operator-answer",
@@ -217,6 +232,22 @@ pub struct SessionResumed {
     pub by: String,
     pub kept: Vec<String>,
     pub interrupted: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OutcomeSession {
+    /// The outcome with its `scenarios` left empty: they come as `outcome-scenario`.
+    /// (Boxed, as outcomes are large beside every other payload.)
+    pub outcome: Option<Box<SessionOutcome>>,
+    /// The scenarios' ids in plan order.
+    pub order: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OutcomeScenario {
+    pub outcome: Option<Box<ScenarioOutcome>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use crate::session::dir::Revision;
 use crate::verdict::{AuditItem, Decision, SessionVerdict, Tier, Verdict};
 
 /// The whole session, as far as it got.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionOutcome {
     pub plan_path: String,
     pub plan_slug: String,
@@ -40,7 +40,7 @@ pub struct SessionOutcome {
 }
 
 /// One scenario: its own verdict (aggregated over arms when it has arms).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioOutcome {
     pub id: String,
     pub name: String,
@@ -74,7 +74,7 @@ pub enum Phase {
 }
 
 /// One scenario or arm run (all its seeds, plus a re-run of a FAIL).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOutcome {
     /// `D3`, or `D5/api` for an arm.
     pub id: String,
@@ -108,7 +108,7 @@ impl RunOutcome {
 }
 
 /// One iteration with one seed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeedRun {
     pub seed: u64,
     pub landing: Vec<LandingEvidence>,
@@ -119,7 +119,7 @@ pub struct SeedRun {
 }
 
 /// What was seen of one planned fault.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LandingEvidence {
     pub fault: String,
     pub injected: bool,
@@ -134,7 +134,7 @@ pub struct LandingEvidence {
 }
 
 /// What the checker consumed and found.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OracleEvidence {
     pub checker: String,
     pub ops_checked: u64,
@@ -145,7 +145,7 @@ pub struct OracleEvidence {
 }
 
 /// A FAIL's write-up (method §2.7, §5, §6).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// `F1`, `F2`… in session order.
     pub id: String,

@@ -1,6 +1,7 @@
 //! What a session keeps about itself so it can be picked up after faultline was killed
 //! (`faultline resume SESSION`) and its documents rebuilt (`faultline report SESSION`):
-//! the plan and run-spec texts as read, the request, and the outcome last published.
+//! the plan and run-spec texts as read and the request, beside the journal (whose
+//! outcome records the reducer folds into the outcome last published).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,8 +13,6 @@ use crate::verdict::Tier;
 
 /// Where the inputs live inside a session directory.
 const INPUT_DIR: &str = "input";
-/// The outcome the engine last published.
-pub const OUTCOME_FILE: &str = "outcome.json";
 
 /// A plan and its run-spec text, with the names to report them under.
 pub struct PlanInput {
@@ -43,6 +42,7 @@ pub struct SavedRequest {
 pub struct Saved {
     pub input: PlanInput,
     pub request: SavedRequest,
+    /// The outcome the journal's records add up to (`None`: none journaled yet).
     pub outcome: Option<SessionOutcome>,
     /// Answers the journal holds, by question id — except machine changes, which
     /// need a fresh approval.
@@ -90,17 +90,11 @@ pub fn load(session: &Path) -> Result<Saved, String> {
         Some(label) => Some((label.clone(), read(&dir.join("plan.run.yaml"))?)),
         None => None,
     };
-    let outcome_path = session.join(OUTCOME_FILE);
-    let outcome = match std::fs::read_to_string(&outcome_path) {
-        Ok(text) => Some(
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", outcome_path.display()))?,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("{}: {e}", outcome_path.display())),
-    };
     let journal =
         crate::session::journal::read(&session.join("journal.jsonl")).map_err(|e| e.to_string())?;
-    let answers = crate::session::view::View::of(&journal.records)
+    let view = crate::session::view::View::of(&journal.records);
+    let outcome = view.outcome();
+    let answers = view
         .answers
         .into_iter()
         // Approvals are asked again: whoever resumes approves for themselves.

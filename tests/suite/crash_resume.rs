@@ -36,7 +36,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 41] = [
+const KILL_POINTS: [KillPoint; 43] = [
     at("session-started"),
     // The session server's first record: the first of a resumed run after its heal.
     at("session-roles"),
@@ -49,6 +49,11 @@ const KILL_POINTS: [KillPoint; 41] = [
     at("install-declined"),
     at("install-not-offered"),
     at("capability-matrix"),
+    // The outcome's session part, journaled again once the preflight settled the
+    // capabilities (a resumed run journaled its scenarios at its start); then D1's
+    // outcome as it gets under way.
+    at("outcome-session"),
+    at("outcome-scenario"),
     at("budget"),
     at("audit-declared"),
     at("iteration-started"),

@@ -18,6 +18,7 @@ use super::event::{
     VerdictEvent,
 };
 use super::journal::{Record, Scope};
+use super::outcome::{ScenarioOutcome, SessionOutcome};
 
 /// A record's payload with the scope it was journaled under.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +70,10 @@ pub struct View {
     pub staged_diff: Option<PathBuf>,
     /// When the session started (UTC, as journaled).
     pub started: Option<String>,
+    /// The outcome's session part and scenario order, as last journaled.
+    outcome_session: Option<(SessionOutcome, Vec<String>)>,
+    /// Each scenario's outcome as last journaled, by id.
+    outcome_scenarios: BTreeMap<String, ScenarioOutcome>,
 }
 
 impl View {
@@ -146,11 +151,40 @@ impl View {
             }
             Event::SessionRoles(r) => self.roles = Some(r.clone()),
             Event::Verdict(v) => self.verdicts.push(scoped(record, v)),
+            Event::OutcomeSession(o) => {
+                if let Some(outcome) = &o.outcome {
+                    self.outcome_session = Some((outcome.as_ref().clone(), o.order.clone()));
+                }
+            }
+            Event::OutcomeScenario(o) => {
+                if let Some(outcome) = &o.outcome {
+                    self.outcome_scenarios
+                        .insert(outcome.id.clone(), outcome.as_ref().clone());
+                }
+            }
             Event::Unknown(u) => self
                 .unread
                 .push((record.seq, u.kind.clone(), u.why.clone())),
             _ => {}
         }
+    }
+}
+
+impl View {
+    /// The session's outcome as its records left it: what `resume` continues from and
+    /// `report` renders. `None` before the first `outcome-session` record (a journal
+    /// older than format 3 has none, and so does one cut before every scenario it
+    /// orders was journaled).
+    pub fn outcome(&self) -> Option<SessionOutcome> {
+        let (head, order) = self.outcome_session.as_ref()?;
+        let scenarios = order
+            .iter()
+            .map(|id| self.outcome_scenarios.get(id).cloned())
+            .collect::<Option<Vec<_>>>()?;
+        Some(SessionOutcome {
+            scenarios,
+            ..head.clone()
+        })
     }
 }
 
