@@ -549,25 +549,7 @@ impl Driver<'_> {
 
     /// The outcome's session part, when it changed since last journaled.
     fn journal_head(&mut self) -> Result<(), DriverError> {
-        let o = &self.outcome;
-        // Field by field: cloning the whole outcome to drop its scenarios would cost
-        // a copy of every scenario on every publish.
-        let head = SessionOutcome {
-            plan_path: o.plan_path.clone(),
-            plan_slug: o.plan_slug.clone(),
-            sut_dir: o.sut_dir.clone(),
-            session_dir: o.session_dir.clone(),
-            revision: o.revision.clone(),
-            operator: o.operator.clone(),
-            tier: o.tier,
-            started: o.started.clone(),
-            finished: o.finished.clone(),
-            scenarios: Vec::new(),
-            verdict: o.verdict,
-            interrupted: o.interrupted.clone(),
-            toolbox: o.toolbox.clone(),
-            capabilities: o.capabilities.clone(),
-        };
+        let head = self.outcome.head();
         if self.journaled_session.as_ref() != Some(&head) {
             let order = self
                 .outcome
@@ -591,7 +573,7 @@ impl Driver<'_> {
     fn publish_at(&mut self, index: usize) -> Result<(), DriverError> {
         self.journal_scenario(index)?;
         self.journal_head()?;
-        self.outputs.publish(&self.outcome);
+        self.outputs.publish_at(&self.outcome, index);
         Ok(())
     }
 
@@ -934,6 +916,7 @@ impl Driver<'_> {
         if self.preflight.deferred.is_empty() {
             return Ok(None);
         }
+        let waiting = self.preflight.deferred.len();
         let ctx = preflight_ctx(self.req, &self.dir, &self.cancel);
         let reached = preflight::reached(
             &ctx,
@@ -945,6 +928,9 @@ impl Driver<'_> {
         )
         .await;
         match reached {
+            // Nothing was due at `id`: nothing to copy (copying per scenario would
+            // cost the whole plan at every scenario).
+            Ok(()) if self.preflight.deferred.len() == waiting => Ok(None),
             Ok(()) => {
                 self.outcome.capabilities = self.preflight.matrix.clone();
                 for s in &mut self.outcome.scenarios {

@@ -3,7 +3,7 @@
 //! (so a killed run still leaves partial findings); `verdicts.json` and the report
 //! are written at the end.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -37,9 +37,25 @@ struct State {
     /// Scenarios whose findings were written after they were done: unchanged since,
     /// so a publish does not write them again.
     settled: HashSet<String>,
+    /// Each scenario's place in `outcome.scenarios`, so the work a record does is the
+    /// same at the first scenario and at the five-thousandth.
+    index: HashMap<String, usize>,
     /// When the session log was last written, and what writing it cost.
     log_written: Option<Instant>,
     log_cost: Duration,
+}
+
+impl State {
+    /// Takes `outcome` whole, and where each of its scenarios is.
+    fn replace(&mut self, outcome: &SessionOutcome) {
+        self.index = outcome
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
+        self.outcome = Some(outcome.clone());
+    }
 }
 
 /// The session log is rewritten at most this often while the run goes (and whole at
@@ -108,7 +124,33 @@ impl Outputs {
     /// Takes the engine's latest view and rewrites the documents from it.
     pub fn publish(&self, outcome: &SessionOutcome) {
         let mut state = self.lock();
-        state.outcome = Some(outcome.clone());
+        state.replace(outcome);
+        self.render(&mut state, Only::Unsettled, false);
+    }
+
+    /// [`Outputs::publish`] when, of the scenarios, only `index` changed: copies that
+    /// one and the session part, not every scenario (whose cost would grow with the
+    /// session).
+    pub fn publish_at(&self, outcome: &SessionOutcome, index: usize) {
+        let mut state = self.lock();
+        let Some(kept) = state
+            .outcome
+            .as_mut()
+            .filter(|k| k.scenarios.len() == outcome.scenarios.len())
+        else {
+            drop(state);
+            return self.publish(outcome);
+        };
+        let scenarios = std::mem::take(&mut kept.scenarios);
+        *kept = SessionOutcome {
+            scenarios,
+            ..outcome.head()
+        };
+        if let (Some(slot), Some(now)) =
+            (kept.scenarios.get_mut(index), outcome.scenarios.get(index))
+        {
+            *slot = now.clone();
+        }
         self.render(&mut state, Only::Unsettled, false);
     }
 
@@ -131,17 +173,19 @@ impl Outputs {
             state.log_written = Some(Instant::now());
             state.log_cost = started.elapsed();
         }
-        for scenario in &outcome.scenarios {
-            let wanted = match only {
-                Only::All => scenario.phase != Phase::Pending,
-                Only::Unsettled => {
-                    scenario.phase != Phase::Pending && !state.settled.contains(&scenario.id)
-                }
-                Only::Scenario(id) => id == scenario.id,
-            };
-            if !wanted {
-                continue;
-            }
+        let wanted: Vec<usize> = match only {
+            Only::All => (0..outcome.scenarios.len())
+                .filter(|&i| outcome.scenarios[i].phase != Phase::Pending)
+                .collect(),
+            Only::Unsettled => (0..outcome.scenarios.len())
+                .filter(|&i| {
+                    let s = &outcome.scenarios[i];
+                    s.phase != Phase::Pending && !state.settled.contains(&s.id)
+                })
+                .collect(),
+            Only::Scenario(id) => state.index.get(id).copied().into_iter().collect(),
+        };
+        for scenario in wanted.into_iter().filter_map(|i| outcome.scenarios.get(i)) {
             if scenario.phase == Phase::Done {
                 state.settled.insert(scenario.id.clone());
             }
@@ -189,12 +233,12 @@ impl Outputs {
                 continue;
             }
             state.records.push(record);
-            if let (Some(id), Some(phase), Some(outcome)) =
-                (&scenario, phase, state.outcome.as_mut())
-                && let Some(s) = outcome
-                    .scenarios
-                    .iter_mut()
-                    .find(|s| s.id == *id && s.phase != Phase::Done)
+            let at = scenario
+                .as_ref()
+                .and_then(|id| state.index.get(id).copied());
+            if let (Some(at), Some(phase), Some(outcome)) = (at, phase, state.outcome.as_mut())
+                && let Some(s) = outcome.scenarios.get_mut(at)
+                && s.phase != Phase::Done
             {
                 s.phase = phase;
             }
@@ -211,7 +255,7 @@ impl Outputs {
         if let Ok(contents) = crate::session::journal::read(&journal_path) {
             state.records = contents.records;
         }
-        state.outcome = Some(outcome.clone());
+        state.replace(outcome);
         self.render(&mut state, Only::All, true);
         drop(state);
         let json = report::verdicts_json(outcome);

@@ -52,6 +52,16 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
         return r;
     }
     let writes: Vec<&Op> = history.ops.iter().filter(|o| is_write(o)).collect();
+    // For each key and value, the latest invocation of a write that may have put it
+    // there (acknowledged, or timed out and so perhaps applied): one pass, so the
+    // check is O(n log n) where asking every write about every other was O(n²).
+    let mut latest: BTreeMap<(&str, String), u64> = BTreeMap::new();
+    for o in writes.iter().filter(|o| o.is_acked() || o.timeout) {
+        if let Some(key) = o.key.as_deref() {
+            let at = latest.entry((key, o.input.to_string())).or_insert(0);
+            *at = (*at).max(o.invoke_ts);
+        }
+    }
     let mut anomalies = Vec::new();
     for w in writes.iter().filter(|w| w.is_acked()) {
         let Some(key) = &w.key else {
@@ -70,14 +80,11 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
             }),
             Some(v) if *v == w.input => {}
             Some(v) => {
-                // Acked or indeterminate writes invoked at or after w can overwrite it.
-                let explained = writes.iter().any(|o| {
-                    o.op_id != w.op_id
-                        && o.key.as_deref() == Some(key.as_str())
-                        && o.invoke_ts >= w.invoke_ts
-                        && (o.is_acked() || o.timeout)
-                        && o.input == *v
-                });
+                // A write of the final value invoked at or after w can have overwritten it
+                // (never w itself: its value is not the final one).
+                let explained = latest
+                    .get(&(key.as_str(), v.to_string()))
+                    .is_some_and(|at| *at >= w.invoke_ts);
                 if !explained {
                     anomalies.push(Anomaly {
                         ops: vec![w.op_id.clone()],

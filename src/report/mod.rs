@@ -45,15 +45,22 @@ pub fn finding(
     outcome: &SessionOutcome,
     scenario: &ScenarioOutcome,
 ) -> Result<String, RenderError> {
+    // Only what the template reads of the session: handing it the whole outcome
+    // would convert every scenario for each finding, a cost that grows with the
+    // session (issue 15's flat-cost bench).
+    #[derive(serde::Serialize)]
+    struct SessionPart {
+        tier: crate::verdict::Tier,
+    }
     #[derive(serde::Serialize)]
     struct FindingView<'a> {
-        outcome: &'a SessionOutcome,
+        outcome: SessionPart,
         scenario: view::ScenarioView<'a>,
     }
     templates::render(
         "finding.md.j2",
         &FindingView {
-            outcome,
+            outcome: SessionPart { tier: outcome.tier },
             scenario: view::scenario(plan, scenario),
         },
     )

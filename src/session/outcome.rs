@@ -39,6 +39,29 @@ pub struct SessionOutcome {
     pub capabilities: Vec<crate::capability::MatrixRow>,
 }
 
+impl SessionOutcome {
+    /// The session part alone: every field but `scenarios` (left empty), copied
+    /// field by field so no scenario is copied.
+    pub fn head(&self) -> SessionOutcome {
+        SessionOutcome {
+            plan_path: self.plan_path.clone(),
+            plan_slug: self.plan_slug.clone(),
+            sut_dir: self.sut_dir.clone(),
+            session_dir: self.session_dir.clone(),
+            revision: self.revision.clone(),
+            operator: self.operator.clone(),
+            tier: self.tier,
+            started: self.started.clone(),
+            finished: self.finished.clone(),
+            scenarios: Vec::new(),
+            verdict: self.verdict,
+            interrupted: self.interrupted.clone(),
+            toolbox: self.toolbox.clone(),
+            capabilities: self.capabilities.clone(),
+        }
+    }
+}
+
 /// One scenario: its own verdict (aggregated over arms when it has arms).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioOutcome {

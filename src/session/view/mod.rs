@@ -74,6 +74,8 @@ pub struct View {
     outcome_session: Option<(SessionOutcome, Vec<String>)>,
     /// Each scenario's outcome as last journaled, by id.
     outcome_scenarios: BTreeMap<String, ScenarioOutcome>,
+    /// Which row each (scenario, arm) scope folds into.
+    row_of: std::collections::HashMap<(String, Option<String>), usize>,
 }
 
 impl View {

@@ -234,6 +234,12 @@ impl View {
     /// gets a row of its own rather than being dropped.
     fn row_index(&mut self, record: &Record) -> Option<usize> {
         let scenario = record.scope.scenario.as_deref()?;
+        let key = (scenario.to_string(), record.scope.arm.clone());
+        // Remembered per scope: a search of every row per record would make a
+        // record's cost grow with the plan.
+        if let Some(&at) = self.row_of.get(&key) {
+            return Some(at);
+        }
         let found = match record.scope.arm.as_deref() {
             Some(arm) => self.runs.iter().position(|r| {
                 r.scenario == scenario && (r.arm.as_deref() == Some(arm) || r.id == arm)
@@ -243,21 +249,22 @@ impl View {
                 .iter()
                 .position(|r| r.scenario == scenario && r.arm.is_none()),
         };
-        if found.is_some() {
-            return found;
-        }
-        let arm = record
-            .scope
-            .arm
-            .as_deref()
-            .map(|a| a.rsplit('/').next().unwrap_or(a).to_string());
-        let id = match &arm {
-            Some(a) => format!("{scenario}/{a}"),
-            None => scenario.to_string(),
-        };
-        self.runs
-            .push(RunRow::new(id, scenario.to_string(), arm, String::new()));
-        Some(self.runs.len() - 1)
+        let at = found.unwrap_or_else(|| {
+            let arm = record
+                .scope
+                .arm
+                .as_deref()
+                .map(|a| a.rsplit('/').next().unwrap_or(a).to_string());
+            let id = match &arm {
+                Some(a) => format!("{scenario}/{a}"),
+                None => scenario.to_string(),
+            };
+            self.runs
+                .push(RunRow::new(id, scenario.to_string(), arm, String::new()));
+            self.runs.len() - 1
+        });
+        self.row_of.insert(key, at);
+        Some(at)
     }
 
     /// The session reached `stage` (it never goes back).
