@@ -247,6 +247,7 @@ fn to_history(ops: &[GenOp]) -> History {
     History {
         ops,
         present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+        unknown_fields: Default::default(),
         source: "generated".into(),
     }
 }

@@ -59,6 +59,7 @@ fn history(n: u64) -> (History, BTreeMap<String, Value>) {
     let history = History {
         ops,
         present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+        unknown_fields: Default::default(),
         source: "generated".into(),
     };
     (history, last)

@@ -257,6 +257,24 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
         eprintln!("faultline: run spec rejected; nothing was started");
         exit::HANDED_BACK
     })?;
+    // What lint calls a trap would spend a cluster run on a verdict known now; only
+    // the scenarios this run will run count (`--only`).
+    let runs = |id: &str| {
+        args.only.as_ref().is_none_or(|only| {
+            let scenario = id.split('/').next().unwrap_or(id);
+            only.iter()
+                .any(|o| o == id || o == scenario || o.split('/').next() == Some(id))
+        })
+    };
+    let traps: Vec<_> = runspec::traps::traps(&spec)
+        .into_iter()
+        .filter(|p| p.scenario.as_deref().is_none_or(runs))
+        .collect();
+    if !traps.is_empty() {
+        eprint!("{}", plan::render::lint_text(&parsed, &traps));
+        eprintln!("faultline: run spec handed back; nothing was started");
+        return Err(exit::HANDED_BACK);
+    }
     Ok((parsed, spec))
 }
 
@@ -448,6 +466,17 @@ pub async fn run(
     let _log_guard = crate::logging::to_file(&out_root);
     let exe = std::env::current_exe()
         .map_or_else(|_| "faultline".to_string(), |p| p.display().to_string());
+    // A reproducer runs from any directory: it names the SUT and the session root.
+    let absolute = |p: &Path| {
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let text = p.display().to_string();
+        shlex::try_quote(&text).map_or(text.clone(), |q| q.into_owned())
+    };
+    let rerun_command = format!(
+        "{rerun_command} --sut {} --out {}",
+        absolute(&sut_dir),
+        absolute(&out_root)
+    );
     let request = Request {
         plan,
         plan_path: input.plan_label.clone(),

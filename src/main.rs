@@ -159,7 +159,11 @@ fn main() {
             match plan.map_or_else(|| faultline::launch::choose_plan(&args), Ok) {
                 Ok(plan) => match faultline::launch::read_plan(&plan) {
                     Ok(input) => {
-                        let again = format!("faultline run {}", plan.display());
+                        // Absolute, so the reproducer built on it runs from anywhere.
+                        let again = format!(
+                            "faultline run {}",
+                            std::path::absolute(&plan).unwrap_or(plan.clone()).display()
+                        );
                         block_on(faultline::launch::run(input, args, Tier::Smoke, again))
                     }
                     Err(code) => code,
@@ -261,6 +265,8 @@ fn load_spec(
                 .into_iter()
                 .map(|e| plan::lint::Problem {
                     line: usize::try_from(e.line).unwrap_or(0),
+                    // The sidecar's lines are its own, not the plan's.
+                    file: Some(e.file.clone()),
                     scenario: None,
                     field: "run spec".into(),
                     message: e.to_string(),
@@ -308,8 +314,20 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     let parsed = plan::parse::parse_plan(&source, &text);
     let mut problems = plan::lint::lint(&parsed);
     let spec = load_spec(&parsed, path);
+    let sidecar = faultline::runspec::sidecar_path(path);
+    let loaded = spec.as_ref().ok().map(|spec| {
+        let ids: Vec<&str> = spec.bindings.keys().map(String::as_str).collect();
+        let blocks = parsed.embedded_run_specs.len();
+        serde_json::json!({
+            "sidecar": sidecar.display().to_string(),
+            "sidecar_found": sidecar.exists(),
+            "embedded_blocks": blocks,
+            "bindings": ids,
+        })
+    });
     let privileged = match &spec {
         Ok(spec) => {
+            problems.extend(faultline::runspec::traps::traps(spec));
             problems.extend(toolbox_problems(&parsed, spec, sut));
             faultline::engine::privileged::by_binding(spec)
         }
@@ -321,6 +339,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     if json {
         let mut value = plan::render::lint_json(&parsed, &problems);
         value["privileged"] = serde_json::json!(privileged);
+        value["run_spec"] = loaded.unwrap_or(serde_json::Value::Null);
         match serde_json::to_string_pretty(&value) {
             Ok(out) => println!("{out}"),
             Err(err) => {
@@ -329,6 +348,32 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
             }
         }
     } else {
+        // Which run spec lint read, and what it binds: a missing sidecar is said, not
+        // guessed at.
+        match &loaded {
+            Some(run_spec) => println!(
+                "Run spec: {} ({}), {} block(s) in the plan; bindings: {}",
+                sidecar.display(),
+                if sidecar.exists() {
+                    "read"
+                } else {
+                    "none found"
+                },
+                parsed.embedded_run_specs.len(),
+                run_spec["bindings"]
+                    .as_array()
+                    .filter(|ids| !ids.is_empty())
+                    .map_or("none".to_string(), |ids| ids
+                        .iter()
+                        .filter_map(|id| id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+            ),
+            None => println!(
+                "Run spec: {} did not load (its problems are listed below)",
+                sidecar.display()
+            ),
+        }
         print!("{}", plan::render::lint_text(&parsed, &problems));
         if !privileged.is_empty() {
             println!(

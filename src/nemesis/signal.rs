@@ -136,9 +136,11 @@ async fn prom_sample(spec: &PromSignal) -> Result<f64, String> {
         .ok_or_else(|| format!("{}: no sample of {}", spec.url, spec.metric))
 }
 
-/// The history signal: an op recorded as indeterminate (`info`) or failed.
+/// The history signal: an op of faultline's JSONL history recorded as timed out
+/// (`"timeout": true`, or its alias `timeout_marker`) or failed (`error` not null).
 pub fn history_pattern() -> Regex {
-    Regex::new(r#""type"\s*:\s*"(info|fail)""#).expect("a fixed, valid pattern")
+    Regex::new(r#""(?:timeout|timeout_marker)"\s*:\s*true|"error"\s*:\s*[^n\s]"#)
+        .expect("a fixed, valid pattern")
 }
 
 impl Watch {
@@ -250,9 +252,14 @@ mod tests {
     #[test]
     fn the_history_pattern_finds_indeterminate_and_failed_ops_only() {
         let p = history_pattern();
-        assert!(p.is_match(r#"{"type": "info", "f": "write"}"#));
-        assert!(p.is_match(r#"{"type":"fail"}"#));
-        assert!(!p.is_match(r#"{"type":"ok"}"#));
+        assert!(p.is_match(r#"{"op_id": 3, "timeout": true, "error": null}"#));
+        assert!(p.is_match(r#"{"timeout_marker":true}"#));
+        assert!(p.is_match(r#"{"timeout": false, "error": "connection refused"}"#));
+        assert!(p.is_match(r#"{"error": {"code": 5}}"#));
+        assert!(!p.is_match(r#"{"op_id": 4, "timeout": false, "error": null}"#));
+        assert!(!p.is_match(r#"{"timeout":false,"error":   null}"#));
+        // Jepsen's `type` is not a field of faultline's JSONL schema.
+        assert!(!p.is_match(r#"{"type": "info", "f": "write"}"#));
     }
 
     #[test]

@@ -57,11 +57,29 @@ pub fn missing_fields_report(
     if fields.is_empty() {
         return None;
     }
-    let evidence = format!(
+    let mut evidence = format!(
         "refused: {} lacks field(s) {}",
         history.source,
         fields.join(", ")
     );
+    // A field under another name is the usual cause: say what was dropped.
+    if !history.unknown_fields.is_empty() {
+        let dropped: Vec<&str> = history.unknown_fields.iter().map(String::as_str).collect();
+        evidence.push_str(&format!(
+            "; it has field(s) this reader does not know, dropped: {}",
+            dropped.join(", ")
+        ));
+        let hints: Vec<String> = fields
+            .iter()
+            .filter_map(|want| {
+                let like = dropped.iter().find(|d| d.starts_with(want.as_str()))?;
+                Some(format!("`{like}` for `{want}`"))
+            })
+            .collect();
+        if !hints.is_empty() {
+            evidence.push_str(&format!(" (did you mean {}?)", hints.join(", ")));
+        }
+    }
     Some(CheckerReport {
         checker: checker.to_string(),
         run: CheckerRun::MissingFields { fields },

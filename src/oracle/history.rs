@@ -86,6 +86,9 @@ pub struct History {
     pub ops: Vec<Op>,
     /// Keys present in EVERY record (absent anywhere → not listed).
     pub present_fields: BTreeSet<String>,
+    /// Keys some record has that the reader does not read (`process_id` for
+    /// `process`): dropped, and named when a checker then lacks a field.
+    pub unknown_fields: BTreeSet<String>,
     /// Where it came from (file name), for messages.
     pub source: String,
 }
@@ -167,6 +170,7 @@ pub enum HistoryError {
 pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
     let mut present: Option<BTreeSet<String>> = None;
+    let mut unknown: BTreeSet<String> = BTreeSet::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut trailer: Option<(usize, u64)> = None;
     let mut op_lines: Vec<usize> = Vec::new();
@@ -212,6 +216,11 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
             continue;
         }
         let keys: BTreeSet<String> = map.keys().map(|k| canonical_field(k).to_string()).collect();
+        unknown.extend(
+            keys.iter()
+                .filter(|k| !DEFAULT_FIELDS.contains(&k.as_str()))
+                .cloned(),
+        );
         present = Some(match present {
             None => keys,
             Some(p) => p.intersection(&keys).cloned().collect(),
@@ -257,6 +266,7 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     Ok(History {
         ops,
         present_fields: present.unwrap_or_default(),
+        unknown_fields: unknown,
         source: source.to_string(),
     })
 }
@@ -386,6 +396,7 @@ fn op_from_map(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op
         error,
         timeout,
         node: r.opt_string("node")?,
-        fault_epoch: r.opt_u64("fault_epoch")?,
+        // Epochs count from 1: a client that writes 0 for "no fault" is outside one.
+        fault_epoch: r.opt_u64("fault_epoch")?.filter(|e| *e != 0),
     })
 }

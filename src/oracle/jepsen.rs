@@ -86,6 +86,7 @@ impl<'a> Pairing<'a> {
         Ok(History {
             ops: self.ops,
             present_fields: present,
+            unknown_fields: Default::default(),
             source: self.source.to_string(),
         })
     }

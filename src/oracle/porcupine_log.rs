@@ -54,6 +54,7 @@ pub fn parse_porcupine(source: &str, text: &str) -> Result<History, HistoryError
     Ok(History {
         ops,
         present_fields: converted_fields(every_op_keyed, false),
+        unknown_fields: Default::default(),
         source: source.to_string(),
     })
 }

@@ -80,6 +80,7 @@ pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
         .map(|(p, _)| format!("; the picker suggests `{p}`"))
         .unwrap_or_default();
     out.push(Problem {
+        file: None,
         line: checker.line,
         scenario: Some(s.id.clone()),
         field: "Checker".into(),

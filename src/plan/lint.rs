@@ -23,6 +23,9 @@ pub enum Severity {
 pub struct Problem {
     /// 1-based line: the scenario heading or the offending field.
     pub line: usize,
+    /// The file the line is in, when it is not the plan (a sidecar run spec).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// Scenario id, if the problem belongs to a scenario.
     pub scenario: Option<String>,
     /// Field name as the plan template spells it, e.g. `Oracle`, `§7.M`.
@@ -130,6 +133,7 @@ pub fn lint(plan: &Plan) -> Vec<Problem> {
     for claim in &plan.claims {
         if !claim.unknown_categories.is_empty() {
             out.push(Problem {
+                file: None,
                 line: claim.line,
                 scenario: None,
                 field: "Category".into(),
@@ -184,6 +188,7 @@ fn problem(
 ) -> Problem {
     Problem {
         line,
+        file: None,
         scenario: s.map(|s| s.id.clone()),
         field: field.to_string(),
         message,

@@ -116,7 +116,10 @@ pub fn lint_text(plan: &Plan, problems: &[Problem]) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "{}:{}: [{sev}] {scen}{}: {}\n",
-            plan.source, p.line, p.field, p.message
+            p.file.as_deref().unwrap_or(&plan.source),
+            p.line,
+            p.field,
+            p.message
         ));
     }
     let hb = problems

@@ -120,6 +120,7 @@ pub fn landing_mismatches(plan: &Plan, spec: &RunSpec) -> Vec<Problem> {
             )
         };
         out.push(Problem {
+            file: None,
             line: declared.line,
             scenario: Some(s.id.clone()),
             field: "§7.M Nemesis + landing evidence".into(),

@@ -5,6 +5,7 @@ pub mod duration;
 pub mod landing_lint;
 pub mod load;
 pub mod model;
+pub mod traps;
 pub mod vars;
 
 pub use load::{RunSpec, SpecError, load, sidecar_path};

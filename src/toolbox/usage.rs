@@ -193,6 +193,7 @@ pub fn reimplemented(
         let cited: Vec<String> = same.iter().map(|i| cite(i)).collect();
         out.push(Problem {
             line,
+            file: None,
             scenario: Some(scenario.to_string()),
             field: field.clone(),
             message: format!(

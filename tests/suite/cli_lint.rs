@@ -153,8 +153,9 @@ fn look_at_it_oracles_are_handed_back_and_nothing_is_created() {
     }
 }
 
-#[test]
-fn a_machine_checkable_plan_is_runnable() {
+/// A directory holding `plan.md`, a plan whose one scenario's oracle a built-in
+/// checker can judge.
+fn machine_checkable_plan() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("plan.md"),
@@ -163,6 +164,12 @@ fn a_machine_checkable_plan_is_runnable() {
         ),
     )
     .expect("write plan");
+    dir
+}
+
+#[test]
+fn a_machine_checkable_plan_is_runnable() {
+    let dir = machine_checkable_plan();
     let out = faultline(&["lint", "plan.md"], dir.path());
     assert_eq!(
         out.status.code(),
@@ -183,4 +190,62 @@ fn unreadable_plan_exits_66_naming_the_path() {
 fn usage_error_exits_64() {
     let out = faultline(&["lint"], Path::new("."));
     assert_eq!(out.status.code(), Some(64));
+}
+
+/// The traps a real run spec hit, each caught by lint before a cluster is spent on
+/// it: a misspelled built-in checker, a `${var}` nothing sets, a hardening tier with
+/// too few seeds. Each is named with the sidecar's own file and line and the field;
+/// lint also says which run spec it read and what it binds.
+#[test]
+fn run_spec_traps_are_handed_back_with_file_line_and_field() {
+    let dir = machine_checkable_plan();
+    let sidecar = "version: 1\n\
+                   scenarios:\n  \
+                     S1:\n    \
+                       workload: { run: \"client --dir ${logs}\" }\n    \
+                       checker: { builtin: no-lost-acks }\n    \
+                       tiers:\n      \
+                         hardening: { duration: 10s, seeds: 2 }\n";
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar).expect("write sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(65), "{text}");
+    assert!(
+        text.contains("Run spec: plan.run.yaml (read), 0 block(s) in the plan; bindings: S1"),
+        "{text}"
+    );
+    // Each trap is placed at its binding in the sidecar (not at a plan line) and
+    // names its field.
+    for (field, says) in [
+        ("run spec checker.builtin", "did you mean `no-lost-ack`?"),
+        ("run spec workload.run", "`${logs}` is set by nothing"),
+        (
+            "run spec tiers.hardening.seeds",
+            "2 seed(s) can never earn PASS-hardening",
+        ),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(field))
+            .unwrap_or_else(|| panic!("no problem for {field}: {text}"));
+        assert!(
+            line.starts_with("plan.run.yaml:")
+                && line.contains("[hand-back] S1 ")
+                && line.contains(says),
+            "{line}"
+        );
+    }
+    // Fixed, the same plan is runnable.
+    let fixed = sidecar
+        .replace("${logs}", "${artifacts}")
+        .replace("no-lost-acks", "no-lost-ack")
+        .replace("seeds: 2", "seeds: 3");
+    std::fs::write(dir.path().join("plan.run.yaml"), fixed).expect("write sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -163,9 +163,15 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         report.contains("INCONCLUSIVE-env") && report.contains("demo-skewd"),
         "the report gives D7's one-line reason"
     );
+    // It names the SUT and the session root, so it runs from any directory.
+    let (work, root) = (&common::demo_run().work, &common::demo_run().root);
     assert!(
-        report.contains("faultline demo --only D3 --tier hardening"),
-        "the reproducer re-runs the demo's D3"
+        report.contains(&format!(
+            "faultline demo --sut {} --out {} --only D3 --tier hardening",
+            work.display(),
+            root.display()
+        )),
+        "the reproducer re-runs the demo's D3 from anywhere"
     );
     let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
     assert!(

@@ -170,3 +170,66 @@ scenarios:
         "{text}"
     );
 }
+
+/// Milliseconds from the `fault-injected` to the `fault-healed` record of `fault`.
+fn held_ms(records: &[Line], fault: &str) -> i64 {
+    let at = |kind: &str| {
+        let ts = records
+            .iter()
+            .find(|r| r.kind == kind && r.data["fault"] == fault)
+            .map(|r| r.ts.clone())
+            .unwrap_or_else(|| panic!("no {kind} for {fault}"));
+        chrono::DateTime::parse_from_rfc3339(&ts).expect("an RFC 3339 time")
+    };
+    (at("fault-healed") - at("fault-injected")).num_milliseconds()
+}
+
+/// `duration` runs from injection to heal, whatever the landing proof is doing: a
+/// proof that takes 1.5 s of a 2 s fault, and one that never succeeds within its
+/// 4 s window, are both healed 2 s after injection; the first is proven, the second
+/// is not.
+#[tokio::test]
+async fn a_fault_is_healed_its_duration_after_injection_whatever_its_proof_takes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The victim notices a flag 1.5 s after it appears; nobody ever sets `never`.
+    let yaml = r#"
+cluster:
+  services:
+    - { name: v, run: 'while :; do if [ -e flag ]; then sleep 1.5; echo "flag seen" >&2; rm -f flag; fi; sleep 0.05; done' }
+workload: { run: "sleep 7", deadline: 30s }
+faults:
+  - id: slow-proof
+    after: 300ms
+    duration: 2s
+    command: { inject: "touch flag", heal: "true" }
+    landing:
+      - side: victim
+        log: { service: v, pattern: "flag seen" }
+        within: 4s
+  - id: no-proof
+    after: 3s
+    duration: 2s
+    command: { inject: "true", heal: "true" }
+    landing:
+      - side: victim
+        log: { service: v, pattern: "never" }
+        within: 4s
+"#;
+    let (facts, records) = common::run_inline(yaml, dir.path()).await;
+    for fault in ["slow-proof", "no-proof"] {
+        let held = held_ms(&records, fault);
+        assert!(
+            (1800..=2200).contains(&held),
+            "{fault} held {held} ms, declared 2000"
+        );
+    }
+    let landed = |id: &str| {
+        facts
+            .faults
+            .iter()
+            .find(|f| f.id == id)
+            .is_some_and(|f| f.victim_side_seen)
+    };
+    assert!(landed("slow-proof"), "{:?}", facts.faults);
+    assert!(!landed("no-proof"), "{:?}", facts.faults);
+}

@@ -53,18 +53,18 @@ fn serve(dir: &Path) -> Option<Server> {
     Some(server)
 }
 
-/// The binding: a workload that records `info` ops while `flag` exists, and a command
+/// The binding: a workload that records timed-out ops while `flag` exists, and a command
 /// fault writing under `aim` (the served `www` or a folder nobody reads).
 fn binding(port: u16, aim: &str) -> String {
     format!(
         r#"
 workload:
-  run: "for i in $(seq 1 40); do if [ -e www/isolated ]; then echo '{{\"type\":\"info\",\"f\":\"write\"}}' >> history.jsonl; else echo '{{\"type\":\"ok\",\"f\":\"write\"}}' >> history.jsonl; fi; sleep 0.05; done"
+  run: "for i in $(seq 1 40); do if [ -e www/isolated ]; then echo '{{\"op_type\":\"write\",\"timeout\":true,\"error\":null}}' >> history.jsonl; else echo '{{\"op_type\":\"write\",\"timeout\":false,\"error\":null}}' >> history.jsonl; fi; sleep 0.05; done"
   deadline: 20s
 faults:
   - id: isolate-n2
     after: 300ms
-    duration: 300ms
+    duration: 1s
     command:
       inject: "echo '{{\"role\":\"isolated\"}}' > {aim}/status.json && echo 'elections_total{{node=\"n2\"}} 5' > {aim}/metrics.txt && echo drop >> {aim}/drops && touch {aim}/isolated"
       heal: "echo '{{\"role\":\"follower\"}}' > {aim}/status.json && rm -f {aim}/isolated"
@@ -136,7 +136,7 @@ async fn every_signal_kind_lands_when_the_fault_is_on_the_data_path() {
     assert!(seen[0].contains("rose from 1 to 2"), "{seen:?}");
     assert!(seen[1].contains("/role = \"isolated\""), "{seen:?}");
     assert!(seen[2].contains("rose from 4 to 5"), "{seen:?}");
-    assert!(seen[3].contains("\"info\""), "{seen:?}");
+    assert!(seen[3].contains("\"timeout\":true"), "{seen:?}");
     assert!(fault.declared_landed && fault.victim_side_seen, "{fault:?}");
     // Healed: the status page says follower again.
     let status = std::fs::read_to_string(dir.path().join("www/status.json")).expect("status");

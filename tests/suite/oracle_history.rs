@@ -201,6 +201,22 @@ fn no_lost_ack_missing_fields() {
     );
     assert!(NoLostAck::required_fields().contains(&"complete_ts"));
     assert_eq!(no_lost_ack::required_fields().len(), 9);
+    assert!(!r.evidence.contains("does not know"), "{}", r.evidence);
+
+    // The same field under a name the reader does not know: named, not dropped
+    // silently, with the likely meaning.
+    let renamed = a.replace("\"process\"", "\"process_id\"");
+    let h = parse_jsonl("h", &lines(&[renamed])).expect("parses");
+    assert!(h.unknown_fields.contains("process_id"));
+    let r = faultline::oracle::checker::missing_fields_report("x", "", &h, &["process"])
+        .expect("process is missing");
+    assert!(
+        r.evidence.contains("dropped: process_id")
+            && r.evidence
+                .contains("did you mean `process_id` for `process`?"),
+        "{}",
+        r.evidence
+    );
 }
 
 #[test]
@@ -350,6 +366,13 @@ fn monotonic_and_fault_window() {
     let h = parse_jsonl("h", &lines(&[faulted])).expect("parses");
     assert!(fault_window_covered(&h));
     assert_eq!(h.ops[0].fault_epoch, Some(2));
+
+    // A client that writes 0 for "no fault" ran outside every window.
+    let zero = rec(1, 0, 50, Some(60), "write", "a", json!(1), None, false)
+        .replace("\"fault_epoch\":null", "\"fault_epoch\":0");
+    let h = parse_jsonl("h", &lines(&[zero])).expect("parses");
+    assert_eq!(h.ops[0].fault_epoch, None);
+    assert!(!fault_window_covered(&h));
 }
 
 #[test]

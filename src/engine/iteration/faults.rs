@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde_json::{Value, json};
 
 use super::{DEFAULT_DEADLINE, DEFAULT_LANDING_WITHIN, EngineError, FaultFacts, Runner};
@@ -54,6 +56,15 @@ fn injector_window(step: &FaultStep) -> Duration {
         .filter_map(|l| l.within.map(|d| d.0))
         .max()
         .unwrap_or(DEFAULT_LANDING_WITHIN)
+}
+
+/// A proof's window cut to the time left before the fault's heal is due (`until`,
+/// set when the step declares a `duration`): a landing is shown while the fault is
+/// held, and `duration` runs from injection to heal whatever the proof is doing.
+fn clip(window: Duration, until: Option<Instant>) -> Duration {
+    until.map_or(window, |t| {
+        window.min(t.saturating_duration_since(Instant::now()))
+    })
 }
 
 impl Runner<'_> {
@@ -424,8 +435,9 @@ impl Runner<'_> {
         &self,
         step: &FaultStep,
         held: &Held,
+        until: Option<Instant>,
     ) -> Result<Option<InjectorSeen>, EngineError> {
-        let within = injector_window(step);
+        let within = clip(injector_window(step), until);
         let seen = |landed: bool, text: &str, detail: Value| InjectorSeen {
             landed,
             text: text.to_string(),
@@ -436,7 +448,7 @@ impl Runner<'_> {
             Held::Process(injected) => {
                 // /proc answers at once; a short window covers a slow SIGTERM handler.
                 let s = self
-                    .guard(injected.await_landing(Duration::from_secs(2)))
+                    .guard(injected.await_landing(clip(Duration::from_secs(2), until)))
                     .await?;
                 seen(
                     s.landed,
@@ -486,8 +498,9 @@ impl Runner<'_> {
         held: &Held,
         watches: &[Landing],
         facts: &mut FaultFacts,
+        until: Option<Instant>,
     ) -> Result<(), EngineError> {
-        if let Some(seen) = self.injector_probe(step, held).await? {
+        if let Some(seen) = self.injector_probe(step, held, until).await? {
             facts.injector_landed = seen.landed;
             facts.detail.push(format!("injector: {}", seen.text));
             let mut detail = seen.detail;
@@ -505,7 +518,7 @@ impl Runner<'_> {
         let mut builtin_victim = None;
         if let Held::Clock(injected, victim) = held {
             let seen = self
-                .guard(victim.await_offset(injected.offset, injector_window(step)))
+                .guard(victim.await_offset(injected.offset, clip(injector_window(step), until)))
                 .await?;
             facts.victim_side_seen = seen.landed;
             builtin_victim = Some(seen.landed);
@@ -524,7 +537,7 @@ impl Runner<'_> {
         all &= builtin_victim.unwrap_or(true);
         for (watch, within, side) in watches {
             let found = self
-                .guard(watch.await_match(*within))
+                .guard(watch.await_match(clip(*within, until)))
                 .await?
                 .map_err(|e| self.io(e))?;
             all &= found.is_some();

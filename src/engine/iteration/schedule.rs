@@ -2,7 +2,8 @@
 //! workload's start or from an event it waits for, is held for its duration, healed,
 //! and repeated as often as it asks; steps overlap freely. The schedule runs in one
 //! task: a start or heal that falls due while another fault's landing is being proven
-//! happens as soon as that proof ends (the journal has the real times).
+//! happens as soon as that proof ends (the journal has the real times). A fault's own
+//! proof never delays its heal: its windows end when its `duration` does.
 
 use std::time::Duration;
 
@@ -236,7 +237,13 @@ impl Runner<'_> {
             self.schedule_repetition(next.step, next.rep, due);
             return Ok(());
         };
-        let observed = self.observe(next.step, &held, &watches, &mut facts).await;
+        // `duration` counts from here (the `fault-injected` record), not from the end
+        // of the landing proof, and the proof's windows end when the heal is due.
+        let injected_at = Instant::now();
+        let until = next.step.duration.map(|d| injected_at + d.0);
+        let observed = self
+            .observe(next.step, &held, &watches, &mut facts, until)
+            .await;
         let hold = next.step.duration.map_or(Duration::ZERO, |d| d.0);
         // Held before the proof's result is looked at, so an interrupted proof still heals.
         holding.push(Holding {
@@ -244,7 +251,7 @@ impl Runner<'_> {
             rep: next.rep,
             epoch,
             held,
-            heal_at: Instant::now() + hold,
+            heal_at: injected_at + hold,
             facts,
         });
         observed

@@ -84,7 +84,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             time: Duration::from_secs(60),
-            max_configs: 20_000_000,
+            max_configs: 50_000_000,
         }
     }
 }

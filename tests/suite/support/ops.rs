@@ -38,6 +38,7 @@ pub fn history(ops: Vec<Op>) -> History {
     History {
         ops,
         present_fields: DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+        unknown_fields: Default::default(),
         source: "test".into(),
     }
 }

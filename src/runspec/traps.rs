@@ -1,0 +1,234 @@
+//! What a run spec can say that YAML and serde accept but a run would waste a cluster
+//! on: a built-in checker name that does not exist, a `${var}` nothing sets, a
+//! hardening tier with too few seeds to ever earn PASS-hardening. Each is a hand-back
+//! naming the file, line and field, found before anything starts.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::load::{Origin, RunSpec};
+use super::model::Binding;
+use crate::plan::lint::{Problem, Severity};
+use crate::verdict::Tier;
+
+/// Seeds a hardening tier needs before the decision tree can give PASS-hardening.
+pub const HARDENING_SEEDS: u32 = 3;
+
+/// Variables faultline sets for every binding (besides the run spec's own `vars`,
+/// the `var`s of its `requires`, `${<service>_pgid}` and `${port:NAME}`).
+pub const BUILT_IN_VARS: &[&str] = &[
+    "faultline",
+    "sut",
+    "seed",
+    "duration_ms",
+    "artifacts",
+    "final_state",
+];
+
+/// Every trap in `spec`, one problem each.
+pub fn traps(spec: &RunSpec) -> Vec<Problem> {
+    let mut known: BTreeSet<String> = BUILT_IN_VARS.iter().map(|v| v.to_string()).collect();
+    known.extend(spec.vars.keys().cloned());
+    known.extend(spec.requires.iter().filter_map(|(r, _)| r.var.clone()));
+    let mut out = Vec::new();
+    for (id, (binding, origin)) in &spec.bindings {
+        check(id, binding, origin, &known, &mut out);
+    }
+    // The run spec's own values may name variables too.
+    for (name, value) in &spec.vars {
+        for unknown in unknown_vars(value, &known) {
+            out.push(problem(
+                None,
+                None,
+                &format!("vars.{name}"),
+                format!(
+                    "`${{{unknown}}}` is set by nothing (known: {})",
+                    list(&known)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+fn check(
+    id: &str,
+    binding: &Binding,
+    origin: &Origin,
+    known: &BTreeSet<String>,
+    out: &mut Vec<Problem>,
+) {
+    let at = |field: &str, message: String| problem(Some(id), Some(origin), field, message);
+    if let Some(spec) = binding.checker.as_ref().and_then(|c| c.builtin.as_deref()) {
+        let name = spec.split_whitespace().next().unwrap_or_default();
+        if crate::oracle::registry::info(name).is_none() {
+            out.push(at(
+                "checker.builtin",
+                format!(
+                    "no built-in checker `{name}`{}; the built-in ones: {}",
+                    nearest(name)
+                        .map(|n| format!(" (did you mean `{n}`?)"))
+                        .unwrap_or_default(),
+                    crate::oracle::registry::names().join(", ")
+                ),
+            ));
+        }
+    }
+    for name in [Tier::Hardening, Tier::Release] {
+        if let Some(tier) = binding.tiers.get(&name)
+            && tier.seeds < HARDENING_SEEDS
+        {
+            out.push(at(
+                &format!("tiers.{}.seeds", name.as_str()),
+                format!(
+                    "{} seed(s) can never earn PASS-hardening, which needs {HARDENING_SEEDS} \
+                     seeds that agree; give `seeds: {HARDENING_SEEDS}` or more",
+                    tier.seeds
+                ),
+            ));
+        }
+    }
+    let mut here = known.clone();
+    if let Some(cluster) = &binding.cluster {
+        here.extend(cluster.services.iter().map(|s| format!("{}_pgid", s.name)));
+    }
+    // Arms are checked on their own below; their text is not this binding's.
+    let mut value = serde_json::to_value(binding).unwrap_or(Value::Null);
+    if let Some(map) = value.as_object_mut() {
+        map.remove("arms");
+    }
+    let mut seen = BTreeSet::new();
+    walk(&value, String::new(), &mut |path, text| {
+        for unknown in unknown_vars(text, &here) {
+            if seen.insert(unknown.clone()) {
+                out.push(at(
+                    path,
+                    format!(
+                        "`${{{unknown}}}` is set by nothing, so the run would stop at it \
+                         (known: {}, `${{<service>_pgid}}`, `${{port:NAME}}`)",
+                        list(&here)
+                    ),
+                ));
+            }
+        }
+    });
+    for (arm, inner) in &binding.arms {
+        check(&format!("{id}/{arm}"), inner, origin, known, out);
+    }
+}
+
+/// Every string in `value` with its path (`faults.0.command.inject`).
+fn walk(value: &Value, path: String, f: &mut dyn FnMut(&str, &str)) {
+    match value {
+        Value::String(s) => f(&path, s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, join(&path, &i.to_string()), f);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                walk(item, join(&path, key), f);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// The names of the `${…}` in `text` that are neither known nor `port:NAME`.
+fn unknown_vars(text: &str, known: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            break;
+        };
+        let name = &after[..end];
+        if !name.starts_with("port:") && !known.contains(name) {
+            out.push(name.to_string());
+        }
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+fn list(known: &BTreeSet<String>) -> String {
+    known
+        .iter()
+        .map(|k| format!("`${{{k}}}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The built-in checker name closest to `name`, when one is a slip of a few letters.
+fn nearest(name: &str) -> Option<&'static str> {
+    crate::oracle::registry::names()
+        .into_iter()
+        .map(|n| (distance(name, n), n))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// Edit distance (insertions, deletions, substitutions).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (here + 1)
+                .min(row[j] + 1)
+                .min(prev + usize::from(ca != *cb));
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+fn problem(id: Option<&str>, origin: Option<&Origin>, field: &str, message: String) -> Problem {
+    Problem {
+        line: origin.map_or(0, |o| usize::try_from(o.line).unwrap_or(0)),
+        file: origin.map(|o| o.file.clone()),
+        scenario: id.map(str::to_string),
+        field: format!("run spec {field}"),
+        message,
+        severity: Severity::HandBack,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slip_of_a_letter_finds_its_checker() {
+        assert_eq!(
+            nearest("linearizability-regster"),
+            Some("linearizability-register")
+        );
+        assert_eq!(nearest("no-lost-acks"), Some("no-lost-ack"));
+        assert_eq!(nearest("totally-different"), None);
+    }
+
+    #[test]
+    fn port_variables_and_known_names_pass() {
+        let known: BTreeSet<String> = ["seed".to_string()].into();
+        assert_eq!(
+            unknown_vars("a ${seed} ${port:n1} ${logs} ${x", &known),
+            vec!["logs".to_string()]
+        );
+    }
+}
