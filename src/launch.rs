@@ -212,18 +212,19 @@ pub use crate::session::resume::PlanInput;
 
 /// Reads a plan file and its sidecar `<plan>.run.yaml` (if present).
 pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
-    let plan_text = std::fs::read_to_string(path).map_err(|e| {
+    let plan_text = plan::read_text(path).map_err(|e| {
         eprintln!("faultline: cannot read plan {}: {e}", path.display());
         exit::UNREADABLE
     })?;
     let sidecar = runspec::sidecar_path(path);
-    let spec = match std::fs::read_to_string(&sidecar) {
-        Ok(text) => Some((sidecar.display().to_string(), text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
+    let spec = if sidecar.exists() {
+        let text = plan::read_text(&sidecar).map_err(|e| {
             eprintln!("faultline: cannot read run spec {}: {e}", sidecar.display());
-            return Err(exit::UNREADABLE);
-        }
+            exit::UNREADABLE
+        })?;
+        Some((sidecar.display().to_string(), text))
+    } else {
+        None
     };
     Ok(PlanInput {
         plan_label: path.to_path_buf(),
@@ -270,7 +271,8 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
         .into_iter()
         .filter(|p| p.scenario.as_deref().is_none_or(runs))
         .collect();
-    if !traps.is_empty() {
+    // An answers template only lists questions: nothing runs that a trap would waste.
+    if !traps.is_empty() && !args.answers_template {
         eprint!("{}", plan::render::lint_text(&parsed, &traps));
         eprintln!("faultline: run spec handed back; nothing was started");
         return Err(exit::HANDED_BACK);

@@ -303,18 +303,28 @@ fn toolbox_problems(
 }
 
 fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {
-    let text = match std::fs::read_to_string(path) {
+    let text = match plan::read_text(path) {
         Ok(text) => text,
         Err(err) => {
             eprintln!("faultline: cannot read plan {}: {err}", path.display());
             return exit::UNREADABLE;
         }
     };
+    // A sidecar that is there but unreadable is an error, never taken as absent.
+    let sidecar = faultline::runspec::sidecar_path(path);
+    if sidecar.exists()
+        && let Err(err) = plan::read_text(&sidecar)
+    {
+        eprintln!(
+            "faultline: cannot read run spec {}: {err}",
+            sidecar.display()
+        );
+        return exit::UNREADABLE;
+    }
     let source = path.display().to_string();
     let parsed = plan::parse::parse_plan(&source, &text);
     let mut problems = plan::lint::lint(&parsed);
     let spec = load_spec(&parsed, path);
-    let sidecar = faultline::runspec::sidecar_path(path);
     let loaded = spec.as_ref().ok().map(|spec| {
         let ids: Vec<&str> = spec.bindings.keys().map(String::as_str).collect();
         let blocks = parsed.embedded_run_specs.len();

@@ -130,6 +130,25 @@ pub fn gated_claim<'p>(plan: &'p Plan, s: &Scenario) -> Option<(&'p Claim, Categ
 /// Lint a parsed plan. Problems come in plan order: claims, then scenarios.
 pub fn lint(plan: &Plan) -> Vec<Problem> {
     let mut out = Vec::new();
+    if let Some(line) = plan.unclosed_fence {
+        out.push(hand_back(
+            line,
+            None,
+            "code fence",
+            "this code fence is never closed: everything after it is read as code, so no \
+             heading, table or scenario below it is seen; close it with a matching fence line"
+                .into(),
+        ));
+    }
+    if plan.scenarios.is_empty() {
+        out.push(hand_back(
+            0,
+            None,
+            "§7 Scenarios",
+            "the plan has no scenario (`### Scenario <id>: <name>` under §7): nothing would run"
+                .into(),
+        ));
+    }
     for claim in &plan.claims {
         if !claim.unknown_categories.is_empty() {
             out.push(Problem {

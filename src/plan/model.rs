@@ -28,6 +28,10 @@ pub struct Plan {
     pub confidence: Option<String>,
     /// Run-spec fenced blocks found in the plan (info string `faultline`), by scenario id.
     pub embedded_run_specs: Vec<EmbeddedRunSpec>,
+    /// The line of a code fence that is never closed: markdown reads everything after
+    /// it as code, so whatever scenarios follow are not seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unclosed_fence: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

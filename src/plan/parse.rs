@@ -83,6 +83,34 @@ struct Walker<'t> {
     code: Option<(String, String, usize)>,
 }
 
+/// The 1-based line of a fenced code block's opening that nothing closes (CommonMark:
+/// a closing fence is the same character, at least as long, alone on its line).
+fn unclosed_fence(text: &str) -> Option<usize> {
+    let mut open: Option<(usize, char, usize)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        // Four spaces in is indented code, not a fence.
+        if line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        let Some(c @ ('`' | '~')) = trimmed.chars().next() else {
+            continue;
+        };
+        let n = trimmed.chars().take_while(|x| *x == c).count();
+        if n < 3 {
+            continue;
+        }
+        match open {
+            None => open = Some((i + 1, c, n)),
+            Some((_, oc, on)) if c == oc && n >= on && trimmed[n..].trim().is_empty() => {
+                open = None;
+            }
+            Some(_) => {}
+        }
+    }
+    open.map(|(line, _, _)| line)
+}
+
 /// Parse a markdown plan. `source` is the path (used for the slug fallback and reports).
 pub fn parse_plan(source: &str, text: &str) -> Plan {
     let mut w = Walker {
@@ -108,6 +136,7 @@ pub fn parse_plan(source: &str, text: &str) -> Plan {
     }
     w.end_scenario();
     let mut plan = w.plan;
+    plan.unclosed_fence = unclosed_fence(text);
     plan.slug = plan.title.clone().unwrap_or_else(|| {
         Path::new(source)
             .file_stem()

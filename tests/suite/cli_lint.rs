@@ -249,3 +249,65 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A stray fence line hides every scenario after it: lint hands the plan back naming
+/// the fence's line, instead of calling a plan with no scenario runnable.
+#[test]
+fn a_stray_code_fence_is_handed_back_at_its_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = plan_with_oracle(
+        "no-lost-ack: every acknowledged write is present in the follower dump at quiescence.",
+    )
+    .replace("## 7. Scenarios", "```\n## 7. Scenarios");
+    let fence = text
+        .lines()
+        .position(|l| l == "```")
+        .expect("the stray fence")
+        + 1;
+    std::fs::write(dir.path().join("plan.md"), &text).expect("write plan");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(65), "{said}");
+    assert!(
+        said.contains(&format!(
+            "plan.md:{fence}: [hand-back] code fence: this code fence is never closed"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("the plan has no scenario"), "{said}");
+}
+
+/// Bytes that are not UTF-8, in the plan or in its sidecar, are refused with where
+/// they are — never read as an absent sidecar.
+#[test]
+fn text_that_is_not_utf8_is_refused_with_its_line_and_byte() {
+    let dir = machine_checkable_plan();
+    let mut bytes = std::fs::read(dir.path().join("plan.md")).expect("plan");
+    let third = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(1)
+        .map(|(i, _)| i + 1)
+        .expect("a third line");
+    bytes.insert(third + 2, 0xff);
+    std::fs::write(dir.path().join("bad.md"), &bytes).expect("bad plan");
+    let out = faultline(&["lint", "bad.md"], dir.path());
+    assert_eq!(out.status.code(), Some(66));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "not UTF-8 at line 3, column 3 (byte {})",
+            third + 2
+        )),
+        "{said}"
+    );
+    std::fs::write(dir.path().join("plan.run.yaml"), b"version: 1\n\xfe\n").expect("sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    assert_eq!(out.status.code(), Some(66));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("plan.run.yaml") && said.contains("not UTF-8 at line 2, column 1"),
+        "{said}"
+    );
+}
