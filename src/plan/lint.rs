@@ -141,8 +141,9 @@ pub fn lint(plan: &Plan) -> Vec<Problem> {
         ));
     }
     if plan.scenarios.is_empty() {
+        // Line 1: the whole plan is at fault, and every problem points into it.
         out.push(hand_back(
-            0,
+            1,
             None,
             "§7 Scenarios",
             "the plan has no scenario (`### Scenario <id>: <name>` under §7): nothing would run"

@@ -73,3 +73,22 @@ fn deep_nesting_in_json_histories_and_yaml_sidecars_is_a_located_error() {
         "{errors:?}"
     );
 }
+
+/// Found by the plan_parse target: the "no scenario" hand-back pointed at line 0,
+/// outside the plan. Every lint problem points at a line of the plan, also for a
+/// plan that is empty or has no scenario.
+#[test]
+fn a_plan_without_scenarios_is_handed_back_at_a_line_of_the_plan() {
+    for text in ["", "# Test Plan: x\n", "```\n### Scenario S1: hidden\n"] {
+        let plan = faultline::plan::parse_plan("p.md", text);
+        let problems = faultline::plan::lint(&plan);
+        assert!(
+            problems.iter().any(|p| p.message.contains("no scenario")),
+            "{problems:?}"
+        );
+        let lines = text.lines().count().max(1);
+        for p in &problems {
+            assert!((1..=lines).contains(&p.line), "{text:?}: {p:?}");
+        }
+    }
+}
