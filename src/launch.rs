@@ -866,7 +866,6 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
         spec_source: saved.input.spec,
         resume: Some(crate::engine::driver::ResumeFrom {
             dir: session.to_path_buf(),
-            outcome: saved.outcome,
         }),
         reduce: crate::engine::reduce::ReduceBudget {
             runs: saved.request.reduce_runs,

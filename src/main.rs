@@ -254,27 +254,23 @@ fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
 /// one that does not load: `run` refuses it, so lint hands the plan back for it.
 fn load_spec(
     parsed: &plan::Plan,
-    path: &std::path::Path,
+    input: &faultline::launch::PlanInput,
 ) -> Result<faultline::runspec::RunSpec, Vec<plan::lint::Problem>> {
-    let sidecar = faultline::runspec::sidecar_path(path);
-    let text = std::fs::read_to_string(&sidecar).ok();
-    let name = sidecar.display().to_string();
-    faultline::runspec::load(parsed, text.as_deref().map(|t| (name.as_str(), t))).map_err(
-        |errors| {
-            errors
-                .into_iter()
-                .map(|e| plan::lint::Problem {
-                    line: usize::try_from(e.line).unwrap_or(0),
-                    // The sidecar's lines are its own, not the plan's.
-                    file: Some(e.file.clone()),
-                    scenario: None,
-                    field: "run spec".into(),
-                    message: e.to_string(),
-                    severity: plan::lint::Severity::HandBack,
-                })
-                .collect()
-        },
-    )
+    let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
+    faultline::runspec::load(parsed, sidecar).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|e| plan::lint::Problem {
+                line: usize::try_from(e.line).unwrap_or(0),
+                // The sidecar's lines are its own, not the plan's.
+                file: Some(e.file.clone()),
+                scenario: None,
+                field: "run spec".into(),
+                message: e.to_string(),
+                severity: plan::lint::Severity::HandBack,
+            })
+            .collect()
+    })
 }
 
 /// Warnings for run-spec bindings that re-implement a driver the SUT already has, and
@@ -303,38 +299,20 @@ fn toolbox_problems(
 }
 
 fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {
-    let text = match plan::read_text(path) {
-        Ok(text) => text,
-        Err(err) => {
-            eprintln!("faultline: cannot read plan {}: {err}", path.display());
-            return exit::UNREADABLE;
-        }
+    // The same reader `run` uses: a plan or a sidecar that is there but unreadable (or
+    // not UTF-8) is an error naming it, never a missing sidecar.
+    let input = match faultline::launch::read_plan(path) {
+        Ok(input) => input,
+        Err(code) => return code,
     };
-    // A sidecar that is there but unreadable is an error, never taken as absent.
-    let sidecar = faultline::runspec::sidecar_path(path);
-    if sidecar.exists()
-        && let Err(err) = plan::read_text(&sidecar)
-    {
-        eprintln!(
-            "faultline: cannot read run spec {}: {err}",
-            sidecar.display()
-        );
-        return exit::UNREADABLE;
-    }
-    let source = path.display().to_string();
-    let parsed = plan::parse::parse_plan(&source, &text);
+    let parsed = plan::parse::parse_plan(&path.display().to_string(), &input.plan_text);
     let mut problems = plan::lint::lint(&parsed);
-    let spec = load_spec(&parsed, path);
-    let loaded = spec.as_ref().ok().map(|spec| {
-        let ids: Vec<&str> = spec.bindings.keys().map(String::as_str).collect();
-        let blocks = parsed.embedded_run_specs.len();
-        serde_json::json!({
-            "sidecar": sidecar.display().to_string(),
-            "sidecar_found": sidecar.exists(),
-            "embedded_blocks": blocks,
-            "bindings": ids,
-        })
-    });
+    let spec = load_spec(&parsed, &input);
+    let sidecar = faultline::runspec::sidecar_path(path);
+    let bindings: Option<Vec<&str>> = spec
+        .as_ref()
+        .ok()
+        .map(|spec| spec.bindings.keys().map(String::as_str).collect());
     let privileged = match &spec {
         Ok(spec) => {
             problems.extend(faultline::runspec::traps::traps(spec));
@@ -349,7 +327,15 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     if json {
         let mut value = plan::render::lint_json(&parsed, &problems);
         value["privileged"] = serde_json::json!(privileged);
-        value["run_spec"] = loaded.unwrap_or(serde_json::Value::Null);
+        value["run_spec"] = match &bindings {
+            Some(ids) => serde_json::json!({
+                "sidecar": sidecar.display().to_string(),
+                "sidecar_found": input.spec.is_some(),
+                "embedded_blocks": parsed.embedded_run_specs.len(),
+                "bindings": ids,
+            }),
+            None => serde_json::Value::Null,
+        };
         match serde_json::to_string_pretty(&value) {
             Ok(out) => println!("{out}"),
             Err(err) => {
@@ -360,24 +346,21 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     } else {
         // Which run spec lint read, and what it binds: a missing sidecar is said, not
         // guessed at.
-        match &loaded {
-            Some(run_spec) => println!(
+        match &bindings {
+            Some(ids) => println!(
                 "Run spec: {} ({}), {} block(s) in the plan; bindings: {}",
                 sidecar.display(),
-                if sidecar.exists() {
+                if input.spec.is_some() {
                     "read"
                 } else {
                     "none found"
                 },
                 parsed.embedded_run_specs.len(),
-                run_spec["bindings"]
-                    .as_array()
-                    .filter(|ids| !ids.is_empty())
-                    .map_or("none".to_string(), |ids| ids
-                        .iter()
-                        .filter_map(|id| id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "))
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
             ),
             None => println!(
                 "Run spec: {} did not load (its problems are listed below)",

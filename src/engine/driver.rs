@@ -78,10 +78,10 @@ impl Request {
     }
 }
 
-/// A killed session to continue: its directory and the outcome it last published.
+/// A killed session to continue: its directory. What it had decided is read back
+/// from its journal (the outcome its records add up to).
 pub struct ResumeFrom {
     pub dir: PathBuf,
-    pub outcome: Option<SessionOutcome>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -233,12 +233,13 @@ pub async fn run(
     };
     let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
     let (outcome, journaled) = match &req.resume {
-        Some(from) => {
+        Some(_) => {
             let records = crate::session::journal::read(&dir.path.join("journal.jsonl"))?.records;
             let view = View::of(&records);
-            // What the journal already holds is not journaled again unless it changes.
+            // What the journal already holds is the base, and is not journaled again
+            // unless it changes.
             let journaled = view.outcome();
-            let mut outcome = reopened(from.outcome.clone().unwrap_or(fresh), &req.plan);
+            let mut outcome = reopened(journaled.clone().unwrap_or(fresh), &req.plan);
             restore_decided(&mut outcome, &view);
             outputs.seed(records);
             (outcome, journaled)

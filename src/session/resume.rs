@@ -49,8 +49,8 @@ pub struct Saved {
     pub answers: BTreeMap<String, String>,
 }
 
-/// Writes the plan and run-spec texts (`spec`: its label and text) and the request
-/// into `<session>/input/`.
+/// Writes the plan text, the run-spec text (when the run has a sidecar) and the
+/// request into `<session>/input/`.
 pub fn save_inputs(
     session: &Path,
     plan_text: &str,

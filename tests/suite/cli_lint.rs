@@ -167,16 +167,21 @@ fn machine_checkable_plan() -> tempfile::TempDir {
     dir
 }
 
-#[test]
-fn a_machine_checkable_plan_is_runnable() {
-    let dir = machine_checkable_plan();
-    let out = faultline(&["lint", "plan.md"], dir.path());
+/// `faultline lint plan.md` in `dir` exits 0 (runnable).
+fn assert_runnable(dir: &Path) {
+    let out = faultline(&["lint", "plan.md"], dir);
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+#[test]
+fn a_machine_checkable_plan_is_runnable() {
+    let dir = machine_checkable_plan();
+    assert_runnable(dir.path());
 }
 
 #[test]
@@ -241,13 +246,7 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
         .replace("no-lost-acks", "no-lost-ack")
         .replace("seeds: 2", "seeds: 3");
     std::fs::write(dir.path().join("plan.run.yaml"), fixed).expect("write sidecar");
-    let out = faultline(&["lint", "plan.md"], dir.path());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_runnable(dir.path());
 }
 
 /// A stray fence line hides every scenario after it: lint hands the plan back naming
