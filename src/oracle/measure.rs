@@ -1,6 +1,7 @@
 //! Audit measurements computed from a history (method §4); each is
 //! [`AuditSource::Measured`] and cannot be declared.
 
+use super::availability::{Outage, Stalls};
 use super::checker::CheckerReport;
 use super::history::History;
 use crate::verdict::{AuditItem, AuditSource, AuditStatus};
@@ -22,8 +23,11 @@ fn item(id: &str, status: AuditStatus, evidence: String) -> AuditItem {
 /// gbb-1: the workload kept its rate for the intended duration.
 ///
 /// The intended window starts at the first invoke and is split into ten equal
-/// buckets; the check fails if the last invoke falls before 90 % of the
-/// intended duration, or any bucket holds fewer than 20 % of the mean count.
+/// buckets; the check fails if the last invoke falls before 90 % of the intended
+/// duration, or a bucket holds fewer than 20 % of the mean count while its clients
+/// sat idle. A quiet bucket that clients spent at least 80 % stalled in ops the SUT
+/// did not answer is an outage of the SUT, not of the harness: it passes, and every
+/// outage is named in the evidence (references/audits.md has the rule and its cases).
 pub fn workload_rate(h: &History, intended: Duration) -> AuditItem {
     const ID: &str = "gbb-1-workload-rate";
     let intended_ns = u64::try_from(intended.as_nanos()).unwrap_or(u64::MAX);
@@ -44,6 +48,14 @@ pub fn workload_rate(h: &History, intended: Duration) -> AuditItem {
         "{n} ops over {span_s:.1} s ({rate:.1} ops/s); intended {:.1} s",
         intended.as_secs_f64()
     );
+    let stalls = Stalls::of(h);
+    let outages = stalls.outages(h);
+    if !outages.is_empty() {
+        evidence.push_str(&format!(
+            "; SUT outages (clients stalled in ops, not idle): {}",
+            listed(&outages)
+        ));
+    }
 
     // Stopped early?
     let needed = first.saturating_add(intended_ns / 10 * 9);
@@ -54,7 +66,7 @@ pub fn workload_rate(h: &History, intended: Duration) -> AuditItem {
         return item(ID, AuditStatus::Failed, evidence);
     }
 
-    // Rate collapse?
+    // Rate collapse, unless the quiet bucket was spent waiting on the SUT?
     let width = (intended_ns / BUCKETS).max(1);
     let mut counts = [0u64; BUCKETS as usize];
     for op in &h.ops {
@@ -65,18 +77,42 @@ pub fn workload_rate(h: &History, intended: Duration) -> AuditItem {
         }
     }
     let mean = counts.iter().sum::<u64>() as f64 / BUCKETS as f64;
-    if let Some((i, c)) = counts
-        .iter()
-        .enumerate()
-        .find(|(_, c)| (**c as f64) < 0.2 * mean)
-    {
-        evidence.push_str(&format!(
-            "; rate collapse: bucket {} of {BUCKETS} has {c} ops (mean {mean:.1})",
-            i + 1
-        ));
-        return item(ID, AuditStatus::Failed, evidence);
+    for (i, &c) in counts.iter().enumerate() {
+        if (c as f64) >= 0.2 * mean {
+            continue;
+        }
+        let from = first + i as u64 * width;
+        let stalled = stalls.covered(from, from + width) as f64 / width as f64;
+        if stalled < STALLED_SHARE {
+            evidence.push_str(&format!(
+                "; rate collapse: bucket {} of {BUCKETS} has {c} ops (mean {mean:.1}) and its clients were stalled in ops for only {:.0}% of it",
+                i + 1,
+                stalled * 100.0
+            ));
+            return item(ID, AuditStatus::Failed, evidence);
+        }
     }
     item(ID, AuditStatus::Passed, evidence)
+}
+
+/// Share of a quiet bucket its clients must have spent stalled for it to count as an
+/// outage of the SUT rather than a collapse of the workload.
+const STALLED_SHARE: f64 = 0.8;
+
+/// At most this many outages are spelled out in one evidence line.
+const OUTAGES_LISTED: usize = 5;
+
+fn listed(outages: &[Outage]) -> String {
+    let mut text = outages
+        .iter()
+        .take(OUTAGES_LISTED)
+        .map(Outage::describe)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if outages.len() > OUTAGES_LISTED {
+        text.push_str(&format!("; and {} more", outages.len() - OUTAGES_LISTED));
+    }
+    text
 }
 
 /// gbb-2: the oracle consumed ops (cites how many).

@@ -1,6 +1,7 @@
 //! Operation histories (faultline JSONL, Jepsen EDN, Porcupine logs) and the
 //! built-in checkers.
 
+pub mod availability;
 pub mod checker;
 pub mod cli;
 pub mod edn;

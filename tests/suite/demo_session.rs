@@ -212,6 +212,14 @@ fn run_mutant(
     edit: impl Fn(&str) -> String,
     only: &str,
 ) -> (PathBuf, BTreeMap<String, String>, tempfile::TempDir) {
+    run_mutant_at(edit, only, "hardening")
+}
+
+fn run_mutant_at(
+    edit: impl Fn(&str) -> String,
+    only: &str,
+    tier: &str,
+) -> (PathBuf, BTreeMap<String, String>, tempfile::TempDir) {
     let work = tempfile::tempdir().expect("tempdir");
     let plan = mutated_demo(work.path(), edit);
     let out = faultline(
@@ -221,7 +229,7 @@ fn run_mutant(
             "--headless",
             "--yes",
             "--tier",
-            "hardening",
+            tier,
             "--only",
             only,
         ],
@@ -271,6 +279,73 @@ fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
         text.contains("gbb-1-workload-rate") && text.contains("failed"),
         "gbb-1 should fail: {text}"
     );
+}
+
+/// The primary paused for 5 s of a 9 s run: the client's writes time out one after
+/// another and it invokes about 2 ops/s instead of 50 — an outage of the SUT, not of the
+/// workload. gbb-1 passes, and the outage is in the finding with its start and length.
+#[test]
+fn a_workload_that_keeps_trying_through_a_sut_outage_passes_check_one() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant_at(
+        |s| {
+            s.replace(
+                "process: { signal: SIGSTOP, target: { service: n3 } }",
+                "process: { signal: SIGSTOP, target: { service: n1 } }",
+            )
+            .replace("after: 1s\n        duration: 1500ms", "after: 2s\n        duration: 5s")
+            .replace(
+                "log: { service: n1, pattern: \"replication to n3 timed out\" }\n            within: 2s",
+                "history: { path: \"${artifacts}/history.jsonl\" }\n            within: 3s",
+            )
+            .replace(
+                "tiers: &fault_tiers\n      smoke: { duration: 3s }",
+                "tiers: &fault_tiers\n      smoke: { duration: 9s }",
+            )
+        },
+        "D2",
+        "smoke",
+    );
+    let finding = std::fs::read_to_string(session.join("findings").join("D2.md")).expect("D2.md");
+    let line = finding
+        .lines()
+        .find(|l| l.contains("gbb-1-workload-rate"))
+        .expect("gbb-1 in the finding's audit table");
+    assert!(v["D2"].starts_with("PASS"), "D2 {}: {line}", v["D2"]);
+    assert!(line.contains("| passed |"), "gbb-1 should pass: {line}");
+    // "at +2.0 s for 5.1 s: 11 ops invoked (0 acked, 10 timed out, 1 failed)"
+    let outage = line
+        .split("SUT outages (clients stalled in ops, not idle): at +")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no outage in: {line}"));
+    let number = |after: &str| -> f64 {
+        outage
+            .split(after)
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no number after {after:?} in {outage}"))
+    };
+    let start: f64 = outage
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("start");
+    let length = number("for ");
+    let invoked = number(": ");
+    assert!(
+        (1.5..=2.6).contains(&start),
+        "outage start {start}: {outage}"
+    );
+    assert!(
+        (4.6..=6.0).contains(&length),
+        "outage length {length}: {outage}"
+    );
+    assert!(
+        (5.0..=20.0).contains(&invoked),
+        "ops invoked in it {invoked}: {outage}"
+    );
+    assert!(outage.contains("timed out"), "{outage}");
 }
 
 /// Starts D2 of a mutated demo (its pause held long) and waits until the journal

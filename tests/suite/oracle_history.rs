@@ -344,6 +344,134 @@ fn workload_rate_detects_collapse() {
     assert!(item.evidence.contains("collapse"), "{}", item.evidence);
 }
 
+/// Ten clients at 10 ops/s each for 60 s; between 20 s and 30 s `outage` decides what
+/// each client does instead of its usual fast op.
+fn ten_clients(outage: impl Fn(u64, u64) -> Option<Stand>) -> String {
+    let mut v: Vec<(u64, String)> = Vec::new();
+    let mut id = 0;
+    for p in 0..10u64 {
+        let mut t = p * 10_000_000;
+        while t < 60_000_000_000 {
+            id += 1;
+            if (20_000_000_000..30_000_000_000).contains(&t) {
+                match outage(p, t) {
+                    Some(stand) => {
+                        let error = stand.error.then_some("connection refused");
+                        let r = rec(
+                            id,
+                            p,
+                            t,
+                            stand.complete,
+                            "write",
+                            "k",
+                            json!(id),
+                            error,
+                            stand.timeout,
+                        );
+                        v.push((t, r));
+                        t += stand.next;
+                    }
+                    None => t += 100_000_000,
+                }
+                continue;
+            }
+            let r = rec(
+                id,
+                p,
+                t,
+                Some(t + 2_000_000),
+                "write",
+                "k",
+                json!(id),
+                None,
+                false,
+            );
+            v.push((t, r));
+            t += 100_000_000;
+        }
+    }
+    v.sort_by_key(|(t, _)| *t);
+    lines(&v.into_iter().map(|(_, r)| r).collect::<Vec<_>>())
+}
+
+/// What a client's op during the outage did: when its next op starts, when (if ever)
+/// this one completed, and whether it timed out or failed.
+struct Stand {
+    next: u64,
+    complete: Option<u64>,
+    timeout: bool,
+    error: bool,
+}
+
+#[test]
+fn workload_rate_calls_a_sut_outage_an_outage_not_a_collapse() {
+    // Every client blocks 1 s in each op and records a timeout: the SUT is down.
+    let text = ten_clients(|_, _| {
+        Some(Stand {
+            next: 1_000_000_000,
+            complete: None,
+            timeout: true,
+            error: false,
+        })
+    });
+    let h = parse_jsonl("h", &text).expect("parses");
+    let item = workload_rate(&h, Duration::from_secs(60));
+    assert_eq!(item.status, AuditStatus::Passed, "{}", item.evidence);
+    assert!(
+        item.evidence.contains("SUT outages") && item.evidence.contains("at +20.0 s for 10."),
+        "{}",
+        item.evidence
+    );
+    assert!(item.evidence.contains("timed out"), "{}", item.evidence);
+
+    // The same outage answered late (5 s per op, acknowledged) is an outage too.
+    let text = ten_clients(|_, t| {
+        Some(Stand {
+            next: 5_000_000_000,
+            complete: Some(t + 5_000_000_000),
+            timeout: false,
+            error: false,
+        })
+    });
+    let h = parse_jsonl("h", &text).expect("parses");
+    let item = workload_rate(&h, Duration::from_secs(60));
+    assert_eq!(item.status, AuditStatus::Passed, "{}", item.evidence);
+}
+
+#[test]
+fn workload_rate_fails_when_most_clients_die_and_the_rest_run_fast() {
+    // Nine clients invoke nothing for 10 s; client 0 keeps its fast, acknowledged ops.
+    let text = ten_clients(|p, t| {
+        (p == 0).then_some(Stand {
+            next: 100_000_000,
+            complete: Some(t + 2_000_000),
+            timeout: false,
+            error: false,
+        })
+    });
+    let h = parse_jsonl("h", &text).expect("parses");
+    let item = workload_rate(&h, Duration::from_secs(60));
+    assert_eq!(item.status, AuditStatus::Failed, "{}", item.evidence);
+    assert!(item.evidence.contains("collapse"), "{}", item.evidence);
+    assert!(!item.evidence.contains("SUT outages"), "{}", item.evidence);
+}
+
+#[test]
+fn workload_rate_fails_when_clients_sleep_through_the_outage() {
+    // A quick refusal, then 2 s asleep before the next attempt: idle, not stalled.
+    let text = ten_clients(|_, t| {
+        Some(Stand {
+            next: 2_000_000_000,
+            complete: Some(t + 50_000_000),
+            timeout: false,
+            error: true,
+        })
+    });
+    let h = parse_jsonl("h", &text).expect("parses");
+    let item = workload_rate(&h, Duration::from_secs(60));
+    assert_eq!(item.status, AuditStatus::Failed, "{}", item.evidence);
+}
+
 #[test]
 fn monotonic_and_fault_window() {
     let h = parse_jsonl("h", &steady(2)).expect("parses");
