@@ -21,7 +21,9 @@ use crate::session::journal::{Journal, JournalError, Record, Scope};
 use crate::session::operator::{
     Choice, FreeText, Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered,
 };
-use crate::session::outcome::{Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
+use crate::session::outcome::{
+    AnomalyNote, Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome,
+};
 use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
 
@@ -1123,16 +1125,18 @@ impl Driver<'_> {
                 r.reproducer.as_deref().unwrap_or("not written")
             )
         });
+        let failing_oracle = failing.and_then(|run| {
+            run.seeds
+                .iter()
+                .filter_map(|s| s.oracle.as_ref())
+                .find(|o| o.anomalies > 0)
+        });
         let (what, evidence, seed) = match failing {
             Some(run) => (
-                run.seeds
-                    .iter()
-                    .filter_map(|s| s.oracle.as_ref())
-                    .find(|o| o.anomalies > 0)
-                    .map_or_else(
-                        || "the checker reported anomalies".to_string(),
-                        |o| o.evidence.clone(),
-                    ),
+                failing_oracle.map_or_else(
+                    || "the checker reported anomalies".to_string(),
+                    |o| o.evidence.clone(),
+                ),
                 run.artifacts.clone(),
                 run.seeds.last().map_or(1, |s| s.seed),
             ),
@@ -1163,6 +1167,10 @@ impl Driver<'_> {
             evidence,
             reduction,
             next_action: answers.get(5).cloned().unwrap_or_default(),
+            anomalies: failing_oracle
+                .map(|o| o.listed.iter().map(AnomalyNote::describe).collect())
+                .unwrap_or_default(),
+            anomalies_total: failing_oracle.map_or(0, |o| o.anomalies),
         };
         self.outcome.scenarios[index].finding = Some(finding);
         Ok(())

@@ -64,6 +64,8 @@ pub enum EngineError {
 #[derive(Debug, Clone, Default)]
 pub struct FaultFacts {
     pub id: String,
+    /// The fault epoch it was injected under (what the history's `fault_epoch` says).
+    pub epoch: Option<u64>,
     pub injected: bool,
     /// The injector side saw the effect (e.g. /proc state).
     pub injector_landed: bool,

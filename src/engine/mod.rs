@@ -1,6 +1,7 @@
 //! The session engine. It never knows a terminal exists: it asks an
 //! [`crate::session::operator::Operator`] whatever needs a human decision and journals the answer.
 
+pub mod anomalies;
 pub mod audit;
 pub mod authoring;
 pub mod driver;

@@ -512,6 +512,7 @@ fn seed_run(seed: u64, facts: &IterationFacts) -> SeedRun {
                 anomalies,
                 evidence: report.evidence.clone(),
                 cites: vec![*seq],
+                listed: super::anomalies::notes(report, facts.history.as_ref(), &facts.faults),
             }
         }),
         env_missing: facts.env_missing.as_ref().map(|(name, _)| name.clone()),

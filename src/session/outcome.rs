@@ -165,6 +165,94 @@ pub struct OracleEvidence {
     pub anomalies: u64,
     pub evidence: String,
     pub cites: Vec<u64>,
+    /// The first anomalies, spelled out (at most [`ANOMALIES_LISTED`]; `anomalies`
+    /// counts them all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<AnomalyNote>,
+}
+
+/// How many anomalies a seed's evidence and a finding spell out.
+pub const ANOMALIES_LISTED: usize = 20;
+/// How many of one anomaly's ops are spelled out.
+pub const OPS_LISTED: usize = 6;
+
+/// One anomaly as the finding tells it: why, and the ops it involves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnomalyNote {
+    pub why: String,
+    pub ops: Vec<OpNote>,
+    /// Ops of this anomaly beyond those listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_ops: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One op of an anomaly, read back from the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpNote {
+    pub op_id: String,
+    pub process: String,
+    pub op_type: String,
+    #[serde(default)]
+    pub key: Option<String>,
+    pub input: serde_json::Value,
+    pub output: serde_json::Value,
+    /// `ok`, `timed out` or `failed: <error>`.
+    pub ended: String,
+    /// Invoke time, ms after the history's first invoke (`None`: the checker named an
+    /// op the history does not hold).
+    #[serde(default)]
+    pub invoked_ms: Option<u64>,
+    /// The fault held when it was invoked (`None`: outside every fault window).
+    #[serde(default)]
+    pub fault: Option<String>,
+}
+
+impl OpNote {
+    /// One line: `op 3-41 (process 0) write k3-41 <- "v41" -> "ok", ok, invoked +2.31 s, during pause-n3`.
+    pub fn describe(&self) -> String {
+        let Some(invoked_ms) = self.invoked_ms else {
+            return format!("op {} (not in the history)", self.op_id);
+        };
+        let mut line = format!(
+            "op {} (process {}) {}",
+            self.op_id, self.process, self.op_type
+        );
+        if let Some(key) = &self.key {
+            line.push_str(&format!(" {key}"));
+        }
+        if !self.input.is_null() {
+            line.push_str(&format!(" \u{2190} {}", self.input));
+        }
+        if !self.output.is_null() {
+            line.push_str(&format!(" \u{2192} {}", self.output));
+        }
+        line.push_str(&format!(
+            ", {}, invoked +{:.2} s, {}",
+            self.ended,
+            invoked_ms as f64 / 1000.0,
+            match &self.fault {
+                Some(f) => format!("during {f}"),
+                None => "outside every fault window".to_string(),
+            }
+        ));
+        line
+    }
+}
+
+impl AnomalyNote {
+    /// One line: the reason, then each op.
+    pub fn describe(&self) -> String {
+        let ops: Vec<String> = self.ops.iter().map(OpNote::describe).collect();
+        let mut line = format!("{}: {}", self.why, ops.join("; "));
+        if self.more_ops > 0 {
+            line.push_str(&format!("; and {} more op(s)", self.more_ops));
+        }
+        line
+    }
 }
 
 /// A FAIL's write-up (method §2.7, §5, §6).
@@ -191,6 +279,12 @@ pub struct Finding {
     /// re-runs …", how it ended, and the reduced reproducer's replay command.
     #[serde(default)]
     pub reduction: Option<String>,
+    /// The failing seed's anomalies, one line each (the first [`ANOMALIES_LISTED`]).
+    #[serde(default)]
+    pub anomalies: Vec<String>,
+    /// How many anomalies the failing seed's checker found in all.
+    #[serde(default)]
+    pub anomalies_total: u64,
 }
 
 /// What the reduction found, for the finding and the reproducer.

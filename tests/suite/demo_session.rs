@@ -173,6 +173,42 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         )),
         "the reproducer re-runs the demo's D3 from anywhere"
     );
+    // D3's finding lists its lost writes: op id, key, value, and the fault window.
+    let finding = v["scenarios"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["id"] == "D3"))
+        .map(|s| s["finding"].clone())
+        .expect("D3's finding in verdicts.json");
+    let listed: Vec<&str> = finding["anomalies"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|l| l.as_str()).collect())
+        .unwrap_or_default();
+    let total = finding["anomalies_total"].as_u64().unwrap_or(0);
+    assert!(
+        !listed.is_empty() && listed.len() as u64 <= total && listed.len() <= 20,
+        "{} listed of {total}: {finding}",
+        listed.len()
+    );
+    for line in &listed {
+        let key = line
+            .split(") write ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .unwrap_or_else(|| panic!("no key in {line}"));
+        assert!(
+            line.starts_with(&format!("acknowledged write to `{key}`"))
+                && line.contains(&format!("op {} (process ", &key[1..]))
+                && line.contains("\u{2190} \"v")
+                && (line.contains("outside every fault window") || line.contains("during ")),
+            "{line}"
+        );
+    }
+    let d3 = std::fs::read_to_string(session.join("findings/D3.md")).expect("D3.md");
+    assert!(
+        d3.contains(&format!("- **Anomalies:** {total}")) && d3.contains(listed[0]),
+        "the finding file lists the anomalies"
+    );
+    assert!(report.contains(listed[0]), "the report lists them too");
     let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
     assert!(
         log.contains("binary:fl-client") && log.contains("install"),

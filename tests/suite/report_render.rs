@@ -73,6 +73,7 @@ fn seed(seed: u64, fault: Option<&str>, landed: bool, anomalies: u64) -> SeedRun
             anomalies,
             evidence: format!("{anomalies} acked writes missing on n2"),
             cites: vec![9],
+            listed: Vec::new(),
         }),
         env_missing: None,
         expired_step: None,
@@ -200,6 +201,10 @@ fn d3() -> ScenarioOutcome {
         reduction: Some(
             "reduced from 2 events to 1 over 2 re-runs (seed 1; kept: kill-primary)".to_string(),
         ),
+        anomalies: vec![
+            "acknowledged write missing from the final state: op 7-12 (process 0) write k7-12 \u{2190} \"v12\" \u{2192} \"ok\", ok, invoked +1.84 s, outside every fault window".to_string(),
+        ],
+        anomalies_total: 4,
     });
     s
 }

@@ -163,6 +163,7 @@ impl Runner<'_> {
         facts: &mut FaultFacts,
     ) -> Result<Option<(Held, Vec<Landing>)>, EngineError> {
         let watches = self.landing_watches(step).await?;
+        facts.epoch = Some(epoch);
         facts
             .cites
             .push(self.log(Event::FaultIntent(event::FaultIntent {
