@@ -47,7 +47,7 @@ fn offered(binding: Option<&Binding>, region: &str) -> Vec<String> {
                 .history
                 .iter()
                 .map(|h| format!("history: {} ({:?})", h.path, h.format));
-            let checker = b.checker.iter().flat_map(|c| {
+            let checker = b.checkers().into_iter().flat_map(|c| {
                 c.builtin
                     .iter()
                     .map(|n| format!("checker: built-in {n}"))

@@ -12,9 +12,10 @@ use crate::exec::{self, CommandSpec, Outcome, Running};
 use crate::nemesis::clock;
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
+use crate::oracle::checker::conjunction;
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
 use crate::runspec::vars::{VarError, Vars};
-use crate::runspec::{Binding, FaultStep};
+use crate::runspec::{Binding, CheckerSpec, FaultStep};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, JournalError, Scope};
 
@@ -298,7 +299,63 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Runs each step once; the first that fails ends the seed as a missing
+    /// precondition when `required` (the `before` steps), or is only journaled.
+    async fn steps(
+        &mut self,
+        steps: &[crate::runspec::Check],
+        required: bool,
+    ) -> Result<bool, EngineError> {
+        for step in steps {
+            let command = self.expand(&step.run)?;
+            let within = step.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
+            let (outcome, seq) = self.run_once(&step.name, &command, within).await?;
+            if required {
+                let ok = outcome == Outcome::Exited(0);
+                let seq = self.log(Event::Precondition(event::Precondition {
+                    name: step.name.clone(),
+                    ok,
+                    cites: vec![seq],
+                }))?;
+                self.facts.preconditions.push(seq);
+                if !ok {
+                    self.facts.env_missing = Some((step.name.clone(), seq));
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Teardown steps (not after an interrupt: every command would be cut short),
+    /// then the artifacts cap — after the services stopped, so none still writes
+    /// where the cap removes.
+    async fn tidy(&mut self, binding: &Binding, interrupted: bool) -> Result<(), EngineError> {
+        if !interrupted {
+            self.steps(&binding.teardown, false).await?;
+        }
+        let cap = binding
+            .artifacts_cap
+            .map_or(super::artifacts::DEFAULT_CAP, |c| c.as_u64());
+        let mut keep = vec![
+            self.ctx.artifacts.join("final.json"),
+            self.ctx.artifacts.join("fault_epoch"),
+            self.ctx.artifacts.join("replicas"),
+        ];
+        if let Some(history) = &binding.history {
+            let path = self.expand(&history.path)?;
+            keep.push(self.ctx.cwd.join(path));
+        }
+        if let Some(pruned) = super::artifacts::prune(&self.ctx.artifacts, cap, &keep) {
+            self.log(Event::ArtifactsPruned(pruned))?;
+        }
+        Ok(())
+    }
+
     async fn body(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        if !self.steps(&binding.before, true).await? {
+            return Ok(());
+        }
         self.mount_disks(binding)?;
         self.start_proxies(binding).await?;
         if !self.cluster_up(binding).await? {
@@ -423,13 +480,22 @@ impl Runner<'_> {
     }
 
     async fn oracle(&mut self, binding: &Binding) -> Result<(), EngineError> {
-        let (Some(history), Some(checker)) = (&binding.history, &binding.checker) else {
+        let checkers = binding.checkers();
+        let Some(history) = binding.history.as_ref().filter(|_| !checkers.is_empty()) else {
             return Ok(());
         };
-        if let Some(dump) = &checker.final_state {
+        for (i, dump) in checkers
+            .iter()
+            .filter_map(|c| c.final_state.as_ref())
+            .enumerate()
+        {
             let command = self.expand(dump)?;
-            self.run_once("final-state", &command, DEFAULT_DEADLINE)
-                .await?;
+            let name = if i == 0 {
+                "final-state".to_string()
+            } else {
+                format!("final-state-{}", i + 1)
+            };
+            self.run_once(&name, &command, DEFAULT_DEADLINE).await?;
         }
         let path = PathBuf::from(self.expand(&history.path)?);
         // A missing history is journaled, never read as an empty (clean) one.
@@ -464,6 +530,35 @@ impl Runner<'_> {
             }
         };
         let mut parsed = parsed;
+        // Several checkers judge the same history; the oracle is their conjunction.
+        let mut reports = Vec::new();
+        let mut last = None;
+        for checker in checkers {
+            let (report, history) = self.check(checker, parsed).await?;
+            parsed = history;
+            if let Some(report) = &report {
+                last = Some(self.log(Event::OracleResult(event::OracleResult {
+                    checker: report.checker.clone(),
+                    evidence: report.evidence.clone(),
+                    run: serde_json::to_value(&report.run).unwrap_or_default(),
+                }))?);
+            }
+            reports.push(report);
+        }
+        if let (Some(report), Some(seq)) = (conjunction(reports), last) {
+            self.facts.checker = Some((report, seq));
+        }
+        self.facts.history = Some(parsed);
+        Ok(())
+    }
+
+    /// Runs one checker on the history (handed back, since a built-in runs off the
+    /// runtime's threads); `None` when it could not judge at all (journaled).
+    async fn check(
+        &mut self,
+        checker: &CheckerSpec,
+        mut parsed: History,
+    ) -> Result<(Option<CheckerReport>, History), EngineError> {
         let report = match (&checker.builtin, &checker.external) {
             (Some(name), _) if name == "no-lost-ack" => self.no_lost_ack(&parsed)?,
             // Every other built-in, with its parameters after the name. A check can
@@ -495,16 +590,7 @@ impl Runner<'_> {
             (None, Some(command)) => self.external(command).await?,
             (None, None) => None,
         };
-        if let Some(report) = report {
-            let seq = self.log(Event::OracleResult(event::OracleResult {
-                checker: report.checker.clone(),
-                evidence: report.evidence.clone(),
-                run: serde_json::to_value(&report.run).unwrap_or_default(),
-            }))?;
-            self.facts.checker = Some((report, seq));
-        }
-        self.facts.history = Some(parsed);
-        Ok(())
+        Ok((report, parsed))
     }
 
     fn no_lost_ack(&mut self, history: &History) -> Result<Option<CheckerReport>, EngineError> {
@@ -574,14 +660,21 @@ pub async fn run(
         proxies: BTreeMap::new(),
         facts: IterationFacts::default(),
     };
+    runner
+        .ctx
+        .vars
+        .set("logs", runner.ctx.logs.display().to_string());
     let outcome = runner.body(binding).await;
     let down = runner.cluster_down().await;
     // After the services stopped, so none still writes into a mount being removed.
     let unmounted = runner.unmount_disks();
     let proxies = runner.stop_proxies();
+    let interrupted = matches!(outcome, Err(EngineError::Interrupted { .. }));
+    let tidied = runner.tidy(binding, interrupted).await;
     outcome?;
     down?;
     unmounted?;
     proxies?;
+    tidied?;
     Ok(runner.facts)
 }

@@ -2,6 +2,7 @@
 //! [`crate::session::operator::Operator`] whatever needs a human decision and journals the answer.
 
 pub mod anomalies;
+pub mod artifacts;
 pub mod audit;
 pub mod authoring;
 pub mod driver;

@@ -110,6 +110,10 @@ pub fn add_argv(rule: &NetRule, tag: &str) -> Vec<String> {
     if let Some(port) = rule.dport {
         push("--dport", port.to_string());
     }
+    if let Some(owner) = &rule.uid_owner {
+        argv.extend(["-m", "owner", "--uid-owner"].map(String::from));
+        argv.push(owner.clone());
+    }
     if let Some(p) = rule.probability {
         argv.extend(["-m", "statistic", "--mode", "random", "--probability"].map(String::from));
         argv.push(p.to_string());

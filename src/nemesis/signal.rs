@@ -21,7 +21,9 @@ const EVERY: Duration = Duration::from_millis(100);
 /// One declared signal, with its window open.
 #[derive(Debug)]
 pub enum Watch {
-    Log(LogWatch),
+    /// A line matching the pattern in any of these files (a service's stdout and
+    /// stderr, or several services' logs).
+    Log(Vec<LogWatch>),
     /// A number the command prints must rise by `rises_by` over its value at the start.
     Counter {
         spec: CounterSignal,
@@ -169,7 +171,10 @@ impl Watch {
     /// What this watch looks for, as the journal names it.
     pub fn describe(&self) -> String {
         match self {
-            Watch::Log(w) => w.pattern.as_str().to_string(),
+            Watch::Log(w) => w
+                .first()
+                .map(|w| w.pattern.as_str().to_string())
+                .unwrap_or_default(),
             Watch::Counter { spec, .. } => format!("`{}` rises by {}", spec.run, spec.rises_by),
             Watch::Http { spec, .. } => match &spec.equals {
                 Some(v) => format!("{} {} == {v}", spec.url, spec.pointer),
@@ -184,7 +189,17 @@ impl Watch {
     /// One observation: `Some(what was seen)` once the signal holds.
     pub async fn poll(&self) -> std::io::Result<Option<String>> {
         let seen = match self {
-            Watch::Log(w) => return w.poll(),
+            Watch::Log(files) => {
+                for w in files {
+                    if let Some(line) = w.poll()? {
+                        return Ok(Some(match files.len() {
+                            1 => line,
+                            _ => format!("{}: {line}", w.file_name()),
+                        }));
+                    }
+                }
+                None
+            }
             Watch::Counter {
                 spec,
                 cwd,

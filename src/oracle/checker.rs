@@ -162,3 +162,174 @@ pub fn mismatch(checker: &str, scope: &str, reason: String) -> CheckerReport {
         scope: scope.to_string(),
     }
 }
+
+/// Several checkers' reports on one history as one oracle: it fails when any found an
+/// anomaly (an anomaly found is never outweighed), it is too weak when any was
+/// (and none found one), and it did not judge when any did not. Coverage is the
+/// least any of them covered. `None` when no checker judged, or when one could not
+/// run at all and none found an anomaly.
+pub fn conjunction(reports: Vec<Option<CheckerReport>>) -> Option<CheckerReport> {
+    if reports.len() == 1 {
+        return reports.into_iter().next().flatten();
+    }
+    let all_ran = reports.iter().all(Option::is_some);
+    let reports: Vec<CheckerReport> = reports.into_iter().flatten().collect();
+    let name = reports
+        .iter()
+        .map(|r| r.checker.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let judged = |r: &CheckerReport| match r.run {
+        CheckerRun::Judged {
+            anomalies,
+            ops_checked,
+            ops_produced,
+        } => Some((anomalies, ops_checked, ops_produced)),
+        _ => None,
+    };
+    let found: u64 = reports.iter().filter_map(judged).map(|j| j.0).sum();
+    let weak = reports.iter().find(|r| r.run.too_weak().is_some());
+    let run = if found > 0 {
+        let produced = reports
+            .iter()
+            .filter_map(judged)
+            .map(|j| j.2)
+            .max()
+            .unwrap_or(0);
+        let checked = reports
+            .iter()
+            .filter_map(judged)
+            .map(|j| j.1)
+            .min()
+            .unwrap_or(0);
+        CheckerRun::Judged {
+            anomalies: found,
+            ops_checked: checked,
+            ops_produced: produced,
+        }
+    } else if let Some(weak) = weak {
+        match &weak.run {
+            CheckerRun::MissingFields { fields } => CheckerRun::MissingFields {
+                fields: fields.clone(),
+            },
+            CheckerRun::Unknown { reason } => CheckerRun::Unknown {
+                reason: format!("{}: {reason}", weak.checker),
+            },
+            CheckerRun::Mismatch { reason } => CheckerRun::Mismatch {
+                reason: format!("{}: {reason}", weak.checker),
+            },
+            other => other.clone(),
+        }
+    } else if !all_ran || reports.iter().any(|r| judged(r).is_none()) {
+        return None;
+    } else {
+        CheckerRun::Judged {
+            anomalies: 0,
+            ops_checked: reports
+                .iter()
+                .filter_map(judged)
+                .map(|j| j.1)
+                .min()
+                .unwrap_or(0),
+            ops_produced: reports
+                .iter()
+                .filter_map(judged)
+                .map(|j| j.2)
+                .max()
+                .unwrap_or(0),
+        }
+    };
+    Some(CheckerReport {
+        checker: name,
+        run,
+        anomalies: reports
+            .iter()
+            .flat_map(|r| {
+                r.anomalies.iter().map(|a| Anomaly {
+                    ops: a.ops.clone(),
+                    why: format!("{}: {}", r.checker, a.why),
+                })
+            })
+            .collect(),
+        scope: reports
+            .iter()
+            .map(|r| format!("{}: {}", r.checker, r.scope))
+            .collect::<Vec<_>>()
+            .join("; "),
+        evidence: reports
+            .iter()
+            .map(|r| format!("{}: {}", r.checker, r.evidence))
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(name: &str, run: CheckerRun, anomalies: usize) -> Option<CheckerReport> {
+        Some(CheckerReport {
+            checker: name.into(),
+            run,
+            anomalies: (0..anomalies)
+                .map(|i| Anomaly {
+                    ops: vec![i.to_string()],
+                    why: "bad".into(),
+                })
+                .collect(),
+            scope: String::new(),
+            evidence: format!("{name} said so"),
+        })
+    }
+
+    fn judged(anomalies: u64, checked: u64, produced: u64) -> CheckerRun {
+        CheckerRun::Judged {
+            anomalies,
+            ops_checked: checked,
+            ops_produced: produced,
+        }
+    }
+
+    #[test]
+    fn an_anomaly_outweighs_a_weak_or_missing_checker() {
+        let unknown = CheckerRun::Unknown {
+            reason: "budget".into(),
+        };
+        let both = conjunction(vec![
+            report("slo", unknown.clone(), 0),
+            report("no-lost-ack", judged(2, 90, 100), 2),
+            None,
+        ])
+        .expect("a verdict");
+        assert_eq!(both.run, judged(2, 90, 100));
+        assert_eq!(both.checker, "slo + no-lost-ack");
+        assert!(both.anomalies.iter().all(|a| a.why == "no-lost-ack: bad"));
+        assert!(both.evidence.contains("slo: slo said so"));
+
+        // No anomaly: the weak one decides, naming itself.
+        let weak = conjunction(vec![
+            report("no-lost-ack", judged(0, 100, 100), 0),
+            report("slo", unknown, 0),
+        ])
+        .expect("a verdict");
+        assert_eq!(
+            weak.run,
+            CheckerRun::Unknown {
+                reason: "slo: budget".into()
+            }
+        );
+
+        // No anomaly and one that never ran: the oracle did not judge.
+        assert!(conjunction(vec![report("a", judged(0, 5, 5), 0), None]).is_none());
+
+        // All clean: coverage is the least any of them covered.
+        let clean = conjunction(vec![
+            report("a", judged(0, 80, 100), 0),
+            report("b", judged(0, 100, 100), 0),
+        ])
+        .expect("a verdict");
+        assert_eq!(clean.run, judged(0, 80, 100));
+        assert_eq!(conjunction(vec![None]), None);
+    }
+}

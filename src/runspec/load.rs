@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::{Location, Spanned};
 
-use super::model::{Binding, NetFaultSpec, RunSpecFile};
+use super::model::{Binding, Chain, NetFaultSpec, RunSpecFile};
 use crate::plan::Plan;
 
 /// A run-spec problem located in its file.
@@ -205,6 +205,17 @@ fn check_net(
         ));
     }
     for (index, rule) in net.drop.iter().enumerate() {
+        if rule.uid_owner.is_some() && rule.chain != Chain::Output {
+            errors.push(at(
+                "net.drop.uid_owner",
+                format!(
+                    "fault `{fault}` of {id}, rule {}: `uid_owner` matches the user that sends \
+                     a packet, which iptables knows only on the OUTPUT chain; add \
+                     `chain: OUTPUT`",
+                    index + 1
+                ),
+            ));
+        }
         if let Some(p) = rule.probability.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
             errors.push(at(
                 "net.drop.probability",

@@ -52,6 +52,10 @@ pub struct LocalInstall {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Binding {
+    /// Steps run before the cluster starts (data directories, generated configs);
+    /// one that fails ends the seed like a failed precondition.
+    #[serde(default)]
+    pub before: Vec<Check>,
     #[serde(default)]
     pub cluster: Option<Cluster>,
     /// Checks that must pass before the workload starts (observability live, baseline
@@ -67,6 +71,10 @@ pub struct Binding {
     pub history: Option<HistorySpec>,
     #[serde(default)]
     pub checker: Option<CheckerSpec>,
+    /// More checkers judging the same history (a liveness check beside a safety
+    /// one); the oracle is their conjunction.
+    #[serde(default)]
+    pub checkers: Vec<CheckerSpec>,
     #[serde(default)]
     pub tiers: BTreeMap<crate::verdict::Tier, TierBudget>,
     /// Per-surface arms, keyed by the arm's suffix (`api` for `S5/api`).
@@ -75,6 +83,14 @@ pub struct Binding {
     /// Audit items faultline cannot measure, vouched for by the spec's author.
     #[serde(default)]
     pub declare: BTreeMap<String, String>,
+    /// Steps run after the services stopped, whatever happened before (journaled; a
+    /// failure does not change the verdict).
+    #[serde(default)]
+    pub teardown: Vec<Check>,
+    /// Most a seed may leave under its artifacts directory (default 1 GiB); beyond
+    /// it the largest entries are removed, never the history or the final state.
+    #[serde(default)]
+    pub artifacts_cap: Option<bytesize::ByteSize>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -154,6 +170,11 @@ pub struct FaultStep {
 }
 
 impl Binding {
+    /// Every checker of this binding: `checker`, then the `checkers` list.
+    pub fn checkers(&self) -> Vec<&CheckerSpec> {
+        self.checker.iter().chain(&self.checkers).collect()
+    }
+
     /// Whether any fault step (arms included) offers a proxy stand-in.
     pub fn offers_proxy(&self) -> bool {
         self.faults
@@ -234,6 +255,8 @@ pub enum TargetSpec {
     Service(String),
     Pid(i32),
     Pidfile(String),
+    /// Asked at injection time: the last line it prints is a service name or a pid.
+    Command(String),
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -369,6 +392,9 @@ pub struct NetRule {
     pub protocol: Option<String>,
     pub dport: Option<u16>,
     pub sport: Option<u16>,
+    /// `-m owner --uid-owner`: only packets sent by this user (name or uid) — how
+    /// members on one host, each run as its own user, are told apart. OUTPUT only.
+    pub uid_owner: Option<String>,
     /// Drop only this fraction of matching packets, in (0, 1].
     pub probability: Option<f64>,
 }
@@ -508,7 +534,13 @@ fn one_unit() -> f64 {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogSignal {
+    /// A service whose stdout or stderr log is watched…
     pub service: Option<String>,
+    /// …or any of several services' logs (the line may appear on whichever of them
+    /// is the leader, say)…
+    #[serde(default)]
+    pub services: Vec<String>,
+    /// …or a file (relative paths are the SUT's).
     pub file: Option<String>,
     pub pattern: String,
 }

@@ -24,6 +24,7 @@ pub const BUILT_IN_VARS: &[&str] = &[
     "duration_ms",
     "artifacts",
     "final_state",
+    "logs",
 ];
 
 /// Every trap in `spec`, one problem each.
@@ -60,11 +61,17 @@ fn check(
     out: &mut Vec<Problem>,
 ) {
     let at = |field: &str, message: String| problem(Some(id), Some(origin), field, message);
-    if let Some(spec) = binding.checker.as_ref().and_then(|c| c.builtin.as_deref()) {
+    let fields = std::iter::once("checker.builtin".to_string())
+        .filter(|_| binding.checker.is_some())
+        .chain((0..binding.checkers.len()).map(|i| format!("checkers[{i}].builtin")));
+    for (field, checker) in fields.zip(binding.checkers()) {
+        let Some(spec) = checker.builtin.as_deref() else {
+            continue;
+        };
         let name = spec.split_whitespace().next().unwrap_or_default();
         if crate::oracle::registry::info(name).is_none() {
             out.push(at(
-                "checker.builtin",
+                &field,
                 format!(
                     "no built-in checker `{name}`{}; the built-in ones: {}",
                     nearest(name)

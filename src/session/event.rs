@@ -119,6 +119,7 @@ events! {
     ProxyStopped(ProxyStopped) = "proxy-stopped",
     MountCreated(MountCreated) = "mount-created",
     MountRemoved(MountRemoved) = "mount-removed",
+    ArtifactsPruned(ArtifactsPruned) = "artifacts-pruned",
     // Faults.
     FaultAwaiting(FaultAwaiting) = "fault-awaiting",
     FaultTriggerSeen(FaultTriggerSeen) = "fault-trigger-seen",
@@ -662,6 +663,24 @@ pub struct MountCreated {
     pub path: String,
     pub fstype: String,
     pub size: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ArtifactsPruned {
+    /// The cap, and what the seed's artifacts held before and after.
+    pub cap_bytes: u64,
+    pub found_bytes: u64,
+    pub left_bytes: u64,
+    /// What was removed (relative to the artifacts directory), largest first.
+    pub removed: Vec<Pruned>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pruned {
+    pub path: String,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -246,6 +246,9 @@ impl OpNote {
 impl AnomalyNote {
     /// One line: the reason, then each op.
     pub fn describe(&self) -> String {
+        if self.ops.is_empty() {
+            return self.why.clone();
+        }
         let ops: Vec<String> = self.ops.iter().map(OpNote::describe).collect();
         let mut line = format!("{}: {}", self.why, ops.join("; "));
         if self.more_ops > 0 {

@@ -26,11 +26,14 @@ fn labelled(b: &Binding, prefix: &str, out: &mut Vec<(String, String)>) {
             step(out, &format!("{prefix}cluster.health"), health);
         }
     }
-    for c in &b.preconditions {
-        out.push((
-            format!("{prefix}preconditions.{}.run", c.name),
-            c.run.clone(),
-        ));
+    for (field, checks) in [
+        ("before", &b.before),
+        ("preconditions", &b.preconditions),
+        ("teardown", &b.teardown),
+    ] {
+        for c in checks {
+            out.push((format!("{prefix}{field}.{}.run", c.name), c.run.clone()));
+        }
     }
     if let Some(w) = &b.workload {
         step(out, &format!("{prefix}workload"), w);
@@ -48,12 +51,15 @@ fn labelled(b: &Binding, prefix: &str, out: &mut Vec<(String, String)>) {
     if let Some(q) = &b.quiesce {
         out.push((format!("{prefix}quiesce.run"), q.run.clone()));
     }
-    if let Some(c) = &b.checker {
+    let fields = std::iter::once("checker".to_string())
+        .filter(|_| b.checker.is_some())
+        .chain((0..b.checkers.len()).map(|i| format!("checkers[{i}]")));
+    for (field, c) in fields.zip(b.checkers()) {
         if let Some(e) = &c.external {
-            out.push((format!("{prefix}checker.external"), e.clone()));
+            out.push((format!("{prefix}{field}.external"), e.clone()));
         }
         if let Some(f) = &c.final_state {
-            out.push((format!("{prefix}checker.final_state"), f.clone()));
+            out.push((format!("{prefix}{field}.final_state"), f.clone()));
         }
     }
     for (arm, inner) in &b.arms {

@@ -317,6 +317,39 @@ fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
     );
 }
 
+/// D1 with a second checker whose threshold no run can meet: both judge the same
+/// history (two oracle results per seed), and the scenario fails on the second alone.
+#[test]
+fn a_second_checker_judges_the_same_history_and_its_anomaly_fails_the_scenario() {
+    let _one = serial();
+    let (session, v, _keep) = run_mutant_at(
+        |s| {
+            s.replace(
+                "      final_state: \"${store} dump --target 127.0.0.1:${port:n2} --out ${artifacts}/final.json\"\n",
+                "      final_state: \"${store} dump --target 127.0.0.1:${port:n2} --out ${artifacts}/final.json\"\n    checkers:\n      - { builtin: \"slo max_ms=0\" }\n",
+            )
+        },
+        "D1",
+        "smoke",
+    );
+    assert!(v["D1"].starts_with("FAIL"), "D1 {}", v["D1"]);
+    let results: Vec<String> = records(&session)
+        .iter()
+        .filter(|r| r.kind == "oracle-result")
+        .map(|r| r.data["checker"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        &results[..2],
+        ["no-lost-ack", "slo"],
+        "both checkers judged the first seed"
+    );
+    let finding = std::fs::read_to_string(session.join("findings/D1.md")).expect("D1.md");
+    assert!(
+        finding.contains("- **Anomalies:** 1\n  - slo: max_ms is"),
+        "{finding}"
+    );
+}
+
 /// The primary paused for 5 s of a 9 s run: the client's writes time out one after
 /// another and it invokes about 2 ops/s instead of 50 — an outage of the SUT, not of the
 /// workload. gbb-1 passes, and the outage is in the finding with its start and length.

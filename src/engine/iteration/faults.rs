@@ -26,6 +26,9 @@ use crate::runspec::{
 };
 use crate::session::event::{self, Event, Undo};
 
+/// How long a `command` fault target may take to name its victim.
+const TARGET_DEADLINE: Duration = Duration::from_secs(5);
+
 /// A fault between injection and heal.
 pub(super) enum Held {
     Process(process::Injected),
@@ -68,31 +71,76 @@ fn clip(window: Duration, until: Option<Instant>) -> Duration {
 }
 
 impl Runner<'_> {
-    fn victim_pid(&mut self, target: &TargetSpec) -> Result<Target, EngineError> {
-        Ok(match target {
-            TargetSpec::Pid(pid) => Target::Pid(*pid),
-            TargetSpec::Pidfile(path) => Target::Pidfile(PathBuf::from(self.expand(path)?)),
-            TargetSpec::Service(name) => match self.services.get(name) {
-                Some(running) => Target::Pid(running.pgid),
-                None => {
-                    return Err(self.io(format!(
-                        "fault target service `{name}` is not in the cluster"
-                    )));
+    /// The process a process fault aims at. A `command` target is asked at injection
+    /// time (the current leader, say): the last line it prints names a service of the
+    /// cluster or a pid; anything else fails the injection, saying what it printed.
+    async fn victim_pid(
+        &mut self,
+        fault: &str,
+        target: &TargetSpec,
+    ) -> Result<Result<Target, String>, EngineError> {
+        let service = match target {
+            TargetSpec::Pid(pid) => return Ok(Ok(Target::Pid(*pid))),
+            TargetSpec::Pidfile(path) => {
+                return Ok(Ok(Target::Pidfile(PathBuf::from(self.expand(path)?))));
+            }
+            TargetSpec::Service(name) => name.clone(),
+            TargetSpec::Command(command) => {
+                let command = self.expand(command)?;
+                let name = format!("{fault}-target");
+                let (outcome, _) = self.run_once(&name, &command, TARGET_DEADLINE).await?;
+                let out = std::fs::read_to_string(self.ctx.logs.join(format!("{name}.stdout.log")))
+                    .unwrap_or_default();
+                let named = out
+                    .lines()
+                    .map(str::trim)
+                    .rfind(|l| !l.is_empty())
+                    .unwrap_or("");
+                if outcome != exec::Outcome::Exited(0) {
+                    return Ok(Err(format!("target command `{command}` ended {outcome:?}")));
                 }
-            },
+                if !self.services.contains_key(named) {
+                    return Ok(match named.parse::<i32>() {
+                        Ok(pid) if pid > 0 => Ok(Target::Pid(pid)),
+                        _ => Err(format!(
+                            "target command `{command}` printed `{}`: neither a service of the \
+                             cluster ({}) nor a pid",
+                            crate::sanitize::line(named),
+                            self.services.keys().cloned().collect::<Vec<_>>().join(", ")
+                        )),
+                    });
+                }
+                named.to_string()
+            }
+        };
+        Ok(match self.services.get(&service) {
+            Some(running) => Ok(Target::Pid(running.pgid)),
+            None => Err(format!(
+                "fault target service `{service}` is not in the cluster"
+            )),
         })
     }
 
-    /// The file a log signal watches: a service's stderr log, or a file of the SUT's.
-    fn signal_file(&mut self, log: &LogSignal) -> Result<Option<PathBuf>, EngineError> {
-        Ok(match (&log.service, &log.file) {
-            (Some(service), _) => Some(self.ctx.logs.join(format!("{service}.stderr.log"))),
+    /// The files a log signal watches: each named service's stdout and stderr logs,
+    /// or a file of the SUT's.
+    fn signal_files(&mut self, log: &LogSignal) -> Result<Vec<PathBuf>, EngineError> {
+        let services: Vec<&String> = log.service.iter().chain(&log.services).collect();
+        if !services.is_empty() {
+            return Ok(services
+                .into_iter()
+                .flat_map(|service| {
+                    ["stdout", "stderr"]
+                        .map(|stream| self.ctx.logs.join(format!("{service}.{stream}.log")))
+                })
+                .collect());
+        }
+        Ok(match &log.file {
             // Relative paths are the SUT's, like the commands that write them.
-            (None, Some(file)) => {
+            Some(file) => {
                 let file = self.expand(file)?;
-                Some(self.ctx.cwd.join(file))
+                vec![self.ctx.cwd.join(file)]
             }
-            (None, None) => None,
+            None => Vec::new(),
         })
     }
 
@@ -105,12 +153,18 @@ impl Runner<'_> {
     ) -> Result<Option<Watch>, EngineError> {
         Ok(Some(match signal {
             SignalRef::Log(log) => {
-                let Some(file) = self.signal_file(log)? else {
+                let files = self.signal_files(log)?;
+                if files.is_empty() {
                     return Ok(None);
-                };
+                }
                 let pattern = regex::Regex::new(&log.pattern)
                     .map_err(|e| self.io(format!("fault {fault} pattern: {e}")))?;
-                Watch::Log(LogWatch::begin(&file, pattern))
+                Watch::Log(
+                    files
+                        .iter()
+                        .map(|file| LogWatch::begin(file, pattern.clone()))
+                        .collect(),
+                )
             }
             SignalRef::Counter(counter) => {
                 let mut spec = counter.clone();
@@ -130,7 +184,7 @@ impl Runner<'_> {
             SignalRef::History(history) => {
                 let path = self.expand(&history.path)?;
                 let path = self.ctx.cwd.join(path);
-                Watch::Log(LogWatch::begin(&path, signal::history_pattern()))
+                Watch::Log(vec![LogWatch::begin(&path, signal::history_pattern())])
             }
         }))
     }
@@ -227,7 +281,7 @@ impl Runner<'_> {
         Ok(match step.kind() {
             None => Err("the step names no single nemesis kind".into()),
             Some(Kind::Process) => match &step.process {
-                Some(spec) => self.inject_process(spec)?,
+                Some(spec) => self.inject_process(&step.id, spec).await?,
                 None => Err("no process spec".into()),
             },
             Some(Kind::Command) => match &step.command {
@@ -289,11 +343,15 @@ impl Runner<'_> {
         })
     }
 
-    fn inject_process(
+    async fn inject_process(
         &mut self,
+        fault: &str,
         spec: &ProcessFaultSpec,
     ) -> Result<Result<Held, String>, EngineError> {
-        let target = self.victim_pid(&spec.target)?;
+        let target = match self.victim_pid(fault, &spec.target).await? {
+            Ok(target) => target,
+            Err(why) => return Ok(Err(why)),
+        };
         let action = match spec.signal {
             SignalName::Kill => Action::Kill,
             SignalName::Term => Action::Term {
@@ -319,7 +377,17 @@ impl Runner<'_> {
                 step.id, spec.service
             )));
         };
-        let Some(file) = self.signal_file(&spec.victim_clock)? else {
+        // The victim's clock lines are on its stderr (one file: it reads the newest).
+        let clock_log = &spec.victim_clock;
+        let file = match (&clock_log.service, &clock_log.file) {
+            (Some(service), _) => Some(self.ctx.logs.join(format!("{service}.stderr.log"))),
+            (None, Some(file)) => {
+                let file = self.expand(file)?;
+                Some(self.ctx.cwd.join(file))
+            }
+            (None, None) => None,
+        };
+        let Some(file) = file else {
             return Ok(Err(format!(
                 "fault {} clock.victim_clock names neither a service nor a file",
                 step.id
@@ -364,7 +432,7 @@ impl Runner<'_> {
             spec.netns = Some(self.expand(ns)?);
         }
         for rule in &mut spec.drop {
-            for value in [&mut rule.source, &mut rule.destination]
+            for value in [&mut rule.source, &mut rule.destination, &mut rule.uid_owner]
                 .into_iter()
                 .flatten()
             {
