@@ -38,7 +38,7 @@ pub fn prune(dir: &Path, cap: u64, keep: &[PathBuf]) -> Option<ArtifactsPruned> 
         return None;
     }
     entries.retain(|(path, _)| !keep.iter().any(|k| k == path));
-    entries.sort_by(|a, b| b.1.cmp(&a.1));
+    entries.sort_by_key(|e| std::cmp::Reverse(e.1));
     let mut left = found;
     let mut removed = Vec::new();
     for (path, bytes) in entries {
