@@ -61,6 +61,7 @@ mod reduction;
 mod references_nemesis;
 mod report_render;
 mod runspec;
+mod runspec_steps;
 mod runspec_vars;
 mod session_dir;
 mod session_robust;

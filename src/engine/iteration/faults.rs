@@ -99,14 +99,21 @@ impl Runner<'_> {
                 if outcome != exec::Outcome::Exited(0) {
                     return Ok(Err(format!("target command `{command}` ended {outcome:?}")));
                 }
-                if !self.services.contains_key(named) {
+                // The workload client is kept with the services, but is no member.
+                let members: Vec<String> = self
+                    .services
+                    .keys()
+                    .filter(|k| *k != "workload")
+                    .cloned()
+                    .collect();
+                if !members.iter().any(|m| m == named) {
                     return Ok(match named.parse::<i32>() {
                         Ok(pid) if pid > 0 => Ok(Target::Pid(pid)),
                         _ => Err(format!(
                             "target command `{command}` printed `{}`: neither a service of the \
                              cluster ({}) nor a pid",
                             crate::sanitize::line(named),
-                            self.services.keys().cloned().collect::<Vec<_>>().join(", ")
+                            members.join(", ")
                         )),
                     });
                 }
