@@ -264,9 +264,18 @@ fn load_spec(
                 line: usize::try_from(e.line).unwrap_or(0),
                 // The sidecar's lines are its own, not the plan's.
                 file: Some(e.file.clone()),
-                scenario: None,
-                field: "run spec".into(),
-                message: e.to_string(),
+                // `scenarios.S1.faults[0].after` belongs to S1.
+                scenario: e
+                    .field
+                    .as_deref()
+                    .and_then(|f| f.strip_prefix("scenarios."))
+                    .and_then(|f| f.split(['.', '[']).next())
+                    .map(str::to_string),
+                field: match &e.field {
+                    Some(f) => format!("run spec field `{f}`"),
+                    None => "run spec".into(),
+                },
+                message: format!("{} (column {})", e.message, e.column),
                 severity: plan::lint::Severity::HandBack,
             })
             .collect()

@@ -7,6 +7,7 @@ pub mod load;
 pub mod model;
 pub mod traps;
 pub mod vars;
+pub mod yaml;
 
 pub use load::{RunSpec, SpecError, load, sidecar_path};
 pub use model::*;
