@@ -325,6 +325,9 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     let privileged = match &spec {
         Ok(spec) => {
             problems.extend(faultline::runspec::traps::traps(spec));
+            problems.extend(faultline::runspec::history_fields::dropped_fields(
+                &parsed, spec,
+            ));
             problems.extend(toolbox_problems(&parsed, spec, sut));
             faultline::engine::privileged::by_binding(spec)
         }

@@ -2,6 +2,7 @@
 //! probes, quiesce conditions, histories, checkers and budget tiers as numbers.
 
 pub mod duration;
+pub mod history_fields;
 pub mod landing_lint;
 pub mod load;
 pub mod model;
