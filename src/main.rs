@@ -298,7 +298,14 @@ fn toolbox_problems(
         .iter()
         .flat_map(|(id, (binding, origin))| {
             let line = usize::try_from(origin.line).unwrap_or(0);
+            // The binding's line is in the file it came from (the sidecar, or the plan
+            // for an embedded block), never a plan line by default.
             faultline::toolbox::reimplemented(&found, id, binding, line)
+                .into_iter()
+                .map(|p| plan::lint::Problem {
+                    file: Some(origin.file.clone()),
+                    ..p
+                })
         })
         .collect();
     problems.extend(faultline::runspec::landing_lint::landing_mismatches(

@@ -428,6 +428,15 @@ fn cli_toolbox_and_lint_warn_about_a_reimplemented_driver() {
     let text = String::from_utf8_lossy(&lint.stdout);
     assert!(text.contains("chaos-partition"), "{text}");
     assert!(text.contains("Makefile:"), "{text}");
+    // Placed at the binding in the sidecar, not at that line number of the plan.
+    let warning = text
+        .lines()
+        .find(|l| l.contains("chaos-partition"))
+        .unwrap_or_default();
+    assert!(
+        warning.starts_with("plan.run.yaml:4: [warning] E3 "),
+        "{warning}"
+    );
 }
 
 /// A driver kept in a folder of its own (`tools/loadgen/main.rs`, the usual shape of a
