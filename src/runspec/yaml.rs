@@ -212,6 +212,10 @@ pub fn describe(err: &Error, path: Option<String>, text: &str) -> YamlError {
                 other => other,
             };
             let found = match text_from(text, location.line(), location.column()) {
+                // The location is the key's `:` when nothing follows it.
+                Some(t) if t.starts_with(':') || t.trim().is_empty() => {
+                    " got nothing (an empty value)".into()
+                }
                 Some(t) if t.starts_with('{') => " got a mapping".into(),
                 Some(t) if t.starts_with('[') || t.starts_with("- ") => " got a list".into(),
                 Some(_) => match scalar_at(text, location.line(), location.column()) {
@@ -265,6 +269,18 @@ pub fn describe(err: &Error, path: Option<String>, text: &str) -> YamlError {
         Error::AliasReplayStackDepthExceeded { max_depth, .. } => (
             None,
             aliases_expanded(&format!("aliases nested more than {max_depth} deep")),
+        ),
+        Error::MultipleDocuments { .. } => (
+            None,
+            "a second YAML document follows a `---` line; a run spec is one document: remove \
+             the marker or merge the two"
+                .into(),
+        ),
+        Error::Eof { .. } => (
+            path.clone(),
+            "the YAML ends before a value is written here (an empty file or block holds no \
+             run spec)"
+                .into(),
         ),
         Error::Message { msg, .. } => (path.clone(), msg.clone()),
         other => (path.clone(), first_line(other)),
@@ -360,5 +376,24 @@ mod tests {
         assert!(err.message.contains("allowed here: name, count"), "{err:?}");
         let err = from_str::<Doc>("items:\n  - name: a\n").expect_err("missing");
         assert_eq!(err.field.as_deref(), Some("items[0].count"), "{err:?}");
+    }
+
+    /// Ten levels of ten aliases each: refused in words, never as a debug dump.
+    #[test]
+    fn an_alias_bomb_is_refused_in_words() {
+        let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for level in 1..10 {
+            let refs = vec![format!("*a{}", level - 1); 10].join(", ");
+            text.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+        }
+        let err = from_str::<std::collections::BTreeMap<String, serde::de::IgnoredAny>>(&text)
+            .expect_err("bomb");
+        assert!(
+            err.message.contains("once its aliases are expanded")
+                && err.message.contains("(more than "),
+            "{err:?}"
+        );
+        assert!(!err.message.contains('{'), "{err:?}");
+        assert!(err.line > 1, "{err:?}");
     }
 }
