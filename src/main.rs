@@ -264,9 +264,18 @@ fn load_spec(
                 line: usize::try_from(e.line).unwrap_or(0),
                 // The sidecar's lines are its own, not the plan's.
                 file: Some(e.file.clone()),
-                scenario: None,
-                field: "run spec".into(),
-                message: e.to_string(),
+                // `scenarios.S1.faults[0].after` belongs to S1.
+                scenario: e
+                    .field
+                    .as_deref()
+                    .and_then(|f| f.strip_prefix("scenarios."))
+                    .and_then(|f| f.split(['.', '[']).next())
+                    .map(str::to_string),
+                field: match &e.field {
+                    Some(f) => format!("run spec field `{f}`"),
+                    None => "run spec".into(),
+                },
+                message: format!("{} (column {})", e.message, e.column),
                 severity: plan::lint::Severity::HandBack,
             })
             .collect()
@@ -289,7 +298,14 @@ fn toolbox_problems(
         .iter()
         .flat_map(|(id, (binding, origin))| {
             let line = usize::try_from(origin.line).unwrap_or(0);
+            // The binding's line is in the file it came from (the sidecar, or the plan
+            // for an embedded block), never a plan line by default.
             faultline::toolbox::reimplemented(&found, id, binding, line)
+                .into_iter()
+                .map(|p| plan::lint::Problem {
+                    file: Some(origin.file.clone()),
+                    ..p
+                })
         })
         .collect();
     problems.extend(faultline::runspec::landing_lint::landing_mismatches(
@@ -316,6 +332,9 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
     let privileged = match &spec {
         Ok(spec) => {
             problems.extend(faultline::runspec::traps::traps(spec));
+            problems.extend(faultline::runspec::history_fields::dropped_fields(
+                &parsed, spec,
+            ));
             problems.extend(toolbox_problems(&parsed, spec, sut));
             faultline::engine::privileged::by_binding(spec)
         }

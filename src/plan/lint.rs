@@ -140,6 +140,12 @@ pub fn lint(plan: &Plan) -> Vec<Problem> {
                 .into(),
         ));
     }
+    for t in &plan.broken_tables {
+        out.push(broken_table(plan, t));
+    }
+    if let Some(p) = claims_lost(plan) {
+        out.push(p);
+    }
     if plan.scenarios.is_empty() {
         // Line 1: the whole plan is at fault, and every problem points into it.
         out.push(hand_back(
@@ -193,6 +199,77 @@ pub fn lint(plan: &Plan) -> Vec<Problem> {
         lint_scenario(plan, s, &mut out);
     }
     out
+}
+
+/// The table a section holds, as the template names it, and what is lost with it.
+fn table_of(section: &str) -> (&'static str, &'static str) {
+    match section {
+        "1b" => (
+            "§1b Claims table",
+            "no claim in it is read, so a scenario that falsifies a gated claim escapes its \
+             §7.M check",
+        ),
+        "1c" => ("§1c Missing claims table", "none of its rows is read"),
+        "3" => ("§3 Test inventory table", "none of its rows is read"),
+        "4" => ("§4 Hypotheses table", "none of its rows is read"),
+        "5" | "5a" | "5b" => ("§5 Coverage matrix", "none of its rows is read"),
+        "6b" => (
+            "§6b Environment requirements table",
+            "none of its requirements is probed before the run",
+        ),
+        "7b" => ("§7b Coverage adequacy table", "none of its rows is read"),
+        "7c" => ("§7c Residual uncertainty table", "none of its rows is read"),
+        _ => ("table", "none of its rows is read"),
+    }
+}
+
+/// A table without its delimiter row is handed back: markdown reads it as a paragraph.
+fn broken_table(plan: &Plan, t: &BrokenTable) -> Problem {
+    let (field, lost) = table_of(&t.section);
+    let claims = if t.section == "1b" {
+        format!(" (the plan reads as Claims: {})", plan.claims.len())
+    } else {
+        String::new()
+    };
+    hand_back(
+        t.line,
+        None,
+        field,
+        format!(
+            "these {} line(s) are written as a table but are not one: markdown needs a \
+             delimiter row (`|---|---|`, one cell per header column) right under the header \
+             row; without it they are plain text and {lost}{claims}",
+            t.rows
+        ),
+    )
+}
+
+/// Scenarios that falsify claims while §1b yields none: whether they are gated (and so
+/// need §7.M) cannot be told, and must not pass for "not gated".
+fn claims_lost(plan: &Plan) -> Option<Problem> {
+    if !plan.claims.is_empty() {
+        return None;
+    }
+    let citing: Vec<&Scenario> = plan
+        .scenarios
+        .iter()
+        .filter(|s| !s.falsifies.is_empty())
+        .collect();
+    let first = citing.first()?;
+    let ids: Vec<&str> = citing.iter().map(|s| s.id.as_str()).collect();
+    let line = first.falsifies_raw.as_ref().map_or(first.line, |f| f.line);
+    Some(hand_back(
+        line,
+        Some(first),
+        "§1b Claims",
+        format!(
+            "no claim is read from §1b, yet {} falsif{} claims: without their categories the \
+             §7.M gate cannot be judged; §1b needs a `## 1b.` heading and a \
+             `| ID | Claim | Category | Source | Inferred? |` table with its `|---|` row",
+            ids.join(", "),
+            if ids.len() == 1 { "ies" } else { "y" }
+        ),
+    ))
 }
 
 fn has_claim(plan: &Plan, id: &str) -> bool {

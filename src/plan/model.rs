@@ -32,6 +32,22 @@ pub struct Plan {
     /// it as code, so whatever scenarios follow are not seen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unclosed_fence: Option<usize>,
+    /// Rows written as a table that markdown reads as a paragraph (no `|---|` row
+    /// under the header): none of their cells reach the plan.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken_tables: Vec<BrokenTable>,
+}
+
+/// Lines that look like a table but are not one: its header lacks the delimiter row
+/// (`|---|---|`, one cell per column) markdown needs to read a table.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct BrokenTable {
+    /// 1-based line of its first row.
+    pub line: usize,
+    /// The section key it sits in (`1b`, `6b`; empty before the first numbered one).
+    pub section: String,
+    /// How many of its lines are rows.
+    pub rows: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

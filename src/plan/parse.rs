@@ -326,6 +326,7 @@ impl Walker<'_> {
 
     fn paragraph_done(&mut self, text: &str, range: std::ops::Range<usize>) {
         let line = self.lines.line(range.start);
+        self.broken_table(&range);
         if self.section.is_empty() {
             self.header_lines(&range);
         }
@@ -352,6 +353,26 @@ impl Walker<'_> {
             };
             b.arm(&item);
         }
+    }
+
+    /// A paragraph whose lines are written as table rows is a table that lost its
+    /// delimiter row: markdown reads it as text, so its rows (claims, requirements …)
+    /// are silently not there.
+    fn broken_table(&mut self, range: &std::ops::Range<usize>) {
+        let raw = self.text.get(range.clone()).unwrap_or_default();
+        let is_row = |l: &str| {
+            let t = l.trim();
+            t.starts_with('|') && t.matches('|').count() >= 2
+        };
+        let mut lines = raw.lines().enumerate().filter(|(_, l)| is_row(l));
+        let Some((first, _)) = lines.next() else {
+            return;
+        };
+        self.plan.broken_tables.push(BrokenTable {
+            line: self.lines.line(range.start) + first,
+            section: self.section.clone(),
+            rows: 1 + lines.count(),
+        });
     }
 
     /// `**Date:** …` header lines, read from the paragraph's own source lines.

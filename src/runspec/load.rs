@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_saphyr::{Location, Spanned};
+use serde_saphyr::Spanned;
 
 use super::model::{Binding, Chain, NetFaultSpec, RunSpecFile};
+use super::yaml;
 use crate::plan::Plan;
 
 /// A run-spec problem located in its file.
@@ -41,33 +42,19 @@ pub fn sidecar_path(plan_path: &Path) -> PathBuf {
     plan_path.with_extension("run.yaml")
 }
 
-/// Line, column and one-line message of a serde-saphyr error; the location goes into
-/// our own `file:line:col` prefix, so it is cut from the message.
+/// Line, column and one-line message of a serde-saphyr error (see [`super::yaml`]).
 pub(crate) fn yaml_message(err: &serde_saphyr::Error) -> (u64, u64, String) {
-    let location = err.location().unwrap_or(Location::UNKNOWN);
-    let rendered = err.without_snippet().to_string();
-    let first_line = rendered.lines().next().unwrap_or_default();
-    let message = first_line
-        .rfind(" at line ")
-        .map_or(first_line, |at| &first_line[..at])
-        .to_string();
-    (location.line(), location.column(), message)
+    let e = yaml::describe(err, None, "");
+    (e.line, e.column, e.message)
 }
 
-fn yaml_error(file: &str, line_offset: u64, err: &serde_saphyr::Error) -> SpecError {
-    let (line, column, message) = yaml_message(err);
-    // serde names the offending field inside backticks ("unknown field `x`").
-    let field = message
-        .split('`')
-        .nth(1)
-        .filter(|f| !f.contains(' '))
-        .map(str::to_string);
+fn yaml_error(file: &str, line_offset: u64, err: yaml::YamlError) -> SpecError {
     SpecError {
         file: file.to_string(),
-        line: line + line_offset,
-        column,
-        field,
-        message,
+        line: err.line + line_offset,
+        column: err.column,
+        field: err.field,
+        message: err.message,
     }
 }
 
@@ -258,7 +245,7 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
     for block in &plan.embedded_run_specs {
         // The fence's first YAML line is `block.line`; YAML lines count from 1.
         let offset = u64::try_from(block.line).unwrap_or(0).saturating_sub(1);
-        match serde_saphyr::from_str::<Spanned<Binding>>(&block.yaml) {
+        match yaml::from_str::<Spanned<Binding>>(&block.yaml) {
             Ok(binding) => {
                 check_binding(
                     &block.scenario_id,
@@ -279,11 +266,11 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                     &mut errors,
                 );
             }
-            Err(err) => errors.push(yaml_error(&plan.source, offset, &err)),
+            Err(err) => errors.push(yaml_error(&plan.source, offset, err)),
         }
     }
     if let Some((file, text)) = sidecar {
-        match serde_saphyr::from_str::<RunSpecFile>(text) {
+        match yaml::from_str::<RunSpecFile>(text) {
             Ok(parsed) => {
                 if parsed.version != 1 {
                     errors.push(SpecError {
@@ -318,7 +305,7 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                     insert(&mut spec, id, binding.value, origin, &mut errors);
                 }
             }
-            Err(err) => errors.push(yaml_error(file, 0, &err)),
+            Err(err) => errors.push(yaml_error(file, 0, err)),
         }
     }
     if errors.is_empty() {

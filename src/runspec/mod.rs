@@ -2,11 +2,13 @@
 //! probes, quiesce conditions, histories, checkers and budget tiers as numbers.
 
 pub mod duration;
+pub mod history_fields;
 pub mod landing_lint;
 pub mod load;
 pub mod model;
 pub mod traps;
 pub mod vars;
+pub mod yaml;
 
 pub use load::{RunSpec, SpecError, load, sidecar_path};
 pub use model::*;

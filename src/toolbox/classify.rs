@@ -36,6 +36,8 @@ const NAME_WORDS: &[(Role, &[&str])] = &[
         Role::Workload,
         &[
             "load",
+            "loadgen",
+            "loadtest",
             "bench",
             "benchmark",
             "workload",

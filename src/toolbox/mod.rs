@@ -22,6 +22,9 @@ pub use usage::{bindings_using, commands_of, reimplemented};
 pub enum ItemKind {
     Folder,
     Script,
+    /// A sub-folder of a script folder holding one program (`tools/loadgen/` with
+    /// its `main.go`, `Cargo.toml` …), named for the folder.
+    Tool,
     MakeTarget,
     JustRecipe,
     XtaskCommand,
@@ -98,6 +101,7 @@ pub fn discover(root: &Path) -> Result<Toolbox, ToolboxError> {
     let mut scan = scan::Scan::new(root);
     scan.folders();
     scan.scripts();
+    scan.tools();
     scan.makefiles();
     scan.justfiles();
     scan.xtask();

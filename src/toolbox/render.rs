@@ -18,6 +18,7 @@ fn kind(k: ItemKind) -> &'static str {
     match k {
         ItemKind::Folder => "folder",
         ItemKind::Script => "script",
+        ItemKind::Tool => "tool",
         ItemKind::MakeTarget => "make-target",
         ItemKind::JustRecipe => "just-recipe",
         ItemKind::XtaskCommand => "xtask-command",

@@ -23,6 +23,23 @@ const DOC_FOLDERS: &[&str] = &["docs/runbooks", "docs/testing"];
 const DOCS: &[&str] = &["docs/stability-test-plan.md"];
 /// Folders whose scripts are classified.
 const SCRIPT_FOLDERS: &[&str] = &["scripts", "tools", "bin"];
+/// Files that make a sub-folder of a script folder one program of its own.
+const TOOL_MARKERS: &[&str] = &[
+    "main.go",
+    "main.rs",
+    "Cargo.toml",
+    "go.mod",
+    "package.json",
+    "__main__.py",
+];
+/// Where such a program's leading comments are read from, first found wins.
+const ENTRY_FILES: &[&str] = &[
+    "main.go",
+    "main.rs",
+    "src/main.rs",
+    "__main__.py",
+    "index.js",
+];
 const MAKEFILES: &[&str] = &["GNUmakefile", "makefile", "Makefile"];
 const JUSTFILES: &[&str] = &["justfile", "Justfile", ".justfile"];
 /// Single CI files; `.github/workflows/` and `.buildkite/` are listed.
@@ -193,6 +210,93 @@ impl<'a> Scan<'a> {
                 let mut it = item(&rel, line, ItemKind::Script, role, &name);
                 it.evidence = evidence(why);
                 it.tools = classify::tools(&text);
+                self.items.push(it);
+            }
+        }
+    }
+
+    /// Sub-folder names directly under `rel` (hidden ones left out), sorted.
+    fn list_dirs(&mut self, rel: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(rel)) else {
+            // An unreadable folder is noted once, by `list`.
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// One level of sub-folders of the script folders: a folder holding a program
+    /// (`main.go`, `main.rs`, `Cargo.toml`, `go.mod`, `package.json`, `__main__.py`) is
+    /// one tool named for the folder — the usual shape of a Go or Rust load generator.
+    /// Its role comes from the folder name, else from the leading comments of its
+    /// entry file (or the `description` of its `package.json`).
+    pub fn tools(&mut self) {
+        for &folder in SCRIPT_FOLDERS {
+            for name in self.list_dirs(folder) {
+                let rel = format!("{folder}/{name}");
+                let Some(marker) = TOOL_MARKERS
+                    .iter()
+                    .find(|m| self.root.join(&rel).join(m).is_file())
+                else {
+                    continue;
+                };
+                let entry = ENTRY_FILES
+                    .iter()
+                    .map(|e| format!("{rel}/{e}"))
+                    .find_map(|e| self.read(&e).map(|text| (e, text)));
+                let comments: Vec<(usize, String)> = entry
+                    .as_ref()
+                    .map(|(_, text)| {
+                        text.lines()
+                            .take(HEAD_LINES)
+                            .enumerate()
+                            .filter(|(_, l)| {
+                                let l = l.trim_start();
+                                (l.starts_with("//") || l.starts_with('#')) && !l.starts_with("#!")
+                            })
+                            .map(|(i, l)| {
+                                (
+                                    i + 1,
+                                    l.trim_start_matches(['/', '!', '#']).trim().to_string(),
+                                )
+                            })
+                            .filter(|(_, l)| !l.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let description = self
+                    .read(&format!("{rel}/package.json"))
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .and_then(|v| v["description"].as_str().map(str::to_string));
+                let by_text = comments
+                    .iter()
+                    .find_map(|(n, l)| classify::by_text(l).map(|role| (role, Some(*n), l.clone())))
+                    .or_else(|| {
+                        let d = description.as_deref()?;
+                        classify::by_text(d).map(|role| (role, None, d.to_string()))
+                    });
+                let (role, line, why) = match (classify::by_name(&name), by_text) {
+                    (Some(role), _) => (role, None, format!("{rel}/{marker}")),
+                    (None, Some(found)) => found,
+                    (None, None) => continue,
+                };
+                // The line cited is in the entry file; the item's path is the folder.
+                let cited = match (&entry, line) {
+                    (Some((file, _)), Some(n)) => format!("{file}:{n}: {why}"),
+                    _ => why,
+                };
+                let mut it = item(&rel, None, ItemKind::Tool, role, &name);
+                it.evidence = evidence(&cited);
+                it.tools = entry
+                    .as_ref()
+                    .map(|(_, text)| classify::tools(text))
+                    .unwrap_or_default();
                 self.items.push(it);
             }
         }

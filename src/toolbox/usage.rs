@@ -112,6 +112,11 @@ fn uses(item: &ToolboxItem, words: &[&str]) -> bool {
             .iter()
             .map(|w| plain(w))
             .any(|w| w == *path || w.ends_with(&format!("/{path}"))),
+        // `go run ./tools/loadgen`, `tools/loadgen/run.sh`, `--manifest-path tools/loadgen/…`.
+        ItemKind::Tool => words.iter().map(|w| plain(w)).any(|w| {
+            let w = w.trim_end_matches('/');
+            w == *path || w.ends_with(&format!("/{path}")) || w.contains(&format!("{path}/"))
+        }),
         ItemKind::Folder => words
             .iter()
             .map(|w| plain(w))
@@ -177,6 +182,7 @@ pub fn reimplemented(
                         | ItemKind::JustRecipe
                         | ItemKind::XtaskCommand
                         | ItemKind::Script
+                        | ItemKind::Tool
                 )
         })
         .collect();

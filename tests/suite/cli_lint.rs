@@ -207,7 +207,7 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
     let sidecar = "version: 1\n\
                    scenarios:\n  \
                      S1:\n    \
-                       workload: { run: \"client --dir ${logs}\" }\n    \
+                       workload: { run: \"client --dir ${log_dir}\" }\n    \
                        checker: { builtin: no-lost-acks }\n    \
                        tiers:\n      \
                          hardening: { duration: 10s, seeds: 2 }\n";
@@ -223,7 +223,7 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
     // names its field.
     for (field, says) in [
         ("run spec checker.builtin", "did you mean `no-lost-ack`?"),
-        ("run spec workload.run", "`${logs}` is set by nothing"),
+        ("run spec workload.run", "`${log_dir}` is set by nothing"),
         (
             "run spec tiers.hardening.seeds",
             "2 seed(s) can never earn PASS-hardening",
@@ -242,7 +242,7 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
     }
     // Fixed, the same plan is runnable.
     let fixed = sidecar
-        .replace("${logs}", "${artifacts}")
+        .replace("${log_dir}", "${artifacts}")
         .replace("no-lost-acks", "no-lost-ack")
         .replace("seeds: 2", "seeds: 3");
     std::fs::write(dir.path().join("plan.run.yaml"), fixed).expect("write sidecar");
@@ -309,4 +309,191 @@ fn text_that_is_not_utf8_is_refused_with_its_line_and_byte() {
         said.contains("plan.run.yaml") && said.contains("not UTF-8 at line 2, column 1"),
         "{said}"
     );
+}
+
+/// The `|---|` row under a table's header is what makes markdown read it as a table.
+/// Without it the claims are plain text: the plan read as "Claims: 0", and a scenario
+/// handed back for its gated claim's missing §7.M became runnable. Both are handed
+/// back now, at the table's line.
+#[test]
+fn a_table_without_its_delimiter_row_is_handed_back() {
+    let dir = machine_checkable_plan();
+    let text = std::fs::read_to_string(dir.path().join("plan.md")).expect("plan");
+    let header = text
+        .lines()
+        .position(|l| l.starts_with("| ID | Claim"))
+        .expect("claims header")
+        + 1;
+    let no_seven_m = text.split("#### §7.M").next().expect("head").to_string();
+    for (plan, handed_back_before) in [(text.clone(), false), (no_seven_m, true)] {
+        std::fs::write(dir.path().join("plan.md"), &plan).expect("plan");
+        let out = faultline(&["lint", "plan.md"], dir.path());
+        let said = String::from_utf8_lossy(&out.stdout);
+        let code = if handed_back_before { 65 } else { 0 };
+        assert_eq!(out.status.code(), Some(code), "{said}");
+        let broken = plan.replace("|---|---|---|---|---|\n", "");
+        std::fs::write(dir.path().join("plan.md"), &broken).expect("plan");
+        let out = faultline(&["lint", "plan.md"], dir.path());
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(65), "{said}");
+        assert!(said.contains("Claims: 0 (0 gated)"), "{said}");
+        assert!(
+            said.contains(&format!(
+                "plan.md:{header}: [hand-back] §1b Claims table: these 2 line(s) are written \
+                 as a table but are not one"
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains("[hand-back] S1 §1b Claims: no claim is read from §1b, yet S1"),
+            "{said}"
+        );
+    }
+    // A requirements table that lost its row is named for what it is.
+    let broken = text.replace(
+        "## 7. Scenarios",
+        "## 6b. Environment requirements\n\n| Requirement | Version floor |\n| tc/netem | - |\n\n## 7. Scenarios",
+    );
+    std::fs::write(dir.path().join("plan.md"), &broken).expect("plan");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(65), "{said}");
+    assert!(
+        said.contains("§6b Environment requirements table"),
+        "{said}"
+    );
+}
+
+/// A run-spec value of the wrong type names the field path (not the value) and what
+/// the field takes, at the sidecar's own line — never a plan line.
+#[test]
+fn run_spec_yaml_errors_name_the_field_path_at_the_sidecar_line() {
+    let dir = machine_checkable_plan();
+    let cases = [
+        (
+            "    faults:\n      - id: cut\n        after: true\n",
+            6,
+            "S1 run spec field `scenarios.S1.faults[0].after`: expected a duration such as \
+             300ms, 5s or 2m, got boolean `true`",
+        ),
+        (
+            "    tiers:\n      hardening: { duration: 10s, seeds: many }\n",
+            5,
+            "S1 run spec field `scenarios.S1.tiers.hardening.seeds`: expected a whole number",
+        ),
+        (
+            "    workload: { deadline: 5s }\n",
+            4,
+            "S1 run spec field `scenarios.S1.workload.run`: `run` is required here and missing",
+        ),
+        (
+            "    history: { path: h.jsonl, format: jsnl }\n",
+            4,
+            "`scenarios.S1.history.format`: `jsnl` is not allowed here; use one of: jsonl, edn, \
+             porcupine",
+        ),
+    ];
+    for (body, line, says) in cases {
+        let sidecar = format!("version: 1\nscenarios:\n  S1:\n{body}");
+        std::fs::write(dir.path().join("plan.run.yaml"), &sidecar).expect("sidecar");
+        let out = faultline(&["lint", "plan.md"], dir.path());
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(65), "{said}");
+        let problem = said
+            .lines()
+            .find(|l| l.contains("run spec field"))
+            .unwrap_or_else(|| panic!("no run-spec problem: {said}"));
+        assert!(
+            problem.starts_with(&format!("plan.run.yaml:{line}: [hand-back] ")),
+            "{problem}"
+        );
+        assert!(problem.contains(says), "{problem}");
+    }
+}
+
+/// A billion-laughs run spec (each level ten aliases of the one before) is refused in a
+/// sentence naming the file, the limit and that aliases are expanded.
+#[test]
+fn an_alias_bomb_is_refused_in_a_sentence() {
+    let dir = machine_checkable_plan();
+    let mut spec = format!(
+        "version: 1\nscenarios:\n  L0: &l0 {{ workload: {{ run: \"{}\" }} }}\n",
+        "lol".repeat(100)
+    );
+    for level in 1..10 {
+        let arms: Vec<String> = (0..10).map(|k| format!("a{k}: *l{}", level - 1)).collect();
+        spec.push_str(&format!(
+            "  L{level}: &l{level} {{ arms: {{ {} }} }}\n",
+            arms.join(", ")
+        ));
+    }
+    std::fs::write(dir.path().join("plan.run.yaml"), &spec).expect("sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(65), "{said}");
+    let problem = said
+        .lines()
+        .find(|l| l.contains("aliases"))
+        .unwrap_or_else(|| panic!("no alias refusal: {said}"));
+    assert!(problem.starts_with("plan.run.yaml:"), "{problem}");
+    assert!(
+        problem.contains("safety limit (more than ")
+            && problem.contains("once its aliases are expanded"),
+        "{problem}"
+    );
+    assert!(!said.contains("budget breached"), "{said}");
+    // `run` refuses it the same way.
+    let run = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["run", "plan.md", "--headless", "--yes"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(65));
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("once its aliases are expanded"),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// Every field the §7.M history names that the JSONL reader would drop is warned
+/// about, when the run spec has the reader parse that scenario's history.
+#[test]
+fn history_fields_the_reader_would_drop_are_warned() {
+    let dir = machine_checkable_plan();
+    let text = std::fs::read_to_string(dir.path().join("plan.md")).expect("plan");
+    let plan = text.replace(
+        "default 11 fields, in-process recorder.",
+        "`(op_id, process_id, invoke_ts, complete_ts, op_type, leader_term)` per op.",
+    );
+    let line = plan
+        .lines()
+        .position(|l| l.contains("process_id"))
+        .expect("history line")
+        + 1;
+    std::fs::write(dir.path().join("plan.md"), &plan).expect("plan");
+    assert_runnable(dir.path());
+    let sidecar = "version: 1\nscenarios:\n  S1:\n    workload: { run: client }\n    \
+                   history: { path: \"${artifacts}/history.jsonl\", format: jsonl }\n";
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar).expect("sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a warning, not a hand-back: {said}"
+    );
+    let warned: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("history reader reads"))
+        .collect();
+    assert_eq!(warned.len(), 2, "{said}");
+    for (field, l) in ["process_id", "leader_term"].iter().zip(&warned) {
+        assert!(
+            l.starts_with(&format!(
+                "plan.md:{line}: [warning] S1 §7.M Operation history: `{field}` is not a field"
+            )) && l.contains("plan.run.yaml:4"),
+            "{l}"
+        );
+    }
 }

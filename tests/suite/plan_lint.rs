@@ -189,3 +189,43 @@ fn one_weak_clause_among_measurable_is_a_warning() {
             .any(|p| p.field == "Oracle" && p.severity == Severity::Warning)
     );
 }
+
+/// A §1b heading the parser does not recognise (no section number) loses every claim
+/// without any broken table: the scenarios that falsify claims are handed back
+/// rather than taken for ungated; with the heading numbered they are runnable again.
+#[test]
+fn falsified_claims_with_no_claims_read_are_handed_back() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans/newer-template.md"),
+    )
+    .expect("fixture");
+    let heading = text
+        .lines()
+        .find(|l| l.starts_with("## 1b"))
+        .expect("§1b heading")
+        .to_string();
+    let before = lint(&parse_plan("p.md", &text));
+    assert!(
+        !before.iter().any(|p| p.field == "§1b Claims"),
+        "{before:?}"
+    );
+    let renamed = text.replace(&heading, "## Claims under test");
+    let plan = parse_plan("p.md", &renamed);
+    assert!(plan.claims.is_empty() && plan.broken_tables.is_empty());
+    let problems = lint(&plan);
+    let lost = problems
+        .iter()
+        .find(|p| p.field == "§1b Claims")
+        .unwrap_or_else(|| panic!("not handed back: {problems:?}"));
+    assert_eq!(lost.severity, Severity::HandBack);
+    let first = plan
+        .scenarios
+        .iter()
+        .find(|s| !s.falsifies.is_empty())
+        .expect("a scenario falsifying a claim");
+    assert_eq!(
+        lost.line,
+        first.falsifies_raw.as_ref().expect("falsifies field").line
+    );
+    assert!(lost.message.contains(&first.id), "{}", lost.message);
+}

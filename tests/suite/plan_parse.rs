@@ -195,3 +195,39 @@ fn drift_forms_fixture() {
     assert_eq!(b.model_kind.as_deref(), Some("membership-table"));
     assert!(b.nemesis.is_none());
 }
+
+/// Lines written as table rows that markdown does not read as a table — no delimiter
+/// row, or one whose cell count differs from the header's — are kept as broken tables
+/// with their section and first line; real tables, prose with a `|` in it and the
+/// corpus plan's tables are not.
+#[test]
+fn tables_markdown_does_not_read_are_recorded() {
+    use faultline::plan::{BrokenTable, parse_plan};
+    let text = "# Test Plan: t\n\n\
+                ## 1b. Claims\n\n\
+                | ID | Claim | Category |\n| C1 | x | safety |\n\n\
+                ## 3. Inventory\n\n\
+                | Test | Subsystem |\n|---|---|---|\n| a | b |\n\n\
+                ## 6b. Requirements\n\n\
+                | Requirement | Version floor |\n|---|---|\n| tc | - |\n\n\
+                Pipe the log through `grep x | wc -l` | then count.\n";
+    let plan = parse_plan("t.md", text);
+    assert_eq!(
+        plan.broken_tables,
+        vec![
+            BrokenTable {
+                line: 5,
+                section: "1b".into(),
+                rows: 2
+            },
+            BrokenTable {
+                line: 10,
+                section: "3".into(),
+                rows: 3
+            },
+        ]
+    );
+    assert!(plan.claims.is_empty());
+    assert_eq!(plan.requirements.len(), 1);
+    assert!(corpus().broken_tables.is_empty());
+}

@@ -92,8 +92,48 @@ fn an_unknown_field_is_named_with_its_location() {
     let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &bad))).expect_err("typo");
     let text = errors[0].to_string();
     assert!(text.starts_with("plan.run.yaml:16:5:"), "{text}");
-    assert_eq!(errors[0].field.as_deref(), Some("wrkload"), "{text}");
+    assert_eq!(
+        errors[0].field.as_deref(),
+        Some("scenarios.D2.wrkload"),
+        "{text}"
+    );
+    assert!(
+        text.contains("allowed here: before, cluster, preconditions, workload"),
+        "{text}"
+    );
     assert!(!text.contains("at line"), "location said twice: {text}");
+}
+
+/// serde names the value it could not take (`true`); the error names the field path
+/// it was at and what that field takes, in the sidecar and in an embedded block.
+#[test]
+fn a_wrong_type_names_the_field_path_and_what_is_allowed() {
+    let bad = SIDECAR.replace("after: 1s", "after: true");
+    let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &bad))).expect_err("bool");
+    assert_eq!(
+        errors[0].field.as_deref(),
+        Some("scenarios.D2.faults[0].after"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(
+        errors[0].message,
+        "expected a duration such as 300ms, 5s or 2m, got boolean `true`"
+    );
+    let plan = plan_with_block(40, "faults:\n  - id: x\n    repeat: -2\n");
+    let errors = runspec::load(&plan, None).expect_err("negative repeat");
+    assert_eq!(
+        errors[0].field.as_deref(),
+        Some("faults[0].repeat"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].to_string().starts_with("plan.md:42:"),
+        "{}",
+        errors[0]
+    );
+    assert!(errors[0].message.ends_with("got `-2`"), "{}", errors[0]);
 }
 
 #[test]

@@ -428,4 +428,80 @@ fn cli_toolbox_and_lint_warn_about_a_reimplemented_driver() {
     let text = String::from_utf8_lossy(&lint.stdout);
     assert!(text.contains("chaos-partition"), "{text}");
     assert!(text.contains("Makefile:"), "{text}");
+    // Placed at the binding in the sidecar, not at that line number of the plan.
+    let warning = text
+        .lines()
+        .find(|l| l.contains("chaos-partition"))
+        .unwrap_or_default();
+    assert!(
+        warning.starts_with("plan.run.yaml:4: [warning] E3 "),
+        "{warning}"
+    );
+}
+
+/// A driver kept in a folder of its own (`tools/loadgen/main.rs`, the usual shape of a
+/// Go or Rust load generator) is one tool named for the folder; a sub-folder with no
+/// program in it, or a program whose name and comments say nothing, is not.
+#[test]
+fn a_driver_in_its_own_folder_is_one_tool() {
+    let dir = repo(&[
+        ("tools/loadgen/main.rs", "fn main() {}\n"),
+        (
+            "scripts/netsplit/main.go",
+            "package main\n\n// Cuts the cluster in two with iptables.\nfunc main() {}\n",
+        ),
+        ("scripts/netsplit/go.mod", "module netsplit\n"),
+        ("tools/soak/Cargo.toml", "[package]\nname = \"soak\"\n"),
+        ("tools/soak/src/main.rs", "fn main() {}\n"),
+        ("tools/notes/readme.txt", "load tests live elsewhere\n"),
+        ("tools/codegen/go.mod", "module codegen\n"),
+        ("bin/.cache/main.go", "// chaos\n"),
+    ]);
+    let t = discover(dir.path()).expect("repo");
+    let tools: Vec<(&str, &str, Role)> = t
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Tool)
+        .map(|i| (i.name.as_str(), i.path.as_str(), i.role))
+        .collect();
+    assert_eq!(
+        tools,
+        vec![
+            ("netsplit", "scripts/netsplit", Role::Chaos),
+            ("loadgen", "tools/loadgen", Role::Workload),
+            ("soak", "tools/soak", Role::Workload),
+        ]
+    );
+    let netsplit = t
+        .items
+        .iter()
+        .find(|i| i.name == "netsplit")
+        .expect("netsplit");
+    assert_eq!(
+        netsplit.evidence,
+        "scripts/netsplit/main.go:3: Cuts the cluster in two with iptables."
+    );
+    assert!(
+        netsplit.tools.iter().any(|t| t == "iptables"),
+        "{netsplit:?}"
+    );
+    // A binding that runs the tool uses it; one that retypes its iptables rule is
+    // pointed at it.
+    let using = binding("workload: { run: \"go run ./tools/loadgen --rate 50\" }\n");
+    let used: Vec<&str> = bindings_using(&t, &commands_of(&using))
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    // The folder it sits in is used too (as for any file inside a discovered folder).
+    assert_eq!(used, vec!["tools", "loadgen"]);
+    let retyped = binding(
+        "faults:\n  - id: cut\n    command: { inject: \"iptables -A INPUT -s 10.0.0.2 -j DROP\", heal: \"iptables -F\" }\n",
+    );
+    let warned = reimplemented(&t, "S1", &retyped, 4);
+    assert!(
+        warned
+            .iter()
+            .any(|p| p.message.contains("scripts/netsplit")),
+        "{warned:?}"
+    );
 }
