@@ -335,6 +335,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
             problems.extend(faultline::runspec::history_fields::dropped_fields(
                 &parsed, spec,
             ));
+            problems.extend(faultline::runspec::history_fields::dropped_mappings(spec));
             problems.extend(toolbox_problems(&parsed, spec, sut));
             faultline::engine::privileged::by_binding(spec)
         }

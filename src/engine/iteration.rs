@@ -13,7 +13,8 @@ use crate::nemesis::clock;
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
 use crate::oracle::checker::conjunction;
-use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result, parse_jsonl};
+use crate::oracle::history::parse_jsonl_renamed;
+use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{Binding, CheckerSpec, FaultStep};
 use crate::session::event::{self, Event, millis};
@@ -512,7 +513,9 @@ impl Runner<'_> {
         };
         let source = path.display().to_string();
         let parsed = match history.format {
-            crate::runspec::HistoryFormat::Jsonl => parse_jsonl(&source, &text),
+            crate::runspec::HistoryFormat::Jsonl => {
+                parse_jsonl_renamed(&source, &text, &history.fields)
+            }
             crate::runspec::HistoryFormat::Edn => {
                 crate::oracle::read_history(crate::oracle::Format::Edn, &source, &text)
             }

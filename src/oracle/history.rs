@@ -13,7 +13,7 @@
 //! last op (it was in flight when recording stopped, so it is indeterminate).
 
 use serde_json::{Map, Value};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The default field names, in record order.
 pub const DEFAULT_FIELDS: [&str; 12] = [
@@ -168,6 +168,16 @@ pub enum HistoryError {
 
 /// Parse a JSONL history. `source` names it in error messages.
 pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
+    parse_jsonl_renamed(source, text, &BTreeMap::new())
+}
+
+/// [`parse_jsonl`] of a recorder that names some fields its own way: `renames` maps
+/// the reader's field to the recorder's name for it (`process` ← `process_id`).
+pub fn parse_jsonl_renamed(
+    source: &str,
+    text: &str,
+    renames: &BTreeMap<String, String>,
+) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
     let mut present: Option<BTreeSet<String>> = None;
     let mut unknown: BTreeSet<String> = BTreeSet::new();
@@ -187,7 +197,7 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
             line: line_no,
             message,
         };
-        let map: Map<String, Value> = match serde_json::from_str::<Value>(line) {
+        let mut map: Map<String, Value> = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(m)) => m,
             Ok(_) => return Err(line_err("expected a JSON object".into())),
             Err(e) if i == last_index => {
@@ -198,6 +208,11 @@ pub fn parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
             }
             Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
         };
+        for (to, from) in renames {
+            if let Some(value) = map.remove(from) {
+                map.insert(to.clone(), value);
+            }
+        }
         if let Some((first, _)) = trailer {
             return Err(line_err(format!(
                 "record after the `ops_total` trailer on line {first}"

@@ -109,6 +109,49 @@ pub fn dropped_fields(plan: &Plan, spec: &RunSpec) -> Vec<Problem> {
     out
 }
 
+/// One warning per field a binding's `history.fields` maps that would be lost: a
+/// reader field that does not exist (the value is read as an unknown field and
+/// dropped), or any mapping on a history that is not JSONL (never applied).
+pub fn dropped_mappings(spec: &RunSpec) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for (id, (binding, origin)) in &spec.bindings {
+        let histories = binding.history.iter().map(|h| (String::new(), h)).chain(
+            binding
+                .arms
+                .iter()
+                .filter_map(|(arm, a)| a.history.as_ref().map(|h| (format!("arms.{arm}."), h))),
+        );
+        for (prefix, history) in histories {
+            for (to, from) in &history.fields {
+                let message = if history.format != HistoryFormat::Jsonl {
+                    format!(
+                        "maps `{to}` from `{from}`, but only a JSONL history is renamed; this \
+                         history is {:?}, so the mapping is never applied",
+                        history.format
+                    )
+                } else if reader_drops(to) {
+                    format!(
+                        "maps `{from}` to `{to}`, which faultline's history reader does not \
+                         read, so the value would be dropped; the reader reads {}",
+                        DEFAULT_FIELDS.join(", ")
+                    )
+                } else {
+                    continue;
+                };
+                out.push(Problem {
+                    line: usize::try_from(origin.line).unwrap_or(usize::MAX),
+                    file: Some(origin.file.clone()),
+                    scenario: Some(id.clone()),
+                    field: format!("run spec {prefix}history.fields.{to}"),
+                    message,
+                    severity: Severity::Warning,
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -567,6 +567,10 @@ pub enum HistoryFormat {
 pub struct HistorySpec {
     pub path: String,
     pub format: HistoryFormat,
+    /// JSONL only: the reader's field → the name the recorder gives it
+    /// (`process: process_id`), for a recorder that cannot be changed.
+    #[serde(default)]
+    pub fields: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -497,3 +497,39 @@ fn history_fields_the_reader_would_drop_are_warned() {
         );
     }
 }
+
+/// A run spec's `history.fields` renames what the recorder calls a field; a mapping
+/// onto a field the reader does not read, or on a history that is not JSONL, is lost
+/// and warned about at the sidecar's own file and line.
+#[test]
+fn history_field_mappings_the_reader_would_drop_are_warned() {
+    let dir = machine_checkable_plan();
+    let sidecar = "version: 1\nscenarios:\n  S1:\n    workload: { run: client }\n    \
+                   history:\n      path: \"${artifacts}/history.jsonl\"\n      format: jsonl\n      \
+                   fields: { process: process_id, node_seen: seen_by }\n";
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar).expect("sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a warning: {said}");
+    let warned: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("history.fields"))
+        .collect();
+    assert_eq!(warned.len(), 1, "process is read; node_seen is not: {said}");
+    assert!(
+        warned[0].starts_with("plan.run.yaml:4: [warning] S1 run spec history.fields.node_seen:")
+            && warned[0].contains("maps `seen_by` to `node_seen`")
+            && warned[0].contains("op_id, process"),
+        "{}",
+        warned[0]
+    );
+    let edn = sidecar.replace("format: jsonl", "format: edn");
+    std::fs::write(dir.path().join("plan.run.yaml"), edn).expect("sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        said.lines().filter(|l| l.contains("never applied")).count(),
+        2,
+        "{said}"
+    );
+}

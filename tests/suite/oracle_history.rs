@@ -584,3 +584,21 @@ proptest::proptest! {
         proptest::prop_assert_eq!(found, lost_by_definition(&h, &last));
     }
 }
+
+#[test]
+fn a_recorder_s_own_field_names_are_renamed_before_reading() {
+    let text = "{\"op_id\":1,\"process_id\":7,\"invoke_ts\":1,\"complete_ts\":2,\"op_type\":\"write\",\"key\":\"k\",\"input\":1,\"output\":\"ok\",\"error\":null,\"timeout\":false,\"node_seen\":\"n2\",\"fault_epoch\":null}\n";
+    let plain = parse_jsonl("h", text).expect("parses");
+    assert!(plain.unknown_fields.contains("process_id"));
+    assert_eq!(plain.ops[0].process, "");
+    let renames: std::collections::BTreeMap<String, String> = [
+        ("process".to_string(), "process_id".to_string()),
+        ("node".to_string(), "node_seen".to_string()),
+    ]
+    .into();
+    let h = faultline::oracle::history::parse_jsonl_renamed("h", text, &renames).expect("parses");
+    assert_eq!(h.ops[0].process, "7");
+    assert_eq!(h.ops[0].node.as_deref(), Some("n2"));
+    assert!(h.unknown_fields.is_empty(), "{:?}", h.unknown_fields);
+    assert!(h.present_fields.contains("process") && h.present_fields.contains("node"));
+}
