@@ -18,6 +18,9 @@ pub use lines::{LINE_LIMIT, LineCap};
 /// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
 
+/// How often a cgroup is looked at during [`TERM_GRACE`].
+const GRACE_LOOK_EVERY: Duration = Duration::from_millis(20);
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct CommandSpec {
@@ -212,11 +215,19 @@ impl Running {
         if let Some(cgroup) = &self.cgroup {
             cgroup.signal_outside(self.pgid, Signal::SIGTERM);
         }
-        if tokio::time::timeout(TERM_GRACE, self.child.wait())
+        let grace = tokio::time::Instant::now() + TERM_GRACE;
+        if tokio::time::timeout_at(grace, self.child.wait())
             .await
             .is_err()
         {
             let _ = signal_group(self.pgid, Signal::SIGKILL);
+        }
+        // A daemon (its leader long gone, as with `--daemonize yes`) gets the same
+        // grace to shut down cleanly.
+        if let Some(cgroup) = &self.cgroup {
+            while cgroup.populated() && tokio::time::Instant::now() < grace {
+                tokio::time::sleep(GRACE_LOOK_EVERY).await;
+            }
         }
         // Members other than the leader may ignore SIGTERM.
         self.kill_all();

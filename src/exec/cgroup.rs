@@ -175,6 +175,11 @@ impl Cgroup {
         }
     }
 
+    /// Whether any live process is in it (or below it).
+    pub(super) fn populated(&self) -> bool {
+        populated(&self.path)
+    }
+
     /// Ends every member, at once.
     pub(super) fn kill_members(&self) {
         let _ = kill_once(&self.path);

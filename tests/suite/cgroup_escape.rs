@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-/// The demo plan's D1 with one service that daemonizes a `sleep 600` (its pid in
-/// `daemon.pid`), one that stays in the foreground, and a workload of `seconds`.
+/// The demo plan's D1 with one service that daemonizes a shell loop (its pid in
+/// `daemon.pid`; on SIGTERM it writes `daemon.term` and exits), one that stays in
+/// the foreground, and a workload of `seconds`.
 fn spec(seconds: u32) -> String {
     format!(
         r#"version: 1
@@ -21,7 +22,7 @@ scenarios:
     cluster:
       services:
         - name: daemon
-          run: "setsid env -i PATH=/usr/bin:/bin sh -c 'echo $$ > daemon.pid; exec sleep 600' >/dev/null 2>&1 &"
+          run: "setsid env -i PATH=/usr/bin:/bin sh -c 'echo $$ > daemon.pid; trap \"echo graceful > daemon.term; exit 0\" TERM; while :; do sleep 0.1; done' >/dev/null 2>&1 &"
         - {{ name: plain, run: "exec sleep 600" }}
     workload: {{ run: "sleep {seconds}", deadline: 900s }}
     tiers:
@@ -93,14 +94,19 @@ fn cgroups(records: &[Line]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The daemonized `sleep 600`, started (through faultline) by this test: killed by its
-/// pid on drop should faultline have left it.
-struct Daemon(i32);
+/// The daemon, started (through faultline) by this test, with its start time: killed
+/// by its pid on drop should faultline have left it (never a process that reused it).
+struct Daemon(i32, Option<u64>);
+
+impl Daemon {
+    fn of(pid: i32) -> Daemon {
+        Daemon(pid, faultline::exec::start_time(pid))
+    }
+}
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let ours = std::fs::read(format!("/proc/{}/cmdline", self.0))
-            .is_ok_and(|c| c == b"sleep\x00600\x00");
+        let ours = self.1.is_some() && faultline::exec::start_time(self.0) == self.1;
         if ours {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(self.0),
@@ -136,7 +142,7 @@ fn daemon_running(dir: &Path, run: &mut Child) -> (Daemon, PathBuf) {
             std::thread::sleep(Duration::from_millis(50));
             continue;
         };
-        let daemon = Daemon(pid);
+        let daemon = Daemon::of(pid);
         let members = faultline::exec::cgroup::members(&cgroup);
         assert!(
             members.contains(&pid),
@@ -207,6 +213,9 @@ fn a_daemon_of_a_service_ends_with_the_session() {
     let status = run.wait().expect("faultline ends");
     assert!(status.code().is_some(), "{}", said(dir.path()));
     nothing_left(&daemon, &session, None);
+    // It was asked first: its SIGTERM came before the kill, with time to act on it.
+    let term = std::fs::read_to_string(dir.path().join("daemon.term")).unwrap_or_default();
+    assert_eq!(term.trim(), "graceful", "the daemon never got its SIGTERM");
 }
 
 #[test]
@@ -315,7 +324,7 @@ fn without_cgroup_v2_the_run_says_so_once_and_ends_groups() {
     let daemon = std::fs::read_to_string(dir.path().join("daemon.pid"))
         .ok()
         .and_then(|t| t.trim().parse::<i32>().ok())
-        .map(Daemon);
+        .map(Daemon::of);
     assert!(
         daemon.is_some(),
         "the daemon never ran: {}",
