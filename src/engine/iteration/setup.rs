@@ -109,9 +109,10 @@ impl Runner<'_> {
 
     /// The cgroup service `name` starts in, inside this iteration's own cgroup (made
     /// with the first service). Each is journaled as soon as it exists, before any
-    /// process is in it, so a healer after a crash finds it. `None` where cgroup v2
-    /// is not usable: the service is ended by its process group only, and the
-    /// journal says so once per run.
+    /// process is in it, so a healer after a crash finds it (a crash between the
+    /// `mkdir` and the record leaves an empty cgroup, never a process). `None` where
+    /// cgroup v2 is not usable: the service is ended by its process group only, and
+    /// the journal says so once.
     pub(super) fn service_cgroup(&mut self, name: &str) -> Result<Option<Cgroup>, EngineError> {
         let base = match cgroup::base() {
             Ok(base) => base,
@@ -160,8 +161,8 @@ impl Runner<'_> {
         }
     }
 
-    /// Says once per run (in the journal, as a checklist row) that services are
-    /// contained by their process groups only.
+    /// Says once per faultline process (in the journal, as a checklist row) that
+    /// services are contained by their process groups only.
     fn cgroups_unusable(&mut self, why: &str) -> Result<(), EngineError> {
         static SAID: AtomicBool = AtomicBool::new(false);
         if SAID.swap(true, Ordering::Relaxed) {
