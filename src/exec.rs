@@ -1,7 +1,8 @@
-//! Child commands: each in its own process group, output streamed straight to files
-//! under the session's `logs/` (so a slow reader never blocks the child), and every
-//! wait bounded by a deadline.
+//! Child commands: each in its own process group (a service also in its own cgroup,
+//! see [`cgroup`]), output streamed straight to files under the session's `logs/` (so
+//! a slow reader never blocks the child), and every wait bounded by a deadline.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -9,12 +10,16 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+pub mod cgroup;
 mod lines;
 pub mod mark;
 pub use lines::{LINE_LIMIT, LineCap};
 
 /// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// How often a cgroup is looked at during [`TERM_GRACE`].
+const GRACE_LOOK_EVERY: Duration = Duration::from_millis(20);
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -32,6 +37,12 @@ pub enum ExecError {
     #[error("cannot create log file {path}: {source}")]
     Log {
         path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start `{command}` in cgroup {path}: {source}")]
+    Cgroup {
+        path: PathBuf,
+        command: String,
         source: std::io::Error,
     },
     #[error("cannot start `{command}`: {source}")]
@@ -57,12 +68,14 @@ pub enum Outcome {
     DeadlineExpired,
 }
 
-/// A started child and its process group.
+/// A started child and its process group (and cgroup, if it was started in one).
 pub struct Running {
     pub name: String,
     pub command: String,
     /// Process group id (equal to the leader's pid).
     pub pgid: i32,
+    /// Holds the child and everything it starts, daemons included.
+    pub cgroup: Option<cgroup::Cgroup>,
     pub stdout_log: PathBuf,
     pub stderr_log: PathBuf,
     pub started: Instant,
@@ -80,6 +93,16 @@ fn log_file(path: &Path) -> Result<std::fs::File, ExecError> {
 
 /// Starts `spec` in a new process group with stdout / stderr going to `log_dir`.
 pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
+    spawn_in(spec, log_dir, None)
+}
+
+/// [`spawn`], the child also in `cgroup` (when given) before it runs anything, so
+/// nothing it starts is ever outside it.
+pub fn spawn_in(
+    spec: &CommandSpec,
+    log_dir: &Path,
+    cgroup: Option<cgroup::Cgroup>,
+) -> Result<Running, ExecError> {
     let stdout_log = log_dir.join(format!("{}.stdout.log", spec.name));
     let stderr_log = log_dir.join(format!("{}.stderr.log", spec.name));
     let mut cmd = tokio::process::Command::new("sh");
@@ -94,9 +117,32 @@ pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
     if let Some((name, value)) = mark::current() {
         cmd.env(name, value);
     }
-    let child = cmd.spawn().map_err(|source| ExecError::Spawn {
-        command: spec.command.clone(),
-        source,
+    if let Some(cgroup) = &cgroup {
+        let procs = cgroup.procs().map_err(|source| ExecError::Cgroup {
+            path: cgroup.path().to_path_buf(),
+            command: spec.command.clone(),
+            source,
+        })?;
+        // SAFETY: the closure runs in the forked child before exec, where only
+        // async-signal-safe calls are allowed: it makes one write(2) on a descriptor
+        // the parent opened (close-on-exec), allocating nothing and taking no lock.
+        // Writing `0` moves the writer itself, before the command can fork; a write
+        // from the parent after spawn would leave a window for an early daemon.
+        unsafe {
+            cmd.pre_exec(move || (&procs).write_all(b"0"));
+        }
+    }
+    let child = cmd.spawn().map_err(|source| match &cgroup {
+        // The move into the cgroup may be what failed: the error names it.
+        Some(cgroup) => ExecError::Cgroup {
+            path: cgroup.path().to_path_buf(),
+            command: spec.command.clone(),
+            source,
+        },
+        None => ExecError::Spawn {
+            command: spec.command.clone(),
+            source,
+        },
     })?;
     let pid = child.id().ok_or_else(|| ExecError::NoPid {
         command: spec.command.clone(),
@@ -108,6 +154,7 @@ pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
         name: spec.name.clone(),
         command: spec.command.clone(),
         pgid,
+        cgroup,
         stdout_log,
         stderr_log,
         started: Instant::now(),
@@ -150,7 +197,7 @@ impl Running {
                     source,
                 })?;
                 // The leader is gone; anything it left in its group goes with it.
-                let _ = signal_group(self.pgid, Signal::SIGKILL);
+                self.kill_all();
                 self.reaped = true;
                 Ok(outcome_of(status))
             }
@@ -161,17 +208,29 @@ impl Running {
         }
     }
 
-    /// Ends the whole group: SIGTERM, a grace period, then SIGKILL; reaps the leader.
+    /// Ends the whole group (and cgroup): SIGTERM, a grace period, then SIGKILL;
+    /// reaps the leader.
     pub async fn terminate(&mut self) -> Result<(), ExecError> {
         let _ = signal_group(self.pgid, Signal::SIGTERM);
-        if tokio::time::timeout(TERM_GRACE, self.child.wait())
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.signal_outside(self.pgid, Signal::SIGTERM);
+        }
+        let grace = tokio::time::Instant::now() + TERM_GRACE;
+        if tokio::time::timeout_at(grace, self.child.wait())
             .await
             .is_err()
         {
             let _ = signal_group(self.pgid, Signal::SIGKILL);
         }
+        // A daemon (its leader long gone, as with `--daemonize yes`) gets the same
+        // grace to shut down cleanly.
+        if let Some(cgroup) = &self.cgroup {
+            while cgroup.populated() && tokio::time::Instant::now() < grace {
+                tokio::time::sleep(GRACE_LOOK_EVERY).await;
+            }
+        }
         // Members other than the leader may ignore SIGTERM.
-        let _ = signal_group(self.pgid, Signal::SIGKILL);
+        self.kill_all();
         self.child.wait().await.map_err(|source| ExecError::Wait {
             command: self.command.clone(),
             source,
@@ -181,11 +240,21 @@ impl Running {
     }
 }
 
+impl Running {
+    /// SIGKILL to the group and, at once, to every member of the cgroup.
+    fn kill_all(&self) {
+        let _ = signal_group(self.pgid, Signal::SIGKILL);
+        if let Some(cgroup) = &self.cgroup {
+            cgroup.kill_members();
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         // A child abandoned on an error or interrupt path takes its group with it.
         if !self.reaped {
-            let _ = signal_group(self.pgid, Signal::SIGKILL);
+            self.kill_all();
         }
     }
 }

@@ -111,6 +111,8 @@ struct Runner<'a> {
     faketime: BTreeMap<String, (PathBuf, Vec<(String, String)>)>,
     /// Fault proxies by listen address, running for the whole iteration.
     proxies: BTreeMap<String, std::sync::Arc<Proxy>>,
+    /// The cgroup this iteration's services' cgroups are made in, once made.
+    cgroup: Option<PathBuf>,
     facts: IterationFacts,
 }
 
@@ -145,14 +147,15 @@ impl Runner<'_> {
     }
 
     fn spawn(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
-        self.spawn_env(name, command, Vec::new())
+        self.spawn_in(name, command, Vec::new(), None)
     }
 
-    fn spawn_env(
+    fn spawn_in(
         &mut self,
         name: &str,
         command: &str,
         env: Vec<(String, String)>,
+        cgroup: Option<exec::cgroup::Cgroup>,
     ) -> Result<Running, EngineError> {
         let spec = CommandSpec {
             name: name.to_string(),
@@ -160,7 +163,18 @@ impl Runner<'_> {
             cwd: self.ctx.cwd.clone(),
             env,
         };
-        let running = exec::spawn(&spec, &self.ctx.logs).map_err(|e| self.io(e))?;
+        let path = cgroup.as_ref().map(|c| c.path().to_path_buf());
+        let running = match exec::spawn_in(&spec, &self.ctx.logs, cgroup) {
+            Ok(running) => running,
+            Err(e) => {
+                // Nothing started in it: it is removed at once.
+                if let Some(path) = path {
+                    let result = exec::cgroup::remove(&path);
+                    self.cgroup_removed(&path, result)?;
+                }
+                return Err(self.io(e));
+            }
+        };
         self.facts.pgids.push(running.pgid);
         self.log(Event::CommandStarted(event::CommandStarted {
             name: name.to_string(),
@@ -244,7 +258,8 @@ impl Runner<'_> {
             } else {
                 Vec::new()
             };
-            let running = self.spawn_env(&service.name, &command, env)?;
+            let cgroup = self.service_cgroup(&service.name)?;
+            let running = self.spawn_in(&service.name, &command, env, cgroup)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
             // `${<name>_pgid}` lets `command` faults aim at a service's process group.
@@ -296,6 +311,12 @@ impl Runner<'_> {
                 pgid: running.pgid,
             }))?;
             self.note_full_logs(&running)?;
+            if let Some(cgroup) = running.cgroup.take() {
+                self.remove_cgroup(cgroup.path().to_path_buf()).await?;
+            }
+        }
+        if let Some(parent) = self.cgroup.take() {
+            self.remove_cgroup(parent).await?;
         }
         Ok(())
     }
@@ -661,6 +682,7 @@ pub async fn run(
         mounts: Vec::new(),
         faketime: BTreeMap::new(),
         proxies: BTreeMap::new(),
+        cgroup: None,
         facts: IterationFacts::default(),
     };
     runner

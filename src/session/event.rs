@@ -120,6 +120,10 @@ events! {
     MountCreated(MountCreated) = "mount-created",
     MountRemoved(MountRemoved) = "mount-removed",
     ArtifactsPruned(ArtifactsPruned) = "artifacts-pruned",
+    /// A cgroup (v2) made to hold an iteration's services and all they start.
+    CgroupCreated(CgroupCreated) = "cgroup-created",
+    /// Its members ended and the cgroup removed (by the run, or a healer).
+    CgroupRemoved(CgroupRemoved) = "cgroup-removed",
     // Faults.
     FaultAwaiting(FaultAwaiting) = "fault-awaiting",
     FaultTriggerSeen(FaultTriggerSeen) = "fault-trigger-seen",
@@ -686,6 +690,25 @@ pub struct Pruned {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MountRemoved {
+    pub path: String,
+    pub result: Option<Result<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CgroupCreated {
+    /// The cgroup's directory (absolute, on the cgroup v2 file system).
+    pub path: String,
+    /// The service it holds; absent for the iteration's cgroup the services' are in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CgroupRemoved {
     pub path: String,
     pub result: Option<Result<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]

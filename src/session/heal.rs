@@ -2,18 +2,19 @@
 //! the journal still says what it injected and which process groups it started. This
 //! heals every fault without a heal record and ends every group still alive — only
 //! processes the journal names, each checked against its recorded start time so a
-//! reused pid is never touched — and removes the iptables rules of net faults, found
-//! by their `faultline:<tag>` comment only; removes disk fillers and the tmpfs mounts
-//! the session made; unpauses / reconnects / starts the containers of docker faults —
-//! and journals what it did.
+//! reused pid is never touched — ends every process in each cgroup it made for
+//! services (a daemon that left its group included) and removes those cgroups;
+//! removes the iptables rules of net faults, found by their `faultline:<tag>` comment
+//! only; removes disk fillers and the tmpfs mounts the session made; unpauses /
+//! reconnects / starts the containers of docker faults — and journals what it did.
 
 use std::path::Path;
 
 use nix::sys::signal::Signal;
 
 use super::event::{
-    CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished, MarkedEnded,
-    MountRemoved, NetUndo, ProcessUndo, Undo,
+    CgroupRemoved, CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy,
+    HealFinished, MarkedEnded, MountRemoved, NetUndo, ProcessUndo, Undo,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
 use super::view::{Scoped, View};
@@ -165,6 +166,29 @@ fn heal_mounts(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) {
     }
 }
 
+/// Ends every member of each cgroup the journal says was made and never removed, and
+/// removes it: the services' before the iteration's that holds them.
+fn heal_cgroups(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) {
+    for open in view.open_cgroups.iter().rev() {
+        let path = &open.item.path;
+        let result = exec::cgroup::remove(Path::new(path));
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out.failures.push(line.clone()),
+        }
+        note(
+            journal,
+            out,
+            open.scope.clone(),
+            Event::CgroupRemoved(CgroupRemoved {
+                path: path.clone(),
+                result: Some(result),
+                by: Some(by.to_string()),
+            }),
+        );
+    }
+}
+
 /// Ends every process still carrying the session's mark: one started too late for
 /// its `command-started` record, or one that left its process group.
 fn end_marked(dir: &Path, journal: &mut Journal, by: &str, out: &mut Healed) {
@@ -267,6 +291,8 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
             }),
         );
     }
+    // What left its group (a daemon) is still in its service's cgroup.
+    heal_cgroups(&view, &mut journal, by, &mut out);
     end_marked(dir, &mut journal, by, &mut out);
     let finished = Event::HealFinished(HealFinished {
         by: by.to_string(),

@@ -5,8 +5,9 @@
 //! process group and keeps the write end of the watchdog's stdin. A clean end (every
 //! fault already healed by faultline itself, signals included) writes `done`. When the
 //! input ends without `done`, the kernel closed it because faultline died: the
-//! watchdog heals the session from its journal — faults, mounts, and the process
-//! groups it recorded (only those) — under the journal's lock, and says so in it.
+//! watchdog heals the session from its journal — faults, mounts, the process groups
+//! it recorded (only those) and the services' cgroups with every process in them —
+//! under the journal's lock, and says so in it.
 //!
 //! A parent-death signal on each child would not do: it fires when the spawning
 //! *thread* ends (tokio retires idle threads), and it cannot undo an iptables rule.

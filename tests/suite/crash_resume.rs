@@ -1,11 +1,12 @@
 //! faultline is SIGKILLed again and again through the demo and resumed each time: at
 //! least once after every kind of journal event the demo writes, during a heal, while
 //! the report is being written, and once with a torn last journal line. After every
-//! kill, before anyone resumes, its watchdog has healed every fault and ended every
-//! process group the journal recorded. At the end no fault is left injected, no
-//! process group it started is alive, every journal byte written before each kill is
-//! still there, and the verdicts equal an uninterrupted run's. Each kill point is the first record matching it that the newly started
-//! process appends, so every cycle moves the demo forward.
+//! kill, before anyone resumes, its watchdog has healed every fault, ended every
+//! process group the journal recorded and removed every cgroup it made. At the end no
+//! fault is left injected, no process group it started is alive, no cgroup of it
+//! remains, every journal byte written before each kill is still there, and the
+//! verdicts equal an uninterrupted run's. Each kill point is the first record matching
+//! it that the newly started process appends, so every cycle moves the demo forward.
 
 use crate::common;
 use crate::common::Line;
@@ -36,7 +37,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 43] = [
+const KILL_POINTS: [KillPoint; 45] = [
     at("session-started"),
     // The session server's first record: the first of a resumed run after its heal.
     at("session-roles"),
@@ -57,6 +58,8 @@ const KILL_POINTS: [KillPoint; 43] = [
     at("budget"),
     at("audit-declared"),
     at("iteration-started"),
+    // Only where cgroup v2 is usable (see `kill_points`).
+    at("cgroup-created"),
     at("command-started"),
     at("precondition"),
     at("checkpoint-start"),
@@ -65,6 +68,7 @@ const KILL_POINTS: [KillPoint; 43] = [
     at("quiesce"),
     at("oracle-result"),
     at("service-stopped"),
+    at("cgroup-removed"),
     at_in("verdict", "D1"),
     at_in("fault-intent", "D2"),
     at_in("fault-injected", "D2"),
@@ -85,6 +89,27 @@ const KILL_POINTS: [KillPoint; 43] = [
     at_in("env-missing", "D7"),
     at("session-verdict"),
 ];
+
+/// The kill points this machine reaches: the cgroup kinds only where faultline can
+/// hold services in cgroups (elsewhere it says so once and never writes them).
+fn kill_points() -> Vec<&'static KillPoint> {
+    let contained = faultline::exec::cgroup::base().is_ok();
+    KILL_POINTS
+        .iter()
+        .filter(|p| contained || !p.kind.starts_with("cgroup-"))
+        .collect()
+}
+
+/// cgroups the journal says were made that still exist (each name is used once).
+fn left_cgroups(records: &[Line]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.kind == "cgroup-created")
+        .filter_map(|r| r.data["path"].as_str())
+        .filter(|p| Path::new(p).exists())
+        .map(str::to_string)
+        .collect()
+}
 
 /// After this kill point, half a record is appended, as a crash mid-write leaves it.
 const TORN_AFTER: &str = "capability-matrix";
@@ -181,13 +206,14 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         records(&baseline_session.join("journal.jsonl"))
             .into_iter()
             .map(|r| r.kind)
-            .filter(|kind| !KILL_POINTS.iter().any(|p| p.kind == kind))
+            .filter(|kind| !kill_points().iter().any(|p| p.kind == kind))
             .collect();
     assert!(
         uncovered.is_empty(),
         "journal kinds with no kill point: {uncovered:?}"
     );
 
+    let points = kill_points();
     let root = work.path().join("crashed");
     let mut child = faultline(
         &[
@@ -198,11 +224,11 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
             root.to_str().expect("utf-8"),
         ],
         work.path(),
-        KILL_POINTS.first(),
+        points.first().copied(),
     );
     let mut kept_bytes: Vec<u8> = Vec::new();
     let mut kills = Vec::new();
-    for (i, point) in KILL_POINTS.iter().enumerate() {
+    for (i, point) in points.iter().enumerate() {
         assert!(
             crashed(&mut child),
             "faultline ended before kill point {} {:?} (kills so far: {kills:?})",
@@ -228,6 +254,11 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         assert!(
             alive.is_empty(),
             "process groups outlived faultline after {kills:?}: {alive:?}"
+        );
+        let cgroups = left_cgroups(&now);
+        assert!(
+            cgroups.is_empty(),
+            "cgroups outlived faultline after {kills:?}: {cgroups:?}"
         );
         let marked = faultline::exec::mark::marked(&session);
         assert!(
@@ -255,7 +286,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
                 "--yes",
             ],
             work.path(),
-            KILL_POINTS.get(i + 1),
+            points.get(i + 1).copied(),
         );
     }
     let status = child.wait().expect("last resume ends");
@@ -279,6 +310,11 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
     assert!(
         alive.is_empty(),
         "process groups outlived the session: {alive:?}"
+    );
+    let cgroups = left_cgroups(&all);
+    assert!(
+        cgroups.is_empty(),
+        "cgroups outlived the session: {cgroups:?}"
     );
     let torn = std::fs::read_to_string(session.join("journal.torn")).expect("journal.torn");
     assert!(torn.contains(r#""seq":99999"#), "{torn}");

@@ -19,6 +19,7 @@ mod audit_references;
 mod author_in_run;
 mod author_mode;
 mod capability;
+mod cgroup_escape;
 mod cli_lint;
 mod crash_resume;
 mod demo_runspec;

@@ -1,10 +1,10 @@
 //! The reducer: folds journal records, in order, into what a session stands at —
-//! what is still injected or mounted, which process groups it started, what was
-//! answered, what was decided, and the rows every screen shows (toolbox, checklist,
-//! approvals, one row per scenario / arm with its badge and evidence). It is the only
-//! reader of the journal: the TUI, headless output, `heal`, `resume` and the driver's
-//! restart all read a session through it. Adding an event kind touches
-//! [`super::event`] and this fold, nothing else.
+//! what is still injected, mounted or held in a cgroup, which process groups it
+//! started, what was answered, what was decided, and the rows every screen shows
+//! (toolbox, checklist, approvals, one row per scenario / arm with its badge and
+//! evidence). It is the only reader of the journal: the TUI, headless output, `heal`,
+//! `resume` and the driver's restart all read a session through it. Adding an event
+//! kind touches [`super::event`] and this fold, nothing else.
 
 mod rows;
 
@@ -14,8 +14,8 @@ use std::path::PathBuf;
 pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow};
 
 use super::event::{
-    CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant, SessionRoles,
-    VerdictEvent,
+    CgroupCreated, CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant,
+    SessionRoles, VerdictEvent,
 };
 use super::journal::{Record, Scope};
 use super::outcome::{ScenarioOutcome, SessionOutcome};
@@ -35,6 +35,9 @@ pub struct View {
     pub open_faults: Vec<Scoped<FaultInjected>>,
     /// tmpfs mounts made and not removed.
     pub open_mounts: Vec<Scoped<MountCreated>>,
+    /// cgroups made and not removed, in journal order (an iteration's before its
+    /// services').
+    pub open_cgroups: Vec<Scoped<CgroupCreated>>,
     /// Every process group the session started, first record per pgid.
     pub groups: Vec<Scoped<CommandStarted>>,
     /// The last answer to each question, by question id.
@@ -131,6 +134,8 @@ impl View {
             }
             Event::MountCreated(m) => self.open_mounts.push(scoped(record, m)),
             Event::MountRemoved(m) => self.open_mounts.retain(|o| o.item.path != m.path),
+            Event::CgroupCreated(c) => self.open_cgroups.push(scoped(record, c)),
+            Event::CgroupRemoved(c) => self.open_cgroups.retain(|o| o.item.path != c.path),
             Event::CommandStarted(c) if !self.groups.iter().any(|g| g.item.pgid == c.pgid) => {
                 self.groups.push(scoped(record, c));
             }

@@ -124,6 +124,23 @@ pub fn can_mount() -> bool {
     false
 }
 
+/// Whether faultline can hold services in cgroups here (cgroup v2 mounted, its own
+/// cgroup writable); says so loudly when not, and fails instead under
+/// `FAULTLINE_REQUIRE_CGROUP=1` (CI).
+pub fn can_contain() -> bool {
+    match faultline::exec::cgroup::base() {
+        Ok(_) => true,
+        Err(why) => {
+            assert!(
+                std::env::var("FAULTLINE_REQUIRE_CGROUP").as_deref() != Ok("1"),
+                "FAULTLINE_REQUIRE_CGROUP=1 but cgroup v2 is not usable: {why}"
+            );
+            eprintln!("SKIP: cgroup v2 not usable: {why}");
+            false
+        }
+    }
+}
+
 /// The session directory named by the `session: <path>` line a run ends with.
 pub fn session_of(out: &std::process::Output) -> PathBuf {
     let stdout = String::from_utf8_lossy(&out.stdout);
