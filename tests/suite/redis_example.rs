@@ -29,10 +29,46 @@ fn missing() -> Option<String> {
     if !nix::unistd::geteuid().is_root() {
         return Some("not root: the example needs a network namespace and iptables".into());
     }
-    ["ip", "iptables", "python3", "redis-server", "redis-sentinel"]
-        .into_iter()
-        .find(|p| on_path(p).is_none())
-        .map(|p| format!("`{p}` is not on PATH (apt-get install redis-server redis-sentinel iproute2 iptables python3)"))
+    if let Some(p) = [
+        "ip",
+        "iptables",
+        "python3",
+        "redis-server",
+        "redis-sentinel",
+    ]
+    .into_iter()
+    .find(|p| on_path(p).is_none())
+    {
+        return Some(format!(
+            "`{p}` is not on PATH (apt-get install redis-server redis-sentinel iproute2 \
+             iptables python3)"
+        ));
+    }
+    netns_probe().err()
+}
+
+/// Makes a namespace, lists iptables rules inside it, and deletes it again.
+fn netns_probe() -> Result<(), String> {
+    let ns = format!("flt-redis-probe-{}", std::process::id());
+    let run = |args: &[&str]| {
+        let out = Command::new("ip")
+            .args(args)
+            .output()
+            .map_err(|e| format!("ip: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "ip {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    run(&["netns", "add", &ns])?;
+    let inside = run(&["netns", "exec", &ns, "iptables", "-S"]);
+    let deleted = run(&["netns", "del", &ns]);
+    inside.and(deleted)
 }
 
 fn json(path: &Path) -> Value {
@@ -90,6 +126,31 @@ fn landings(entry: &Value) -> Vec<&Value> {
         out.extend(rerun);
     }
     out
+}
+
+/// Runs anywhere (no Redis needed): the example's plan and run spec lint clean, with
+/// both partitions listed as privileged actions.
+#[test]
+fn redis_example_plan_lints_clean() {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis/plan.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("lint")
+        .arg(&plan)
+        .output()
+        .expect("faultline lint runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("bindings: R1, R2, R3"), "{stdout}");
+    assert!(
+        stdout.contains("Result: runnable (0 warning(s))"),
+        "{stdout}"
+    );
+    for twin in [
+        "-s 127.0.1.1 -d 127.0.2.0/24",
+        "-s 127.0.9.1 -d 127.0.2.0/24",
+    ] {
+        assert!(stdout.contains(twin), "{twin} missing: {stdout}");
+    }
 }
 
 #[test]
