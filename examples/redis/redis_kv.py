@@ -171,8 +171,9 @@ def cmd_node(args):
         # before the workload does. So it starts only once the primary answers.
         await_ping(args.primary, deadline_s=10.0)
     else:
-        # No snapshots, no AOF, and no wait before streaming a snapshot to a replica.
-        lines += ['save ""', "appendonly no", "repl-diskless-sync-delay 0"]
+        # No snapshots, no AOF, no wait before streaming a snapshot to a replica, and
+        # no wait for lagging replicas when faultline stops the node (SIGTERM).
+        lines += ['save ""', "appendonly no", "repl-diskless-sync-delay 0", "shutdown-timeout 0"]
         if args.role == "replica":
             primary_host, primary_port = split_addr(args.primary)
             lines.append(f"replicaof {primary_host} {primary_port}")
