@@ -58,6 +58,7 @@ mod plan_parse;
 mod preflight;
 mod privileged;
 mod proxy_substitution;
+mod redis_example;
 mod reduction;
 mod references_nemesis;
 mod report_render;
