@@ -251,8 +251,31 @@ fn redis_failover_example_gives_its_three_verdicts() {
             .is_some_and(|t| t.contains(&format!("{} anomalies", lost.len()))),
         "the finding counts the lost writes: {finding}"
     );
-    // TODO(merge): once the finding carries no-lost-ack's anomaly list, assert here that
-    // it names exactly the keys and op ids of `lost` (e.g. `k1-250` / `1-250`).
+    // The finding lists the lost keys: the first 20, each with its op id, the value
+    // written, and the fault window it was acknowledged in; the total is all of them.
+    assert_eq!(
+        finding["anomalies_total"].as_u64(),
+        Some(lost.len() as u64),
+        "{finding}"
+    );
+    let listed: Vec<&str> = finding["anomalies"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(listed.len(), lost.len().min(20), "{finding}");
+    for line in &listed {
+        let found = lost.iter().find(|op| {
+            let (key, id) = (op["key"].as_str().unwrap_or("?"), op["op_id"].to_string());
+            let id = id.trim_matches('"');
+            line.contains(&format!("`{key}`")) && line.contains(&format!("op {id} ("))
+        });
+        let op = found.unwrap_or_else(|| panic!("{line} names no lost write"));
+        assert!(line.contains(&op["input"].to_string()), "{line}: its value");
+        assert!(
+            line.contains("outside every fault window") || line.contains("during "),
+            "{line}: its fault window"
+        );
+    }
 
     // R1 and R3 lose nothing, by the test's own count too.
     for id in ["R1", "R3"] {
