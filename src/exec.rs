@@ -93,7 +93,30 @@ fn log_file(path: &Path) -> Result<std::fs::File, ExecError> {
 
 /// Starts `spec` in a new process group with stdout / stderr going to `log_dir`.
 pub fn spawn(spec: &CommandSpec, log_dir: &Path) -> Result<Running, ExecError> {
-    spawn_in(spec, log_dir, None)
+    spawn_in(spec, log_dir, None, None)
+}
+
+/// The Unix user a service runs as (its primary group with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The identity of `user`, a name or a numeric uid, from the user database.
+pub fn identity_of(user: &str) -> Result<Identity, String> {
+    let found = match user.parse::<u32>() {
+        Ok(uid) => nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)),
+        Err(_) => nix::unistd::User::from_name(user),
+    };
+    match found {
+        Ok(Some(u)) => Ok(Identity {
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+        }),
+        Ok(None) => Err(format!("no user `{user}` on this machine")),
+        Err(e) => Err(format!("cannot look up user `{user}`: {e}")),
+    }
 }
 
 /// [`spawn`], the child also in `cgroup` (when given) before it runs anything, so
@@ -102,6 +125,7 @@ pub fn spawn_in(
     spec: &CommandSpec,
     log_dir: &Path,
     cgroup: Option<cgroup::Cgroup>,
+    user: Option<Identity>,
 ) -> Result<Running, ExecError> {
     let stdout_log = log_dir.join(format!("{}.stdout.log", spec.name));
     let stderr_log = log_dir.join(format!("{}.stderr.log", spec.name));
@@ -116,6 +140,10 @@ pub fn spawn_in(
         .process_group(0);
     if let Some((name, value)) = mark::current() {
         cmd.env(name, value);
+    }
+    // Dropped before the cgroup move below; the descriptor it writes was opened here.
+    if let Some(user) = user {
+        cmd.uid(user.uid).gid(user.gid);
     }
     if let Some(cgroup) = &cgroup {
         let procs = cgroup.procs().map_err(|source| ExecError::Cgroup {

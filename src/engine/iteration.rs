@@ -147,7 +147,7 @@ impl Runner<'_> {
     }
 
     fn spawn(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
-        self.spawn_in(name, command, Vec::new(), None)
+        self.spawn_in(name, command, Vec::new(), None, None)
     }
 
     fn spawn_in(
@@ -156,6 +156,7 @@ impl Runner<'_> {
         command: &str,
         env: Vec<(String, String)>,
         cgroup: Option<exec::cgroup::Cgroup>,
+        user: Option<exec::Identity>,
     ) -> Result<Running, EngineError> {
         let spec = CommandSpec {
             name: name.to_string(),
@@ -164,7 +165,7 @@ impl Runner<'_> {
             env,
         };
         let path = cgroup.as_ref().map(|c| c.path().to_path_buf());
-        let running = match exec::spawn_in(&spec, &self.ctx.logs, cgroup) {
+        let running = match exec::spawn_in(&spec, &self.ctx.logs, cgroup, user) {
             Ok(running) => running,
             Err(e) => {
                 // Nothing started in it: it is removed at once.
@@ -258,8 +259,29 @@ impl Runner<'_> {
             } else {
                 Vec::new()
             };
+            let user = match service.user.as_deref().map(exec::identity_of) {
+                None => None,
+                Some(Ok(identity)) => {
+                    // `${<name>_uid}` lets a `net` rule match the member's packets.
+                    self.ctx
+                        .vars
+                        .set(&format!("{}_uid", service.name), identity.uid.to_string());
+                    Some(identity)
+                }
+                Some(Err(why)) => {
+                    let name = format!("service {} runs as its user", service.name);
+                    let seq = self.log(Event::Precondition(event::Precondition {
+                        name: format!("{name}: {why}"),
+                        ok: false,
+                        cites: Vec::new(),
+                    }))?;
+                    self.facts.preconditions.push(seq);
+                    self.facts.env_missing = Some((format!("{name}: {why}"), seq));
+                    return Ok(false);
+                }
+            };
             let cgroup = self.service_cgroup(&service.name)?;
-            let running = self.spawn_in(&service.name, &command, env, cgroup)?;
+            let running = self.spawn_in(&service.name, &command, env, cgroup, user)?;
             self.facts.service_logs.push(running.stderr_log.clone());
             self.facts.service_logs.push(running.stdout_log.clone());
             // `${<name>_pgid}` lets `command` faults aim at a service's process group.

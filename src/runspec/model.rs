@@ -112,6 +112,9 @@ pub struct Service {
     /// fault can move its clock at runtime.
     #[serde(default)]
     pub faketime: bool,
+    /// Run it as this Unix user (name or uid): per-member users are how one host tells
+    /// its members' traffic apart (`net` rules with `uid_owner: ${<name>_uid}`).
+    pub user: Option<String>,
 }
 
 /// A command with its deadline; long ones declare an expected duration and a status

@@ -99,6 +99,13 @@ fn check(
     let mut here = known.clone();
     if let Some(cluster) = &binding.cluster {
         here.extend(cluster.services.iter().map(|s| format!("{}_pgid", s.name)));
+        here.extend(
+            cluster
+                .services
+                .iter()
+                .filter(|s| s.user.is_some())
+                .map(|s| format!("{}_uid", s.name)),
+        );
     }
     // Arms are checked on their own below; their text is not this binding's.
     let mut value = serde_json::to_value(binding).unwrap_or(Value::Null);

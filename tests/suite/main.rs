@@ -13,6 +13,7 @@ mod support {
     pub mod repo;
     pub mod tcp_echo;
     pub mod tmux;
+    pub mod users;
 }
 
 mod audit_references;

@@ -6,6 +6,7 @@
 use crate::common;
 use crate::support::attach::JsonClient;
 use crate::support::tmux;
+use crate::support::users::{UnixUser, can_make_users};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -233,67 +234,6 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
         .count();
     assert!(left >= hang_ups, "{left} left for {hang_ups} hang-ups");
     assert_eq!(ended["ending"]["exit"], 1, "D3 fails: {ended}");
-}
-
-/// A Unix user made for one test (`useradd`), removed again on drop.
-struct UnixUser {
-    name: String,
-    uid: u32,
-}
-
-impl UnixUser {
-    fn create(prefix: &str) -> UnixUser {
-        let name = format!("{prefix}{}", std::process::id() % 100_000);
-        let _ = Command::new("userdel").arg(&name).output();
-        let out = Command::new("useradd")
-            .args(["--no-create-home", "--shell", "/usr/sbin/nologin"])
-            .arg(&name)
-            .output()
-            .expect("useradd runs");
-        assert!(
-            out.status.success(),
-            "useradd {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let uid = nix::unistd::User::from_name(&name)
-            .ok()
-            .flatten()
-            .expect("the new user exists")
-            .uid
-            .as_raw();
-        UnixUser { name, uid }
-    }
-
-    fn runuser(&self) -> Vec<String> {
-        vec![
-            "runuser".into(),
-            "-u".into(),
-            self.name.clone(),
-            "--".into(),
-        ]
-    }
-}
-
-impl Drop for UnixUser {
-    fn drop(&mut self) {
-        let _ = Command::new("userdel").arg(&self.name).output();
-    }
-}
-
-/// Whether real Unix users can be made here (root, useradd, runuser); a failure
-/// instead of a skip under FAULTLINE_REQUIRE_USERS=1.
-fn can_make_users() -> bool {
-    let ok = nix::unistd::geteuid().is_root()
-        && Command::new("useradd").arg("--help").output().is_ok()
-        && Command::new("runuser").arg("--help").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var("FAULTLINE_REQUIRE_USERS").as_deref() != Ok("1"),
-            "FAULTLINE_REQUIRE_USERS=1 but this test cannot create Unix users (needs root, useradd, runuser)"
-        );
-        eprintln!("SKIP: cannot create Unix users here (needs root, useradd, runuser)");
-    }
-    ok
 }
 
 fn refusals(client: &JsonClient, id: &str) -> Vec<String> {

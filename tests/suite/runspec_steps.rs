@@ -163,3 +163,40 @@ fn uid_owner_is_refused_off_the_output_chain_and_becomes_an_owner_match() {
         "{argv}"
     );
 }
+
+/// A member run as its own Unix user: it runs as that user, inside its cgroup, and
+/// `${<name>_uid}` is its uid (what a `net` rule's `uid_owner` takes).
+#[tokio::test]
+async fn a_service_runs_as_the_user_the_run_spec_names() {
+    if !crate::support::users::can_make_users() {
+        return;
+    }
+    let user = crate::support::users::UnixUser::create("flsvc");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = format!(
+        r#"
+cluster:
+  services:
+    - {{ name: m1, user: {user}, run: "exec sh -c 'id -un; id -u; sleep 30'" }}
+  health: {{ run: "grep -q . ${{logs}}/m1.stdout.log", deadline: 5s }}
+workload: {{ run: "echo ${{m1_uid}} > ${{artifacts}}/uid", deadline: 5s }}
+"#,
+        user = user.name
+    );
+    let (facts, _) = common::run_inline(&yaml, dir.path()).await;
+    assert!(facts.env_missing.is_none(), "{:?}", facts.env_missing);
+    let said = std::fs::read_to_string(dir.path().join("logs/m1.stdout.log")).expect("log");
+    assert_eq!(said, format!("{}\n{}\n", user.name, user.uid));
+    let uid = std::fs::read_to_string(dir.path().join("artifacts/uid")).expect("uid");
+    assert_eq!(uid.trim(), user.uid.to_string());
+
+    // A user that does not exist ends the seed before anything starts, naming it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = yaml.replace(&format!("user: {}", user.name), "user: fl-nobody-here");
+    let (facts, _) = common::run_inline(&yaml, dir.path()).await;
+    let missing = facts.env_missing.map(|m| m.0).unwrap_or_default();
+    assert!(
+        missing.contains("service m1 runs as its user: no user `fl-nobody-here`"),
+        "{missing}"
+    );
+}

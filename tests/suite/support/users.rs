@@ -1,0 +1,64 @@
+//! Real Unix users for identity tests (root, useradd, runuser).
+
+use std::process::Command;
+
+/// A Unix user made for one test (`useradd`), removed again on drop.
+pub struct UnixUser {
+    pub name: String,
+    pub uid: u32,
+}
+
+impl UnixUser {
+    pub fn create(prefix: &str) -> UnixUser {
+        let name = format!("{prefix}{}", std::process::id() % 100_000);
+        let _ = Command::new("userdel").arg(&name).output();
+        let out = Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/usr/sbin/nologin"])
+            .arg(&name)
+            .output()
+            .expect("useradd runs");
+        assert!(
+            out.status.success(),
+            "useradd {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let uid = nix::unistd::User::from_name(&name)
+            .ok()
+            .flatten()
+            .expect("the new user exists")
+            .uid
+            .as_raw();
+        UnixUser { name, uid }
+    }
+
+    pub fn runuser(&self) -> Vec<String> {
+        vec![
+            "runuser".into(),
+            "-u".into(),
+            self.name.clone(),
+            "--".into(),
+        ]
+    }
+}
+
+impl Drop for UnixUser {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+/// Whether real Unix users can be made here (root, useradd, runuser); a failure
+/// instead of a skip under FAULTLINE_REQUIRE_USERS=1.
+pub fn can_make_users() -> bool {
+    let ok = nix::unistd::geteuid().is_root()
+        && Command::new("useradd").arg("--help").output().is_ok()
+        && Command::new("runuser").arg("--help").output().is_ok();
+    if !ok {
+        assert!(
+            std::env::var("FAULTLINE_REQUIRE_USERS").as_deref() != Ok("1"),
+            "FAULTLINE_REQUIRE_USERS=1 but this test cannot create Unix users (needs root, useradd, runuser)"
+        );
+        eprintln!("SKIP: cannot create Unix users here (needs root, useradd, runuser)");
+    }
+    ok
+}
