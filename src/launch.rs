@@ -474,8 +474,18 @@ pub async fn run(
         let text = p.display().to_string();
         shlex::try_quote(&text).map_or(text.clone(), |q| q.into_owned())
     };
+    // The standing approvals the operator gave this run go with it, so the reproducer
+    // meets the same answers (a headless re-run cannot ask for them).
+    let approvals: String = [
+        (args.approve_privileged, " --approve-privileged"),
+        (args.approve_installs, " --approve-installs"),
+    ]
+    .iter()
+    .filter(|(given, _)| *given)
+    .map(|(_, flag)| *flag)
+    .collect();
     let rerun_command = format!(
-        "{rerun_command} --sut {} --out {}",
+        "{rerun_command} --sut {} --out {}{approvals}",
         absolute(&sut_dir),
         absolute(&out_root)
     );

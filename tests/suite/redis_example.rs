@@ -245,6 +245,13 @@ fn redis_failover_example_gives_its_three_verdicts() {
     assert!(demoted, "no Sentinel demoted the old primary to a replica");
     let finding = &r2["finding"];
     assert_eq!(finding["reproduced"], true, "{finding}");
+    // The reproducer carries the approval this run was given (the partition needs it).
+    assert!(
+        finding["reproducer"]
+            .as_str()
+            .is_some_and(|r| r.contains("--approve-privileged --only R2")),
+        "{finding}"
+    );
     assert!(
         finding["what_happened"]
             .as_str()
