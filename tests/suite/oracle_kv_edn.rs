@@ -261,6 +261,10 @@ proptest! {
             prop_assert_eq!(kv_anomalies(&to_edn(&bad)), 1);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// On one key of a few ops, with gets answering any value some prefix of
     /// the key's writes could make, the search agrees with enumeration.

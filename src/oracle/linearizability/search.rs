@@ -321,7 +321,8 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) ->
                     fresh = true;
                     continue;
                 }
-                // Explored before and failed: so does this configuration.
+                // Explored before and failed, or (appends) the next read is out of
+                // reach from this value: so does this configuration.
                 Some(_) => stuck = true,
                 None => entry = s.list.next[s.list.head as usize],
             }
