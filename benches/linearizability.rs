@@ -15,10 +15,21 @@
 //! verdicts agree; then the range of ratios per model and size.
 //!
 //! `cargo bench --bench linearizability` (set `FAULTLINE_BENCH_MAX_OPS` to skip
-//! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv` to run one model). Single-register histories above 10k ops are checked by
+//! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv|kv-edn` to run one model). Single-register histories above 10k ops are checked by
 //! faultline only: porcupine-rs's cache would exhaust the machine's memory.
+//!
+//! The `kv-edn` mode runs Porcupine's own kv test shapes (get / put / append on
+//! ten keys by 1, 10 or 50 clients, EDN lines; see
+//! `tests/suite/oracle_kv_edn/generate.rs`), valid and with one stale get, three
+//! seeds each: faultline reads the EDN text and checks it; porcupine-rs checks
+//! the same ops (converted from faultline's parse, so both see one history) with
+//! a get / put / append model written here.
+
+#[path = "../tests/suite/oracle_kv_edn/generate.rs"]
+mod kv_edn;
 
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
+use faultline::oracle::jepsen::parse_edn;
 use faultline::oracle::linearizability::{Limits, Model as FlModel, check_with_figures};
 use faultline::verdict::CheckerRun;
 use porcupine_rs::{CheckResult, Model, Operation};
@@ -309,6 +320,190 @@ fn to_porcupine(ops: &[GenOp]) -> Vec<Operation<KvModel>> {
         .collect()
 }
 
+/// porcupine-rs's model of Porcupine's kv test: per key a string, initially
+/// empty; get must return it, put replaces it, append concatenates.
+#[derive(Clone)]
+struct AppendKvModel;
+
+#[derive(Clone, Debug)]
+struct AppendKvOp {
+    key: String,
+    kind: kv_edn::Kind,
+    value: String,
+}
+
+impl Model for AppendKvModel {
+    type State = String;
+    type Op = AppendKvOp;
+    type Metadata = ();
+
+    fn partition_operations(history: &[Operation<Self>]) -> Vec<Vec<Operation<Self>>> {
+        let mut by_key: std::collections::BTreeMap<&str, Vec<Operation<Self>>> = Default::default();
+        for op in history {
+            by_key.entry(&op.op.key).or_default().push(op.clone());
+        }
+        by_key.into_values().collect()
+    }
+
+    fn init() -> String {
+        String::new()
+    }
+
+    fn step(state: &String, op: &AppendKvOp) -> (bool, String) {
+        match op.kind {
+            kv_edn::Kind::Get => (op.value == *state, state.clone()),
+            kv_edn::Kind::Put => (true, op.value.clone()),
+            kv_edn::Kind::Append => (true, format!("{state}{}", op.value)),
+        }
+    }
+}
+
+/// The ops of a parsed kv EDN history, for porcupine-rs.
+fn to_porcupine_append(history: &History) -> Vec<Operation<AppendKvModel>> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    history
+        .ops
+        .iter()
+        .map(|op| {
+            let kind = match op.op_type.as_str() {
+                "get" => kv_edn::Kind::Get,
+                "put" => kv_edn::Kind::Put,
+                _ => kv_edn::Kind::Append,
+            };
+            let value = if kind == kv_edn::Kind::Get {
+                text(&op.output)
+            } else {
+                text(&op.input)
+            };
+            Operation {
+                client_id: op.process.parse().ok(),
+                call_time: op.invoke_ts as i64,
+                return_time: op.complete_ts.map_or(i64::MAX, |t| t as i64),
+                op: AppendKvOp {
+                    key: op.key.clone().unwrap_or_default(),
+                    kind,
+                    value,
+                },
+                metadata: None,
+            }
+        })
+        .collect()
+}
+
+/// The `kv-edn` mode; returns whether every verdict matched the construction.
+fn kv_edn_mode(budget: Duration) -> bool {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{:<6} {:>5} {:>4} {:>4} {:>5} {:>4} | {:>8} {:>8} {:>8} | {:>6} {:>6} | {:>4} | verdicts",
+        "shape",
+        "ops",
+        "cli",
+        "KiB",
+        "kind",
+        "seed",
+        "parse ms",
+        "fl ms",
+        "porc ms",
+        "ratio",
+        "+parse",
+        "runs"
+    );
+    let mut all_agree = true;
+    // (shape, check ratio, parse + check ratio)
+    let mut ratios: Vec<(&str, f64, f64)> = Vec::new();
+    for (name, shape) in kv_edn::PORCUPINE_SHAPES {
+        for stale in [false, true] {
+            for seed in 1..=3u64 {
+                let (ops, planted) = kv_edn::generate(shape, stale, seed);
+                let expected = if planted { "illegal" } else { "ok" };
+                let text = kv_edn::to_edn(&ops);
+                let kib = text.len() / 1024;
+                let parse = || parse_edn("generated.edn", &text);
+                let parse_start = Instant::now();
+                let Ok(history) = parse() else {
+                    println!("{name}: the generated EDN did not parse");
+                    return false;
+                };
+                let parse_first = parse_start.elapsed();
+                let porcupine_ops = to_porcupine_append(&history);
+                let limits = Limits {
+                    time: budget,
+                    max_configs: 30_000_000,
+                };
+                let fl_check = || check_with_figures(&history, FlModel::Kv, limits);
+                let porc_check = || porcupine_rs::check_operations_timeout(&porcupine_ops, budget);
+                let ((report, _), fl_first, _) = measured(fl_check);
+                let (porc, porc_first, _) = measured(porc_check);
+                let fl = verdict_of_report(&report.run);
+                let pv = verdict_of_result(porc);
+                let agree = fl == expected && pv == expected;
+                all_agree &= agree;
+                let (fl_time, porc_time, runs) = resample(
+                    fl_first,
+                    || {
+                        std::hint::black_box(fl_check());
+                    },
+                    Some(porc_first),
+                    || {
+                        std::hint::black_box(porc_check());
+                    },
+                );
+                let (parse_time, _, _) = resample(
+                    parse_first,
+                    || {
+                        let _ = std::hint::black_box(parse());
+                    },
+                    None,
+                    || {},
+                );
+                let porc_s = porc_time.as_secs_f64().max(1e-9);
+                let ratio = fl_time.as_secs_f64() / porc_s;
+                let with_parse = (fl_time + parse_time).as_secs_f64() / porc_s;
+                ratios.push((name, ratio, with_parse));
+                let kind = if planted { "stale" } else { "valid" };
+                println!(
+                    "{name:<6} {:>5} {:>4} {kib:>4} {kind:>5} {seed:>4} | {:>8.3} {:>8.3} {:>8.3} | {ratio:>6.3} {with_parse:>6.3} | {runs:>4} | {} {fl}/{pv} (expected {expected})",
+                    shape.ops,
+                    shape.clients,
+                    ms(parse_time),
+                    ms(fl_time),
+                    ms(porc_time),
+                    if agree { "agree" } else { "DISAGREE" },
+                );
+            }
+        }
+    }
+    println!(
+        "time ratio faultline / porcupine-rs, kv-edn (check only; with faultline's EDN parse):"
+    );
+    for (name, _) in kv_edn::PORCUPINE_SHAPES {
+        let of: Vec<(f64, f64)> = ratios
+            .iter()
+            .filter(|r| r.0 == name)
+            .map(|r| (r.1, r.2))
+            .collect();
+        let lo = |f: fn(&(f64, f64)) -> f64| of.iter().map(f).fold(f64::INFINITY, f64::min);
+        let hi = |f: fn(&(f64, f64)) -> f64| of.iter().map(f).fold(0.0, f64::max);
+        println!(
+            "  {name}: {:.3}–{:.3}; {:.3}–{:.3} with parse, over {} histories",
+            lo(|r| r.0),
+            hi(|r| r.0),
+            lo(|r| r.1),
+            hi(|r| r.1),
+            of.len()
+        );
+    }
+    all_agree
+}
+
+fn verdict_of_result(result: CheckResult) -> &'static str {
+    match result {
+        CheckResult::Ok => "ok",
+        CheckResult::Illegal => "illegal",
+        CheckResult::Unknown => "unknown",
+    }
+}
+
 fn verdict_of_report(run: &CheckerRun) -> &'static str {
     match run {
         CheckerRun::Judged { anomalies: 0, .. } => "ok",
@@ -323,6 +518,21 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let budget = Duration::from_secs(60);
+    let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
+    let verdicts = |agree: bool| {
+        println!(
+            "verdicts: {}",
+            if agree {
+                "every decided verdict agrees with the other checker's and with the construction"
+            } else {
+                "DISAGREE somewhere (see above)"
+            }
+        )
+    };
+    if only_model.as_deref() == Some("kv-edn") {
+        verdicts(kv_edn_mode(budget));
+        return;
+    }
     println!(
         "{:<8} {:>7} {:>4} {:>5} {:>5} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>7} {:>7} | {:>4} | verdicts",
         "model",
@@ -344,7 +554,6 @@ fn main() {
     let mut porc_gave_up: Vec<String> = Vec::new();
     // (model, ops, ratio) of every history both checkers judged.
     let mut ratios: Vec<(&str, usize, f64)> = Vec::new();
-    let only_model = std::env::var("FAULTLINE_BENCH_MODEL").ok();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mib = |bytes: usize| bytes as f64 / (1024.0 * 1024.0);
     for (name, keys) in [("register", 1u32), ("kv", 20)] {
@@ -413,11 +622,7 @@ fn main() {
                         continue;
                     }
                     let (porc, porc_first, porc_mem) = measured(porc_check);
-                    let pv = match porc {
-                        CheckResult::Ok => "ok",
-                        CheckResult::Illegal => "illegal",
-                        CheckResult::Unknown => "unknown",
-                    };
+                    let pv = verdict_of_result(porc);
                     // Running out of budget ("unknown") is not a verdict, so it is not a
                     // disagreement either; it is counted apart.
                     let decided_wrong = |v: &str| v != "unknown" && v != expected;
@@ -479,14 +684,10 @@ fn main() {
             of.len()
         );
     }
-    println!(
-        "verdicts: {}",
-        if all_agree {
-            "every decided verdict agrees with the other checker's and with the construction"
-        } else {
-            "DISAGREE somewhere (see above)"
-        }
-    );
+    if only_model.is_none() {
+        all_agree &= kv_edn_mode(budget);
+    }
+    verdicts(all_agree);
     for (who, rows) in [("faultline", &fl_gave_up), ("porcupine-rs", &porc_gave_up)] {
         println!(
             "out of budget (unknown, never a verdict): {who} on {} histories",

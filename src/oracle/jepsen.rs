@@ -4,8 +4,11 @@
 //! Each invoke is paired with its process's next completion. `:info` (or an
 //! invoke still open when the history ends) is indeterminate: the op may have
 //! taken effect at any time after its invoke, or never. `:fail` did not take
-//! effect. A `#jepsen.independent/tuple [k v]` value names the key. Nemesis
-//! entries (a non-integer `:process`) are not client ops and are skipped.
+//! effect. The key is a `:key` beside `:value` (Porcupine's kv histories:
+//! `{:process 0, :type :invoke, :f :append, :key "6", :value "x 0 5 y"}`) or a
+//! `#jepsen.independent/tuple [k v]` value. A completion that names a key or an
+//! `:f` must name its invoke's. Nemesis entries (a non-integer `:process`) are
+//! not client ops and are skipped.
 
 use super::edn::{Edn, EdnKind, read_all};
 use super::history::{History, HistoryError, Op, converted_fields};
@@ -132,14 +135,42 @@ impl<'a> Pairing<'a> {
         };
         let stamp = time.unwrap_or(position);
         self.position = position;
-        let (key, value) = split_tuple(entry.get("value"));
+        let (tuple_key, value) = split_tuple(entry.get("value"));
+        let key = match (self.key_field(entry)?, tuple_key) {
+            (Some(k), Some(t)) if k != t => {
+                return Err(self.field_err(
+                    line,
+                    ":key",
+                    format!(
+                        "names key {k:?} but the :value tuple names key {t:?}: give the key once"
+                    ),
+                ));
+            }
+            (k, t) => k.or(t),
+        };
         match kind.as_str() {
             "invoke" => self.invoke(line, process, stamp, key, value, entry),
-            "ok" | "fail" | "info" => self.complete(line, &process, &kind, stamp, value, entry),
+            "ok" | "fail" | "info" => {
+                self.complete(line, &process, &kind, stamp, key, value, entry)
+            }
             other => Err(self.field_err(
                 line,
                 ":type",
                 format!(":{other} is not one of :invoke, :ok, :fail, :info"),
+            )),
+        }
+    }
+
+    /// The `:key` of an entry: a string, keyword, symbol or integer.
+    fn key_field(&self, entry: &Edn) -> Result<Option<String>, HistoryError> {
+        match entry.get("key").map(|k| &k.kind) {
+            None => Ok(None),
+            Some(EdnKind::Str(k) | EdnKind::Keyword(k) | EdnKind::Symbol(k)) => Ok(Some(k.clone())),
+            Some(EdnKind::Int(k)) => Ok(Some(k.to_string())),
+            Some(_) => Err(self.field_err(
+                entry.line,
+                ":key",
+                "expected a string, keyword or integer (e.g. :key \"6\")".into(),
             )),
         }
     }
@@ -183,10 +214,15 @@ impl<'a> Pairing<'a> {
                 ),
             ));
         }
-        let op_type = match entry.get("f").map(|f| &f.kind) {
-            Some(EdnKind::Keyword(f) | EdnKind::Symbol(f) | EdnKind::Str(f)) => f.clone(),
-            _ => return Err(self.field_err(line, ":f", "expected a keyword".into())),
-        };
+        let op_type = op_name(entry).ok_or_else(|| {
+            self.field_err(
+                line,
+                ":f",
+                "expected a keyword naming the op (e.g. :read, :write, :cas, :get, :put, \
+                 :append)"
+                    .into(),
+            )
+        })?;
         let op_id = match entry.get("index").map(|i| &i.kind) {
             Some(EdnKind::Int(i)) => i.to_string(),
             _ => format!("L{line}"),
@@ -220,22 +256,54 @@ impl<'a> Pairing<'a> {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn complete(
         &mut self,
         line: usize,
         process: &str,
         kind: &str,
         stamp: u64,
+        key: Option<String>,
         value: Value,
         entry: &Edn,
     ) -> Result<(), HistoryError> {
-        let Some((index, _)) = self.open.remove(process) else {
+        let Some((index, invoke_line)) = self.open.remove(process) else {
             return Err(self.field_err(
                 line,
                 ":type",
                 format!(":{kind} for process {process}, which has no open invoke"),
             ));
         };
+        let invoked = &self.ops[index];
+        if let Some(f) = op_name(entry)
+            && f != invoked.op_type
+        {
+            return Err(self.field_err(
+                line,
+                ":f",
+                format!(
+                    ":{f} differs from the :{} of its invoke on line {invoke_line}: a completion \
+                     repeats its invoke's :f",
+                    invoked.op_type
+                ),
+            ));
+        }
+        if let Some(k) = key
+            && invoked.key.as_ref() != Some(&k)
+        {
+            let theirs = invoked
+                .key
+                .as_ref()
+                .map_or_else(|| "no key".to_string(), |t| format!("key {t:?}"));
+            return Err(self.field_err(
+                line,
+                ":key",
+                format!(
+                    "names key {k:?} but its invoke on line {invoke_line} names {theirs}: a \
+                     completion repeats its invoke's key"
+                ),
+            ));
+        }
         self.positions[index].1 = Some(self.position);
         let op = &mut self.ops[index];
         match kind {
@@ -258,6 +326,14 @@ impl<'a> Pairing<'a> {
             _ => op.timeout = true,
         }
         Ok(())
+    }
+}
+
+/// The op named by an entry's `:f`.
+fn op_name(entry: &Edn) -> Option<String> {
+    match entry.get("f").map(|f| &f.kind) {
+        Some(EdnKind::Keyword(f) | EdnKind::Symbol(f) | EdnKind::Str(f)) => Some(f.clone()),
+        _ => None,
     }
 }
 

@@ -50,6 +50,7 @@ mod oracle_check_cli;
 mod oracle_checkers;
 mod oracle_formats;
 mod oracle_history;
+mod oracle_kv_edn;
 mod oracle_linearizability;
 mod oracle_picker_lint;
 mod oracle_run;

@@ -2,6 +2,8 @@
 //! integers, one step rule per op, times as integers, indeterminate returns as
 //! "never".
 
+use super::Model;
+use super::append::Concat;
 use crate::oracle::history::Op;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -29,17 +31,31 @@ pub enum Step {
     Cas(Val, Val),
     /// Compare-and-set that answered "no": the register did not hold `old`.
     CasRefused(Val),
+    /// The value's text concatenated to the register's (kv model only).
+    Append(Val),
 }
 
 impl Step {
-    /// The register's next value, or `None` if the op cannot happen in `state`.
+    /// The register's next value, or `None` if the op cannot happen in `state`;
+    /// `concat` makes (and remembers) the values appends produce.
     #[inline]
-    pub fn apply(self, state: Val) -> Option<Val> {
+    pub fn apply(self, state: Val, concat: &mut Concat) -> Option<Val> {
         match self {
             Step::Read(v) => (v == state).then_some(state),
             Step::Write(v) => Some(v),
             Step::Cas(old, new) => (old == state).then_some(new),
             Step::CasRefused(old) => (old != state).then_some(state),
+            Step::Append(suffix) => Some(concat.append(state, suffix)),
+        }
+    }
+
+    /// The op can take effect in `state` and leaves it unchanged.
+    #[inline]
+    pub fn keeps(self, state: Val) -> bool {
+        match self {
+            Step::Read(v) => v == state,
+            Step::CasRefused(old) => old != state,
+            _ => false,
         }
     }
 }
@@ -135,6 +151,27 @@ impl Interner {
         code
     }
 
+    /// How many values are interned: codes of values made later (by appends
+    /// during a search) start past them.
+    pub fn count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The code of string `s`, if some op names it.
+    pub fn find_string(&self, s: &str) -> Option<Val> {
+        self.strings.get(s).copied()
+    }
+
+    /// The text an append concatenates: a string's characters, nothing for
+    /// null, the JSON text of anything else (a number's digits).
+    pub fn text(&self, v: Val) -> String {
+        if v == NIL {
+            return String::new();
+        }
+        let name = self.name(v);
+        serde_json::from_str::<String>(&name).unwrap_or(name)
+    }
+
     /// The JSON text of a value.
     pub fn name(&self, v: Val) -> String {
         if v & 1 == 0 {
@@ -148,18 +185,33 @@ impl Interner {
 }
 
 /// Compile `op` (at history index `origin`) or say why it is skipped.
-pub fn compile(op: &Op, origin: usize, values: &mut Interner) -> Result<Compiled, Skip> {
+pub fn compile(
+    op: &Op,
+    origin: usize,
+    values: &mut Interner,
+    model: Model,
+) -> Result<Compiled, Skip> {
     if op.is_failed() {
         return Err(Skip::NoEffect);
     }
     let indeterminate = op.is_indeterminate();
+    // In the map an unset key reads as "" (Porcupine's kv model): the empty
+    // string and null are one value there.
+    let mut code = |v: &Value| match v {
+        Value::String(s) if s.is_empty() && model == Model::Kv => NIL,
+        v => values.intern(v),
+    };
     let step = match op.op_type.as_str() {
         "read" | "get" | "r" if indeterminate => return Err(Skip::NoEffect),
-        "read" | "get" | "r" => Step::Read(values.intern(&op.output)),
-        "write" | "put" | "w" => Step::Write(values.intern(&op.input)),
+        "read" | "get" | "r" => Step::Read(code(&op.output)),
+        "write" | "put" | "w" => Step::Write(code(&op.input)),
+        "append" if model == Model::Kv => match &op.input {
+            Value::String(_) | Value::Number(_) => Step::Append(code(&op.input)),
+            _ => return Err(Skip::Unsupported),
+        },
         "cas" | "compare-and-set" => {
             let (old, new) = cas_args(&op.input).ok_or(Skip::Unsupported)?;
-            let (old, new) = (values.intern(old), values.intern(new));
+            let (old, new) = (code(old), code(new));
             if !indeterminate && op.output == Value::Bool(false) {
                 Step::CasRefused(old)
             } else {

@@ -26,7 +26,14 @@ struct Tally {
 }
 
 /// Apply both reductions to one partition; returns how many writes were dropped.
+///
+/// Neither holds when the key is appended to: a later append builds on the
+/// crashed write's value (a read can see it as a prefix), and an append can
+/// produce the same value. Such partitions are left as they are.
 pub fn settle(ops: &mut Vec<Compiled>) -> usize {
+    if ops.iter().any(|op| matches!(op.step, Step::Append(_))) {
+        return 0;
+    }
     // Only crashed writes' values matter: tallying just those keeps the map tiny
     // (a few entries) however many values the partition holds.
     let mut tally: HashMap<Val, Tally, BuildHasherDefault<MixHasher>> = ops
@@ -57,6 +64,7 @@ pub fn settle(ops: &mut Vec<Compiled>) -> usize {
                 refused_cas = true;
                 (None, None)
             }
+            Step::Append(_) => (None, None),
         };
         if let Some(t) = produced.and_then(|v| tally.get_mut(&v)) {
             t.producers += 1;

@@ -1,6 +1,7 @@
 //! Linearizability of a register or a key-value map (one register per key,
 //! checked key by key: a map history is linearizable iff every key's is).
 
+pub mod append;
 pub mod compile;
 pub mod crashed;
 pub mod search;
@@ -66,8 +67,10 @@ impl Model {
                  anything the recorder's clock misorders"
             }
             Model::Kv => {
-                "read / write / cas per key, each key an independent register initially null; \
-                 does not judge cross-key (transactional) ordering or ops of other types"
+                "read (get) / write (put) / append / cas per key, each key an independent value \
+                 initially unset; an unset key and the empty string are one value (a get of an \
+                 unset key may answer null or \"\"); append concatenates text (a number's \
+                 digits); does not judge cross-key (transactional) ordering or ops of other types"
             }
         }
     }
@@ -129,7 +132,7 @@ pub fn check_with_figures(
     for (_, ops) in partitions.iter_mut() {
         figures.crashed_writes_dropped += crashed::settle(ops);
     }
-    let results = search_all(&partitions, budget, HELP_AFTER);
+    let results = search_all(&partitions, budget, HELP_AFTER, &values);
     for ((key, ops), (outcome, stats)) in partitions.iter().zip(results) {
         figures.peak_configs = figures.peak_configs.max(stats.configs);
         figures.steps += stats.steps;
@@ -208,7 +211,7 @@ fn partition<'h>(
                 }
             },
         };
-        match compile(op, i, values) {
+        match compile(op, i, values, model) {
             Ok(c) => {
                 let slot = *index.entry(key).or_insert_with(|| {
                     partitions.push((key, Vec::new()));
@@ -238,13 +241,14 @@ fn search_all(
     partitions: &[(&str, Vec<Compiled>)],
     budget: Budget,
     help_after: Duration,
+    values: &Interner,
 ) -> Vec<(Outcome, Stats)> {
     let start = Instant::now();
     let next = AtomicUsize::new(0);
     let work = |done: &mut Vec<(usize, (Outcome, Stats))>| {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let (_, ops) = partitions.get(i)?;
-        done.push((i, search(ops, NIL, budget)));
+        done.push((i, search(ops, NIL, budget, values)));
         Some(())
     };
     let mut results: Vec<Option<(Outcome, Stats)>> = vec![None; partitions.len()];
@@ -299,7 +303,7 @@ fn counterexample(
     ops: &[Compiled],
     blocked: usize,
     depth: usize,
-    state: compile::Val,
+    state: String,
 ) -> Anomaly {
     const MAX_OVERLAPPING: usize = 8;
     let stuck = ops[blocked];
@@ -327,6 +331,9 @@ fn counterexample(
                     op.op_id,
                     values.name(a)
                 )
+            }
+            compile::Step::Append(v) => {
+                format!("op {} appended {} ({ret})", op.op_id, values.name(v))
             }
         }
     };
@@ -362,7 +369,7 @@ fn counterexample(
             "not linearizable on {place}: {} cannot take effect in any order of the ops before it \
              (deepest linearizable prefix: {depth} ops, leaving the value {}); overlapping: {others}",
             describe(&stuck),
-            values.name(state)
+            state
         ),
     }
 }
@@ -401,11 +408,12 @@ mod tests {
             deadline: None,
             max_configs: 1_000,
         };
-        let alone: Vec<Outcome> = search_all(&partitions, budget, Duration::MAX)
+        let values = Interner::new();
+        let alone: Vec<Outcome> = search_all(&partitions, budget, Duration::MAX, &values)
             .into_iter()
             .map(|(o, _)| o)
             .collect();
-        let helped: Vec<Outcome> = search_all(&partitions, budget, Duration::ZERO)
+        let helped: Vec<Outcome> = search_all(&partitions, budget, Duration::ZERO, &values)
             .into_iter()
             .map(|(o, _)| o)
             .collect();

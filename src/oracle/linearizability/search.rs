@@ -20,7 +20,8 @@
 //! Indeterminate ops have no return entry: they may be linearized anywhere after
 //! their call, or never, so the search succeeds once every completed op is in.
 
-use super::compile::{Compiled, NEVER, Step, Val};
+use super::append::Concat;
+use super::compile::{Compiled, Interner, NEVER, Step, Val};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
@@ -39,11 +40,11 @@ pub enum Outcome {
     Linearizable,
     /// No linearization; `blocked` is the op (index into the partition) whose
     /// return the deepest branch could not get past, `depth` how many ops that
-    /// branch had linearized and `state` the register value there.
+    /// branch had linearized and `state` the register value there (JSON text).
     Illegal {
         blocked: usize,
         depth: usize,
-        state: Val,
+        state: String,
     },
     Unknown {
         reason: String,
@@ -167,6 +168,9 @@ struct Frame {
 
 struct Search<'a> {
     ops: &'a [Compiled],
+    concat: Concat<'a>,
+    /// The partition has appends: see [`Search::can_reach_next_read`].
+    appends: bool,
     list: Entries,
     keys: Vec<(u64, u64)>,
     cache: Cache,
@@ -180,9 +184,12 @@ impl Search<'_> {
     /// Linearize the call `entry` if it can take effect and leads somewhere new.
     fn try_linearize(&mut self, entry: u32, forced: bool) -> bool {
         let i = (entry / 2) as usize;
-        let Some(next_state) = self.ops[i].step.apply(self.state) else {
+        let Some(next_state) = self.ops[i].step.apply(self.state, &mut self.concat) else {
             return false;
         };
+        if self.appends && !self.can_reach_next_read(i, next_state) {
+            return false;
+        }
         let (k1, k2) = self.keys[i];
         if !self
             .cache
@@ -201,6 +208,29 @@ impl Search<'_> {
         if self.ops[i].ret != NEVER {
             self.list.unlink(entry + 1);
             self.linearized_completed += 1;
+        }
+        true
+    }
+
+    /// With appends, a value carries its whole past: an append placed in the
+    /// wrong order is otherwise only refuted at the next read's return, after
+    /// every order of the ops before it was tried. So, when op `i` would leave
+    /// `state`: the first pending read must still be reachable from it. Up to
+    /// that read's return only ops already called can come in between; if none
+    /// of them (besides `i`) can replace the value — a write or a cas — only
+    /// appends can, and they only extend it: `state` must begin the value read.
+    fn can_reach_next_read(&mut self, i: usize, state: Val) -> bool {
+        let mut entry = self.list.next[self.list.head as usize];
+        while entry != NIL {
+            let j = (entry / 2) as usize;
+            if j != i {
+                match (entry.is_multiple_of(2), self.ops[j].step) {
+                    (true, Step::Write(_) | Step::Cas(..)) => return true,
+                    (false, Step::Read(v)) => return self.concat.is_prefix(state, v),
+                    _ => {}
+                }
+            }
+            entry = self.list.next[entry as usize];
         }
         true
     }
@@ -233,10 +263,7 @@ impl Search<'_> {
     fn forced_candidate(&self) -> Option<u32> {
         let mut entry = self.list.next[self.list.head as usize];
         while entry != NIL && entry.is_multiple_of(2) {
-            let step = self.ops[(entry / 2) as usize].step;
-            if matches!(step, Step::Read(_) | Step::CasRefused(_))
-                && step.apply(self.state).is_some()
-            {
+            if self.ops[(entry / 2) as usize].step.keeps(self.state) {
                 return Some(entry);
             }
             entry = self.list.next[entry as usize];
@@ -245,11 +272,14 @@ impl Search<'_> {
     }
 }
 
-/// Search for a linearization of `ops` starting from register value `init`.
-pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
+/// Search for a linearization of `ops` starting from register value `init`;
+/// `values` holds the values the ops name.
+pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) -> (Outcome, Stats) {
     let must_linearize = ops.iter().filter(|o| o.ret != NEVER).count();
     let mut s = Search {
         ops,
+        concat: Concat::new(values),
+        appends: ops.iter().any(|o| matches!(o.step, Step::Append(_))),
         list: Entries::new(ops),
         keys: (0..ops.len() as u64)
             .map(|i| (mix(2 * i), mix(2 * i + 1)))
@@ -291,7 +321,8 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
                     fresh = true;
                     continue;
                 }
-                // Explored before and failed: so does this configuration.
+                // Explored before and failed, or (appends) the next read is out of
+                // reach from this value: so does this configuration.
                 Some(_) => stuck = true,
                 None => entry = s.list.next[s.list.head as usize],
             }
@@ -317,7 +348,7 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget) -> (Outcome, Stats) {
                     Outcome::Illegal {
                         blocked,
                         depth,
-                        state,
+                        state: s.concat.name(state),
                     },
                     stats,
                 );
