@@ -37,14 +37,6 @@ impl LogWatch {
         }
     }
 
-    /// The watched file's name, for evidence naming which of several logs matched.
-    pub fn file_name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    }
-
     /// The first complete line written since the window opened that matches, sanitized.
     pub fn poll(&self) -> std::io::Result<Option<String>> {
         let mut file = match std::fs::File::open(&self.path) {

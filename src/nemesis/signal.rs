@@ -22,8 +22,9 @@ const EVERY: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 pub enum Watch {
     /// A line matching the pattern in any of these files (a service's stdout and
-    /// stderr, or several services' logs).
-    Log(Vec<LogWatch>),
+    /// stderr, or several services' logs), each with the name its evidence is given
+    /// under when the signal watches several services.
+    Log(Vec<(Option<String>, LogWatch)>),
     /// A number the command prints must rise by `rises_by` over its value at the start.
     Counter {
         spec: CounterSignal,
@@ -173,7 +174,7 @@ impl Watch {
         match self {
             Watch::Log(w) => w
                 .first()
-                .map(|w| w.pattern.as_str().to_string())
+                .map(|(_, w)| w.pattern.as_str().to_string())
                 .unwrap_or_default(),
             Watch::Counter { spec, .. } => format!("`{}` rises by {}", spec.run, spec.rises_by),
             Watch::Http { spec, .. } => match &spec.equals {
@@ -190,11 +191,11 @@ impl Watch {
     pub async fn poll(&self) -> std::io::Result<Option<String>> {
         let seen = match self {
             Watch::Log(files) => {
-                for w in files {
+                for (label, w) in files {
                     if let Some(line) = w.poll()? {
-                        return Ok(Some(match files.len() {
-                            1 => line,
-                            _ => format!("{}: {line}", w.file_name()),
+                        return Ok(Some(match label {
+                            Some(label) => format!("{label}: {line}"),
+                            None => line,
                         }));
                     }
                 }

@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn an_anomaly_outweighs_a_weak_or_missing_checker() {
         let unknown = CheckerRun::Unknown {
-            reason: "budget".into(),
+            reason: "out of time".into(),
         };
         let both = conjunction(vec![
             report("slo", unknown.clone(), 0),
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(
             weak.run,
             CheckerRun::Unknown {
-                reason: "slo: budget".into()
+                reason: "slo: out of time".into()
             }
         );
 

@@ -72,11 +72,7 @@ async fn a_cluster_with_steps_before_and_after_a_leader_named_at_injection_and_a
         .iter()
         .find(|l| l.kind == "landing-declared")
         .expect("landing-declared");
-    assert_eq!(
-        landed.data["seen"], "b.stdout.log: peer a silent",
-        "{:?}",
-        landed.data
-    );
+    assert_eq!(landed.data["seen"], "b: peer a silent", "{:?}", landed.data);
     let artifacts = dir.path().join("artifacts");
     let logs = std::fs::read_to_string(artifacts.join("logs.txt")).expect("logs.txt");
     assert!(

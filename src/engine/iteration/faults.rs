@@ -128,16 +128,22 @@ impl Runner<'_> {
         })
     }
 
-    /// The files a log signal watches: each named service's stdout and stderr logs,
-    /// or a file of the SUT's.
-    fn signal_files(&mut self, log: &LogSignal) -> Result<Vec<PathBuf>, EngineError> {
+    /// The files a log signal watches: each named service's stdout and stderr logs
+    /// (labelled with the service when there are several), or a file of the SUT's.
+    fn signal_files(
+        &mut self,
+        log: &LogSignal,
+    ) -> Result<Vec<(Option<String>, PathBuf)>, EngineError> {
         let services: Vec<&String> = log.service.iter().chain(&log.services).collect();
         if !services.is_empty() {
+            let several = services.len() > 1;
             return Ok(services
                 .into_iter()
                 .flat_map(|service| {
-                    ["stdout", "stderr"]
-                        .map(|stream| self.ctx.logs.join(format!("{service}.{stream}.log")))
+                    ["stdout", "stderr"].map(|stream| {
+                        let file = self.ctx.logs.join(format!("{service}.{stream}.log"));
+                        (several.then(|| service.clone()), file)
+                    })
                 })
                 .collect());
         }
@@ -145,7 +151,7 @@ impl Runner<'_> {
             // Relative paths are the SUT's, like the commands that write them.
             Some(file) => {
                 let file = self.expand(file)?;
-                vec![self.ctx.cwd.join(file)]
+                vec![(None, self.ctx.cwd.join(file))]
             }
             None => Vec::new(),
         })
@@ -168,8 +174,8 @@ impl Runner<'_> {
                     .map_err(|e| self.io(format!("fault {fault} pattern: {e}")))?;
                 Watch::Log(
                     files
-                        .iter()
-                        .map(|file| LogWatch::begin(file, pattern.clone()))
+                        .into_iter()
+                        .map(|(label, file)| (label, LogWatch::begin(&file, pattern.clone())))
                         .collect(),
                 )
             }
@@ -191,7 +197,10 @@ impl Runner<'_> {
             SignalRef::History(history) => {
                 let path = self.expand(&history.path)?;
                 let path = self.ctx.cwd.join(path);
-                Watch::Log(vec![LogWatch::begin(&path, signal::history_pattern())])
+                Watch::Log(vec![(
+                    None,
+                    LogWatch::begin(&path, signal::history_pattern()),
+                )])
             }
         }))
     }
