@@ -409,6 +409,18 @@ impl Runner<'_> {
             return Ok(());
         };
         let command = self.expand(&workload.run)?;
+        if let Some(history) = binding
+            .history
+            .as_ref()
+            .filter(|h| h.format == crate::runspec::model::HistoryFormat::Jsonl)
+        {
+            let path = self.expand(&history.path)?;
+            let path = self.ctx.cwd.join(path);
+            self.log(Event::HistoryLive(event::HistoryLive {
+                path: path.display().to_string(),
+                fields: history.fields.clone(),
+            }))?;
+        }
         let client = self.spawn("workload", &command)?;
         let started = client.started;
         if let Some(expected) = workload.expected_duration {

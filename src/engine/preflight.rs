@@ -991,6 +991,8 @@ async fn obtain(
     if answer.trim().eq_ignore_ascii_case("wait") {
         run.log(Event::CapabilityWait(event::CapabilityRef {
             capability: capability.to_string(),
+            every_ms: Some(event::millis(WAIT_EVERY)),
+            limit_ms: Some(event::millis(WAIT_LIMIT)),
         }))?;
         let started = tokio::time::Instant::now();
         while !present(&seen) && started.elapsed() < WAIT_LIMIT {

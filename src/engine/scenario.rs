@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::audit::{self, AuditCtx};
 use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
+use crate::oracle::series::{self, FaultMark};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
 use crate::session::event::{self, Event, millis};
@@ -108,7 +109,48 @@ impl BindingRun<'_> {
             cancel: self.cancel.clone(),
             privileged: self.privileged.clone(),
         };
-        iteration::run(binding, &mut ctx, journal).await
+        let facts = iteration::run(binding, &mut ctx, journal).await?;
+        self.write_metrics(&stem, label, &facts);
+        Ok(facts)
+    }
+
+    /// The seed's throughput and latency over time, beside the session's logs as
+    /// `metrics/<id>/<label>.json` and `.csv`. Figures only: a write that fails is
+    /// logged and the run goes on (the verdict never rests on them).
+    fn write_metrics(&self, stem: &str, label: &str, facts: &IterationFacts) {
+        let Some(history) = &facts.history else {
+            return;
+        };
+        let marks: Vec<FaultMark> = facts
+            .faults
+            .iter()
+            .filter_map(|f| {
+                Some(FaultMark {
+                    epoch: f.epoch?,
+                    fault: f.id.clone(),
+                    proven: Some(f.injected && (f.declared_landed || f.injector_landed)),
+                })
+            })
+            .collect();
+        let span = history
+            .ops
+            .iter()
+            .map(|o| o.complete_ts.unwrap_or(o.invoke_ts))
+            .max()
+            .zip(history.ops.iter().map(|o| o.invoke_ts).min())
+            .map_or(0, |(end, start)| end.saturating_sub(start));
+        let bucket = series::bucket_for(Duration::from_nanos(span));
+        let series = series::of_ops(&history.ops, bucket, &marks);
+        let dir = self.logs.with_file_name("metrics").join(stem);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            let json = serde_json::to_vec_pretty(&series).map_err(std::io::Error::other)?;
+            std::fs::write(dir.join(format!("{label}.json")), json)?;
+            std::fs::write(dir.join(format!("{label}.csv")), series.to_csv())
+        };
+        if let Err(e) = write() {
+            tracing::warn!(dir = %dir.display(), error = %e, "metrics not written");
+        }
     }
 
     /// Runs every seed of the budget (stopping at the first seed that cannot pass),

@@ -19,6 +19,7 @@ pub mod params;
 pub mod porcupine_log;
 pub mod prefix_order;
 pub mod registry;
+pub mod series;
 pub mod session;
 pub mod slo;
 

@@ -9,6 +9,8 @@
 //! Adding a kind: one line in the `events!` list below, its payload struct, and its
 //! case in the reducer (`session::view`). No kind is spelled as a string anywhere else.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -106,6 +108,7 @@ events! {
     AuditDeclared(AuditDeclared) = "audit-declared",
     DeclarationRefused(DeclarationRefused) = "declaration-refused",
     IterationStarted(IterationStarted) = "iteration-started",
+    HistoryLive(HistoryLive) = "history-live",
     CommandStarted(CommandStarted) = "command-started",
     CommandExited(CommandExited) = "command-exited",
     LogsFull(LogsFull) = "logs-full",
@@ -474,6 +477,11 @@ pub struct CapabilityDisagreement {
 #[serde(default)]
 pub struct CapabilityRef {
     pub capability: String,
+    /// `capability-wait` only: how often it is probed again, and for how long at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -573,6 +581,16 @@ pub struct IterationStarted {
     pub seed: u64,
     pub label: String,
     pub duration_ms: u64,
+}
+
+/// Where the workload writes its JSONL history (absolute), so a watcher can chart
+/// it while it grows; with the run spec's field renames.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HistoryLive {
+    pub path: String,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -173,6 +173,7 @@ pub async fn attach(
     let mut frames = FrameTimes::default();
     let left = loop {
         if dirty {
+            state.now = Some(chrono::Utc::now());
             let started = std::time::Instant::now();
             let _ = terminal.draw(|frame| super::view::draw(frame, &state, &theme));
             frames.record(started.elapsed());

@@ -26,13 +26,15 @@ pub enum Action {
     Evidence,
     /// The staged diff of what author mode wrote in this run.
     StagedDiff,
+    /// The Run pane tails the selected row's next log (a service picker).
+    NextLog,
     /// Closes the help overlay, the evidence, the staged diff or the search.
     Close,
     Quit,
 }
 
 impl Action {
-    pub const ALL: [Action; 17] = [
+    pub const ALL: [Action; 18] = [
         Action::NextStep,
         Action::PrevStep,
         Action::Up,
@@ -48,6 +50,7 @@ impl Action {
         Action::ShowReasons,
         Action::Evidence,
         Action::StagedDiff,
+        Action::NextLog,
         Action::Close,
         Action::Quit,
     ];
@@ -70,6 +73,7 @@ impl Action {
             Action::ShowReasons => "show-reasons",
             Action::Evidence => "evidence",
             Action::StagedDiff => "staged-diff",
+            Action::NextLog => "next-log",
             Action::Close => "close",
             Action::Quit => "quit",
         }
@@ -83,7 +87,7 @@ impl Action {
             Action::Up => "up (select / scroll)",
             Action::Down => "down (select / scroll)",
             Action::NextPane => "switch pane",
-            Action::ToggleFollow => "follow / pause the log",
+            Action::ToggleFollow => "follow the running scenario and its log / pause",
             Action::ScrollUp => "scroll up a page",
             Action::ScrollDown => "scroll down a page",
             Action::Top => "top",
@@ -93,6 +97,7 @@ impl Action {
             Action::ShowReasons => "show the reason chain",
             Action::Evidence => "evidence of the selected verdict",
             Action::StagedDiff => "staged diff of author mode",
+            Action::NextLog => "tail the next log (service picker)",
             Action::Close => "close help / evidence / diff / search",
             Action::Quit => "quit (heals first)",
         }
@@ -236,6 +241,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("r", Action::ShowReasons),
     ("e", Action::Evidence),
     ("d", Action::StagedDiff),
+    ("s", Action::NextLog),
     ("esc", Action::Close),
     ("q", Action::Quit),
     ("ctrl-c", Action::Quit),

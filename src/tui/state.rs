@@ -40,6 +40,12 @@ pub struct Ui {
     pub diff: bool,
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
+    /// The operator picked a run row: the selection no longer follows the row the
+    /// engine works on (until `f` follows again).
+    pub pinned: bool,
+    /// Which of the selected row's logs the pane tails (`s` cycles); `None` for the
+    /// newest.
+    pub log_pick: Option<usize>,
     pub quit: bool,
 }
 
@@ -65,6 +71,9 @@ pub struct AppState {
     pub editor: TextArea<'static>,
     pub keymap: Keymap,
     pub ui: Ui,
+    /// The wall clock the status line counts from, set by the caller before each
+    /// draw (kept out of the drawing so a frame is a function of the state).
+    pub now: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl AppState {
@@ -94,8 +103,11 @@ impl AppState {
                 evidence: false,
                 diff: false,
                 search: None,
+                pinned: false,
+                log_pick: None,
                 quit: false,
             },
+            now: None,
         }
     }
 
@@ -139,6 +151,14 @@ impl AppState {
         if self.view.reached > before && self.ui.step == before {
             self.ui.step = self.view.reached;
         }
+        // The Run screen shows the row the engine works on until the operator picks one.
+        if !self.ui.pinned
+            && let Some(active) = self.view.active
+            && active != self.ui.selected
+        {
+            self.ui.selected = active;
+            self.ui.log_pick = None;
+        }
     }
 
     /// The selected run row, if the plan has any.
@@ -177,10 +197,17 @@ impl AppState {
                 ui.step = ui.step.prev();
                 ui.scroll = 0;
             }
-            Action::Up if !scrolls => ui.selected = ui.selected.saturating_sub(1),
-            Action::Down if !scrolls => ui.selected = (ui.selected + 1).min(last),
-            Action::Top if !scrolls => ui.selected = 0,
-            Action::Bottom if !scrolls => ui.selected = last,
+            Action::Up | Action::Down | Action::Top | Action::Bottom if !scrolls => {
+                ui.selected = match action {
+                    Action::Up => ui.selected.saturating_sub(1),
+                    Action::Down => (ui.selected + 1).min(last),
+                    Action::Top => 0,
+                    _ => last,
+                };
+                ui.pinned = true;
+                ui.follow = false;
+                ui.log_pick = None;
+            }
             Action::Up => ui.scroll_up(1),
             Action::ScrollUp => ui.scroll_up(10),
             Action::Top => ui.scroll_up(u16::MAX),
@@ -193,11 +220,25 @@ impl AppState {
                     Focus::Pane => Focus::List,
                 }
             }
+            // Following is both: the running row and its log's end.
             Action::ToggleFollow => {
                 ui.follow = !ui.follow;
                 if ui.follow {
                     ui.scroll = 0;
+                    ui.pinned = false;
+                    if let Some(active) = self.view.active {
+                        ui.selected = active;
+                    }
                 }
+            }
+            Action::NextLog => {
+                let count = self.view.runs.get(ui.selected).map_or(0, |r| r.logs.len());
+                ui.log_pick = match ui.log_pick {
+                    _ if count == 0 => None,
+                    None => Some(0),
+                    Some(i) if i + 1 >= count => None,
+                    Some(i) => Some(i + 1),
+                };
             }
             Action::Search => ui.search = Some(String::new()),
             Action::Help => ui.help = !ui.help,

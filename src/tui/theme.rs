@@ -55,6 +55,15 @@ pub struct Symbols {
     pub branch: &'static str,
     /// Marks a problem or mismatch.
     pub warn: &'static str,
+    /// The live chart: a bar cell (acknowledged, failed, unknown ops), a shaded (fault window) cell, a proven and a
+    /// not-proven window on the timeline, and eight levels for the latency row.
+    pub bar: &'static str,
+    pub bar_fail: &'static str,
+    pub bar_unknown: &'static str,
+    pub shade: &'static str,
+    pub window: &'static str,
+    pub window_unproven: &'static str,
+    pub levels: [&'static str; 8],
 }
 
 impl Symbols {
@@ -67,6 +76,13 @@ impl Symbols {
                 pointer: "▶ ",
                 branch: "└ ",
                 warn: "⚠ ",
+                bar: "█",
+                bar_fail: "▓",
+                bar_unknown: "▒",
+                shade: "░",
+                window: "━",
+                window_unproven: "╌",
+                levels: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
             }
         } else {
             Symbols {
@@ -84,6 +100,13 @@ impl Symbols {
                 pointer: "> ",
                 branch: "`-",
                 warn: "! ",
+                bar: "#",
+                bar_fail: "x",
+                bar_unknown: "?",
+                shade: ".",
+                window: "=",
+                window_unproven: "-",
+                levels: ["_", ".", ",", ":", "-", "=", "+", "#"],
             }
         }
     }

@@ -70,6 +70,7 @@ mod runspec_vars;
 mod session_dir;
 mod session_robust;
 mod toolbox;
+mod tui_chart;
 mod tui_config;
 mod tui_e2e;
 mod tui_hostile;

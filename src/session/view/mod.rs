@@ -6,11 +6,13 @@
 //! `resume` and the driver's restart all read a session through it. Adding an event
 //! kind touches [`super::event`] and this fold, nothing else.
 
+mod activity;
 mod rows;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+pub use activity::{Activity, FaultLine, Live};
 pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow};
 
 use super::event::{
@@ -67,6 +69,13 @@ pub struct View {
     pub session_verdict: Option<String>,
     /// Set when a signal or a stop ended the run early: during what.
     pub interrupted: Option<String>,
+    /// The row the engine works on now (the last to start an iteration, a command
+    /// or a fault).
+    pub active: Option<usize>,
+    /// What the engine is doing now.
+    pub activity: Option<Activity>,
+    /// Each row's running (or last) iteration, by row index.
+    pub live: BTreeMap<usize, Live>,
     /// The session directory, from the `session-started` record.
     pub session_dir: Option<PathBuf>,
     /// The staged diff author mode saved in this run, from `author-staged`.
@@ -121,6 +130,7 @@ impl View {
     pub fn apply(&mut self, record: &Record) {
         self.seq = record.seq;
         self.fold_rows(record);
+        self.fold_activity(record);
         match &record.event {
             Event::FaultInjected(f) => self.open_faults.push(scoped(record, f)),
             Event::FaultHealed(h) => {

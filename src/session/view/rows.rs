@@ -232,7 +232,7 @@ impl View {
     /// The run row a record's scope names, if any.
     /// A scenario or arm the plan does not name (a journal from another plan version)
     /// gets a row of its own rather than being dropped.
-    fn row_index(&mut self, record: &Record) -> Option<usize> {
+    pub(super) fn row_index(&mut self, record: &Record) -> Option<usize> {
         let scenario = record.scope.scenario.as_deref()?;
         let key = (scenario.to_string(), record.scope.arm.clone());
         // Remembered per scope: a search of every row per record would make a

@@ -2,19 +2,22 @@
 //! reads the terminal or blocks; the Run screen's pane reads a capped tail of a log
 //! file from disk.
 
+mod chart;
 mod diff;
 mod overlay;
 mod run;
 mod screens;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
+use crate::tui::keymap::Action;
 use crate::tui::state::{AppState, Badge, Step};
 use crate::tui::theme::Theme;
 
+pub use chart::{Chart, live_series};
 pub use overlay::choices;
 pub use run::tail;
 
@@ -86,40 +89,123 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
-    let done = state
-        .view
-        .runs
-        .iter()
-        .filter(|r| matches!(r.badge, Badge::Verdict(_)))
-        .count();
-    let since = state
-        .view
-        .started
-        .as_deref()
-        .map(|t| format!(" since {}", local_time(t)))
-        .unwrap_or_default();
-    let verdict = match (&state.view.session_verdict, &state.view.interrupted) {
-        _ if state.handed_back => "plan handed back: nothing runs".to_string(),
-        (Some(v), _) => format!("session: {v}"),
-        (None, Some(during)) => format!("session: interrupted during {during}"),
-        (None, None) => format!(
-            "session: running{since}, {done}/{} decided",
-            state.view.runs.len()
+/// What the engine is doing now, in words, with elapsed and remaining time: the
+/// pending question first (the run waits on the operator), then the session's end,
+/// then the journal's latest step.
+pub fn doing(state: &AppState) -> String {
+    if let Some(question) = &state.pending {
+        return format!("waiting for you: {}", crate::sanitize::line(&question.id));
+    }
+    if state.handed_back {
+        return "plan handed back: nothing runs".into();
+    }
+    match (&state.view.session_verdict, &state.view.interrupted) {
+        (Some(v), _) => return format!("session: {v}"),
+        (None, Some(during)) => return format!("session: interrupted during {during}"),
+        _ => {}
+    }
+    let Some(activity) = &state.view.activity else {
+        return "starting".into();
+    };
+    let elapsed = state.now.and_then(|now| {
+        let since = chrono::DateTime::parse_from_rfc3339(&activity.since).ok()?;
+        u64::try_from((now - since.with_timezone(&chrono::Utc)).num_seconds()).ok()
+    });
+    match (elapsed, activity.limit_ms) {
+        (Some(e), Some(limit)) => format!(
+            "{} {} of {}",
+            activity.what,
+            span(e),
+            span(limit.div_ceil(1000))
         ),
-    };
-    let follow = if state.ui.follow { "follow" } else { "paused" };
-    let search = match &state.ui.search {
-        Some(q) => format!("  /{q}"),
-        None => String::new(),
-    };
-    // Only a run where author mode staged something has a diff to show.
-    let diff = if state.view.staged_diff.is_some() {
-        " d diff"
+        (Some(e), None) => format!("{} {}", activity.what, span(e)),
+        (None, _) => activity.what.clone(),
+    }
+}
+
+/// Seconds as `42 s`, `3 m 05 s`, `1 h 02 m`.
+fn span(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} m {:02} s", secs / 60, secs % 60),
+        _ => format!("{} h {:02} m", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
+/// The first key bound to `action`, as the help spells it.
+fn key_of(state: &AppState, action: Action) -> Option<String> {
+    state
+        .keymap
+        .bindings()
+        .iter()
+        .find(|(_, a)| *a == action)
+        .map(|(chord, _)| match chord.to_string().as_str() {
+            "Left" => "←".to_string(),
+            "Right" => "→".to_string(),
+            "Up" => "↑".to_string(),
+            "Down" => "↓".to_string(),
+            other => other.to_string(),
+        })
+}
+
+/// The key hints that fit `room` columns, most needed first (help and quit always).
+fn hints(state: &AppState, room: usize) -> String {
+    let mut wanted = vec![(Action::Help, "help"), (Action::Quit, "quit")];
+    if state.ui.step == Step::Run {
+        wanted.push((
+            Action::ToggleFollow,
+            if state.ui.follow { "pause" } else { "follow" },
+        ));
+        wanted.push((Action::NextLog, "log"));
+    }
+    wanted.push((Action::Evidence, "evidence"));
+    if state.view.staged_diff.is_some() {
+        wanted.push((Action::StagedDiff, "diff"));
+    }
+    wanted.push((Action::PrevStep, ""));
+    wanted.push((Action::NextStep, "step"));
+    wanted.push((Action::Search, "search"));
+    let mut out = String::new();
+    for (action, what) in wanted {
+        let Some(key) = key_of(state, action) else {
+            continue;
+        };
+        // `←→ step`: the previous step's key is written right before the next's.
+        let item = if what.is_empty() {
+            format!(" {key}")
+        } else if out.ends_with(|c: char| !c.is_whitespace()) && action == Action::NextStep {
+            format!("{key} {what}")
+        } else {
+            format!(" {key} {what}")
+        };
+        if out.chars().count() + item.chars().count() > room {
+            break;
+        }
+        out.push_str(&item);
+    }
+    out
+}
+
+fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let width = usize::from(area.width);
+    let hint_room = width.saturating_sub(28).min(48);
+    let hint_text = hints(state, hint_room);
+    let hint_width = u16::try_from(hint_text.chars().count() + 1).unwrap_or(u16::MAX);
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(hint_width)]).areas(area);
+    let waiting = state.pending.is_some();
+    let doing_style = if waiting {
+        theme.warning
     } else {
-        ""
+        theme.highlight
     };
-    let mut spans = vec![Span::styled(format!(" {verdict} "), theme.highlight)];
+    let mut spans = vec![Span::styled(format!(" {} ", doing(state)), doing_style)];
+    if !state.ui.follow && state.ui.step == Step::Run {
+        spans.push(Span::styled(" paused", theme.dim));
+    }
+    if let Some(q) = &state.ui.search {
+        spans.push(Span::styled(format!("  /{q}"), theme.text));
+    }
     if let Some(notice) = &state.notice {
         spans.push(Span::styled(
             format!(" {} ", crate::sanitize::line(notice)),
@@ -145,12 +231,11 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             theme.text,
         ));
     }
-    spans.push(Span::styled(
-        format!(" {follow}{search} | ←→ step ↑↓ select Tab pane e evidence{diff} ? help q quit"),
-        theme.dim,
-    ));
-    let line = Line::from(spans);
-    frame.render_widget(Paragraph::new(line), area);
+    frame.render_widget(Paragraph::new(Line::from(spans)), left);
+    frame.render_widget(
+        Paragraph::new(Line::styled(hint_text, theme.dim)).alignment(Alignment::Right),
+        right,
+    );
 }
 
 /// A bordered block in the theme's style.

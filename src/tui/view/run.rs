@@ -125,27 +125,69 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     let side_height = u16::try_from(side.len())
         .unwrap_or(u16::MAX)
         .saturating_add(2);
-    let (pane, evidence) = if wide {
+    let live = state.view.live.get(&state.ui.selected);
+    let chart_height = match (live, wide) {
+        (None, _) => 0,
+        (Some(_), true) => 12,
+        (Some(_), false) => 8,
+    };
+    let (pane, evidence, chart) = if wide {
+        let [top, chart] =
+            Layout::vertical([Constraint::Min(5), Constraint::Length(chart_height)]).areas(right);
         let [pane, evidence] =
-            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-                .areas(right);
-        (pane, evidence)
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+        (pane, evidence, chart)
     } else {
-        let [pane, evidence] = Layout::vertical([
-            Constraint::Min(5),
-            Constraint::Length(side_height.min(right.height / 2)),
+        let [pane, chart, evidence] = Layout::vertical([
+            Constraint::Min(4),
+            Constraint::Length(chart_height),
+            Constraint::Length(side_height.min(right.height / 3)),
         ])
         .areas(right);
-        (pane, evidence)
+        (pane, evidence, chart)
     };
+    if let Some(live) = live
+        && chart.height > 0
+    {
+        let series = super::chart::live_series(live);
+        let title = match &series {
+            Ok(s) => {
+                let p50 = s
+                    .buckets
+                    .iter()
+                    .filter_map(|b| b.p50_ms)
+                    .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+                let p50 = p50.map(|v| format!(" · p50≤{v:.0} ms")).unwrap_or_default();
+                format!("{} {} · {} ops{p50}", row.id, live.label, s.ops)
+            }
+            Err(_) => format!("{} {}", row.id, live.label),
+        };
+        super::chart::draw(
+            frame,
+            chart,
+            &title,
+            series.as_ref().map_err(String::as_str),
+            &live.faults,
+            theme,
+        );
+    }
 
-    // The newest log with something in it (a fresh stderr log is often empty).
-    let log = row
-        .logs
-        .iter()
-        .rev()
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
-        .or(row.logs.last());
+    // The log the operator picked (`s` cycles), else the newest with something in
+    // it (a fresh stderr log is often empty).
+    let picked = state
+        .ui
+        .log_pick
+        .filter(|_| !row.logs.is_empty())
+        .map(|i| i % row.logs.len());
+    let log = match picked {
+        Some(i) => row.logs.get(i),
+        None => row
+            .logs
+            .iter()
+            .rev()
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
+            .or(row.logs.last()),
+    };
     let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
     let height = usize::from(pane.height.saturating_sub(2));
     let back = if state.ui.follow {
@@ -165,8 +207,13 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .collect();
     let name = log
         .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| crate::sanitize::line(&n.to_string_lossy()))
         .unwrap_or_else(|| "no command yet".to_string());
+    let name = match picked {
+        Some(i) => format!("{name} ({}/{}, s next)", i + 1, row.logs.len()),
+        None if row.logs.len() > 1 => format!("{name} (s: pick a log)"),
+        None => name,
+    };
     let mode = if state.ui.follow { "follow" } else { "paused" };
     let phase = serde_json::to_value(row.phase)
         .ok()

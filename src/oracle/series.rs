@@ -1,0 +1,282 @@
+//! Progress over time from a history: how many operations were invoked in each
+//! time bucket and how they ended (ok / failed / unknown), their latency (p50 / p99
+//! of the ops that completed), and the fault windows the ops' `fault_epoch` places
+//! on the same clock. The Run screen's live chart draws it while the history is
+//! written; each seed's figures are kept under `metrics/` for the report.
+//!
+//! Time is the recorder's own clock, counted from the first invoke, so a history
+//! nobody here wrote is charted the same way. A fault window is where the ops that
+//! carry its epoch fall: from the first invoke under it to the last invoke or
+//! completion under it — what the workload saw of the fault, not the injector's
+//! timestamps (which sit on another clock).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::history::Op;
+
+/// One time bucket of the series.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Seconds from the first invoke to the bucket's start.
+    pub start_s: f64,
+    /// Ops invoked in the bucket that were acknowledged.
+    pub ok: u32,
+    /// Ops invoked in the bucket that completed with an error.
+    pub fail: u32,
+    /// Ops invoked in the bucket whose effect is unknown (timeout, in flight).
+    pub unknown: u32,
+    /// Latency percentiles of the bucket's completed ops, in milliseconds.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl Bucket {
+    pub fn total(&self) -> u32 {
+        self.ok + self.fail + self.unknown
+    }
+}
+
+/// What is known of one fault, to name its window: its epoch, its id and whether
+/// its landing was proven (`None` while not yet decided).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultMark {
+    pub epoch: u64,
+    pub fault: String,
+    pub proven: Option<bool>,
+}
+
+/// Where the ops under one fault epoch fall on the series' clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub epoch: u64,
+    /// The fault's id, or `epoch N` when no mark names it.
+    pub fault: String,
+    pub from_s: f64,
+    pub to_s: f64,
+    pub proven: Option<bool>,
+}
+
+/// A history's progress over time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub bucket_s: f64,
+    pub buckets: Vec<Bucket>,
+    pub windows: Vec<Window>,
+    /// Ops read, and how many were charted (an op before the first invoke cannot be).
+    pub ops: usize,
+}
+
+impl Series {
+    /// The largest op count of any bucket (the chart's scale).
+    pub fn peak(&self) -> u32 {
+        self.buckets.iter().map(Bucket::total).max().unwrap_or(0)
+    }
+
+    /// Seconds covered by the buckets.
+    pub fn span_s(&self) -> f64 {
+        self.buckets.len() as f64 * self.bucket_s
+    }
+
+    /// The series as CSV: one row per bucket, a window's epoch in the last column
+    /// when the bucket's start lies inside it.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("start_s,ok,fail,unknown,ops_per_s,p50_ms,p99_ms,fault\n");
+        for b in &self.buckets {
+            let rate = f64::from(b.total()) / self.bucket_s;
+            let fault = self
+                .windows
+                .iter()
+                .filter(|w| w.from_s <= b.start_s + self.bucket_s && b.start_s <= w.to_s)
+                .map(|w| w.fault.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let ms = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{:.3},{},{},{},{rate:.3},{},{},{fault}",
+                b.start_s,
+                b.ok,
+                b.fail,
+                b.unknown,
+                ms(b.p50_ms),
+                ms(b.p99_ms),
+            );
+        }
+        out
+    }
+}
+
+/// The series of `ops` in buckets of `bucket`, windows named by `marks`.
+pub fn of_ops(ops: &[Op], bucket: Duration, marks: &[FaultMark]) -> Series {
+    let bucket_ns = u64::try_from(bucket.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let bucket_s = bucket.as_secs_f64().max(1e-9);
+    let Some(origin) = ops.iter().map(|o| o.invoke_ts).min() else {
+        return Series {
+            bucket_s,
+            ..Series::default()
+        };
+    };
+    let secs = |ts: u64| (ts - origin) as f64 / 1e9;
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let mut latencies: Vec<Vec<u64>> = Vec::new();
+    let mut spans: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for op in ops {
+        let at = usize::try_from((op.invoke_ts - origin) / bucket_ns).unwrap_or(usize::MAX);
+        if at >= buckets.len() {
+            // An op far beyond the rest (a stray clock) would allocate without bound.
+            if at > 1_000_000 {
+                continue;
+            }
+            buckets.resize(at + 1, Bucket::default());
+            latencies.resize(at + 1, Vec::new());
+        }
+        let b = &mut buckets[at];
+        if op.is_acked() {
+            b.ok += 1;
+        } else if op.is_failed() {
+            b.fail += 1;
+        } else {
+            b.unknown += 1;
+        }
+        if let Some(done) = op.complete_ts.filter(|_| !op.timeout) {
+            latencies[at].push(done.saturating_sub(op.invoke_ts));
+        }
+        // Epoch 0 is "outside every fault".
+        if let Some(epoch) = op.fault_epoch.filter(|e| *e > 0) {
+            let end = op.complete_ts.unwrap_or(op.invoke_ts).max(op.invoke_ts);
+            let span = spans.entry(epoch).or_insert((op.invoke_ts, end));
+            span.0 = span.0.min(op.invoke_ts);
+            span.1 = span.1.max(end);
+        }
+    }
+    for (i, (b, mut lat)) in buckets.iter_mut().zip(latencies).enumerate() {
+        b.start_s = i as f64 * bucket_s;
+        lat.sort_unstable();
+        b.p50_ms = percentile(&lat, 50);
+        b.p99_ms = percentile(&lat, 99);
+    }
+    let windows = spans
+        .into_iter()
+        .map(|(epoch, (from, to))| {
+            let mark = marks.iter().find(|m| m.epoch == epoch);
+            Window {
+                epoch,
+                fault: mark.map_or_else(|| format!("epoch {epoch}"), |m| m.fault.clone()),
+                from_s: secs(from),
+                to_s: secs(to),
+                proven: mark.and_then(|m| m.proven),
+            }
+        })
+        .collect();
+    Series {
+        bucket_s,
+        buckets,
+        windows,
+        ops: ops.len(),
+    }
+}
+
+/// The `p`th percentile (nearest rank) of sorted nanoseconds, in milliseconds.
+fn percentile(sorted: &[u64], p: usize) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    Some(sorted[rank.min(sorted.len()) - 1] as f64 / 1e6)
+}
+
+/// The bucket width for a run of `span`: the narrowest of a few round widths that
+/// keeps the run within 120 buckets, so a short run still shows its shape and a long
+/// one fits a screen's worth of columns.
+pub fn bucket_for(span: Duration) -> Duration {
+    const WIDTHS_MS: [u64; 9] = [100, 250, 500, 1_000, 5_000, 15_000, 30_000, 60_000, 300_000];
+    let span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX);
+    let ms = WIDTHS_MS
+        .into_iter()
+        .find(|w| span_ms / w < 120)
+        .unwrap_or(300_000);
+    Duration::from_millis(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn op(invoke_ms: u64, took_ms: Option<u64>, error: bool, epoch: Option<u64>) -> Op {
+        Op {
+            op_id: invoke_ms.to_string(),
+            process: "0".into(),
+            invoke_ts: invoke_ms * 1_000_000,
+            complete_ts: took_ms.map(|t| (invoke_ms + t) * 1_000_000),
+            op_type: "read".into(),
+            key: None,
+            input: Value::Null,
+            output: Value::Null,
+            error: error.then(|| "e".to_string()),
+            timeout: took_ms.is_none(),
+            node: None,
+            fault_epoch: epoch,
+        }
+    }
+
+    #[test]
+    fn buckets_count_outcomes_and_latency_by_invoke_time() {
+        let ops = vec![
+            op(0, Some(10), false, Some(0)),
+            op(500, Some(30), false, Some(0)),
+            op(900, None, false, Some(0)),
+            op(1_200, Some(5), true, Some(1)),
+            op(2_999, Some(100), false, Some(1)),
+        ];
+        let marks = [FaultMark {
+            epoch: 1,
+            fault: "pause-n2".into(),
+            proven: Some(true),
+        }];
+        let s = of_ops(&ops, Duration::from_secs(1), &marks);
+        assert_eq!(s.buckets.len(), 3);
+        assert_eq!((s.buckets[0].ok, s.buckets[0].unknown), (2, 1));
+        assert_eq!(s.buckets[1].fail, 1);
+        assert_eq!(s.buckets[0].p50_ms, Some(10.0));
+        assert_eq!(s.buckets[0].p99_ms, Some(30.0));
+        assert_eq!(s.windows.len(), 1, "epoch 0 is no fault");
+        let w = &s.windows[0];
+        assert_eq!((w.fault.as_str(), w.proven), ("pause-n2", Some(true)));
+        assert!((w.from_s - 1.2).abs() < 1e-9 && (w.to_s - 3.099).abs() < 1e-9);
+        let csv = s.to_csv();
+        assert!(csv.starts_with("start_s,ok,fail,unknown"));
+        assert!(csv.lines().nth(2).is_some_and(|l| l.ends_with("pause-n2")));
+        assert!(csv.lines().nth(1).is_some_and(|l| l.ends_with(',')));
+    }
+
+    #[test]
+    fn an_unnamed_epoch_and_an_empty_history_chart_without_guessing() {
+        let s = of_ops(
+            &[op(0, Some(1), false, Some(4))],
+            Duration::from_secs(1),
+            &[],
+        );
+        assert_eq!(s.windows[0].fault, "epoch 4");
+        assert_eq!(s.windows[0].proven, None);
+        let empty = of_ops(&[], Duration::from_secs(1), &[]);
+        assert!(empty.buckets.is_empty() && empty.peak() == 0);
+    }
+
+    #[test]
+    fn buckets_narrow_for_short_runs_and_widen_for_long_ones() {
+        assert_eq!(
+            bucket_for(Duration::from_secs(4)),
+            Duration::from_millis(100)
+        );
+        assert_eq!(bucket_for(Duration::from_secs(100)), Duration::from_secs(1));
+        assert_eq!(
+            bucket_for(Duration::from_secs(3_600)),
+            Duration::from_secs(60)
+        );
+    }
+}

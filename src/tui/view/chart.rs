@@ -1,0 +1,300 @@
+//! The live chart: ops per bucket as stacked columns (ok / failed / unknown, in
+//! the verdict colours), every fault window shaded behind them, a p99 latency row,
+//! and a timeline naming each window, marked proven or not. Drawn cell by cell so
+//! the same picture reads in a snapshot, a screenshot and a 16-colour terminal.
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::block;
+use crate::oracle::series::{Bucket, Series};
+use crate::session::view::{FaultLine, Live};
+use crate::tui::theme::Theme;
+use crate::verdict::Verdict;
+
+/// The most of a growing history the chart reads (the newest part beyond it is
+/// what a long run charts).
+const HISTORY_CAP: u64 = 32 * 1024 * 1024;
+
+/// The series of a live iteration's history as it stands on disk, or why there is
+/// none yet.
+pub fn live_series(live: &Live) -> Result<Series, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Some(path) = &live.history else {
+        return Err("no JSONL history declared".into());
+    };
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        let start = len.saturating_sub(HISTORY_CAP);
+        file.seek(SeekFrom::Start(start))?;
+        let mut bytes = Vec::new();
+        file.take(HISTORY_CAP).read_to_end(&mut bytes)?;
+        if start > 0 {
+            let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+            bytes.drain(..cut);
+        }
+        // A line still being written is not read yet.
+        let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(end);
+        Ok(bytes)
+    };
+    let bytes = read().map_err(|e| format!("history not readable yet: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let history = crate::oracle::history::parse_jsonl_renamed("history", &text, &live.fields)
+        .map_err(|e| crate::sanitize::line(&format!("history not readable: {e}")))?;
+    let marks: Vec<_> = live.faults.iter().map(|f| f.mark.clone()).collect();
+    let span = history
+        .ops
+        .iter()
+        .map(|o| o.invoke_ts)
+        .max()
+        .zip(history.ops.iter().map(|o| o.invoke_ts).min())
+        .map_or(0, |(a, b)| a.saturating_sub(b));
+    let bucket = crate::oracle::series::bucket_for(std::time::Duration::from_nanos(span));
+    Ok(crate::oracle::series::of_ops(&history.ops, bucket, &marks))
+}
+
+/// Draws the chart of `series` (or `missing`, why there is none) in a block titled
+/// for the row's iteration.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    series: Result<&Series, &str>,
+    faults: &[FaultLine],
+    theme: &Theme,
+) {
+    let series = match series {
+        Ok(s) if !s.buckets.is_empty() => s,
+        Ok(_) => {
+            let text = Paragraph::new(Line::styled("no operations recorded yet", theme.dim));
+            frame.render_widget(text.block(block(title, theme)), area);
+            return;
+        }
+        Err(why) => {
+            let text = Paragraph::new(Line::styled(why.to_string(), theme.dim));
+            frame.render_widget(text.block(block(title, theme)), area);
+            return;
+        }
+    };
+    let b = block(title, theme);
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    frame.render_widget(
+        Chart {
+            series,
+            faults,
+            theme,
+        },
+        inner,
+    );
+}
+
+/// The chart's body (inside its block).
+pub struct Chart<'a> {
+    pub series: &'a Series,
+    pub faults: &'a [FaultLine],
+    pub theme: &'a Theme,
+}
+
+/// Columns merged from buckets so every bucket fits the width.
+struct Column {
+    bucket: Bucket,
+    start_s: f64,
+    end_s: f64,
+}
+
+impl Chart<'_> {
+    fn columns(&self, width: usize) -> Vec<Column> {
+        let s = self.series;
+        let per = s.buckets.len().div_ceil(width.max(1)).max(1);
+        s.buckets
+            .chunks(per)
+            .map(|chunk| {
+                let mut merged = Bucket::default();
+                for b in chunk {
+                    merged.ok += b.ok;
+                    merged.fail += b.fail;
+                    merged.unknown += b.unknown;
+                    merged.p50_ms = max_of(merged.p50_ms, b.p50_ms);
+                    merged.p99_ms = max_of(merged.p99_ms, b.p99_ms);
+                }
+                let start_s = chunk.first().map_or(0.0, |b| b.start_s);
+                Column {
+                    bucket: merged,
+                    start_s,
+                    end_s: start_s + s.bucket_s * chunk.len() as f64,
+                }
+            })
+            .collect()
+    }
+
+    /// The window (index) a column lies in, if any.
+    fn window_at(&self, c: &Column) -> Option<usize> {
+        self.series
+            .windows
+            .iter()
+            .position(|w| w.from_s < c.end_s && c.start_s <= w.to_s)
+    }
+
+    fn proven_style(&self, proven: Option<bool>) -> Style {
+        match proven {
+            Some(true) => self.theme.text,
+            _ => self.theme.warning,
+        }
+    }
+}
+
+fn max_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Widget for Chart<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height < 4 || area.width < 12 {
+            return;
+        }
+        let t = self.theme;
+        let sym = &t.symbols;
+        // Left gutter: the scale.
+        let gutter: u16 = 6;
+        let plot_w = usize::from(area.width - gutter);
+        let cols = self.columns(plot_w);
+        let bars_h = area.height - 3;
+        let peak = cols
+            .iter()
+            .map(|c| c.bucket.total())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        // A fifth of headroom above the tallest column, so a window's shading shows
+        // even where the workload never slowed.
+        let scale_top = u64::from(peak) * 5 / 4 + 1;
+        let bucket_s =
+            self.series.bucket_s * (self.series.buckets.len() as f64 / cols.len().max(1) as f64);
+        let peak_rate = scale_top as f64 / bucket_s.max(1e-9);
+        let top = format!("{peak_rate:>4.0}/s");
+        buf.set_string(area.x, area.y, truncate(&top, gutter), t.dim);
+        buf.set_string(area.x, area.y + bars_h - 1, "   0", t.dim);
+        let (ok_s, fail_s, unk_s) = (
+            t.verdict(Verdict::PassHardening),
+            t.verdict(Verdict::FailReproducible),
+            t.warning,
+        );
+        for (i, c) in cols.iter().enumerate() {
+            let x = area.x + gutter + u16::try_from(i).unwrap_or(u16::MAX);
+            if x >= area.right() {
+                break;
+            }
+            let scale = |n: u32| -> u16 {
+                let cells = (u64::from(n) * u64::from(bars_h)).div_ceil(scale_top);
+                u16::try_from(cells).unwrap_or(bars_h).min(bars_h)
+            };
+            let total = scale(c.bucket.total());
+            let fail = scale(c.bucket.fail).min(total);
+            let unknown = scale(c.bucket.unknown).min(total - fail);
+            let window = self.window_at(c);
+            for level in 0..bars_h {
+                let y = area.y + bars_h - 1 - level;
+                let (text, style) = if level < total {
+                    if level < fail {
+                        (sym.bar_fail, fail_s)
+                    } else if level < fail + unknown {
+                        (sym.bar_unknown, unk_s)
+                    } else {
+                        (sym.bar, ok_s)
+                    }
+                } else if let Some(w) = window {
+                    (sym.shade, self.proven_style(self.series.windows[w].proven))
+                } else {
+                    (" ", t.text)
+                };
+                buf.set_string(x, y, text, style);
+            }
+            // Latency: p99 as one of eight levels of the run's worst p99.
+            let worst = cols
+                .iter()
+                .filter_map(|c| c.bucket.p99_ms)
+                .fold(0.0_f64, f64::max);
+            if let Some(p99) = c.bucket.p99_ms.filter(|_| worst > 0.0) {
+                let level = ((p99 / worst) * 7.0).round().clamp(0.0, 7.0) as usize;
+                buf.set_string(x, area.y + bars_h, sym.levels[level], t.text);
+            }
+            // Timeline: the window's line, proven or not.
+            if let Some(w) = window {
+                let proven = self.series.windows[w].proven;
+                let mark = if proven == Some(true) {
+                    sym.window
+                } else {
+                    sym.window_unproven
+                };
+                buf.set_string(x, area.y + bars_h + 1, mark, self.proven_style(proven));
+            }
+        }
+        let worst = cols
+            .iter()
+            .filter_map(|c| c.bucket.p99_ms)
+            .fold(0.0_f64, f64::max);
+        buf.set_string(
+            area.x,
+            area.y + bars_h,
+            truncate(&format!("p99{:>3}", short_ms(worst)), gutter),
+            t.dim,
+        );
+        buf.set_string(area.x, area.y + bars_h + 1, "fault", t.dim);
+        // Window names on the timeline row's last line, each at its first column.
+        let names_y = area.y + bars_h + 2;
+        let mut free_from = area.x + gutter;
+        for w in &self.series.windows {
+            let Some(first) = cols
+                .iter()
+                .position(|c| w.from_s < c.end_s && c.start_s <= w.to_s)
+            else {
+                continue;
+            };
+            let x = (area.x + gutter + u16::try_from(first).unwrap_or(u16::MAX)).max(free_from);
+            if x >= area.right() {
+                break;
+            }
+            let state = self
+                .faults
+                .iter()
+                .rev()
+                .find(|f| f.mark.fault == w.fault)
+                .map(|f| if f.healed { "" } else { " held" })
+                .unwrap_or_default();
+            let mark = match w.proven {
+                Some(true) => "proven",
+                Some(false) => "NOT proven",
+                None => "landing?",
+            };
+            let label = format!("{} {mark}{state} ", w.fault);
+            let room = usize::from(area.right() - x);
+            let label = truncate(&label, u16::try_from(room).unwrap_or(u16::MAX));
+            let width = u16::try_from(label.chars().count()).unwrap_or(u16::MAX);
+            buf.set_string(x, names_y, &label, self.proven_style(w.proven));
+            free_from = x.saturating_add(width);
+        }
+    }
+}
+
+/// A latency in the gutter's few cells: `850`, `12s`.
+fn short_ms(ms: f64) -> String {
+    if ms >= 10_000.0 {
+        format!("{:.0}s", ms / 1000.0)
+    } else {
+        format!("{ms:.0}")
+    }
+}
+
+fn truncate(text: &str, width: u16) -> String {
+    text.chars().take(usize::from(width)).collect()
+}

@@ -1,0 +1,136 @@
+//! The live chart drawn from a recorded history (demo D3's first seed: a pause of a
+//! spare node, then the primary killed — two fault windows), alone and on the Run
+//! screen at 80x24 while the iteration runs.
+
+use std::collections::BTreeMap;
+
+use faultline::oracle::series::{self, FaultMark};
+use faultline::session::event::{self, Event};
+use faultline::session::journal::{Record, Scope};
+use faultline::tui::state::{AppState, Step};
+use faultline::tui::theme::Theme;
+use faultline::tui::view::{Chart, draw, live_series};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+
+const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+
+fn text(buffer: &Buffer) -> String {
+    let width = usize::from(buffer.area.width);
+    buffer
+        .content
+        .chunks(width)
+        .map(|row| {
+            let line: String = row.iter().map(|c| c.symbol()).collect();
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn marks() -> Vec<FaultMark> {
+    vec![
+        FaultMark {
+            epoch: 1,
+            fault: "pause-spare".into(),
+            proven: Some(true),
+        },
+        FaultMark {
+            epoch: 2,
+            fault: "kill-primary".into(),
+            proven: Some(false),
+        },
+    ]
+}
+
+#[test]
+fn the_chart_shades_both_fault_windows_of_a_recorded_history() {
+    let source = std::fs::read_to_string(HISTORY).expect("fixture history");
+    let history = faultline::oracle::history::parse_jsonl(HISTORY, &source).expect("history");
+    let series = series::of_ops(
+        &history.ops,
+        series::bucket_for(std::time::Duration::from_secs(4)),
+        &marks(),
+    );
+    assert_eq!(series.windows.len(), 2, "{:?}", series.windows);
+    let theme = Theme::by_name("dark").expect("theme");
+    let mut terminal = Terminal::new(TestBackend::new(56, 10)).expect("terminal");
+    terminal
+        .draw(|frame| {
+            frame.render_widget(
+                Chart {
+                    series: &series,
+                    faults: &[],
+                    theme: &theme,
+                },
+                frame.area(),
+            );
+        })
+        .expect("draw");
+    let screen = text(terminal.backend().buffer());
+    // Shaded cells lie in both windows, and the proven one is drawn solid, the other broken.
+    let rows: Vec<&str> = screen.lines().collect();
+    let timeline = rows[8];
+    assert!(timeline.contains('━') && timeline.contains('╌'), "{screen}");
+    assert!(screen.contains('░'), "{screen}");
+    assert!(rows[9].contains("pause-spare proven"), "{screen}");
+    assert!(rows[9].contains("kill-primary NOT"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn the_run_screen_charts_the_running_iteration_at_80x24() {
+    let plan = faultline::plan::parse_plan(
+        "examples/demo/plan.md",
+        include_str!("../../examples/demo/plan.md"),
+    );
+    let mut state = AppState::new(plan);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(HISTORY);
+    let scope = Scope {
+        scenario: Some("D3".into()),
+        arm: None,
+    };
+    let records = [
+        Event::IterationStarted(event::IterationStarted {
+            seed: 1,
+            label: "seed-1".into(),
+            duration_ms: 4_000,
+        }),
+        Event::HistoryLive(event::HistoryLive {
+            path: path.display().to_string(),
+            fields: BTreeMap::new(),
+        }),
+        Event::FaultIntent(event::FaultIntent {
+            fault: "pause-spare".into(),
+            epoch: 1,
+        }),
+        Event::FaultIntent(event::FaultIntent {
+            fault: "kill-primary".into(),
+            epoch: 2,
+        }),
+    ];
+    for (seq, event) in records.into_iter().enumerate() {
+        state.apply(&Record {
+            seq: seq as u64 + 1,
+            ts: "2026-12-03T03:00:00Z".into(),
+            scope: scope.clone(),
+            event,
+        });
+    }
+    state.ui.step = Step::Run;
+    // The selection followed the engine to D3.
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D3"));
+    let live = state.view.live.values().next().expect("live iteration");
+    let series = live_series(live).expect("the history reads");
+    assert_eq!(series.ops, 195);
+    let theme = Theme::by_name("dark").expect("theme");
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    terminal
+        .draw(|frame| draw(frame, &state, &theme))
+        .expect("draw");
+    let screen = text(terminal.backend().buffer());
+    assert!(screen.contains("D3 seed-1 · 195 ops"), "{screen}");
+    assert!(screen.contains("kill-primary"), "{screen}");
+    assert!(screen.contains("D3: injecting kill-primary"), "{screen}");
+}
