@@ -70,6 +70,62 @@ fn live_groups(records: &[Line]) -> Vec<i32> {
 
 /// The first run is the shared one (`common::demo_run`, the same command in a tree of
 /// its own with a `README`); the rerun goes into the same session root.
+/// Every seed whose history was checked left its throughput and latency series under
+/// `metrics/<id>/<label>.json|csv`, and the series adds up to the history's ops.
+fn assert_metrics_per_seed(session: &Path, records: &[Line]) {
+    let mut label: BTreeMap<String, String> = BTreeMap::new();
+    let mut checked: BTreeSet<(String, String)> = BTreeSet::new();
+    for r in records {
+        let id = r
+            .scope
+            .arm
+            .clone()
+            .or_else(|| r.scope.scenario.clone())
+            .unwrap_or_default();
+        match r.kind.as_str() {
+            "iteration-started" => {
+                let l = r.data["label"].as_str().unwrap_or_default().to_string();
+                label.insert(id, l);
+            }
+            "oracle-result" => {
+                if let Some(l) = label.get(&id) {
+                    checked.insert((id, l.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(checked.len() >= 8, "seeds checked: {checked:?}");
+    for (id, l) in &checked {
+        let dir = session
+            .join("metrics")
+            .join(faultline::session::dir::file_stem_for_id(id));
+        let json = std::fs::read_to_string(dir.join(format!("{l}.json")))
+            .unwrap_or_else(|e| panic!("{id} {l}: no metrics json: {e}"));
+        let series: faultline::oracle::series::Series =
+            serde_json::from_str(&json).expect("metrics json reads as a series");
+        let counted: u32 = series.buckets.iter().map(|b| b.total()).sum();
+        assert!(
+            series.ops > 0 && counted as usize == series.ops,
+            "{id} {l}: {counted} ops in buckets of {}",
+            series.ops
+        );
+        assert!(
+            series.buckets.iter().any(|b| b.p99_ms.is_some()),
+            "{id} {l}: no latency"
+        );
+        let csv = std::fs::read_to_string(dir.join(format!("{l}.csv"))).expect("metrics csv");
+        assert_eq!(csv.lines().count(), series.buckets.len() + 1, "{id} {l}");
+    }
+    // D3's first seed pauses a spare and kills the primary: two windows, named.
+    let d3: faultline::oracle::series::Series = serde_json::from_str(
+        &std::fs::read_to_string(session.join("metrics/D3/seed-1.json")).expect("D3 seed-1"),
+    )
+    .expect("series");
+    let names: Vec<&str> = d3.windows.iter().map(|w| w.fault.as_str()).collect();
+    assert_eq!(names, ["pause-spare", "kill-primary"], "{:?}", d3.windows);
+}
+
 #[test]
 fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     let _one = serial();
@@ -149,6 +205,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
         );
     }
     assert_clean_exit(&records);
+    assert_metrics_per_seed(&session, &records);
     let d7 = v["scenarios"]
         .as_array()
         .and_then(|a| a.iter().find(|s| s["id"] == "D7"))

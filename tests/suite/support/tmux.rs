@@ -35,6 +35,11 @@ impl Tmux {
     /// Starts `command` in a new session named `<prefix>-<test pid>`, on the server of
     /// the same name.
     pub fn start(prefix: &str, command: &str) -> Tmux {
+        Tmux::start_at(prefix, command, (120, 36))
+    }
+
+    /// [`Tmux::start`] in a window of `(columns, rows)`.
+    pub fn start_at(prefix: &str, command: &str, (columns, rows): (u16, u16)) -> Tmux {
         let mut tmux = Tmux {
             name: format!("{prefix}-{}", std::process::id()),
             socket: String::new(),
@@ -42,7 +47,7 @@ impl Tmux {
         let status = tmux
             .tmux()
             .args(["new-session", "-d", "-s", &tmux.name])
-            .args(["-x", "120", "-y", "36"])
+            .args(["-x", &columns.to_string(), "-y", &rows.to_string()])
             .arg(command)
             .status()
             .expect("tmux new-session");
