@@ -128,6 +128,86 @@ fn main() {
         shoot(&state, &theme, "classify");
     }
     staged_diff(state, &theme);
+    live_chart(&theme);
+}
+
+/// The Run screen while D3's workload runs with its primary killed: the recorded
+/// journal up to D3's workload, then the faults of the current plan and the live
+/// history (a recorded seed of D3) the chart reads.
+fn live_chart(theme: &Theme) {
+    let plan = faultline::plan::parse_plan("examples/demo/plan.md", include_str!("demo/plan.md"));
+    let mut state = AppState::new(plan);
+    for line in include_str!("../tests/fixtures/journal/demo.jsonl").lines() {
+        let Ok(record) = serde_json::from_str::<Record>(line) else {
+            continue;
+        };
+        let seq = record.seq;
+        state.apply(&record);
+        if seq == 137 {
+            break;
+        }
+    }
+    let history = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+    let live = [
+        (
+            "54.600",
+            "history-live",
+            serde_json::json!({"path": history}),
+        ),
+        (
+            "54.800",
+            "fault-intent",
+            serde_json::json!({"fault": "pause-spare", "epoch": 1}),
+        ),
+        (
+            "54.801",
+            "fault-injected",
+            serde_json::json!({"fault": "pause-spare", "pid": 2263}),
+        ),
+        (
+            "54.802",
+            "landing-injector",
+            serde_json::json!({"fault": "pause-spare", "landed": true, "text": "pid 2263 is Stopped in /proc"}),
+        ),
+        (
+            "55.800",
+            "fault-healed",
+            serde_json::json!({"fault": "pause-spare", "result": {"Ok": "SIGCONT sent"}}),
+        ),
+        (
+            "56.571",
+            "fault-intent",
+            serde_json::json!({"fault": "kill-primary", "epoch": 2}),
+        ),
+        (
+            "56.572",
+            "fault-injected",
+            serde_json::json!({"fault": "kill-primary", "pid": 2261}),
+        ),
+        (
+            "56.572",
+            "landing-injector",
+            serde_json::json!({"fault": "kill-primary", "landed": true, "text": "pid 2261 is Zombie in /proc"}),
+        ),
+        (
+            "57.468",
+            "landing-declared",
+            serde_json::json!({"fault": "kill-primary", "side": "victim", "pattern": "no contact from primary", "seen": "n2 WARN no contact from primary for 1067ms"}),
+        ),
+    ];
+    for (i, (at, kind, data)) in live.into_iter().enumerate() {
+        let line = serde_json::json!({"seq": 200 + i, "ts": format!("2026-12-01T04:20:{at}Z"),
+            "scenario": "D3", "arm": null, "kind": kind, "data": data});
+        match serde_json::from_value::<Record>(line) {
+            Ok(record) => state.apply(&record),
+            Err(e) => eprintln!("{kind}: {e}"),
+        }
+    }
+    state.now = chrono::DateTime::parse_from_rfc3339("2026-12-01T04:20:57.900Z")
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc));
+    state.ui.step = Step::Run;
+    shoot(&state, theme, "run-live");
 }
 
 /// Author mode's staged diff (`d`), over the Run screen, from a diff like the one

@@ -189,9 +189,14 @@ impl Widget for Chart<'_> {
             t.verdict(Verdict::FailReproducible),
             t.warning,
         );
+        // Few buckets are drawn wide so the run fills the plot.
+        let cell_w = u16::try_from(plot_w / cols.len().max(1))
+            .unwrap_or(1)
+            .max(1);
+        let right = area.right();
         for (i, c) in cols.iter().enumerate() {
-            let x = area.x + gutter + u16::try_from(i).unwrap_or(u16::MAX);
-            if x >= area.right() {
+            let x = area.x + gutter + u16::try_from(i).unwrap_or(u16::MAX).saturating_mul(cell_w);
+            if x >= right {
                 break;
             }
             let scale = |n: u32| -> u16 {
@@ -217,7 +222,7 @@ impl Widget for Chart<'_> {
                 } else {
                     (" ", t.text)
                 };
-                buf.set_string(x, y, text, style);
+                fill(buf, (x, cell_w, right), y, text, style);
             }
             // Latency: p99 as one of eight levels of the run's worst p99.
             let worst = cols
@@ -226,7 +231,13 @@ impl Widget for Chart<'_> {
                 .fold(0.0_f64, f64::max);
             if let Some(p99) = c.bucket.p99_ms.filter(|_| worst > 0.0) {
                 let level = ((p99 / worst) * 7.0).round().clamp(0.0, 7.0) as usize;
-                buf.set_string(x, area.y + bars_h, sym.levels[level], t.text);
+                fill(
+                    buf,
+                    (x, cell_w, right),
+                    area.y + bars_h,
+                    sym.levels[level],
+                    t.text,
+                );
             }
             // Timeline: the window's line, proven or not.
             if let Some(w) = window {
@@ -236,7 +247,13 @@ impl Widget for Chart<'_> {
                 } else {
                     sym.window_unproven
                 };
-                buf.set_string(x, area.y + bars_h + 1, mark, self.proven_style(proven));
+                fill(
+                    buf,
+                    (x, cell_w, right),
+                    area.y + bars_h + 1,
+                    mark,
+                    self.proven_style(proven),
+                );
             }
         }
         let worst = cols
@@ -260,7 +277,12 @@ impl Widget for Chart<'_> {
             else {
                 continue;
             };
-            let x = (area.x + gutter + u16::try_from(first).unwrap_or(u16::MAX)).max(free_from);
+            let x = (area.x
+                + gutter
+                + u16::try_from(first)
+                    .unwrap_or(u16::MAX)
+                    .saturating_mul(cell_w))
+            .max(free_from);
             if x >= area.right() {
                 break;
             }
@@ -283,6 +305,17 @@ impl Widget for Chart<'_> {
             buf.set_string(x, names_y, &label, self.proven_style(w.proven));
             free_from = x.saturating_add(width);
         }
+    }
+}
+
+/// `text` in `width` cells from `x` (not past `right`).
+fn fill(buf: &mut Buffer, (x, width, right): (u16, u16, u16), y: u16, text: &str, style: Style) {
+    for dx in 0..width {
+        let at = x.saturating_add(dx);
+        if at >= right {
+            break;
+        }
+        buf.set_string(at, y, text, style);
     }
 }
 
