@@ -1,7 +1,7 @@
 //! Headless progress: one readable line per record that matters (the session and
 //! each scenario / arm / seed starting, faults injected, landing proven or not,
 //! healed, verdicts with their reason in words, questions and answers, an
-//! interruption), a heartbeat when nothing was printed for a while (so a watcher
+//! interruption, what author mode wrote), a heartbeat when nothing was printed for a while (so a watcher
 //! over SSH knows the run is alive), and, when the journal closes, a table of every
 //! run's verdict as the session's reducer ([`View`]) folded it.
 //!
@@ -204,6 +204,24 @@ fn said(record: &Record) -> Option<(String, Option<Tone>)> {
                 Some(Tone::of(verdict)),
             ));
         }
+        Event::AuthorWritten(a) => format!(
+            "authored {} for {}{}",
+            a.path,
+            a.scenario,
+            if a.incomplete {
+                format!(" (incomplete: TODO kept in {})", a.todo_kept.join(", "))
+            } else {
+                String::new()
+            }
+        ),
+        Event::AuthorSkipped(a) => format!("authoring {} skipped: {}", a.path, a.reason),
+        Event::AuthorRefused(a) => format!("authoring {} refused: {}", a.scenario, a.reason),
+        Event::AuthorDriver(a) => match (&a.reason, a.driver) {
+            (_, true) => "the authored test drives the workload".to_string(),
+            (Some(why), false) => format!("the authored test is not the driver: {why}"),
+            (None, false) => "the authored test is not the driver".to_string(),
+        },
+        Event::AuthorStaged(a) => format!("{} authored file(s) staged, not committed", a.files),
         Event::QuestionAsked(q) => {
             format!("question {}: {}", q.question.id, q.question.prompt)
         }
