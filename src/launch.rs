@@ -439,10 +439,10 @@ pub async fn run(
     if args.answers_template {
         let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
         let found = crate::toolbox::discover(&sut).ok();
-        print!("{}", answers_template(&plan, &spec, found.as_ref()));
+        crate::say!(raw "{}", answers_template(&plan, &spec, found.as_ref()));
         if author_mode(&args) {
             for q in crate::author::questions(&plan, &sut, args.only.as_deref()) {
-                println!("# {}\n{}: {}", q.prompt, q.id, yaml_string(&q.default));
+                crate::say!("# {}\n{}: {}", q.prompt, q.id, yaml_string(&q.default));
             }
         }
         return exit::OK;
@@ -559,6 +559,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         rx,
         std::io::stdout(),
         crate::headless::HEARTBEAT,
+        crate::headless::colour_for_stdout(),
     ));
     let roles = crate::session::roles::Roles::started_here(&args.approvers, &args.viewers);
     let mut operator = operator;
@@ -830,10 +831,10 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
     match crate::session::heal::heal_session(session) {
         Ok(healed) => {
             for skipped in &healed.skipped {
-                println!("journal {skipped}; healed from the records around it");
+                crate::say!("journal {skipped}; healed from the records around it");
             }
             for line in healed.actions.iter().chain(&healed.failures) {
-                println!("healed: {line}");
+                crate::say!("healed: {line}");
             }
         }
         Err(e) => {
@@ -915,7 +916,7 @@ pub fn report(session: &Path) -> i32 {
     let outputs = crate::engine::outputs::Outputs::new(&plan, &dir, saved.request.report_path);
     match outputs.finish(&outcome) {
         Ok(path) => {
-            println!("report: {}", path.display());
+            crate::say!("report: {}", path.display());
             exit::OK
         }
         Err(why) => {
@@ -1013,26 +1014,26 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
                 } else {
                     format!("candidate — incomplete ({} TODO kept)", missing.join(", "))
                 };
-                println!("{id}: wrote {} — {state}; {formatted}", path.display());
+                crate::say!("{id}: wrote {} — {state}; {formatted}", path.display());
                 if let Some(sibling) = sibling {
-                    println!("{id}:   compare with its sibling {}", sibling.display());
+                    crate::say!("{id}:   compare with its sibling {}", sibling.display());
                 }
                 written.push(path.clone());
             }
-            Authored::Skipped(path) => println!("{id}: skipped {} (exists)", path.display()),
+            Authored::Skipped(path) => crate::say!("{id}: skipped {} (exists)", path.display()),
             Authored::Refused(why) => {
                 refused = true;
-                println!("{id}: refused: {why}");
+                crate::say!("{id}: refused: {why}");
             }
-            Authored::Ephemeral(why) => println!("{id}: {why}"),
+            Authored::Ephemeral(why) => crate::say!("{id}: {why}"),
         }
     }
     let paths: Vec<&Path> = written.iter().map(PathBuf::as_path).collect();
     let diff = crate::author::tools::staged_diff(&sut, &paths);
     if !diff.is_empty() {
-        println!("staged, not committed:");
+        crate::say!("staged, not committed:");
         for line in diff.lines() {
-            println!("{}", crate::sanitize::line(line));
+            crate::say!("{}", crate::sanitize::line(line));
         }
     }
     if refused { 1 } else { exit::OK }

@@ -5,6 +5,21 @@
 //! and the operation-history checkers; the engine that drives a session plugs into
 //! these seams.
 
+/// `print!` / `println!` for stdout that a closed pipe (`| head`) cannot turn into a
+/// panic: the text is dropped instead. `say!(...)` ends the line, `say!(raw ...)`
+/// writes the text as it is.
+#[macro_export]
+macro_rules! say {
+    (raw $($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 pub mod attach;
 pub mod author;
 pub mod capability;

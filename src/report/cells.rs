@@ -44,6 +44,22 @@ pub fn summary(data: Serde<serde_json::Value>) -> String {
     escape(&summary_of(&data.0))
 }
 
+/// A checker's evidence without the leading `checked N [of M] ops, K anomalies`
+/// that the report already says from the counts (so it is not said twice); what
+/// follows it (latencies, windows, a refusal) is kept.
+pub fn beyond_counts(evidence: &str) -> String {
+    static COUNTS: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let counts = COUNTS.get_or_init(|| {
+        regex::Regex::new(r"^checked [0-9,]+(?: of [0-9,]+)? ops, [0-9,]+ anomal(?:y|ies)[;,]?\s*")
+            .ok()
+    });
+    let rest = match counts {
+        Some(re) => re.replace(evidence.trim(), ""),
+        None => evidence.trim().into(),
+    };
+    one_line(&rest)
+}
+
 /// Prefixes every line with `> ` so a quoted paragraph stays one blockquote.
 pub fn quote(value: &Value) -> String {
     value

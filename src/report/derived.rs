@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::view::last_answer;
+use super::view::in_words;
 use crate::plan::Plan;
 use crate::session::outcome::SessionOutcome;
 use crate::verdict::Verdict;
@@ -15,7 +15,8 @@ pub struct Ran<'a> {
     /// The session holds this scenario at all.
     pub present: bool,
     pub verdict: Option<Verdict>,
-    pub reason: Option<&'a str>,
+    /// The verdict's reason in words.
+    pub reason: Option<String>,
 }
 
 /// One plan hypothesis and the scenarios that close it.
@@ -35,7 +36,8 @@ pub struct SurfaceRow<'a> {
     pub description: &'a str,
     pub verdict: Option<Verdict>,
     pub executed: bool,
-    pub reason: Option<&'a str>,
+    /// The verdict's reason in words.
+    pub reason: Option<String>,
 }
 
 /// A scenario whose Release budget is not provided.
@@ -77,7 +79,7 @@ fn ran<'a>(outcome: &'a SessionOutcome, id: &'a str) -> Ran<'a> {
         id,
         present: found.is_some(),
         verdict: found.and_then(|s| s.verdict),
-        reason: found.and_then(|s| last_answer(&s.reasons)),
+        reason: found.and_then(|s| in_words(&s.id, s.verdict, &s.reasons)),
     }
 }
 
@@ -123,7 +125,7 @@ pub fn surface<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> Vec<SurfaceRo
                 description: &arm.description,
                 verdict,
                 executed: exercised(verdict),
-                reason: decision.and_then(|d| last_answer(&d.reasons)),
+                reason: decision.and_then(|d| in_words(&arm.id, Some(d.verdict), &d.reasons)),
             }
         })
         .collect()

@@ -47,6 +47,7 @@ fn environment() -> Result<Environment<'static>, RenderError> {
     env.add_filter("oneline", cells::oneline);
     env.add_filter("cites", cells::cites);
     env.add_filter("summary", cells::summary);
+    env.add_filter("beyond_counts", cells::beyond_counts);
     env.add_filter("quote", cells::quote);
     env.add_filter("finding_file", cells::finding_file);
     for (name, source) in TEMPLATES {

@@ -17,7 +17,8 @@ pub struct ScenarioView<'a> {
     pub has_arms: bool,
     /// `pending`, `running` or `done`.
     pub state: &'static str,
-    pub reason: Option<&'a str>,
+    /// The verdict's reason in words.
+    pub reason: Option<String>,
     /// The last reason step, shown as a verdict's note.
     pub last_step: Option<&'a ReasonStep>,
     pub runs: Vec<RunView<'a>>,
@@ -31,7 +32,8 @@ pub struct RunView<'a> {
     pub run: &'a RunOutcome,
     pub verdict: Option<Verdict>,
     pub tier_met: Option<Tier>,
-    pub reason: Option<&'a str>,
+    /// The verdict's reason in words.
+    pub reason: Option<String>,
     pub last_step: Option<&'a ReasonStep>,
 }
 
@@ -56,9 +58,9 @@ pub struct ReportView<'a> {
     pub confidence: Confidence<'a>,
 }
 
-/// The last reason step's answer: the one-line why of a verdict.
-pub fn last_answer(reasons: &[ReasonStep]) -> Option<&str> {
-    reasons.last().map(|r| r.answer.as_str())
+/// A verdict's reason as one sentence (`None` while undecided).
+pub fn in_words(id: &str, verdict: Option<Verdict>, reasons: &[ReasonStep]) -> Option<String> {
+    verdict.map(|v| crate::verdict::words::sentence(id, v, reasons))
 }
 
 /// Joins one scenario's outcome with its plan entry.
@@ -71,7 +73,10 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
             run,
             verdict: run.decision.as_ref().map(|d| d.verdict),
             tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
-            reason: run.decision.as_ref().and_then(|d| last_answer(&d.reasons)),
+            reason: run
+                .decision
+                .as_ref()
+                .and_then(|d| in_words(&run.id, Some(d.verdict), &d.reasons)),
             last_step: run.decision.as_ref().and_then(|d| d.reasons.last()),
         })
         .collect();
@@ -113,7 +118,7 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
         plan: planned,
         has_arms,
         state,
-        reason: last_answer(&outcome.reasons),
+        reason: in_words(&outcome.id, outcome.verdict, &outcome.reasons),
         last_step: outcome.reasons.last(),
         runs,
         claims,

@@ -31,7 +31,8 @@ pub struct SessionOutcome {
     pub scenarios: Vec<ScenarioOutcome>,
     /// `None` while the session is still running.
     pub verdict: Option<SessionVerdict>,
-    /// Set when a signal stopped the session (after healing), e.g. `SIGINT`.
+    /// Set when the session was stopped (after healing): what stopped it, e.g.
+    /// `interrupted by the operator` (older sessions: a signal's name, `SIGINT`).
     pub interrupted: Option<String>,
     /// What toolbox discovery found in the SUT repository.
     pub toolbox: Vec<crate::toolbox::ToolboxItem>,

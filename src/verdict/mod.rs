@@ -3,6 +3,7 @@
 pub mod aggregate;
 pub mod model;
 pub mod tree;
+pub mod words;
 
 pub use aggregate::{aggregate_arms, session_verdict};
 pub use model::*;

@@ -379,11 +379,11 @@ fn report_sections_come_in_method_order_headline_first() {
     );
     assert!(text.contains("### F1: D3 primary_kill_loses_no_acked_write"));
     assert!(
-        text.contains("INCONCLUSIVE-fault-not-proven: no: the primary never logged"),
+        text.contains("INCONCLUSIVE-fault-not-proven — D4: the fault's landing was not proven (the primary never logged"),
         "inconclusive verdicts carry a one-line reason:\n{text}"
     );
     assert!(text.contains("**Confidence: less**"));
-    assert!(text.contains("| D5 | D5/admin | reads back through the admin dump. | no | NOT-RUN | no: no run spec binding |"));
+    assert!(text.contains("| D5 | D5/admin | reads back through the admin dump. | no | NOT-RUN | admin arm has no run binding in the run spec |"));
     assert!(text.contains("**FAIL** (exit code 1)."));
 }
 
@@ -401,7 +401,14 @@ fn coverage_summary_names_every_hypothesis() {
         );
     }
     assert_eq!(plan.hypotheses.len(), 4);
-    assert!(coverage.contains("D1: PASS-smoke; D3: FAIL-reproducible"));
+    assert!(
+        coverage.contains("| D1: PASS-smoke — D1: passed"),
+        "{coverage}"
+    );
+    assert!(
+        coverage.contains("; D3: FAIL-reproducible — D3 failed"),
+        "{coverage}"
+    );
 }
 
 #[test]
@@ -620,4 +627,59 @@ fn snapshots() {
         "finding_d3",
         report::finding(&plan, &session, &session.scenarios[2]).expect("render")
     );
+}
+
+/// Every verdict carries its reason as a sentence, never the tree's raw answer.
+#[test]
+fn every_verdict_s_reason_is_said_in_words() {
+    let plan = common::demo_plan();
+    let text = report::report(&plan, &full_outcome()).expect("render");
+    assert!(
+        text.contains("NOT-RUN — admin arm has no run binding in the run spec"),
+        "{text}"
+    );
+    assert!(!text.contains(": no: "), "a raw tree answer: {text}");
+    let finding = report::finding(&plan, &full_outcome(), &d5()).expect("render");
+    assert!(
+        finding.contains("**Verdict:** NOT-RUN — admin arm has no run binding in the run spec"),
+        "{finding}"
+    );
+}
+
+/// The counts are said once: the checker's evidence adds only what they do not say.
+#[test]
+fn oracle_evidence_is_not_said_twice() {
+    let plan = common::demo_plan();
+    let mut session = full_outcome();
+    let seed = &mut session.scenarios[0].runs[0].seeds[0];
+    let oracle = seed.oracle.as_mut().expect("D1 has an oracle");
+    oracle.ops_checked = 199;
+    oracle.ops_produced = 199;
+    oracle.anomalies = 26;
+    oracle.evidence = "checked 199 ops, 26 anomalies; p99 4.10 ms".into();
+    let text = report::report(&plan, &session).expect("render");
+    assert!(
+        text.contains("seed 1: no-lost-ack checked 199 of 199 ops, 26 anomalies; p99 4.10 ms (#9)"),
+        "{text}"
+    );
+    assert_eq!(text.matches("26 anomalies").count(), 1, "{text}");
+}
+
+/// "interrupted by" is said once, whether the outcome's text says it or not.
+#[test]
+fn an_interruption_is_said_once() {
+    let plan = common::demo_plan();
+    for (stored, said) in [
+        (
+            "interrupted by the operator",
+            "The session was interrupted by the operator (faults",
+        ),
+        ("SIGINT", "The session was interrupted by SIGINT (faults"),
+    ] {
+        let mut session = full_outcome();
+        session.interrupted = Some(stored.into());
+        let text = report::report(&plan, &session).expect("render");
+        assert!(text.contains(said), "{text}");
+        assert!(!text.contains("interrupted by interrupted"), "{text}");
+    }
 }

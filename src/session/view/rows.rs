@@ -220,6 +220,15 @@ fn clean(text: &str) -> String {
     crate::sanitize::line(text)
 }
 
+/// Whether an iteration's label is a seed of the budget (`seed-3`), not the re-run
+/// of a FAIL (`seed-3-rerun`) nor a reduction's candidate (`seed-3-reduce-2`): only
+/// those count as seeds that ran.
+fn is_seed(label: &str) -> bool {
+    label
+        .strip_prefix("seed-")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// A run's badge after one more landing signal: any unproven one keeps it unproven.
 fn landing_badge(seen: bool, badge: Badge) -> Badge {
     match (seen, badge) {
@@ -420,7 +429,7 @@ impl View {
                 } else {
                     Phase::Preconditions
                 };
-                row.seeds_started += u32::from(!rerun);
+                row.seeds_started += u32::from(is_seed(&i.label));
                 row.badge = Badge::Running;
                 row.landing.clear();
             }
@@ -494,7 +503,10 @@ impl View {
             Event::OracleResult(_) => {
                 row.phase = Phase::Oracle;
                 row.badge = Badge::Checking;
-                row.seeds_done = row.seeds_done.saturating_add(1).min(row.seeds_started);
+                // A re-run's or a reduction's checker ends no seed of the budget.
+                if row.labels.last().is_some_and(|l| is_seed(l)) {
+                    row.seeds_done = row.seeds_done.saturating_add(1).min(row.seeds_started);
+                }
             }
             Event::Verdict(v) => {
                 if let Some(v) = v.verdict {
