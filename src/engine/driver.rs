@@ -1310,11 +1310,12 @@ const NOT_ASKED: &str = "not asked: the session was stopped";
 /// repeat) and what it had found so far.
 pub fn reduction_text(r: &Reduction, session_dir: &str) -> String {
     if r.cut_short {
-        return format!(
-            "{}; so far {}",
-            cut_short_sentence(session_dir),
-            r.summary()
-        );
+        let progress = if r.runs == 0 {
+            "no candidate had finished".to_string()
+        } else {
+            format!("so far {}", r.summary())
+        };
+        return format!("{}; {progress}", cut_short_sentence(session_dir));
     }
     format!(
         "{}; {}; reduced reproducer: {}",
