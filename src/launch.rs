@@ -719,17 +719,33 @@ async fn served(
                 Ok(path) => (Some(path.display().to_string()), None),
                 Err(text) => (None, Some(text)),
             };
+            // A stop during a reduction keeps the FAIL: say how to finish the reduction.
+            let notes = ended
+                .outcome
+                .scenarios
+                .iter()
+                .filter(|s| s.cut_short())
+                .map(|s| {
+                    format!(
+                        "{}: {}",
+                        s.id,
+                        driver::cut_short_sentence(&ended.outcome.session_dir)
+                    )
+                })
+                .collect();
             crate::session::wire::Ending {
                 session: ended.outcome.session_dir.clone(),
                 verdict: Some(verdict),
                 exit: match caught.load(Ordering::SeqCst) {
                     0 => verdict.exit_code(),
+                    // A FAIL found before the signal stands: its code, not the signal's.
+                    _ if verdict == crate::verdict::SessionVerdict::Fail => verdict.exit_code(),
                     signal => 128 + signal,
                 },
                 report,
                 unwritten,
                 unanswered: ended.unanswered.map(|q| q.to_string()),
-                notes: Vec::new(),
+                notes,
             }
         }
         Err(e) => {

@@ -22,7 +22,7 @@ use crate::session::operator::{
     Choice, FreeText, Operator, Question, QuestionKind, UNKNOWN_BLAME, Unanswered,
 };
 use crate::session::outcome::{
-    AnomalyNote, Finding, Phase, RunOutcome, ScenarioOutcome, SessionOutcome,
+    AnomalyNote, Finding, Phase, Reduction, RunOutcome, ScenarioOutcome, SessionOutcome,
 };
 use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
@@ -703,6 +703,20 @@ impl Driver<'_> {
             // Only a resumed session has scenarios already done or part-way.
             let phase = self.outcome.scenarios[index].phase;
             if phase == Phase::Done {
+                if self.outcome.scenarios[index].cut_short() {
+                    if let Some(question) = self.finish_reductions(index, operator).await? {
+                        let reason = format!("stopped: question `{}` unanswered", question.id);
+                        self.journal.append(
+                            Scope::default(),
+                            Event::StoppedUnanswered(event::StoppedUnanswered {
+                                question: question.id.clone(),
+                            }),
+                        )?;
+                        stop = Some(reason);
+                        unanswered = Some(question);
+                    }
+                    self.publish_at(index)?;
+                }
                 continue;
             }
             if phase != Phase::Pending {
@@ -963,6 +977,39 @@ impl Driver<'_> {
         id: &str,
         binding: &Binding,
     ) -> Result<BindingResult, DriverError> {
+        let binding = self.as_run(id, scenario, binding);
+        let run = self.binding_run(scenario, id, &binding);
+        let mut result = run.run(&mut self.journal).await?;
+        if let Some(reduction) = result.outcome.reduction.as_mut() {
+            self.write_reproducer(id, &binding, reduction);
+        }
+        Ok(result)
+    }
+
+    /// The binding as this session runs it: faultline's proxy in place of a missing
+    /// capability when the operator chose it, the authored test driving the workload
+    /// in author mode.
+    fn as_run(&self, id: &str, scenario: &Scenario, binding: &Binding) -> Binding {
+        let binding = if self.preflight.proxied.contains(id)
+            || self.preflight.proxied.contains(&scenario.id)
+        {
+            binding.proxy_substituted()
+        } else {
+            binding.clone()
+        };
+        match self.authored.get(id) {
+            Some(authored) => authored.drive(&binding),
+            None => binding,
+        }
+    }
+
+    /// Where and how `binding` (already [`Driver::as_run`]) runs for `id`.
+    fn binding_run<'b>(
+        &self,
+        scenario: &Scenario,
+        id: &str,
+        binding: &'b Binding,
+    ) -> BindingRun<'b> {
         let mut vars = Vars::default();
         for (k, v) in self
             .req
@@ -980,29 +1027,10 @@ impl Driver<'_> {
             .iter()
             .filter(|c| scenario.falsifies.contains(&c.id))
             .collect();
-        // Only after the operator chose faultline's proxy in place of a missing capability.
-        let substituted;
-        let binding = if self.preflight.proxied.contains(id)
-            || self.preflight.proxied.contains(&scenario.id)
-        {
-            substituted = binding.proxy_substituted();
-            &substituted
-        } else {
-            binding
-        };
-        // Author mode: the authored test drives the workload; the rest stays the spec's.
-        let driven;
-        let binding = match self.authored.get(id) {
-            Some(authored) => {
-                driven = authored.drive(binding);
-                &driven
-            }
-            None => binding,
-        };
         let any_size =
             regex::Regex::new(r"(?i)\bany (cluster )?size\b|\bany number of (nodes|replicas)\b")
                 .is_ok_and(|re| claims.iter().any(|c| re.is_match(&c.text)));
-        let run = BindingRun {
+        BindingRun {
             id: id.to_string(),
             scope: Self::scope(scenario, id),
             binding,
@@ -1024,17 +1052,61 @@ impl Driver<'_> {
                 .get(id)
                 .or_else(|| self.preflight.approvals.get(&scenario.id))
                 .cloned(),
-        };
-        let mut result = run.run(&mut self.journal).await?;
-        if let Some(reduction) = result.outcome.reduction.as_mut() {
-            let written =
-                super::reproducer::write(self.req, &self.dir.path, id, binding, reduction);
-            reduction.reproducer = Some(match written {
-                Ok(replay) => replay,
-                Err(e) => format!("the reduced spec could not be written: {e}"),
-            });
         }
-        Ok(result)
+    }
+
+    /// Writes the reduced spec of a finished reduction; one cut short has none yet
+    /// (its FAIL keeps the unreduced reproducer until `resume` finishes it).
+    fn write_reproducer(&self, id: &str, binding: &Binding, reduction: &mut Reduction) {
+        if reduction.cut_short {
+            return;
+        }
+        let written = super::reproducer::write(self.req, &self.dir.path, id, binding, reduction);
+        reduction.reproducer = Some(match written {
+            Ok(replay) => replay,
+            Err(e) => format!("the reduced spec could not be written: {e}"),
+        });
+    }
+
+    /// `faultline resume` of a session stopped while a FAIL of scenario `index` was
+    /// being reduced: runs each cut-short reduction again (from the whole schedule,
+    /// with the failing seed and a fresh budget), then writes the finding again.
+    async fn finish_reductions(
+        &mut self,
+        index: usize,
+        operator: &mut dyn Operator,
+    ) -> Result<Option<Unanswered>, DriverError> {
+        let scenario = &self.req.plan.scenarios[index];
+        let cut: Vec<(String, u64)> = self.outcome.scenarios[index]
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let reduction = r.reduction.as_ref().filter(|red| red.cut_short)?;
+                Some((r.id.clone(), reduction.seed))
+            })
+            .collect();
+        for (id, seed) in cut {
+            let Some(binding) = binding_for(&self.req.spec, &scenario.id, &id) else {
+                continue;
+            };
+            let binding = self.as_run(&id, scenario, binding);
+            let Some((_, budget)) = super::scenario::budget_for(&binding, self.req.tier) else {
+                continue;
+            };
+            let duration = budget.duration.0;
+            let run = self.binding_run(scenario, &id, &binding);
+            let mut reduction = run.reduce(&mut self.journal, seed, duration).await?;
+            self.write_reproducer(&id, &binding, &mut reduction);
+            if let Some(state) = self.outcome.scenarios[index]
+                .runs
+                .iter_mut()
+                .find(|r| r.id == id)
+            {
+                state.reduction = Some(reduction);
+            }
+            self.publish_at(index)?;
+        }
+        Ok(self.classify(index, operator).await.err())
     }
 
     /// The scenario's verdict: its one run's, or the aggregation of its arms'.
@@ -1094,7 +1166,14 @@ impl Driver<'_> {
         let scenario = &self.req.plan.scenarios[index];
         let reproduced = self.outcome.scenarios[index].verdict == Some(Verdict::FailReproducible);
         let mut answers = Vec::new();
-        for question in classification_questions(&scenario.id, reproduced) {
+        // After a stop nobody is there to answer: the finding is written unclassified
+        // (`faultline resume` asks, when it finishes a reduction the stop cut short).
+        let asked = if self.cancel.is_cancelled() {
+            Vec::new()
+        } else {
+            classification_questions(&scenario.id, reproduced)
+        };
+        for question in asked {
             let answer = crate::session::operator::answer(operator, &question).await?;
             let _ = self.journal.append(
                 Scope {
@@ -1111,20 +1190,22 @@ impl Driver<'_> {
             );
             answers.push(answer.text);
         }
-        self.findings += 1;
+        // Written again by `resume` (a finished reduction): the same finding, the same id.
+        let id = match &self.outcome.scenarios[index].finding {
+            Some(finding) => finding.id.clone(),
+            None => {
+                self.findings += 1;
+                format!("F{}", self.findings)
+            }
+        };
         let state = &self.outcome.scenarios[index];
         let failing = state
             .runs
             .iter()
             .find(|r| r.decision.as_ref().is_some_and(|d| d.verdict.is_fail()));
-        let reduction = failing.and_then(|r| r.reduction.as_ref()).map(|r| {
-            format!(
-                "{}; {}; reduced reproducer: {}",
-                r.summary(),
-                r.note,
-                r.reproducer.as_deref().unwrap_or("not written")
-            )
-        });
+        let reduction = failing
+            .and_then(|r| r.reduction.as_ref())
+            .map(|r| reduction_text(r, &self.outcome.session_dir));
         let failing_oracle = failing.and_then(|run| {
             run.seeds
                 .iter()
@@ -1142,8 +1223,13 @@ impl Driver<'_> {
             ),
             None => (String::new(), Vec::new(), 1),
         };
+        let unasked = |text: Option<&String>| match text {
+            Some(text) => text.clone(),
+            None if self.cancel.is_cancelled() => NOT_ASKED.to_string(),
+            None => String::new(),
+        };
         let finding = Finding {
-            id: format!("F{}", self.findings),
+            id,
             scenario: scenario.id.clone(),
             hypothesis: scenario.closes.clone(),
             what_happened: format!(
@@ -1159,14 +1245,14 @@ impl Driver<'_> {
                 self.req.rerun_command, scenario.id, self.req.tier
             ),
             reproduced,
-            blame: answers.first().cloned().unwrap_or_default(),
-            bug_type: answers.get(1).cloned().unwrap_or_default(),
+            blame: unasked(answers.first()),
+            bug_type: unasked(answers.get(1)),
             tags: answers.get(2).cloned().unwrap_or_default(),
             severity: answers.get(3).cloned().unwrap_or_default(),
-            root_cause: answers.get(4).cloned().unwrap_or_default(),
+            root_cause: unasked(answers.get(4)),
             evidence,
             reduction,
-            next_action: answers.get(5).cloned().unwrap_or_default(),
+            next_action: unasked(answers.get(5)),
             anomalies: failing_oracle
                 .map(|o| o.listed.iter().map(AnomalyNote::describe).collect())
                 .unwrap_or_default(),
@@ -1214,6 +1300,34 @@ impl Driver<'_> {
             report,
         })
     }
+}
+
+/// A finding's classification field when a stop came before it was asked.
+const NOT_ASKED: &str = "not asked: the session was stopped";
+
+/// The finding's reduction line: what it found and its reduced reproducer, or, when a
+/// stop cut it short, how to finish it (the sentence the report and headless output
+/// repeat) and what it had found so far.
+pub fn reduction_text(r: &Reduction, session_dir: &str) -> String {
+    if r.cut_short {
+        let progress = if r.runs == 0 {
+            "no candidate had finished".to_string()
+        } else {
+            format!("so far {}", r.summary())
+        };
+        return format!("{}; {progress}", cut_short_sentence(session_dir));
+    }
+    format!(
+        "{}; {}; reduced reproducer: {}",
+        r.summary(),
+        r.note,
+        r.reproducer.as_deref().unwrap_or("not written")
+    )
+}
+
+/// "reduction cut short — `faultline resume <dir>` finishes it".
+pub fn cut_short_sentence(session_dir: &str) -> String {
+    format!("reduction cut short — `faultline resume {session_dir}` finishes it")
 }
 
 /// What the preflight needs of the session; a free function so the caller can still

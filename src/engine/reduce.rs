@@ -21,6 +21,14 @@ use crate::session::outcome::{Reduction, TimingCut, WorkloadCut};
 /// A timing below this is not halved: scheduling jitter is of the same order.
 const TIMING_FLOOR: Duration = Duration::from_millis(100);
 
+/// Why a reduction ended before it tried everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Budget,
+    /// The operator stopped the session (or a signal did).
+    CutShort,
+}
+
 /// The operator's budget for one reduction (`--reduce-runs`, `--reduce-time`).
 #[derive(Debug, Clone, Copy)]
 pub struct ReduceBudget {
@@ -59,25 +67,43 @@ impl BindingRun<'_> {
         let spent = |runs: u32| runs >= self.reduce.runs || started.elapsed() >= self.reduce.time;
         let mut runs = 0;
         let mut current: Vec<usize> = (0..from).collect();
-        let mut stopped = false;
+        // Why it ended early, if it did: its budget, or a stop.
+        let mut stopped: Option<Ended> = None;
+        let ends = |runs: u32| {
+            if self.cancel.is_cancelled() {
+                Some(Ended::CutShort)
+            } else if spent(runs) {
+                Some(Ended::Budget)
+            } else {
+                None
+            }
+        };
         // Halves first: a failure that needs only part of the schedule halves fast.
         'halves: while current.len() > 1 {
             let (a, b) = current.split_at(current.len() / 2);
             let (a, b) = (a.to_vec(), b.to_vec());
             let mut shrunk = false;
             for half in [a, b] {
-                if spent(runs) {
-                    stopped = true;
+                stopped = ends(runs);
+                if stopped.is_some() {
                     break 'halves;
                 }
                 runs += 1;
-                if self
+                match self
                     .fails_with(journal, &half, &[], seed, duration, runs)
                     .await?
                 {
-                    current = half;
-                    shrunk = true;
-                    break;
+                    Some(true) => {
+                        current = half;
+                        shrunk = true;
+                        break;
+                    }
+                    Some(false) => {}
+                    None => {
+                        runs -= 1;
+                        stopped = Some(Ended::CutShort);
+                        break 'halves;
+                    }
                 }
             }
             if !shrunk {
@@ -87,41 +113,50 @@ impl BindingRun<'_> {
         // Then single faults, each dropped if the failure stays without it.
         let mut i = 0;
         // Down to none: a failure that needs no fault at all is worth knowing.
-        while !stopped && i < current.len() {
-            if spent(runs) {
-                stopped = true;
+        while stopped.is_none() && i < current.len() {
+            stopped = ends(runs);
+            if stopped.is_some() {
                 break;
             }
             let mut candidate = current.clone();
             candidate.remove(i);
             runs += 1;
-            if self
+            match self
                 .fails_with(journal, &candidate, &[], seed, duration, runs)
                 .await?
             {
-                current = candidate;
-            } else {
-                i += 1;
+                Some(true) => current = candidate,
+                Some(false) => i += 1,
+                None => {
+                    // The interrupted run decided nothing: it is not counted.
+                    runs -= 1;
+                    stopped = Some(Ended::CutShort);
+                }
             }
         }
         // Then the timing of what is left, one halving per start offset and hold.
         let mut timing: Vec<TimingCut> = Vec::new();
         for cut in self.timing_candidates(&current) {
-            if stopped {
-                break;
+            if stopped.is_none() {
+                stopped = ends(runs);
             }
-            if spent(runs) {
-                stopped = true;
+            if stopped.is_some() {
                 break;
             }
             let mut tried = timing.clone();
             tried.push(cut);
             runs += 1;
-            if self
+            match self
                 .fails_with(journal, &current, &tried, seed, duration, runs)
                 .await?
             {
-                timing = tried;
+                Some(true) => timing = tried,
+                Some(false) => {}
+                None => {
+                    // The interrupted run decided nothing: it is not counted.
+                    runs -= 1;
+                    stopped = Some(Ended::CutShort);
+                }
             }
         }
         // Then the workload's length: fewer ops, if every kept fault still starts in time.
@@ -138,19 +173,27 @@ impl BindingRun<'_> {
             })
             .max()
             .unwrap_or_default();
-        if !stopped && duration >= TIMING_FLOOR * 2 && latest_start < shorter {
-            if spent(runs) {
-                stopped = true;
-            } else {
-                runs += 1;
-                if self
-                    .fails_with(journal, &current, &timing, seed, shorter, runs)
-                    .await?
-                {
+        let worth = duration >= TIMING_FLOOR * 2 && latest_start < shorter;
+        if worth && stopped.is_none() {
+            stopped = ends(runs);
+        }
+        if worth && stopped.is_none() {
+            runs += 1;
+            match self
+                .fails_with(journal, &current, &timing, seed, shorter, runs)
+                .await?
+            {
+                Some(true) => {
                     workload = Some(WorkloadCut {
                         from_ms: millis(duration),
                         to_ms: millis(shorter),
                     });
+                }
+                Some(false) => {}
+                None => {
+                    // The interrupted run decided nothing: it is not counted.
+                    runs -= 1;
+                    stopped = Some(Ended::CutShort);
                 }
             }
         }
@@ -158,16 +201,22 @@ impl BindingRun<'_> {
             .iter()
             .map(|i| self.binding.faults[*i].value.id.clone())
             .collect();
-        let note = if stopped {
-            format!(
+        let note = match stopped {
+            Some(Ended::CutShort) => format!(
+                "cut short by a stop after {runs} re-run(s); what it kept so far still fails"
+            ),
+            Some(Ended::Budget) => format!(
                 "stopped by its budget ({} re-runs, {:?}); a smaller schedule may exist",
                 self.reduce.runs, self.reduce.time
-            )
-        } else if current.is_empty() {
-            "the failure needs no fault: the seed failed with none injected".into()
-        } else {
-            "every remaining fault is needed: without any one of them the seed passed".into()
+            ),
+            None if current.is_empty() => {
+                "the failure needs no fault: the seed failed with none injected".into()
+            }
+            None => {
+                "every remaining fault is needed: without any one of them the seed passed".into()
+            }
         };
+        let cut_short = stopped == Some(Ended::CutShort);
         let reduction = Reduction {
             from,
             to: current.len(),
@@ -178,6 +227,7 @@ impl BindingRun<'_> {
             timing,
             workload,
             reproducer: None,
+            cut_short,
         };
         journal.append(
             self.scope.clone(),
@@ -189,6 +239,7 @@ impl BindingRun<'_> {
                 timing: reduction.timing.clone(),
                 workload: reduction.workload,
                 note: reduction.note.clone(),
+                cut_short,
             }),
         )?;
         Ok(reduction)
@@ -217,8 +268,9 @@ impl BindingRun<'_> {
         starts.chain(holds).collect()
     }
 
-    /// Runs the seed with only the faults at `keep`, with `timing` applied; true when
-    /// the checker still finds an anomaly.
+    /// Runs the seed with only the faults at `keep`, with `timing` applied: whether
+    /// the checker still finds an anomaly, or `None` when a stop interrupted the run
+    /// (healed on its way out, and not journaled as a candidate: it decided nothing).
     async fn fails_with(
         &self,
         journal: &mut Journal,
@@ -227,7 +279,7 @@ impl BindingRun<'_> {
         seed: u64,
         duration: Duration,
         run: u32,
-    ) -> Result<bool, EngineError> {
+    ) -> Result<Option<bool>, EngineError> {
         let mut binding = self.binding.clone();
         binding.faults = keep
             .iter()
@@ -240,9 +292,14 @@ impl BindingRun<'_> {
         }
         let ids: Vec<String> = binding.faults.iter().map(|f| f.value.id.clone()).collect();
         let label = format!("seed-{seed}-reduce-{run}");
-        let facts = self
+        let facts = match self
             .iterate_with(&binding, journal, seed, &label, duration)
-            .await?;
+            .await
+        {
+            Ok(facts) => facts,
+            Err(EngineError::Interrupted { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let failed = anomalies(&facts) > 0;
         journal.append(
             self.scope.clone(),
@@ -254,6 +311,6 @@ impl BindingRun<'_> {
                 failed,
             }),
         )?;
-        Ok(failed)
+        Ok(Some(failed))
     }
 }

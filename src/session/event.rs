@@ -958,6 +958,9 @@ pub struct ReductionResult {
     pub timing: Vec<TimingCut>,
     pub workload: Option<WorkloadCut>,
     pub note: String,
+    /// A stop ended it before it tried everything; `faultline resume` runs it again.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -83,6 +83,15 @@ pub struct ScenarioOutcome {
     pub toolbox_used: Vec<String>,
 }
 
+impl ScenarioOutcome {
+    /// A stop cut one of its reductions short (`faultline resume` finishes it).
+    pub fn cut_short(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.reduction.as_ref().is_some_and(|red| red.cut_short))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
@@ -313,6 +322,10 @@ pub struct Reduction {
     pub workload: Option<WorkloadCut>,
     /// The reduced spec and the command that replays it (written by the driver).
     pub reproducer: Option<String>,
+    /// A stop (the operator's, or a signal) ended it before it tried everything: the
+    /// FAIL stands with its unreduced reproducer; `faultline resume` finishes it.
+    #[serde(default)]
+    pub cut_short: bool,
 }
 
 /// One kept fault's timing, shortened.

@@ -62,6 +62,7 @@ mod privileged;
 mod proxy_substitution;
 mod redis_example;
 mod reduction;
+mod reduction_stop;
 mod references_nemesis;
 mod report_render;
 mod runspec;

@@ -16,7 +16,9 @@ fn hand_backs(problems: &[Problem]) -> Vec<(String, String)> {
 
 #[test]
 fn corpus_hands_back_every_scenario_for_tiers_and_s11() {
-    let plan = common::corpus();
+    let Some(plan) = common::corpus() else {
+        return;
+    };
     let problems = lint(&plan);
     assert!(hands_back(&problems));
     for s in &plan.scenarios {

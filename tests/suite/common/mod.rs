@@ -16,16 +16,28 @@ use std::time::{Duration, Instant};
 
 use faultline::plan::{Plan, parse_plan};
 
-/// The real plan nobody here wrote; CI lays `../shared` beside the clone.
-pub fn corpus_path() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus/plans/raft-cr-project-stability.md");
-    assert!(
-        path.exists(),
-        "corpus plan missing at {} (the repo must sit next to a `shared/` copy)",
+/// Where the corpus plan sits, relative to the crate root.
+const CORPUS_PLAN: &str = "../shared/corpus/plans/raft-cr-project-stability.md";
+
+/// The real plan nobody here wrote, when `../shared` lies beside the clone (CI lays it
+/// there). Without it, says so loudly and returns `None` so the test skips; fails
+/// instead under `FAULTLINE_REQUIRE_CORPUS=1` (CI).
+pub fn corpus_path() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS_PLAN);
+    if path.exists() {
+        return Some(path);
+    }
+    let what = format!(
+        "{} is a real-world plan (a Raft project's stability plan) the parser and linter \
+         tests read; it is not part of this repository",
         path.display()
     );
-    path
+    assert!(
+        std::env::var("FAULTLINE_REQUIRE_CORPUS").as_deref() != Ok("1"),
+        "FAULTLINE_REQUIRE_CORPUS=1 but ../shared/corpus is not beside the clone: {what}"
+    );
+    eprintln!("SKIP: ../shared/corpus not found beside the clone: {what}");
+    None
 }
 
 /// Parses a plan file given relative to the crate root, named by that relative path.
@@ -36,8 +48,9 @@ pub fn plan_at(relative: &str) -> Plan {
     parse_plan(relative, &text)
 }
 
-pub fn corpus() -> Plan {
-    plan_at("../shared/corpus/plans/raft-cr-project-stability.md")
+/// The corpus plan, parsed; `None` (the test skips, loudly) as [`corpus_path`] says.
+pub fn corpus() -> Option<Plan> {
+    corpus_path().map(|_| plan_at(CORPUS_PLAN))
 }
 
 pub fn fixture(name: &str) -> Plan {
