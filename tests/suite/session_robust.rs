@@ -104,6 +104,7 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
         ("src/engine/iteration.rs", "quiesce"),
         ("src/engine/outputs.rs", "quiesce"),
         ("src/session/view/rows.rs", "quiesce"),
+        ("src/session/view/activity.rs", "quiesce"),
         // `faultline watchdog SESSION`, the subcommand.
         ("src/session/watchdog.rs", "watchdog"),
         // The plan's budget-tier section label.
