@@ -127,7 +127,7 @@ impl Action {
             Action::Quit => "quit: detach or stop (heals first)",
             Action::NextMatch => "next match",
             Action::PrevMatch => "previous match",
-            Action::Jump(_) => "jump to step (Plan … Report)",
+            Action::Jump(_) => "jump to a step (1 Plan to 7 Report)",
         }
     }
 

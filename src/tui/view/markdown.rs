@@ -53,7 +53,27 @@ fn cells(line: &str) -> Vec<String> {
         }
     }
     out.push(cell);
-    out.into_iter().map(|c| c.trim().to_string()).collect()
+    out.into_iter().map(|c| plain(c.trim())).collect()
+}
+
+/// Inline markdown read as text: `**bold**` loses its stars, `[text](target)` shows
+/// its text (the target is in report.md).
+fn plain(text: &str) -> String {
+    let text = text.replace("**", "");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('[') {
+        let link = rest[open..].find("](").and_then(|mid| {
+            let close = rest[open + mid..].find(')')?;
+            Some((open + mid, open + mid + close))
+        });
+        let Some((mid, close)) = link else { break };
+        out.push_str(&rest[..open]);
+        out.push_str(&rest[open + 1..mid]);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `|---|:--:|`: the line under a table's header.
@@ -148,14 +168,14 @@ fn prose(line: &str, theme: &Theme) -> Line<'static> {
             theme.highlight.add_modifier(ratatui::style::Modifier::BOLD),
         );
     }
-    Line::styled(line.to_string(), theme.text)
+    Line::styled(plain(line), theme.text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn plain(lines: &[Line]) -> Vec<String> {
+    fn texts(lines: &[Line]) -> Vec<String> {
         lines
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
@@ -169,7 +189,7 @@ mod tests {
             "# Verdicts\n\n| id | verdict | why |\n|---|---|---|\n| D1 | PASS | {long} |\nafter\n"
         );
         let theme = Theme::by_name("dark").expect("theme");
-        let shown = plain(&lines(&text, 40, &theme));
+        let shown = texts(&lines(&text, 40, &theme));
         assert_eq!(shown.len(), text.lines().count(), "{shown:?}");
         assert_eq!(shown[0], "Verdicts");
         for row in &shown[2..5] {
@@ -182,9 +202,17 @@ mod tests {
     }
 
     #[test]
+    fn links_show_their_text_and_bold_loses_its_stars() {
+        assert_eq!(
+            super::plain("**Result: FAIL.** see [findings/D3.md](findings/D3.md), [a](b) [c"),
+            "Result: FAIL. see findings/D3.md, a [c"
+        );
+    }
+
+    #[test]
     fn a_short_table_keeps_its_natural_widths() {
         let theme = Theme::by_name("dark").expect("theme");
-        let shown = plain(&lines("| a | bb |\n| ccc | d \\| e |", 80, &theme));
+        let shown = texts(&lines("| a | bb |\n| ccc | d \\| e |", 80, &theme));
         assert_eq!(shown, vec!["a   │ bb   ", "ccc │ d | e"]);
     }
 }
