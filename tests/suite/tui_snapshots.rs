@@ -593,7 +593,7 @@ fn a_question_offers_its_choices_as_a_list_with_the_default_picked() {
 #[test]
 fn an_invalid_answer_is_refused_with_the_allowed_ones_shown() {
     let mut state = asked_elsewhere();
-    for c in "sometimes".chars() {
+    for c in "threads".chars() {
         press(&mut state, crossterm::event::KeyCode::Char(c));
     }
     assert_eq!(
@@ -603,7 +603,7 @@ fn an_invalid_answer_is_refused_with_the_allowed_ones_shown() {
     assert!(state.pending.is_some(), "the question stays open");
     let shown = text(&render(&state, &dark(), 80, 24));
     assert!(
-        shown.contains("refused: `sometimes` is not an answer"),
+        shown.contains("refused: `threads` is not an answer"),
         "{shown}"
     );
     assert!(shown.contains("allowed: timing,"), "{shown}");
