@@ -8,6 +8,7 @@ use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers, MouseEventKin
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
+use super::answer::Typed;
 use super::keymap::{Action, Keymap};
 use super::state::AppState;
 use super::theme::{Theme, locale_is_utf8};
@@ -171,7 +172,9 @@ pub async fn attach(
     let mut dirty = true;
     let mut confirming_quit = false;
     let mut frames = FrameTimes::default();
+    let mut announced: Option<String> = None;
     let left = loop {
+        announce(&state, &mut announced);
         if dirty {
             state.now = Some(chrono::Utc::now());
             let started = std::time::Instant::now();
@@ -277,16 +280,16 @@ pub async fn attach(
                     continue;
                 }
                 if confirming_quit {
-                    if let Some(text) = super::answer::key(&mut state, key) {
-                        let question = quit_question();
-                        let choice = match question.check(&text) {
-                            Ok(choice) => choice,
-                            // Not an answer to "quit?": asked again, with why.
-                            Err(why) => {
-                                state.ask(Question { error: Some(why), ..question });
-                                continue;
-                            }
-                        };
+                    let choice = match super::answer::key(&mut state, key) {
+                        // Checked against "quit?" already: a wrong answer stays, with why.
+                        Typed::Send(choice) => Some(choice),
+                        Typed::Global(Action::Quit) | Typed::Nothing => None,
+                        Typed::Global(action) => {
+                            state.handle(action);
+                            None
+                        }
+                    };
+                    if let Some(choice) = choice {
                         confirming_quit = false;
                         state.answered();
                         match choice.as_str() {
@@ -317,19 +320,24 @@ pub async fn attach(
                     continue;
                 }
                 if let Some(question) = &pending {
-                    if let Some(text) = super::answer::key(&mut state, key) {
-                        let text = if text.trim().is_empty() { question.default.clone() } else { text };
-                        // Shown as sent; the server's `answered` (or `refused`) settles it.
-                        state.notice = Some(format!("{}: sent {}", question.id, crate::sanitize::line(&text)));
-                        let _ = tx.send(ClientMsg::Answer { id: question.id.clone(), text });
+                    match super::answer::key(&mut state, key) {
+                        Typed::Send(text) => {
+                            // Shown as sent; the server's `answered` (or `refused`) settles it.
+                            state.notice = Some(format!("{}: sent {}", question.id, crate::sanitize::line(&text)));
+                            let _ = tx.send(ClientMsg::Answer { id: question.id.clone(), text });
+                        }
+                        Typed::Global(Action::Quit) if ended.is_none() => {
+                            state.ui.help = false;
+                            state.ui.evidence = false;
+                            confirming_quit = true;
+                            state.ask(quit_question());
+                        }
+                        Typed::Global(action) => state.handle(action),
+                        Typed::Nothing => {}
                     }
                     continue;
                 }
-                if let Some(query) = state.ui.search.as_mut()
-                    && let KeyCode::Char(c) = key.code
-                    && !key.modifiers.contains(KeyModifiers::CONTROL)
-                {
-                    query.push(c);
+                if state.search_key(key) {
                     continue;
                 }
                 match state.keymap.action_for(&key) {
@@ -354,9 +362,49 @@ pub async fn attach(
         }
     };
     drop(mouse);
+    set_title(TITLE);
     ratatui::restore();
     frames.log();
     left
+}
+
+/// The window title while nothing waits for the operator.
+const TITLE: &str = "faultline";
+
+/// A question the engine asks rings the bell once and names itself in the window
+/// title (another window, another tmux pane, still sees it); the title goes back
+/// when none waits. `announced` is the question last announced.
+fn announce(state: &AppState, announced: &mut Option<String>) {
+    // "quit?" is the operator's own question: no bell, the title stays as it was.
+    if state
+        .pending
+        .as_ref()
+        .is_some_and(|q| q.kind == QuestionKind::Quit)
+    {
+        return;
+    }
+    let now = state.pending.as_ref().map(|q| q.id.clone());
+    if now == *announced {
+        return;
+    }
+    match &now {
+        Some(id) => {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            let _ = out.write_all(b"\x07");
+            let _ = out.flush();
+            set_title(&format!(
+                "{TITLE}: waiting for you — {}",
+                crate::sanitize::line(id)
+            ));
+        }
+        None => set_title(TITLE),
+    }
+    *announced = now;
+}
+
+fn set_title(title: &str) {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::terminal::SetTitle(title));
 }
 
 /// Shows the next queued question, if any.

@@ -6,6 +6,8 @@ use std::fmt;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::tui::state::{AppState, Step};
+
 /// What a key asks the UI to do. Answers to operator questions are not actions:
 /// the question editor takes text input itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,10 +33,15 @@ pub enum Action {
     /// Closes the help overlay, the evidence, the staged diff or the search.
     Close,
     Quit,
+    /// The next / previous match of the search (Report, Finding).
+    NextMatch,
+    PrevMatch,
+    /// Shows step `n` of [`Step::ALL`] (0-based; the keys are 1..7).
+    Jump(u8),
 }
 
 impl Action {
-    pub const ALL: [Action; 18] = [
+    pub const ALL: [Action; 27] = [
         Action::NextStep,
         Action::PrevStep,
         Action::Up,
@@ -53,6 +60,15 @@ impl Action {
         Action::NextLog,
         Action::Close,
         Action::Quit,
+        Action::NextMatch,
+        Action::PrevMatch,
+        Action::Jump(0),
+        Action::Jump(1),
+        Action::Jump(2),
+        Action::Jump(3),
+        Action::Jump(4),
+        Action::Jump(5),
+        Action::Jump(6),
     ];
 
     /// The name a config file uses (`next-step = ["l", "right"]`).
@@ -76,6 +92,15 @@ impl Action {
             Action::NextLog => "next-log",
             Action::Close => "close",
             Action::Quit => "quit",
+            Action::NextMatch => "next-match",
+            Action::PrevMatch => "prev-match",
+            Action::Jump(0) => "step-1",
+            Action::Jump(1) => "step-2",
+            Action::Jump(2) => "step-3",
+            Action::Jump(3) => "step-4",
+            Action::Jump(4) => "step-5",
+            Action::Jump(5) => "step-6",
+            Action::Jump(_) => "step-7",
         }
     }
 
@@ -87,19 +112,22 @@ impl Action {
             Action::Up => "up (select / scroll)",
             Action::Down => "down (select / scroll)",
             Action::NextPane => "switch pane",
-            Action::ToggleFollow => "follow the running scenario and its log / pause",
+            Action::ToggleFollow => "follow the session: its step, running row and log / pause",
             Action::ScrollUp => "scroll up a page",
             Action::ScrollDown => "scroll down a page",
             Action::Top => "top",
             Action::Bottom => "bottom (follow)",
-            Action::Search => "search the log",
+            Action::Search => "search (log, report, findings); Enter keeps it",
             Action::Help => "this help",
             Action::ShowReasons => "show the reason chain",
             Action::Evidence => "evidence of the selected verdict",
             Action::StagedDiff => "staged diff of author mode",
             Action::NextLog => "tail the next log (service picker)",
             Action::Close => "close help / evidence / diff / search",
-            Action::Quit => "quit (heals first)",
+            Action::Quit => "quit: detach or stop (heals first)",
+            Action::NextMatch => "next match",
+            Action::PrevMatch => "previous match",
+            Action::Jump(_) => "jump to a step (1 Plan to 7 Report)",
         }
     }
 
@@ -242,6 +270,15 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("e", Action::Evidence),
     ("d", Action::StagedDiff),
     ("s", Action::NextLog),
+    ("n", Action::NextMatch),
+    ("N", Action::PrevMatch),
+    ("1", Action::Jump(0)),
+    ("2", Action::Jump(1)),
+    ("3", Action::Jump(2)),
+    ("4", Action::Jump(3)),
+    ("5", Action::Jump(4)),
+    ("6", Action::Jump(5)),
+    ("7", Action::Jump(6)),
     ("esc", Action::Close),
     ("q", Action::Quit),
     ("ctrl-c", Action::Quit),
@@ -295,19 +332,190 @@ impl Keymap {
         &self.bindings
     }
 
-    /// One help row per action: its keys joined (`Down / j`) and what it does.
+    /// One help row per action: its keys joined (`Down / j`) and what it does. The
+    /// step keys share one row (`1 / 2 / … / 7`).
     pub fn help_rows(&self) -> Vec<(String, &'static str)> {
-        let mut rows: Vec<(Action, Vec<String>)> = Vec::new();
+        let mut rows: Vec<(&'static str, Vec<String>)> = Vec::new();
         for (chord, action) in &self.bindings {
-            match rows.iter_mut().find(|(a, _)| a == action) {
+            match rows.iter_mut().find(|(h, _)| *h == action.help()) {
                 Some((_, keys)) => keys.push(chord.to_string()),
-                None => rows.push((*action, vec![chord.to_string()])),
+                None => rows.push((action.help(), vec![chord.to_string()])),
             }
         }
         rows.into_iter()
-            .map(|(a, keys)| (keys.join(" / "), a.help()))
+            .map(|(help, keys)| (keys.join(" / "), help))
             .collect()
     }
+
+    /// The first key bound to `action`, as the hint bar writes it.
+    pub fn key_of(&self, action: Action) -> Option<String> {
+        self.bindings
+            .iter()
+            .find(|(_, a)| *a == action)
+            .map(|(c, _)| c.to_string())
+    }
+
+    /// The help rows for `actions` only, in that order (the current screen's keys).
+    fn rows_for(&self, actions: &[Action]) -> Vec<(String, &'static str)> {
+        let all = self.help_rows();
+        let mut out: Vec<(String, &'static str)> = Vec::new();
+        for a in actions {
+            if let Some(row) = all.iter().find(|(_, h)| *h == a.help())
+                && !out.contains(row)
+            {
+                out.push(row.clone());
+            }
+        }
+        out
+    }
+}
+
+/// The actions that matter most on `step`, most important first.
+fn screen_actions(step: Step) -> &'static [Action] {
+    match step {
+        Step::Run => &[
+            Action::Up,
+            Action::Down,
+            Action::NextPane,
+            Action::ToggleFollow,
+            Action::ScrollUp,
+            Action::ScrollDown,
+            Action::Search,
+            Action::ShowReasons,
+            Action::Evidence,
+        ],
+        Step::Report => &[
+            Action::Up,
+            Action::Down,
+            Action::NextPane,
+            Action::Evidence,
+            Action::Search,
+            Action::NextMatch,
+            Action::PrevMatch,
+            Action::ScrollDown,
+            Action::ScrollUp,
+        ],
+        Step::Finding => &[
+            Action::Down,
+            Action::Up,
+            Action::Search,
+            Action::NextMatch,
+            Action::PrevMatch,
+            Action::ScrollDown,
+            Action::ScrollUp,
+        ],
+        _ => &[Action::Up, Action::Down],
+    }
+}
+
+/// How keys work while a question is open (the help overlay lists these).
+pub const ANSWERING: &[(&str, &str)] = &[
+    ("Up / Down", "pick a choice (the default comes preselected)"),
+    ("Enter", "send the picked choice, or what was typed"),
+    ("letters", "type a choice's name or alias, or free text"),
+    ("Tab", "put the next choice in the answer to edit"),
+    ("Ctrl-E", "edit the offered command before approving"),
+    ("Ctrl-S", "send several lines (prose answers)"),
+    ("Esc", "clear what was typed"),
+    ("F1 / ?", "help (`?` while nothing is typed)"),
+    ("F2 / F3", "evidence / reason chain"),
+    ("Ctrl-C", "leave: detach or stop"),
+    (
+        "other keys",
+        "work as usual while nothing is typed, unless a choice starts with that letter",
+    ),
+];
+
+/// The help overlay's sections: the current screen's keys, then every other key,
+/// then answering a question (first when one is open).
+pub fn help_sections(state: &AppState) -> Vec<(String, Vec<(String, String)>)> {
+    let map = &state.keymap;
+    let own = |rows: Vec<(String, &'static str)>| -> Vec<(String, String)> {
+        rows.into_iter().map(|(k, h)| (k, h.to_string())).collect()
+    };
+    let here = map.rows_for(screen_actions(state.ui.step));
+    let rest: Vec<(String, &'static str)> = map
+        .help_rows()
+        .into_iter()
+        .filter(|r| !here.contains(r))
+        .collect();
+    let answering = ANSWERING
+        .iter()
+        .map(|(k, h)| ((*k).to_string(), (*h).to_string()))
+        .collect();
+    let mut sections = vec![
+        (format!("{} screen", state.ui.step.title()), own(here)),
+        ("everywhere".to_string(), own(rest)),
+    ];
+    let question = ("answering a question".to_string(), answering);
+    if state.pending.is_some() {
+        sections.insert(0, question);
+    } else {
+        sections.push(question);
+    }
+    sections
+}
+
+/// The hint bar's keys, most important first (`? help` and `q quit` lead, so an
+/// 80-column line never cuts them), then what matters on this screen.
+pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
+    let map = &state.keymap;
+    let key = |a: Action| map.key_of(a);
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    if state.pending.is_some() {
+        out.push(("F1".into(), "help"));
+        out.push(("↑↓ Enter".into(), "answer"));
+        out.push(("F2".into(), "evidence"));
+        out.push(("Ctrl-C".into(), "leave"));
+        return out;
+    }
+    if state.ui.search.is_some() && state.ui.searching {
+        out.push(("Enter".into(), "keep search"));
+        out.push(("Esc".into(), "cancel"));
+        return out;
+    }
+    for (action, what) in [(Action::Help, "help"), (Action::Quit, "quit")] {
+        if let Some(k) = key(action) {
+            out.push((k, what));
+        }
+    }
+    out.push(("1-7".into(), "step"));
+    if !state.ui.follow_session
+        && let Some(k) = key(Action::ToggleFollow)
+    {
+        out.push((k, "follow"));
+    }
+    let here: &[(Action, &'static str)] = match state.ui.step {
+        Step::Run => &[
+            (Action::NextPane, "pane"),
+            (Action::Search, "search"),
+            (Action::Evidence, "evidence"),
+            (Action::ShowReasons, "reasons"),
+        ],
+        Step::Report | Step::Finding if state.ui.search.is_some() => &[
+            (Action::NextMatch, "next"),
+            (Action::PrevMatch, "prev"),
+            (Action::Evidence, "evidence"),
+        ],
+        Step::Report => &[
+            (Action::Evidence, "evidence"),
+            (Action::NextPane, "report text"),
+            (Action::Search, "search"),
+        ],
+        Step::Finding => &[(Action::Search, "search")],
+        _ => &[],
+    };
+    for (action, what) in here {
+        if let Some(k) = key(*action) {
+            out.push((k, what));
+        }
+    }
+    if state.view.staged_diff.is_some()
+        && let Some(k) = key(Action::StagedDiff)
+    {
+        out.push((k, "diff"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -372,5 +580,76 @@ mod tests {
             map.action_for(&KeyEvent::new(KeyCode::Char('q'), NONE)),
             Some(Action::Help)
         );
+    }
+
+    fn demo_state() -> AppState {
+        AppState::new(crate::plan::parse_plan(
+            "examples/demo/plan.md",
+            include_str!("../../examples/demo/plan.md"),
+        ))
+    }
+
+    #[test]
+    fn number_keys_jump_and_share_one_help_row() {
+        let map = Keymap::default();
+        for (c, n) in ('1'..='7').zip(0u8..) {
+            assert_eq!(
+                map.action_for(&KeyEvent::new(KeyCode::Char(c), NONE)),
+                Some(Action::Jump(n))
+            );
+        }
+        let rows: Vec<_> = map
+            .help_rows()
+            .into_iter()
+            .filter(|(_, h)| *h == Action::Jump(0).help())
+            .collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].0, "1 / 2 / 3 / 4 / 5 / 6 / 7");
+    }
+
+    #[test]
+    fn the_hints_lead_with_help_and_quit() {
+        let mut state = demo_state();
+        let shown = hints(&state);
+        assert_eq!(shown[0], ("?".to_string(), "help"));
+        assert_eq!(shown[1], ("q".to_string(), "quit"));
+        // Rebound keys show as rebound.
+        state
+            .keymap
+            .rebind(Action::Help, vec![Chord::parse("f1").expect("f1")]);
+        assert_eq!(hints(&state)[0], ("F1".to_string(), "help"));
+        state.ask(crate::session::operator::Question {
+            id: "q".into(),
+            ..Default::default()
+        });
+        assert_eq!(hints(&state)[0], ("F1".to_string(), "help"));
+        assert!(hints(&state).iter().any(|(k, _)| k == "Ctrl-C"));
+    }
+
+    #[test]
+    fn following_is_offered_only_once_the_operator_moved() {
+        let mut state = demo_state();
+        assert!(!hints(&state).iter().any(|(_, w)| *w == "follow"));
+        state.handle(Action::Down);
+        assert!(
+            hints(&state)
+                .iter()
+                .any(|(k, w)| k == "f" && *w == "follow")
+        );
+    }
+
+    #[test]
+    fn the_help_lists_the_current_screen_first_and_answering_first_while_asked() {
+        let mut state = demo_state();
+        state.ui.step = Step::Run;
+        let sections = help_sections(&state);
+        assert_eq!(sections[0].0, "Run screen");
+        assert!(sections[0].1.iter().any(|(k, _)| k == "Tab"));
+        assert_eq!(sections[2].0, "answering a question");
+        // Every binding is listed once across the sections.
+        let listed: usize = sections[..2].iter().map(|(_, rows)| rows.len()).sum();
+        assert_eq!(listed, Keymap::default().help_rows().len());
+        state.ask(crate::session::operator::Question::default());
+        assert_eq!(help_sections(&state)[0].0, "answering a question");
     }
 }

@@ -46,6 +46,21 @@ pub struct Ui {
     /// Which of the selected row's logs the pane tails (`s` cycles); `None` for the
     /// newest.
     pub log_pick: Option<usize>,
+    /// The query is being typed (Enter keeps it, Esc drops it).
+    pub searching: bool,
+    /// The source line of the match `n` / `N` last moved to (Report, Finding).
+    pub match_line: Option<usize>,
+    /// The screen follows the session's stage (and a FAIL's classification) until
+    /// the operator moves; the follow key turns it back on.
+    pub follow_session: bool,
+    /// The highlighted row of the pending question's choice list (none while its
+    /// default is no choice and the arrows were not used: Enter sends the default).
+    pub choice: Option<usize>,
+    /// The first line shown of the open help or evidence overlay.
+    pub overlay_scroll: u16,
+    /// How far that overlay can scroll, as it was last drawn. The renderer writes it
+    /// (like a ratatui `ListState`), so `G` and the clamp need no guess at wrapping.
+    pub overlay_max: std::cell::Cell<u16>,
     pub quit: bool,
 }
 
@@ -105,19 +120,29 @@ impl AppState {
                 search: None,
                 pinned: false,
                 log_pick: None,
+                searching: false,
+                match_line: None,
+                follow_session: true,
+                choice: None,
+                overlay_scroll: 0,
+                overlay_max: std::cell::Cell::new(0),
                 quit: false,
             },
             now: None,
         }
     }
 
-    /// Shows `question` until [`AppState::answered`], with an empty answer editor. A
-    /// FAIL's classification is asked on the Finding screen, beside the failure.
+    /// Shows `question` until [`AppState::answered`], with an empty answer editor and
+    /// its default choice highlighted. A FAIL's classification is asked on the Finding
+    /// screen, beside the failure, while the screen follows the session; someone
+    /// reading elsewhere gets it as an overlay instead.
     pub fn ask(&mut self, question: Question) {
-        if matches!(
-            question.kind,
-            QuestionKind::ClassifyFailure | QuestionKind::Describe
-        ) {
+        if self.ui.follow_session
+            && matches!(
+                question.kind,
+                QuestionKind::ClassifyFailure | QuestionKind::Describe
+            )
+        {
             self.ui.step = Step::Finding;
             self.ui.scroll = 0;
             if let Some(i) = self.view.runs.iter().position(|r| {
@@ -130,6 +155,10 @@ impl AppState {
             }
         }
         self.editor = TextArea::default();
+        self.ui.choice = question
+            .choices
+            .iter()
+            .position(|c| c.value == question.default);
         self.pending = Some(question);
     }
 
@@ -144,12 +173,14 @@ impl AppState {
     }
 
     /// Folds one journal record in. The screen shown follows the session to each new
-    /// stage while the operator is on the stage it had reached (not reading elsewhere).
+    /// stage until the operator moves (see [`Ui::follow_session`]).
     pub fn apply(&mut self, record: &Record) {
         let before = self.view.reached;
         self.view.apply(record);
-        if self.view.reached > before && self.ui.step == before {
+        // Following the session's stage (issue 17); the rest of apply() is the view's.
+        if self.view.reached > before && self.ui.follow_session {
             self.ui.step = self.view.reached;
+            self.ui.scroll = 0;
         }
         // The Run screen shows the row the engine works on until the operator picks one.
         if !self.ui.pinned
@@ -161,6 +192,78 @@ impl AppState {
         }
     }
 
+    /// Feeds a key to the search query being typed; `true` when it took the key.
+    /// Enter keeps the query (and moves to its first match), Esc drops it.
+    pub fn search_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        if !self.ui.searching {
+            return false;
+        }
+        let Some(query) = self.ui.search.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => query.push(c),
+            KeyCode::Backspace => {
+                query.pop();
+            }
+            KeyCode::Enter => {
+                self.ui.searching = false;
+                self.ui.match_line = None;
+                self.find(true);
+            }
+            KeyCode::Esc => {
+                self.ui.searching = false;
+                self.ui.search = None;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The lines `/` searches on the current screen (Report: report.md; Finding: the
+    /// findings as drawn); the Run pane highlights its log itself.
+    pub fn searchable(&self) -> Vec<String> {
+        match self.ui.step {
+            Step::Report => self
+                .report_text
+                .as_deref()
+                .map(|t| t.lines().map(crate::sanitize::line).collect())
+                .unwrap_or_default(),
+            Step::Finding => crate::tui::view::finding_text(self),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Moves to the next (or previous) line holding the query, wrapping around, and
+    /// scrolls so it shows near the top.
+    fn find(&mut self, forward: bool) {
+        let Some(query) = self.ui.search.clone().filter(|q| !q.is_empty()) else {
+            return;
+        };
+        let lines = self.searchable();
+        let hits: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.contains(&query))
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(first), Some(last)) = (hits.first(), hits.last()) else {
+            return;
+        };
+        let at = self.ui.match_line;
+        let next = if forward {
+            let from = at.map_or(usize::from(self.ui.scroll), |l| l + 1);
+            hits.iter().find(|h| **h >= from).unwrap_or(first)
+        } else {
+            let before = at.unwrap_or(usize::from(self.ui.scroll));
+            hits.iter().rev().find(|h| **h < before).unwrap_or(last)
+        };
+        self.ui.match_line = Some(*next);
+        self.ui.scroll = u16::try_from(next.saturating_sub(MATCH_CONTEXT)).unwrap_or(u16::MAX);
+        self.ui.focus = Focus::Pane;
+    }
+
     /// The selected run row, if the plan has any.
     pub fn selected_run(&self) -> Option<&RunRow> {
         self.view.runs.get(self.ui.selected)
@@ -168,6 +271,18 @@ impl AppState {
 
     /// Applies a UI action (never touches the journal-derived part).
     pub fn handle(&mut self, action: Action) {
+        if (self.ui.help || self.ui.evidence) && self.ui.scroll_overlay(action) {
+            return;
+        }
+        if action.navigates() {
+            self.ui.follow_session = false;
+        }
+        match action {
+            Action::NextMatch => return self.find(true),
+            Action::PrevMatch => return self.find(false),
+            Action::ToggleFollow => return self.toggle_follow(),
+            _ => {}
+        }
         let last = self.view.runs.len().saturating_sub(1);
         let ui = &mut self.ui;
         let scrolls = ui.step == Step::Run && ui.focus == Focus::Pane;
@@ -220,17 +335,6 @@ impl AppState {
                     Focus::Pane => Focus::List,
                 }
             }
-            // Following is both: the running row and its log's end.
-            Action::ToggleFollow => {
-                ui.follow = !ui.follow;
-                if ui.follow {
-                    ui.scroll = 0;
-                    ui.pinned = false;
-                    if let Some(active) = self.view.active {
-                        ui.selected = active;
-                    }
-                }
-            }
             Action::NextLog => {
                 let count = self.view.runs.get(ui.selected).map_or(0, |r| r.logs.len());
                 ui.log_pick = match ui.log_pick {
@@ -240,9 +344,23 @@ impl AppState {
                     Some(i) => Some(i + 1),
                 };
             }
-            Action::Search => ui.search = Some(String::new()),
-            Action::Help => ui.help = !ui.help,
-            Action::Evidence => ui.evidence = !ui.evidence,
+            Action::Jump(n) => {
+                ui.step = Step::ALL[usize::from(n).min(Step::ALL.len() - 1)];
+                ui.scroll = 0;
+            }
+            Action::Search => {
+                ui.search = Some(String::new());
+                ui.searching = true;
+                ui.match_line = None;
+            }
+            Action::Help => {
+                ui.help = !ui.help;
+                ui.overlay_scroll = 0;
+            }
+            Action::Evidence => {
+                ui.evidence = !ui.evidence;
+                ui.overlay_scroll = 0;
+            }
             Action::StagedDiff if self.view.staged_diff.is_some() => {
                 ui.diff = !ui.diff;
                 ui.scroll = 0;
@@ -257,13 +375,79 @@ impl AppState {
                     ui.scroll = 0;
                 }
                 ui.search = None;
+                ui.searching = false;
+                ui.match_line = None;
             }
             Action::Quit => ui.quit = true,
+            Action::ToggleFollow | Action::NextMatch | Action::PrevMatch => {}
+        }
+    }
+
+    /// `f`: back to following the session (its stage, the running row, the log's
+    /// end); pressed while following, it pauses.
+    fn toggle_follow(&mut self) {
+        let ui = &mut self.ui;
+        if ui.follow_session && ui.follow {
+            ui.follow_session = false;
+            ui.follow = false;
+            return;
+        }
+        ui.follow_session = true;
+        ui.follow = true;
+        ui.step = self.view.reached;
+        ui.scroll = 0;
+        // And the row the engine works on.
+        ui.pinned = false;
+        if let Some(active) = self.view.active {
+            ui.selected = active;
         }
     }
 }
 
+/// How far PgUp / PgDn move an overlay.
+const OVERLAY_PAGE: u16 = 10;
+
+/// Lines shown above a match `n` / `N` moved to.
+const MATCH_CONTEXT: usize = 2;
+
+impl Action {
+    /// The operator moved on their own: the screen stops following the session.
+    fn navigates(self) -> bool {
+        matches!(
+            self,
+            Action::NextStep
+                | Action::PrevStep
+                | Action::Jump(_)
+                | Action::Up
+                | Action::Down
+                | Action::Top
+                | Action::Bottom
+                | Action::ScrollUp
+                | Action::ScrollDown
+                | Action::NextMatch
+                | Action::PrevMatch
+        )
+    }
+}
+
 impl Ui {
+    /// Moves the open help / evidence overlay's text rather than what is beneath it;
+    /// `true` when `action` was such a move.
+    fn scroll_overlay(&mut self, action: Action) -> bool {
+        let max = self.overlay_max.get();
+        let to = match action {
+            Action::Up => self.overlay_scroll.saturating_sub(1),
+            Action::Down => self.overlay_scroll.saturating_add(1),
+            Action::ScrollUp => self.overlay_scroll.saturating_sub(OVERLAY_PAGE),
+            Action::ScrollDown => self.overlay_scroll.saturating_add(OVERLAY_PAGE),
+            Action::Top => 0,
+            Action::Bottom => max,
+            _ => return false,
+        };
+        self.overlay_scroll = to.min(max);
+        true
+    }
+
     /// Scrolls away from the end (the live pane stops following).
     fn scroll_up(&mut self, by: u16) {
         self.follow = false;
@@ -392,5 +576,172 @@ mod tests {
         assert!(s.pending.is_some());
         s.answered();
         assert!(s.pending.is_none());
+    }
+
+    fn demo() -> Vec<Record> {
+        include_str!("../../tests/fixtures/journal/demo.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    #[test]
+    fn the_screen_follows_the_session_until_the_operator_moves() {
+        let records = demo();
+        let half = records.len() / 2;
+        let mut s = AppState::new(plan());
+        for r in &records[..half] {
+            s.apply(r);
+        }
+        assert!(s.ui.follow_session);
+        assert_eq!(s.ui.step, s.view.reached, "following");
+        let reading = s.ui.step.prev();
+        s.handle(Action::PrevStep);
+        assert!(!s.ui.follow_session, "moving stops following");
+        for r in &records[half..] {
+            s.apply(r);
+        }
+        assert_eq!(s.view.reached, Step::Report);
+        assert_eq!(s.ui.step, reading, "the session did not move the screen");
+        s.handle(Action::ToggleFollow);
+        assert!(s.ui.follow_session && s.ui.follow);
+        assert_eq!(s.ui.step, Step::Report, "following again shows where it is");
+        s.handle(Action::ToggleFollow);
+        assert!(
+            !s.ui.follow_session && !s.ui.follow,
+            "pressed again, it pauses"
+        );
+    }
+
+    #[test]
+    fn selecting_or_scrolling_stops_following_too() {
+        for action in [
+            Action::Down,
+            Action::ScrollDown,
+            Action::Jump(0),
+            Action::Top,
+        ] {
+            let mut s = AppState::new(plan());
+            s.handle(action);
+            assert!(!s.ui.follow_session, "{action:?}");
+        }
+        let mut s = AppState::new(plan());
+        for action in [Action::Help, Action::Help, Action::NextPane, Action::Search] {
+            s.handle(action);
+        }
+        assert!(s.ui.follow_session, "looking around is not moving");
+    }
+
+    #[test]
+    fn a_classification_moves_to_finding_only_while_following() {
+        let classify = || Question {
+            id: "D3.blame".into(),
+            kind: QuestionKind::ClassifyFailure,
+            ..Question::default()
+        };
+        let mut s = AppState::new(plan());
+        s.ask(classify());
+        assert_eq!(s.ui.step, Step::Finding);
+        let mut s = AppState::new(plan());
+        s.handle(Action::Jump(4));
+        s.ask(classify());
+        assert_eq!(s.ui.step, Step::Run, "someone reading the run keeps it");
+        assert!(s.pending.is_some());
+    }
+
+    #[test]
+    fn number_keys_jump_to_their_step() {
+        let mut s = AppState::new(plan());
+        for (i, step) in Step::ALL.iter().enumerate() {
+            s.ui.scroll = 3;
+            s.handle(Action::Jump(u8::try_from(i).expect("seven steps")));
+            assert_eq!(s.ui.step, *step);
+            assert_eq!(s.ui.scroll, 0);
+        }
+    }
+
+    #[test]
+    fn an_open_overlay_scrolls_its_own_text_within_its_length() {
+        let mut s = AppState::new(plan());
+        s.ui.step = Step::Run;
+        s.handle(Action::Evidence);
+        s.ui.overlay_max.set(12);
+        s.handle(Action::Down);
+        s.handle(Action::Down);
+        assert_eq!((s.ui.overlay_scroll, s.ui.selected), (2, 0));
+        s.handle(Action::ScrollDown);
+        assert_eq!(s.ui.overlay_scroll, 12, "clamped to the end");
+        s.handle(Action::Top);
+        assert_eq!(s.ui.overlay_scroll, 0);
+        s.handle(Action::Bottom);
+        s.handle(Action::Up);
+        assert_eq!(s.ui.overlay_scroll, 11);
+        assert!(s.ui.follow_session, "scrolling an overlay is not moving");
+        s.handle(Action::Close);
+        s.handle(Action::Down);
+        assert_eq!(s.ui.selected, 1, "closed, the list moves again");
+    }
+
+    fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+        crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn a_report_search_jumps_between_matches_both_ways_and_wraps() {
+        use crossterm::event::KeyCode;
+        let mut s = AppState::new(plan());
+        let mut text: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+        for at in [5, 20, 33] {
+            text[at] = format!("D3 lost a write ({at})");
+        }
+        s.report_text = Some(text.join("\n"));
+        s.ui.step = Step::Report;
+        s.handle(Action::Search);
+        assert!(s.search_key(key(KeyCode::Char('l'))));
+        for c in "ostx".chars() {
+            s.search_key(key(KeyCode::Char(c)));
+        }
+        assert!(s.search_key(key(KeyCode::Backspace)));
+        assert_eq!(s.ui.search.as_deref(), Some("lost"));
+        assert!(s.search_key(key(KeyCode::Enter)));
+        assert!(!s.ui.searching);
+        assert_eq!(s.ui.match_line, Some(5));
+        assert_eq!(s.ui.scroll, 3, "shown with two lines above");
+        assert!(
+            !s.search_key(key(KeyCode::Char('n'))),
+            "kept: n is a key again"
+        );
+        s.handle(Action::NextMatch);
+        assert_eq!(s.ui.match_line, Some(20));
+        s.handle(Action::NextMatch);
+        s.handle(Action::NextMatch);
+        assert_eq!(s.ui.match_line, Some(5), "wraps to the first");
+        s.handle(Action::PrevMatch);
+        assert_eq!(s.ui.match_line, Some(33), "and back to the last");
+        assert_eq!(s.ui.scroll, 31);
+        s.handle(Action::Close);
+        assert_eq!((s.ui.search.as_ref(), s.ui.match_line), (None, None));
+    }
+
+    #[test]
+    fn esc_while_typing_a_search_drops_it() {
+        let mut s = AppState::new(plan());
+        s.handle(Action::Search);
+        s.search_key(key(crossterm::event::KeyCode::Char('x')));
+        assert!(s.search_key(key(crossterm::event::KeyCode::Esc)));
+        assert!(s.ui.search.is_none() && !s.ui.searching);
+    }
+
+    #[test]
+    fn a_finding_search_finds_the_reason_chain() {
+        let mut s = AppState::new(plan());
+        for r in &demo() {
+            s.apply(r);
+        }
+        s.ui.step = Step::Finding;
+        s.ui.search = Some("reproduce".into());
+        s.handle(Action::NextMatch);
+        let at = s.ui.match_line.expect("a match");
+        assert!(s.searchable()[at].contains("reproduce"));
     }
 }

@@ -1,6 +1,7 @@
 //! The real binary in a real terminal (tmux): the demo driven with keystrokes through
 //! the checklist, an approval whose effect appears only after the keypress, the run, a
-//! FAIL classification and the report. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
+//! FAIL classification and the report; at 80x24, help opened from inside a question
+//! and a refused answer. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
 
 use crate::common;
 use crate::support::tmux;
@@ -14,6 +15,57 @@ fn session_dir(out: &Path) -> Option<PathBuf> {
         .flatten()
         .map(|e| e.path())
         .next()
+}
+
+/// Resizes the test's tmux window (the session and its server share one name, see
+/// `support::tmux`) and waits for the UI to redraw at that size.
+fn resize(tmux: &tmux::Tmux, width: u16, height: u16) {
+    let name = tmux.show("#{session_name}");
+    let status = std::process::Command::new("tmux")
+        .args(["-L", &name, "resize-window", "-t", &name])
+        .args(["-x", &width.to_string(), "-y", &height.to_string()])
+        .status()
+        .expect("tmux resize-window");
+    assert!(status.success(), "tmux resize-window failed");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tmux.show("#{window_width}x#{window_height}") != format!("{width}x{height}") {
+        assert!(std::time::Instant::now() < deadline, "never resized");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The UI redraws on SIGWINCH; give it a moment.
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// Inside the open question `id`: `?` opens the help over it and Esc closes it back
+/// to the question; an answer it does not take is refused with the allowed ones and
+/// the question stays open.
+fn question_keys_at_80x24(tmux: &tmux::Tmux, id: &str) {
+    let title = format!("Question {id}");
+    tmux.send(&["?"]);
+    let screen = tmux.wait_for("answering a question", Duration::from_secs(10));
+    assert!(screen.contains("Keys (Esc closes)"), "{screen}");
+    assert!(screen.contains("F1 / ?"), "{screen}");
+    tmux.send(&["Escape"]);
+    tmux.wait_for(&title, Duration::from_secs(10));
+    assert!(!tmux.screen().contains("Keys (Esc closes)"));
+
+    tmux.send(&["-l", "sometimes"]);
+    tmux.send(&["Enter"]);
+    let screen = tmux.wait_for("refused:", Duration::from_secs(10));
+    assert!(
+        screen.contains(&title),
+        "the question stays open:\n{screen}"
+    );
+    assert!(screen.contains("is not an answer"), "{screen}");
+    assert!(screen.contains("allowed:"), "{screen}");
+    assert!(screen.contains("have"), "{screen}");
+    assert!(
+        screen.lines().count() <= 24 && screen.lines().all(|l| l.chars().count() <= 80),
+        "{screen}"
+    );
+    // Esc clears the refused text; the default is picked again.
+    tmux.send(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
 }
 
 #[test]
@@ -33,10 +85,18 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     );
     let tmux = tmux::Tmux::start("fl-e2e", &command);
 
-    // The checklist: answered before any probe.
+    // The checklist: answered before any probe. At 80x24 first: the global keys and
+    // a refused answer, inside the question (issue 17).
     tmux.wait_for(
         "Question capability.binary:fl-client",
         Duration::from_secs(20),
+    );
+    resize(&tmux, 80, 24);
+    question_keys_at_80x24(&tmux, "capability.binary:fl-client");
+    resize(&tmux, 120, 36);
+    tmux.wait_for(
+        "Question capability.binary:fl-client",
+        Duration::from_secs(10),
     );
     tmux.send(&["Enter"]);
     tmux.wait_for(

@@ -136,6 +136,10 @@ fn hostile_sequences_never_reach_the_terminal_and_the_disk_copy_is_exact() {
         text.contains("HOSTILE-MARK"),
         "the pane never showed the line"
     );
+    // The TUI sets its own window title (issue 17: "faultline", or which question
+    // waits); those are dropped before looking for anything the child sent.
+    let own = regex::bytes::Regex::new(r"\x1b\]0;faultline[^\x07\x1b]*\x07").expect("regex");
+    let screen = own.replace_all(&screen, b"".as_slice()).into_owned();
     for (what, needle) in [
         ("OSC 0 title", b"\x1b]0;".as_slice()),
         ("OSC 2 title", b"\x1b]2;"),

@@ -279,8 +279,8 @@ fn a_pending_question_is_an_overlay_with_its_choices() {
         let shown = text(&render(&state, &dark(), w, h));
         assert!(shown.contains("apt-get install -y libfaketime"), "{shown}");
         assert!(shown.contains("Ctrl-E"), "{shown}");
-        if w == 160 {
-            assert!(shown.contains(&choices(&question).join(" / ")), "{shown}");
+        for label in choices(&question) {
+            assert!(shown.contains(&label), "{label} missing:\n{shown}");
         }
         insta::assert_snapshot!(format!("question_{w}x{h}"), scrub(&shown));
     }
@@ -301,7 +301,10 @@ fn a_privileged_approval_is_asked_with_its_actions_and_listed_once_given() {
         "{shown}"
     );
     assert!(shown.contains("--dport 7000"), "{shown}");
-    assert!(shown.contains("approve / decline"), "{shown}");
+    assert!(
+        shown.contains("approve") && shown.contains("▶ decline (default)"),
+        "{shown}"
+    );
     assert_eq!(choices(&question), vec!["approve", "decline"]);
     insta::assert_snapshot!("privileged_question_160x48", scrub(&shown));
     state.answered();
@@ -366,7 +369,10 @@ fn a_fail_is_classified_on_the_finding_screen_with_the_blame_tells() {
             crossterm::event::KeyCode::Char(c)
         };
         let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
-        assert_eq!(faultline::tui::answer::key(&mut state, key), None);
+        assert_eq!(
+            faultline::tui::answer::key(&mut state, key),
+            faultline::tui::answer::Typed::Nothing
+        );
     }
     let shown = text(&render(&state, &dark(), 160, 48));
     assert!(
@@ -540,4 +546,182 @@ fn the_staged_diff_of_author_mode_scrolls_styled_and_sanitized() {
     state.handle(Action::Close);
     assert!(!state.ui.diff);
     assert_eq!(state.ui.scroll, 0);
+}
+
+fn press(state: &mut AppState, code: crossterm::event::KeyCode) -> faultline::tui::answer::Typed {
+    let key = crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE);
+    faultline::tui::answer::key(state, key)
+}
+
+/// The bug-type question asked while the operator reads the Run screen: an overlay.
+fn asked_elsewhere() -> AppState {
+    let mut state = demo_state();
+    state.handle(Action::Jump(4));
+    let questions = faultline::engine::driver::classification_questions("D3", true);
+    state.ask(questions[1].clone());
+    state
+}
+
+#[test]
+fn a_question_offers_its_choices_as_a_list_with_the_default_picked() {
+    let mut state = asked_elsewhere();
+    assert_eq!(
+        state.ui.step,
+        Step::Run,
+        "the question did not move the screen"
+    );
+    let shown = text(&render(&state, &dark(), 80, 24));
+    let picked = shown
+        .lines()
+        .find(|l| l.contains('▶') && l.contains("unknown"))
+        .unwrap_or_else(|| panic!("the default is not highlighted:\n{shown}"));
+    assert!(picked.contains("(default)"), "{picked}");
+    for label in ["timing", "crash-recovery", "performance"] {
+        assert!(shown.contains(label), "{label}:\n{shown}");
+    }
+    insta::assert_snapshot!("question_list_80x24", scrub(&shown));
+    // Up from the default (the last) highlights the one above it, and Enter sends it.
+    press(&mut state, crossterm::event::KeyCode::Up);
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("▶ performance"), "{shown}");
+    assert_eq!(
+        press(&mut state, crossterm::event::KeyCode::Enter),
+        faultline::tui::answer::Typed::Send("performance".into())
+    );
+}
+
+#[test]
+fn an_invalid_answer_is_refused_with_the_allowed_ones_shown() {
+    let mut state = asked_elsewhere();
+    for c in "threads".chars() {
+        press(&mut state, crossterm::event::KeyCode::Char(c));
+    }
+    assert_eq!(
+        press(&mut state, crossterm::event::KeyCode::Enter),
+        faultline::tui::answer::Typed::Nothing
+    );
+    assert!(state.pending.is_some(), "the question stays open");
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(
+        shown.contains("refused: `threads` is not an answer"),
+        "{shown}"
+    );
+    assert!(shown.contains("allowed: timing,"), "{shown}");
+    insta::assert_snapshot!("question_refused_80x24", scrub(&shown));
+}
+
+#[test]
+fn help_opens_over_a_question_and_closes_back_to_it() {
+    let mut state = asked_elsewhere();
+    let action = press(&mut state, crossterm::event::KeyCode::Char('?'));
+    assert_eq!(action, faultline::tui::answer::Typed::Global(Action::Help));
+    state.handle(Action::Help);
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("Keys"), "{shown}");
+    assert!(shown.contains("answering a question"), "{shown}");
+    assert!(
+        shown.lines().all(|l| l.chars().count() <= 80),
+        "fits 80 columns"
+    );
+    insta::assert_snapshot!("help_over_question_80x24", scrub(&shown));
+    state.handle(Action::Close);
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("Question D3.bug-type"), "{shown}");
+}
+
+#[test]
+fn the_help_pages_at_80x24() {
+    let mut state = demo_state();
+    state.handle(Action::Help);
+    let first = text(&render(&state, &dark(), 80, 24));
+    assert!(first.contains("PgDn: more"), "{first}");
+    state.handle(Action::Bottom);
+    let last = text(&render(&state, &dark(), 80, 24));
+    assert!(last.contains("Ctrl-C"), "{last}");
+    assert!(last.contains("PgUp: more"), "{last}");
+    assert_ne!(first, last);
+}
+
+#[test]
+fn the_evidence_overlay_scrolls_its_own_text_inside_the_body() {
+    let mut state = demo_state();
+    state.view.session_dir = Some("/sessions/demo/20261201".into());
+    state.ui.step = Step::Report;
+    select(&mut state, "D3");
+    state.handle(Action::Evidence);
+    let before = text(&render(&state, &dark(), 80, 24));
+    assert!(before.contains("D3 [FAIL-reproducible]"), "{before}");
+    state.handle(Action::ScrollDown);
+    assert_eq!(state.selected_run().map(|r| r.id.as_str()), Some("D3"));
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(!shown.contains("D3 [FAIL-reproducible]"), "{shown}");
+    let rows: Vec<&str> = shown.lines().collect();
+    // One box: the body's first row opens it, its last row closes it, nothing beneath shows.
+    assert!(rows[1].starts_with("╭ Evidence"), "{shown}");
+    assert!(
+        rows[22].starts_with('╰') && rows[22].ends_with('╯'),
+        "{shown}"
+    );
+    for row in &rows[2..22] {
+        assert!(row.starts_with('│') && row.ends_with('│'), "{row}");
+        assert_eq!(row.matches('│').count(), 2, "{row}");
+    }
+    insta::assert_snapshot!("evidence_scrolled_80x24", scrub(&shown));
+}
+
+/// A report.md with a 7-column table like the real one's.
+const REPORT: &str = "# Findings report: demo-kv-replication\n\nResult: FAIL\n\n## Verdicts\n\n\
+| ID | Scenario | Verdict | Oracle | Oracle execution evidence | Nemesis landing evidence | Artifacts |\n\
+|---|---|---|---|---|---|---|\n\
+| D1 | leader pause keeps acknowledged writes | PASS-hardening | linearizable history | checked 199 of 199 ops | pause-n1 landed | [findings/D1.md](findings/D1.md) |\n\
+| D3 | kill the primary mid-write | FAIL-reproducible | no acknowledged write lost | 19 anomalies: lost writes | kill-primary landed | [findings/D3.md](findings/D3.md) |\n\
+\nD3 lost acknowledged writes after the primary was killed.\n";
+
+#[test]
+fn the_report_draws_its_tables_as_columns_and_searches_them() {
+    let theme = dark();
+    let mut state = demo_state();
+    state.report_text = Some(REPORT.to_string());
+    state.ui.step = Step::Report;
+    let buffer = render(&state, &theme, 80, 24);
+    let shown = text(&buffer);
+    let row = shown
+        .lines()
+        .find(|l| l.contains("│D3 ") && l.contains(" │ "))
+        .unwrap_or_else(|| panic!("the D3 row is one line:\n{shown}"));
+    assert!(row.contains('…'), "cells are cut, not wrapped: {row}");
+    assert!(!shown.contains("|---"), "{shown}");
+    assert!(
+        !shown.contains("# Verdicts") && shown.contains("Verdicts"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("report_table_80x24", scrub(&shown));
+    // `/` then n: the match scrolls into view, highlighted.
+    state.handle(Action::Search);
+    for c in "acknowledged writes after".chars() {
+        state.search_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char(c),
+            crossterm::event::KeyModifiers::NONE,
+        ));
+    }
+    state.search_key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Enter,
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    let buffer = render(&state, &theme, 80, 24);
+    let shown = text(&buffer);
+    let y = shown
+        .lines()
+        .position(|l| l.contains("acknowledged writes after"))
+        .unwrap_or_else(|| panic!("the match is shown:\n{shown}"));
+    let line = shown.lines().nth(y).unwrap_or_default();
+    let x = line[..line.find("acknowledged writes after").unwrap_or(0)]
+        .chars()
+        .count();
+    let cell = &buffer[(u16::try_from(x).unwrap_or(0), u16::try_from(y).unwrap_or(0))];
+    assert_eq!(cell.bg, theme.highlight.bg.expect("highlight background"));
+    assert!(
+        !shown.contains("Result: FAIL"),
+        "scrolled to the match:\n{shown}"
+    );
 }

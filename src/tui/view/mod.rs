@@ -4,6 +4,7 @@
 
 mod chart;
 mod diff;
+mod markdown;
 mod overlay;
 mod run;
 mod screens;
@@ -20,6 +21,7 @@ use crate::tui::theme::Theme;
 pub use chart::{Chart, live_series};
 pub use overlay::choices;
 pub use run::tail;
+pub use screens::finding_text;
 
 /// At least this wide, screens put panes side by side and show more columns.
 const WIDE: u16 = 120;
@@ -43,6 +45,12 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
         Step::Report => screens::report(frame, body, state, theme),
     }
     status_line(frame, status, state, theme);
+    // A question first: help, evidence or the diff opened from it go on top.
+    if let Some(question) = &state.pending
+        && !screens::asks_inline(state)
+    {
+        overlay::question(frame, frame.area(), question, state, theme);
+    }
     if state.ui.evidence {
         overlay::evidence(frame, body, state, theme);
     }
@@ -50,12 +58,7 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
         diff::staged(frame, body, state, theme);
     }
     if state.ui.help {
-        overlay::help(frame, frame.area(), &state.keymap, theme);
-    }
-    if let Some(question) = &state.pending
-        && !screens::asks_inline(state)
-    {
-        overlay::question(frame, frame.area(), question, &state.editor, theme);
+        overlay::help(frame, frame.area(), state, theme);
     }
 }
 

@@ -4,14 +4,14 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph};
 
 use ratatui::style::Modifier;
-use ratatui_textarea::TextArea;
 
 use super::{badge, block};
-use crate::session::operator::{Question, QuestionKind};
-use crate::tui::keymap::Keymap;
+use crate::session::operator::Question;
+use crate::tui::answer::prose;
+use crate::tui::keymap;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 
@@ -26,35 +26,123 @@ fn centred(area: Rect, width: u16, height: u16) -> Rect {
     cell
 }
 
-/// Every keymap entry; keys of the same action share a line (`Down / j`).
-pub(super) fn help(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: &Theme) {
-    let mut lines: Vec<Line> = keymap
-        .help_rows()
+/// Wraps `line` into rows of at most `width` characters at spaces (a word longer
+/// than a row is cut), keeping each span's style. Overlays that scroll wrap
+/// themselves so they know their row count.
+pub(super) fn wrap(line: Line<'static>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    // Words with their style; a word keeps the spaces before it.
+    let mut words: Vec<(String, ratatui::style::Style)> = Vec::new();
+    for span in &line.spans {
+        let mut word = String::new();
+        for c in span.content.chars() {
+            if c == ' ' && !word.trim().is_empty() {
+                words.push((std::mem::take(&mut word), span.style));
+            }
+            word.push(c);
+        }
+        if !word.is_empty() {
+            words.push((word, span.style));
+        }
+    }
+    let mut rows = vec![Line::default()];
+    let mut used = 0;
+    for (word, style) in words {
+        let mut word = word;
+        let len = word.chars().count();
+        if used > 0 && used + len > width {
+            rows.push(Line::default());
+            used = 0;
+            word = word.trim_start().to_string();
+        }
+        // Cut what still does not fit a whole row.
+        while used + word.chars().count() > width {
+            let head: String = word.chars().take(width - used).collect();
+            word = word.chars().skip(width - used).collect();
+            if let Some(row) = rows.last_mut() {
+                row.spans.push(Span::styled(head, style));
+            }
+            rows.push(Line::default());
+            used = 0;
+        }
+        used += word.chars().count();
+        if let Some(row) = rows.last_mut() {
+            row.spans.push(Span::styled(word, style));
+        }
+    }
+    rows
+}
+
+/// Draws `lines` (wrapped to fit) in a bordered `rect` from the overlay's scroll,
+/// recording how far it can scroll; the title says when more is above or below.
+fn scrolled(
+    frame: &mut Frame,
+    rect: Rect,
+    lines: Vec<Line<'static>>,
+    title: &str,
+    state: &AppState,
+    theme: &Theme,
+) {
+    let inner_width = rect.width.saturating_sub(2);
+    let visible = rect.height.saturating_sub(2);
+    let rows: Vec<Line> = lines
         .into_iter()
-        .map(|(keys, help)| {
-            Line::from(vec![
-                Span::styled(format!("{keys:>16}  "), theme.highlight),
-                Span::styled(help, theme.text),
-            ])
-        })
+        .flat_map(|l| wrap(l, inner_width))
         .collect();
-    lines.push(Line::default());
-    lines.push(Line::styled(
-        "answering: Enter sends · Tab next choice · Ctrl-E edit the command · \
-         Ctrl-S sends several lines",
-        theme.dim,
-    ));
-    let height = u16::try_from(lines.len())
-        .unwrap_or(u16::MAX)
-        .saturating_add(3);
-    let rect = centred(area, 60, height);
+    let total = u16::try_from(rows.len()).unwrap_or(u16::MAX);
+    let max = total.saturating_sub(visible);
+    state.ui.overlay_max.set(max);
+    let first = state.ui.overlay_scroll.min(max);
+    let more = match (first > 0, first < max) {
+        (true, true) => " - Up/Down PgUp/PgDn: more",
+        (false, true) => " - Down PgDn: more",
+        (true, false) => " - Up PgUp: more",
+        (false, false) => "",
+    };
+    let title = format!("{title}{more}");
     frame.render_widget(Clear, rect);
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block("Keys", theme)),
+        Paragraph::new(rows)
+            .scroll((first, 0))
+            .block(block(&title, theme)),
         rect,
     );
+}
+
+/// The keys, the current screen's first (then every other key, then answering a
+/// question; that comes first while one is open), paged to fit the terminal.
+pub(super) fn help(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let mut lines: Vec<Line> = Vec::new();
+    for (title, rows) in keymap::help_sections(state) {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::styled(title, theme.highlight));
+        for (keys, help) in rows {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{keys:>12}  "), theme.highlight),
+                Span::styled(help, theme.text),
+            ]));
+        }
+    }
+    let height = u16::try_from(lines.len())
+        .unwrap_or(u16::MAX)
+        .saturating_add(2);
+    // Between the step bar and the status line, which stay readable.
+    let area = Rect {
+        y: area.y.saturating_add(1),
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    // Narrow terminals give it the whole width: no border of the screen beneath
+    // shows beside it.
+    let width = if area.width < NARROW {
+        area.width
+    } else {
+        HELP_WIDTH
+    };
+    let rect = centred(area, width, height);
+    scrolled(frame, rect, lines, "Keys (Esc closes)", state, theme);
 }
 
 /// The answers a question offers, in the order Tab cycles through them.
@@ -69,22 +157,19 @@ pub fn choices(q: &Question) -> Vec<String> {
         .collect()
 }
 
-/// How the operator sends what they typed.
-fn send_hint(kind: QuestionKind) -> &'static str {
-    match kind {
-        QuestionKind::Describe => "Enter new line · Ctrl-S sends (empty: the default)",
-        _ => "Enter sends (empty: the default) · Tab next choice",
+/// How the operator answers, one line under the form.
+fn send_hint(q: &Question) -> &'static str {
+    if prose(q) {
+        "Enter new line · Ctrl-S sends (empty: default) · F1 help · F2 evidence"
+    } else if q.choices.is_empty() {
+        "type, Enter send (empty: default) · F1 help · F2 evidence · Ctrl-C leave"
+    } else {
+        "↑↓ pick · Enter send · or type · ? help · F2 evidence · Ctrl-C leave"
     }
 }
 
-/// The question's prompt, hints, default and choices, then its answer editor.
-pub(super) fn question_form(
-    frame: &mut Frame,
-    area: Rect,
-    q: &Question,
-    editor: &TextArea<'static>,
-    theme: &Theme,
-) {
+/// What the question says: prompt, hints and why the last answer was refused.
+fn about_lines(q: &Question, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(q.prompt.clone(), theme.text)];
     for hint in &q.hints {
         lines.push(Line::from(vec![
@@ -92,16 +177,53 @@ pub(super) fn question_form(
             Span::styled(hint.clone(), theme.text),
         ]));
     }
-    lines.push(Line::from(vec![
-        Span::styled("default: ", theme.dim),
-        Span::styled(q.default.clone(), theme.highlight),
-    ]));
-    let choices = choices(q);
-    if !choices.is_empty() {
+    if let Some(why) = &q.error {
+        lines.push(Line::styled(
+            format!(
+                "{}refused: {}",
+                theme.symbols.warn,
+                crate::sanitize::line(why)
+            ),
+            theme.mismatch,
+        ));
+    }
+    lines
+}
+
+/// How to answer it: the choice list (highlighted row, default marked) or the
+/// default, then the keys. Also the index of the highlighted line, if any.
+fn answer_lines(
+    q: &Question,
+    state: &AppState,
+    theme: &Theme,
+) -> (Vec<Line<'static>>, Option<usize>) {
+    let mut lines = Vec::new();
+    let mut picked = None;
+    let offered = choices(q);
+    if offered.is_empty() || prose(q) {
         lines.push(Line::from(vec![
-            Span::styled("choices: ", theme.dim),
-            Span::styled(choices.join(" / "), theme.text),
+            Span::styled("default: ", theme.dim),
+            Span::styled(q.default.clone(), theme.highlight),
         ]));
+    } else {
+        for (i, (label, choice)) in offered.iter().zip(&q.choices).enumerate() {
+            let on = state.ui.choice == Some(i);
+            if on {
+                picked = Some(lines.len());
+            }
+            let pointer = if on { theme.symbols.pointer } else { "  " };
+            let mark = if choice.value == q.default {
+                " (default)"
+            } else {
+                ""
+            };
+            let style = if on { theme.highlight } else { theme.text };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{pointer}{label}"), style),
+                Span::styled(mark, theme.dim),
+                Span::styled(format!("  {}", choice.meaning), theme.dim),
+            ]));
+        }
     }
     if q.editable.is_some() {
         lines.push(Line::styled(
@@ -109,21 +231,67 @@ pub(super) fn question_form(
             theme.dim,
         ));
     }
-    lines.push(Line::styled(send_hint(q.kind), theme.dim));
+    lines.push(Line::styled(send_hint(q), theme.dim));
+    (lines, picked)
+}
+
+/// How tall the answer editor is.
+fn editor_height(q: &Question) -> u16 {
+    if prose(q) { 6 } else { 3 }
+}
+
+/// `lines` wrapped to `width`, and where line `at` starts among the rows.
+fn rows_of(
+    lines: Vec<Line<'static>>,
+    width: u16,
+    at: Option<usize>,
+) -> (Vec<Line<'static>>, usize) {
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for (i, line) in lines.into_iter().enumerate() {
+        if Some(i) == at {
+            start = rows.len();
+        }
+        rows.extend(wrap(line, width));
+    }
+    (rows, start)
+}
+
+fn height_of(rows: usize) -> u16 {
+    u16::try_from(rows).unwrap_or(u16::MAX)
+}
+
+/// The question's form in `area`: what it says (cut when short of room), how to
+/// answer it (the list scrolled to keep the highlighted row), its answer editor.
+pub(super) fn question_form(
+    frame: &mut Frame,
+    area: Rect,
+    q: &Question,
+    state: &AppState,
+    theme: &Theme,
+) {
     let title = format!("Question {}", q.id);
     let outer = block(&title, theme);
     let inner = outer.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(outer, area);
-    let editor_height: u16 = if q.kind == QuestionKind::Describe {
-        6
-    } else {
-        3
-    };
-    let [text, edit] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(editor_height)]).areas(inner);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text);
-    let mut editor = editor.clone();
+    let (about, _) = rows_of(about_lines(q, theme), inner.width, None);
+    let (lines, picked) = answer_lines(q, state, theme);
+    let (answer, at) = rows_of(lines, inner.width, picked);
+    // The answer part first: at least a few rows stay for what the question says.
+    let room = inner.height.saturating_sub(editor_height(q));
+    let kept = height_of(about.len()).min(ABOUT_ROWS).min(room / 2);
+    let answer_height = height_of(answer.len()).min(room.saturating_sub(kept));
+    let [text, list, edit] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(answer_height),
+        Constraint::Length(editor_height(q)),
+    ])
+    .areas(inner);
+    frame.render_widget(Paragraph::new(about), text);
+    let first = (at + 2).saturating_sub(usize::from(list.height));
+    frame.render_widget(Paragraph::new(answer).scroll((height_of(first), 0)), list);
+    let mut editor = state.editor.clone();
     editor.set_block(block("answer", theme));
     editor.set_style(theme.text);
     editor.set_cursor_line_style(theme.text);
@@ -131,18 +299,44 @@ pub(super) fn question_form(
     frame.render_widget(&editor, edit);
 }
 
-/// The pending question, centred over whatever screen is showing.
+/// Below this width the help takes the whole width.
+const NARROW: u16 = 100;
+/// The help's width on wider terminals.
+const HELP_WIDTH: u16 = 78;
+
+/// Rows kept for what the question says when the form is short of room.
+const ABOUT_ROWS: u16 = 4;
+
+/// The pending question, centred over whatever screen is showing, as tall as it
+/// needs (within the screen).
 pub(super) fn question(
     frame: &mut Frame,
     area: Rect,
     q: &Question,
-    editor: &TextArea<'static>,
+    state: &AppState,
     theme: &Theme,
 ) {
     let width = area.width.saturating_sub(4).min(100);
-    let extra = u16::try_from(q.hints.len()).unwrap_or(0);
-    let rect = centred(area, width, 16u16.saturating_add(extra));
-    question_form(frame, rect, q, editor, theme);
+    let height = form_height(q, state, theme, width);
+    let rect = centred(area, width, height.min(area.height.saturating_sub(2)));
+    // A blank gutter around it: the screen beneath does not touch its border.
+    let gutter = Rect {
+        x: rect.x.saturating_sub(1),
+        y: rect.y.saturating_sub(1),
+        width: rect.width.saturating_add(2),
+        height: rect.height.saturating_add(2),
+    }
+    .intersection(area);
+    frame.render_widget(Clear, gutter);
+    question_form(frame, rect, q, state, theme);
+}
+
+/// How tall the question's form is at `width`, all of it shown.
+pub(super) fn form_height(q: &Question, state: &AppState, theme: &Theme, width: u16) -> u16 {
+    let inner = width.saturating_sub(2);
+    let (about, _) = rows_of(about_lines(q, theme), inner, None);
+    let (answer, _) = rows_of(answer_lines(q, state, theme).0, inner, None);
+    height_of(about.len() + answer.len()).saturating_add(editor_height(q) + 2)
 }
 
 /// The selected row's verdict and where its evidence is: the cited journal records,
@@ -183,21 +377,44 @@ pub(super) fn evidence(frame: &mut Frame, area: Rect, state: &AppState, theme: &
             theme.dim,
         ));
         let tail = super::run::tail(log, 4096);
-        let from = tail.len().saturating_sub(6);
+        let from = tail.len().saturating_sub(EVIDENCE_LOG_LINES);
         for l in &tail[from..] {
             lines.push(Line::styled(format!("  {l}"), theme.text));
         }
     }
-    let rect = centred(
-        area,
-        area.width.saturating_sub(4),
-        area.height.saturating_sub(2),
-    );
-    frame.render_widget(Clear, rect);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block("Evidence (Esc closes)", theme)),
-        rect,
-    );
+    // The whole body, cleared: no border of the screen beneath shows through.
+    scrolled(frame, area, lines, "Evidence (Esc closes)", state, theme);
+}
+
+/// How much of the newest log the evidence shows (it scrolls).
+const EVIDENCE_LOG_LINES: usize = 40;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Style;
+
+    fn plain(rows: &[Line]) -> Vec<String> {
+        rows.iter()
+            .map(|l| {
+                let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                text.trim_end().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_keeps_styles_and_cuts_long_words() {
+        let bold = Style::new().bold();
+        let line = Line::from(vec![
+            Span::raw("one two "),
+            Span::styled("three", bold),
+            Span::raw(" abcdefghijkl"),
+        ]);
+        let rows = wrap(line, 8);
+        assert_eq!(plain(&rows), vec!["one two", "three", "abcdefgh", "ijkl"]);
+        assert_eq!(rows[1].spans[0].style, bold);
+        assert!(rows.iter().all(|r| r.width() <= 8));
+        assert_eq!(plain(&wrap(Line::default(), 8)), vec![""]);
+    }
 }

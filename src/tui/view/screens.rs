@@ -309,9 +309,9 @@ pub(super) fn asks_inline(state: &AppState) -> bool {
         })
 }
 
-/// FAIL scenarios with their reason chains and the operator's classification; while
-/// one is being classified, the question and its editor take the lower part.
-pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+/// The findings as lines: each FAIL with its reason chain and the operator's
+/// classification so far.
+fn finding_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let fails = state
         .view
@@ -337,7 +337,7 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
         {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {}: ", a.question), theme.dim),
-                Span::styled(a.answer.clone(), theme.text),
+                Span::styled(crate::sanitize::line(&a.answer), theme.text),
                 Span::styled(format!(" (by {})", a.by), theme.dim),
             ]));
         }
@@ -346,29 +346,77 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
     if lines.is_empty() {
         lines.push(Line::styled("no FAIL so far", theme.dim));
     }
+    lines
+}
+
+/// The Finding screen's lines as plain text (what `/` searches there).
+pub fn finding_text(state: &AppState) -> Vec<String> {
+    finding_lines(state, &Theme::monochrome())
+        .into_iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+/// `line` with every match of `query` in the highlight style (within each span).
+fn marked(line: Line<'static>, query: Option<&str>, theme: &Theme) -> Line<'static> {
+    let Some(q) = query.filter(|q| !q.is_empty()) else {
+        return line;
+    };
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let mut rest = span.content.as_ref();
+        while let Some(at) = rest.find(q) {
+            spans.push(Span::styled(rest[..at].to_string(), span.style));
+            spans.push(Span::styled(q.to_string(), theme.highlight));
+            rest = &rest[at + q.len()..];
+        }
+        spans.push(Span::styled(rest.to_string(), span.style));
+    }
+    Line::from(spans).style(line.style)
+}
+
+/// `lines` from source line `from` on (text screens scroll by source line, so a
+/// search can scroll a match into view without knowing the wrapping), matches marked.
+fn from_line(
+    lines: Vec<Line<'static>>,
+    from: u16,
+    state: &AppState,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let query = state.ui.search.as_deref();
+    lines
+        .into_iter()
+        .skip(usize::from(from))
+        .map(|l| marked(l, query, theme))
+        .collect()
+}
+
+/// The findings keep at least this many rows above a classification's form.
+const MIN_FINDINGS: u16 = 5;
+
+/// FAIL scenarios with their reason chains and the operator's classification; while
+/// one is being classified, the question and its editor take the lower part.
+pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
+    let lines = from_line(finding_lines(state, theme), state.ui.scroll, state, theme);
     let list = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .scroll((state.ui.scroll, 0))
         .block(block("Findings", theme));
     match (&state.pending, asks_inline(state)) {
         (Some(q), true) => {
-            let form = u16::try_from(q.hints.len()).unwrap_or(0).saturating_add(
-                if q.kind == QuestionKind::Describe {
-                    14
-                } else {
-                    11
-                },
-            );
+            let form = super::overlay::form_height(q, state, theme, area.width)
+                .min(area.height.saturating_sub(MIN_FINDINGS));
             let [top, bottom] =
-                Layout::vertical([Constraint::Min(3), Constraint::Length(form)]).areas(area);
+                Layout::vertical([Constraint::Min(MIN_FINDINGS), Constraint::Length(form)])
+                    .areas(area);
             frame.render_widget(list, top);
-            super::overlay::question_form(frame, bottom, q, &state.editor, theme);
+            super::overlay::question_form(frame, bottom, q, state, theme);
         }
         _ => frame.render_widget(list, area),
     }
 }
 
-/// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md.
+/// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md,
+/// its tables drawn as aligned columns.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let rows: Vec<Line> = state
         .view
@@ -409,16 +457,12 @@ pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
         top,
     );
     let text = match &state.report_text {
-        Some(t) => t
-            .lines()
-            .map(|l| Line::styled(crate::sanitize::line(l), theme.text))
-            .collect(),
+        Some(t) => super::markdown::lines(t, bottom.width.saturating_sub(2), theme),
         None => vec![Line::styled("report.md not written yet", theme.dim)],
     };
     frame.render_widget(
-        Paragraph::new(text)
+        Paragraph::new(from_line(text, state.ui.scroll, state, theme))
             .wrap(Wrap { trim: false })
-            .scroll((state.ui.scroll, 0))
             .block(block("Report", theme)),
         bottom,
     );
