@@ -487,6 +487,7 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
     }
     let here: &[(Action, &'static str)] = match state.ui.step {
         Step::Run => &[
+            (Action::NextLog, "log"),
             (Action::NextPane, "pane"),
             (Action::Search, "search"),
             (Action::Evidence, "evidence"),

@@ -17,25 +17,6 @@ fn session_dir(out: &Path) -> Option<PathBuf> {
         .next()
 }
 
-/// Resizes the test's tmux window (the session and its server share one name, see
-/// `support::tmux`) and waits for the UI to redraw at that size.
-fn resize(tmux: &tmux::Tmux, width: u16, height: u16) {
-    let name = tmux.show("#{session_name}");
-    let status = std::process::Command::new("tmux")
-        .args(["-L", &name, "resize-window", "-t", &name])
-        .args(["-x", &width.to_string(), "-y", &height.to_string()])
-        .status()
-        .expect("tmux resize-window");
-    assert!(status.success(), "tmux resize-window failed");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while tmux.show("#{window_width}x#{window_height}") != format!("{width}x{height}") {
-        assert!(std::time::Instant::now() < deadline, "never resized");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // The UI redraws on SIGWINCH; give it a moment.
-    std::thread::sleep(Duration::from_millis(500));
-}
-
 /// Inside the open question `id`: `?` opens the help over it and Esc closes it back
 /// to the question; an answer it does not take is refused with the allowed ones and
 /// the question stays open.
@@ -83,17 +64,21 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         env!("CARGO_BIN_EXE_faultline"),
         out.display()
     );
-    let tmux = tmux::Tmux::start("fl-e2e", &command);
+    // The whole run in the smallest terminal the UI is made for.
+    let tmux = tmux::Tmux::start_at("fl-e2e", &command, (80, 24));
 
-    // The checklist: answered before any probe. At 80x24 first: the global keys and
-    // a refused answer, inside the question (issue 17).
-    tmux.wait_for(
+    // The checklist: answered before any probe. The status line names the question
+    // the run waits on; the global keys and a refused answer, inside the question.
+    let screen = tmux.wait_for(
         "Question capability.binary:fl-client",
         Duration::from_secs(20),
     );
-    resize(&tmux, 80, 24);
+    let status = screen.lines().last().unwrap_or_default().to_string();
+    assert!(
+        status.contains("waiting for you: capability.binary:fl-client"),
+        "status line: {status}\n{screen}"
+    );
     question_keys_at_80x24(&tmux, "capability.binary:fl-client");
-    resize(&tmux, 120, 36);
     tmux.wait_for(
         "Question capability.binary:fl-client",
         Duration::from_secs(10),
@@ -121,6 +106,13 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     );
     assert!(placed.exists(), "the approved install did not happen");
     tmux.send(&["Enter"]);
+
+    // While D2's pause is held, the Run screen shows D2 and its fault, not D1's end.
+    let screen = tmux.wait_for("D2: holding pause-n3", Duration::from_secs(120));
+    assert!(screen.contains("pause-n3: injected"), "{screen}");
+    assert!(screen.contains("D2 fault"), "the pane tails D2:\n{screen}");
+    assert!(!screen.contains("D1 done"), "{screen}");
+    assert!(!screen.contains("no fault injected yet"), "{screen}");
 
     // The run, then the FAIL classification.
     tmux.wait_for("Question D3.blame", Duration::from_secs(120));

@@ -14,7 +14,6 @@ use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use crate::tui::keymap::Action;
 use crate::tui::state::{AppState, Badge, Step};
 use crate::tui::theme::Theme;
 
@@ -49,7 +48,8 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
     if let Some(question) = &state.pending
         && !screens::asks_inline(state)
     {
-        overlay::question(frame, frame.area(), question, state, theme);
+        // Never over the status line: it says what the run waits on.
+        overlay::question(frame, bar.union(body), question, state, theme);
     }
     if state.ui.evidence {
         overlay::evidence(frame, body, state, theme);
@@ -135,52 +135,12 @@ fn span(secs: u64) -> String {
     }
 }
 
-/// The first key bound to `action`, as the help spells it.
-fn key_of(state: &AppState, action: Action) -> Option<String> {
-    state
-        .keymap
-        .bindings()
-        .iter()
-        .find(|(_, a)| *a == action)
-        .map(|(chord, _)| match chord.to_string().as_str() {
-            "Left" => "←".to_string(),
-            "Right" => "→".to_string(),
-            "Up" => "↑".to_string(),
-            "Down" => "↓".to_string(),
-            other => other.to_string(),
-        })
-}
-
-/// The key hints that fit `room` columns, most needed first (help and quit always).
+/// The key hints of [`crate::tui::keymap::hints`] that fit `room` columns, in their
+/// order (help and quit come first).
 fn hints(state: &AppState, room: usize) -> String {
-    let mut wanted = vec![(Action::Help, "help"), (Action::Quit, "quit")];
-    if state.ui.step == Step::Run {
-        wanted.push((
-            Action::ToggleFollow,
-            if state.ui.follow { "pause" } else { "follow" },
-        ));
-        wanted.push((Action::NextLog, "log"));
-    }
-    wanted.push((Action::Evidence, "evidence"));
-    if state.view.staged_diff.is_some() {
-        wanted.push((Action::StagedDiff, "diff"));
-    }
-    wanted.push((Action::PrevStep, ""));
-    wanted.push((Action::NextStep, "step"));
-    wanted.push((Action::Search, "search"));
     let mut out = String::new();
-    for (action, what) in wanted {
-        let Some(key) = key_of(state, action) else {
-            continue;
-        };
-        // `←→ step`: the previous step's key is written right before the next's.
-        let item = if what.is_empty() {
-            format!(" {key}")
-        } else if out.ends_with(|c: char| !c.is_whitespace()) && action == Action::NextStep {
-            format!("{key} {what}")
-        } else {
-            format!(" {key} {what}")
-        };
+    for (key, what) in crate::tui::keymap::hints(state) {
+        let item = format!(" {key} {what}");
         if out.chars().count() + item.chars().count() > room {
             break;
         }
@@ -191,7 +151,12 @@ fn hints(state: &AppState, room: usize) -> String {
 
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let width = usize::from(area.width);
-    let hint_room = width.saturating_sub(28).min(48);
+    // What the engine does comes first; the hints take what is left (help and quit
+    // fit beside any but the longest).
+    let doing = doing(state);
+    let hint_room = width
+        .saturating_sub(doing.chars().count() + 3)
+        .clamp(14, (width / 2).max(14));
     let hint_text = hints(state, hint_room);
     let hint_width = u16::try_from(hint_text.chars().count() + 1).unwrap_or(u16::MAX);
     let [left, right] =
@@ -202,7 +167,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     } else {
         theme.highlight
     };
-    let mut spans = vec![Span::styled(format!(" {} ", doing(state)), doing_style)];
+    let mut spans = vec![Span::styled(format!(" {doing} "), doing_style)];
     if !state.ui.follow && state.ui.step == Step::Run {
         spans.push(Span::styled(" paused", theme.dim));
     }
