@@ -485,6 +485,12 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
     {
         out.push((k, "follow"));
     }
+    // Only a run where author mode staged something has a diff to show.
+    if state.view.staged_diff.is_some()
+        && let Some(k) = key(Action::StagedDiff)
+    {
+        out.push((k, "diff"));
+    }
     let here: &[(Action, &'static str)] = match state.ui.step {
         Step::Run => &[
             (Action::NextLog, "log"),
@@ -510,11 +516,6 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
         if let Some(k) = key(*action) {
             out.push((k, what));
         }
-    }
-    if state.view.staged_diff.is_some()
-        && let Some(k) = key(Action::StagedDiff)
-    {
-        out.push((k, "diff"));
     }
     out
 }
