@@ -220,7 +220,12 @@ mod tests {
         );
         let mut s = AppState::new(plan);
         let choices = match kind {
-            QuestionKind::ApproveChange => crate::engine::preflight::install_choices(),
+            // The install question's choices (the UI knows no engine).
+            QuestionKind::ApproveChange => {
+                let mut out = crate::session::operator::approve_decline("the install");
+                out.push(Choice::new("edit", "run this command instead").with_text("<command>"));
+                out
+            }
             QuestionKind::ConfirmCapability => vec![
                 Choice::new("have", "there").alias("yes"),
                 Choice::new("skip", "not probed"),
