@@ -37,7 +37,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 45] = [
+const KILL_POINTS: [KillPoint; 46] = [
     at("session-started"),
     // The session server's first record: the first of a resumed run after its heal.
     at("session-roles"),
@@ -62,6 +62,8 @@ const KILL_POINTS: [KillPoint; 45] = [
     at("cgroup-created"),
     at("command-started"),
     at("precondition"),
+    // Where the workload's history grows (the live chart's), before the workload starts.
+    at("history-live"),
     at("checkpoint-start"),
     at("command-exited"),
     at("checkpoint-end"),
