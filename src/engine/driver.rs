@@ -705,13 +705,7 @@ impl Driver<'_> {
             if phase == Phase::Done {
                 if self.outcome.scenarios[index].cut_short() {
                     if let Some(question) = self.finish_reductions(index, operator).await? {
-                        let reason = format!("stopped: question `{}` unanswered", question.id);
-                        self.journal.append(
-                            Scope::default(),
-                            Event::StoppedUnanswered(event::StoppedUnanswered {
-                                question: question.id.clone(),
-                            }),
-                        )?;
+                        let reason = self.stopped_unanswered(&question)?;
                         stop = Some(reason);
                         unanswered = Some(question);
                     }
@@ -757,13 +751,7 @@ impl Driver<'_> {
                     continue;
                 }
                 Err(DriverError::Unanswered(question)) => {
-                    let reason = format!("stopped: question `{}` unanswered", question.id);
-                    self.journal.append(
-                        Scope::default(),
-                        Event::StoppedUnanswered(event::StoppedUnanswered {
-                            question: question.id.clone(),
-                        }),
-                    )?;
+                    let reason = self.stopped_unanswered(&question)?;
                     self.skip_all(index, &reason)?;
                     stop = Some(reason);
                     unanswered = Some(question);
@@ -775,13 +763,7 @@ impl Driver<'_> {
                 .verdict
                 .is_some_and(Verdict::is_fail);
             if failed && let Err(question) = self.classify(index, operator).await {
-                let reason = format!("stopped: question `{}` unanswered", question.id);
-                self.journal.append(
-                    Scope::default(),
-                    Event::StoppedUnanswered(event::StoppedUnanswered {
-                        question: question.id.clone(),
-                    }),
-                )?;
+                let reason = self.stopped_unanswered(&question)?;
                 stop = Some(reason);
                 unanswered = Some(question);
             }
@@ -789,6 +771,18 @@ impl Driver<'_> {
             self.publish_at(index)?;
         }
         Ok(unanswered)
+    }
+
+    /// Journals that the run stops on `question` nobody answered; the reason the
+    /// scenarios left are skipped with.
+    fn stopped_unanswered(&mut self, question: &Unanswered) -> Result<String, DriverError> {
+        self.journal.append(
+            Scope::default(),
+            Event::StoppedUnanswered(event::StoppedUnanswered {
+                question: question.id.clone(),
+            }),
+        )?;
+        Ok(format!("stopped: question `{}` unanswered", question.id))
     }
 
     /// Marks scenario `index` (and its arms) NOT-RUN with `reason`, keeping any run

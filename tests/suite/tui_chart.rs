@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::tui_snapshots::text;
 use faultline::oracle::series::{self, FaultMark};
 use faultline::session::event::{self, Event};
 use faultline::session::journal::{Record, Scope};
@@ -12,22 +13,8 @@ use faultline::tui::theme::Theme;
 use faultline::tui::view::{Chart, draw, live_series};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
 
 const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
-
-fn text(buffer: &Buffer) -> String {
-    let width = usize::from(buffer.area.width);
-    buffer
-        .content
-        .chunks(width)
-        .map(|row| {
-            let line: String = row.iter().map(|c| c.symbol()).collect();
-            line.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn marks() -> Vec<FaultMark> {
     vec![

@@ -41,7 +41,7 @@ fn render(state: &AppState, theme: &Theme, width: u16, height: u16) -> Buffer {
     terminal.backend().buffer().clone()
 }
 
-fn text(buffer: &Buffer) -> String {
+pub(crate) fn text(buffer: &Buffer) -> String {
     let width = usize::from(buffer.area.width);
     buffer
         .content

@@ -23,21 +23,11 @@ const HISTORY_CAP: u64 = 32 * 1024 * 1024;
 /// The series of a live iteration's history as it stands on disk, or why there is
 /// none yet.
 pub fn live_series(live: &Live) -> Result<Series, String> {
-    use std::io::{Read, Seek, SeekFrom};
     let Some(path) = &live.history else {
         return Err("no JSONL history declared".into());
     };
     let read = || -> std::io::Result<Vec<u8>> {
-        let mut file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
-        let start = len.saturating_sub(HISTORY_CAP);
-        file.seek(SeekFrom::Start(start))?;
-        let mut bytes = Vec::new();
-        file.take(HISTORY_CAP).read_to_end(&mut bytes)?;
-        if start > 0 {
-            let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
-            bytes.drain(..cut);
-        }
+        let mut bytes = super::run::tail_bytes(path, HISTORY_CAP)?;
         // A line still being written is not read yet.
         let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         bytes.truncate(end);

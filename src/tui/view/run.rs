@@ -18,23 +18,25 @@ use crate::tui::theme::Theme;
 /// The most of a log file the pane ever reads.
 const TAIL_BYTES: u64 = 64 * 1024;
 
+/// The last `cap` bytes of `path`, a partial first line dropped.
+pub(super) fn tail_bytes(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(cap);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes)?;
+    if start > 0 {
+        let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+        bytes.drain(..cut);
+    }
+    Ok(bytes)
+}
+
 /// The last `cap` bytes of `path` as sanitized lines (a partial first line dropped).
 /// An unreadable file gives one line saying so.
 pub fn tail(path: &Path, cap: u64) -> Vec<String> {
-    let read = || -> std::io::Result<Vec<u8>> {
-        let mut file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
-        let start = len.saturating_sub(cap);
-        file.seek(SeekFrom::Start(start))?;
-        let mut bytes = Vec::new();
-        file.take(cap).read_to_end(&mut bytes)?;
-        if start > 0 {
-            let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
-            bytes.drain(..cut);
-        }
-        Ok(bytes)
-    };
-    match read() {
+    match tail_bytes(path, cap) {
         Ok(bytes) => crate::sanitize::decode(&bytes)
             .lines()
             .map(crate::sanitize::line)
