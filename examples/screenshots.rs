@@ -107,6 +107,7 @@ fn main() {
         eprintln!("screenshots/: {e}");
         std::process::exit(1);
     }
+    faultline::tui::view::refresh_chart(&mut state);
     for step in Step::ALL {
         state.ui.step = step;
         shoot(&state, &theme, &step.title().to_lowercase());
@@ -207,6 +208,7 @@ fn live_chart(theme: &Theme) {
         .ok()
         .map(|t| t.with_timezone(&chrono::Utc));
     state.ui.step = Step::Run;
+    faultline::tui::view::refresh_chart(&mut state);
     shoot(&state, theme, "run-live");
 }
 

@@ -864,7 +864,7 @@ impl Driver<'_> {
             not_run: (!env).then(|| reason.to_string()),
             env_missing: env.then(|| reason.to_string()),
             cites: BTreeMap::from([(key.to_string(), vec![seq])]),
-            ..super::scenario::empty_evidence()
+            ..crate::verdict::Evidence::empty()
         };
         let decision = crate::verdict::decide(&evidence);
         self.journal_verdict(scenario, id, &decision)?;

@@ -132,15 +132,7 @@ impl BindingRun<'_> {
                 })
             })
             .collect();
-        let span = history
-            .ops
-            .iter()
-            .map(|o| o.complete_ts.unwrap_or(o.invoke_ts))
-            .max()
-            .zip(history.ops.iter().map(|o| o.invoke_ts).min())
-            .map_or(0, |(end, start)| end.saturating_sub(start));
-        let bucket = series::bucket_for(Duration::from_nanos(span));
-        let series = series::of_ops(&history.ops, bucket, &marks);
+        let series = series::of_history(&history.ops, &marks);
         let dir = self.logs.with_file_name("metrics").join(stem);
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(&dir)?;
@@ -281,7 +273,7 @@ impl BindingRun<'_> {
         let evidence = Evidence {
             not_run: Some(reason),
             cites: BTreeMap::from([("not_run".to_string(), vec![seq])]),
-            ..empty_evidence()
+            ..Evidence::empty()
         };
         let decision = decide(&evidence);
         BindingResult {
@@ -423,26 +415,6 @@ impl BindingRun<'_> {
             reduction: None,
         };
         BindingResult { evidence, outcome }
-    }
-}
-
-/// An `Evidence` with nothing observed.
-pub fn empty_evidence() -> Evidence {
-    Evidence {
-        not_run: None,
-        env_missing: None,
-        rerun_reproduced: None,
-        fault_planned: false,
-        landing_proven: false,
-        checker: CheckerRun::NotRun,
-        fault_active: false,
-        tier_met: None,
-        serious: false,
-        seeds_agreeing: 0,
-        green_but_broken: Vec::new(),
-        weak_oracle: Vec::new(),
-        expired_step: None,
-        cites: BTreeMap::new(),
     }
 }
 

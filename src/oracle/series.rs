@@ -180,6 +180,14 @@ pub fn of_ops(ops: &[Op], bucket: Duration, marks: &[FaultMark]) -> Series {
     }
 }
 
+/// The series of `ops` in buckets as wide as [`bucket_for`] picks for their span
+/// (first to last invoke).
+pub fn of_history(ops: &[Op], marks: &[FaultMark]) -> Series {
+    let first = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
+    let last = ops.iter().map(|o| o.invoke_ts).max().unwrap_or(0);
+    of_ops(ops, bucket_for(Duration::from_nanos(last - first)), marks)
+}
+
 /// The `p`th percentile (nearest rank) of sorted nanoseconds, in milliseconds.
 fn percentile(sorted: &[u64], p: usize) -> Option<f64> {
     if sorted.is_empty() {

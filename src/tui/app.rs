@@ -356,6 +356,7 @@ pub async fn attach(
             // leaves; the run is the server's.
             () = leave.cancelled() => break Left::Detached,
             _ = refresh.tick() => {
+                super::view::refresh_chart(&mut state);
                 // The live pane tails files on disk; redraw only while something runs.
                 dirty = ended.is_none() && state.selected_run().is_some();
             }

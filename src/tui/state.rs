@@ -40,9 +40,6 @@ pub struct Ui {
     pub diff: bool,
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
-    /// The operator picked a run row: the selection no longer follows the row the
-    /// engine works on (until `f` follows again).
-    pub pinned: bool,
     /// Which of the selected row's logs the pane tails (`s` cycles); `None` for the
     /// newest.
     pub log_pick: Option<usize>,
@@ -86,6 +83,9 @@ pub struct AppState {
     pub editor: TextArea<'static>,
     pub keymap: Keymap,
     pub ui: Ui,
+    /// The selected row's live chart, read off the drawing path
+    /// ([`crate::tui::view::refresh_chart`]).
+    pub chart: Option<crate::tui::view::LiveChart>,
     /// The wall clock the status line counts from, set by the caller before each
     /// draw (kept out of the drawing so a frame is a function of the state).
     pub now: Option<chrono::DateTime<chrono::Utc>>,
@@ -118,7 +118,6 @@ impl AppState {
                 evidence: false,
                 diff: false,
                 search: None,
-                pinned: false,
                 log_pick: None,
                 searching: false,
                 match_line: None,
@@ -129,6 +128,7 @@ impl AppState {
                 quit: false,
             },
             now: None,
+            chart: None,
         }
     }
 
@@ -182,8 +182,8 @@ impl AppState {
             self.ui.step = self.view.reached;
             self.ui.scroll = 0;
         }
-        // The Run screen shows the row the engine works on until the operator picks one.
-        if !self.ui.pinned
+        // The Run screen shows the row the engine works on, on the same terms.
+        if self.ui.follow_session
             && let Some(active) = self.view.active
             && active != self.ui.selected
         {
@@ -319,7 +319,6 @@ impl AppState {
                     Action::Top => 0,
                     _ => last,
                 };
-                ui.pinned = true;
                 ui.follow = false;
                 ui.log_pick = None;
             }
@@ -397,7 +396,6 @@ impl AppState {
         ui.step = self.view.reached;
         ui.scroll = 0;
         // And the row the engine works on.
-        ui.pinned = false;
         if let Some(active) = self.view.active {
             ui.selected = active;
         }

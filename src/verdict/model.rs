@@ -267,6 +267,28 @@ pub struct Evidence {
     pub cites: std::collections::BTreeMap<String, Vec<u64>>,
 }
 
+impl Evidence {
+    /// Nothing observed: the base a run's evidence is built on.
+    pub fn empty() -> Evidence {
+        Evidence {
+            not_run: None,
+            env_missing: None,
+            rerun_reproduced: None,
+            fault_planned: false,
+            landing_proven: false,
+            checker: CheckerRun::NotRun,
+            fault_active: false,
+            tier_met: None,
+            serious: false,
+            seeds_agreeing: 0,
+            green_but_broken: Vec::new(),
+            weak_oracle: Vec::new(),
+            expired_step: None,
+            cites: Default::default(),
+        }
+    }
+}
+
 /// One question of the decision tree (or one downgrade rule) and its answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReasonStep {

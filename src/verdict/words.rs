@@ -184,20 +184,9 @@ mod tests {
 
     fn evidence() -> Evidence {
         Evidence {
-            not_run: None,
-            env_missing: None,
-            rerun_reproduced: None,
-            fault_planned: false,
-            landing_proven: false,
-            checker: CheckerRun::NotRun,
-            fault_active: false,
             tier_met: Some(Tier::Smoke),
-            serious: false,
             seeds_agreeing: 1,
-            green_but_broken: Vec::new(),
-            weak_oracle: Vec::new(),
-            expired_step: None,
-            cites: Default::default(),
+            ..Evidence::empty()
         }
     }
 

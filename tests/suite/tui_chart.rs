@@ -10,7 +10,7 @@ use faultline::session::event::{self, Event};
 use faultline::session::journal::{Record, Scope};
 use faultline::tui::state::{AppState, Step};
 use faultline::tui::theme::Theme;
-use faultline::tui::view::{Chart, draw, live_series};
+use faultline::tui::view::{Chart, draw, live_series, refresh_chart};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -111,6 +111,8 @@ fn the_run_screen_charts_the_running_iteration_at_80x24() {
     let live = state.view.live.values().next().expect("live iteration");
     let series = live_series(live).expect("the history reads");
     assert_eq!(series.ops, 195);
+    // Drawing reads what the refresh tick read; before it, the chart says so.
+    refresh_chart(&mut state);
     let theme = Theme::by_name("dark").expect("theme");
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     terminal

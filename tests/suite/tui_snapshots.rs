@@ -98,6 +98,8 @@ fn every_step_at_both_sizes() {
         "# Report\n\nD3 FAIL-reproducible: acknowledged writes lost after a pause.\n".to_string(),
     );
     select(&mut state, "D3");
+    // What the UI's refresh tick reads for the live chart before a frame is drawn.
+    faultline::tui::view::refresh_chart(&mut state);
     state.ui.reasons = true;
     for step in Step::ALL {
         state.ui.step = step;

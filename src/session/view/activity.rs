@@ -6,8 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use super::View;
 use crate::oracle::series::FaultMark;
 use crate::session::event::Event;
@@ -29,7 +27,6 @@ pub struct Activity {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaultLine {
     pub mark: FaultMark,
-    pub injected: bool,
     pub healed: bool,
 }
 
@@ -113,19 +110,15 @@ impl View {
                             fault: clean(&f.fault),
                             proven: None,
                         },
-                        injected: false,
                         healed: false,
                     });
                 }
                 Some(now(format!("{id}: injecting {}", clean(&f.fault)), None))
             }
-            Event::FaultInjected(f) => {
-                self.fault_line(row, &f.fault, |l| l.injected = true);
-                Some(now(
-                    format!("{id}: proving landing of {}", clean(&f.fault)),
-                    None,
-                ))
-            }
+            Event::FaultInjected(f) => Some(now(
+                format!("{id}: proving landing of {}", clean(&f.fault)),
+                None,
+            )),
             Event::LandingInjector(l) => {
                 let landed = l.landed;
                 self.fault_line(row, &l.fault, |f| {
@@ -134,11 +127,7 @@ impl View {
                 None
             }
             Event::LandingDeclared(l) => {
-                let seen = match &l.seen {
-                    Value::Null | Value::Bool(false) => false,
-                    Value::String(s) => !s.is_empty(),
-                    _ => true,
-                };
+                let seen = super::rows::declared_seen(&l.seen);
                 self.fault_line(row, &l.fault, |f| {
                     f.mark.proven = Some(f.mark.proven.unwrap_or(true) && seen);
                 });

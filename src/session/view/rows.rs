@@ -183,6 +183,12 @@ impl RunRow {
     }
 }
 
+/// Whether a `landing-declared` record's `seen` says the signal was seen: the
+/// matching line or `true`; null, `false` or an empty line when nothing matched.
+pub(super) fn declared_seen(seen: &Value) -> bool {
+    !matches!(seen, Value::Null | Value::Bool(false)) && seen.as_str() != Some("")
+}
+
 /// Whether a verdict's evidence overlay lists this record.
 fn is_evidence(event: &Event) -> bool {
     matches!(
@@ -475,11 +481,11 @@ impl View {
             }
             Event::LandingDeclared(l) => {
                 // `seen` is the matching line, or null / false when nothing matched.
-                let (seen, verdict) = match &l.seen {
-                    Value::Bool(true) => (true, "seen".to_string()),
-                    Value::Null | Value::Bool(false) => (false, "NOT seen".to_string()),
-                    Value::String(s) if s.is_empty() => (false, "NOT seen".to_string()),
-                    other => (true, format!("seen: {}", text_of(other))),
+                let seen = declared_seen(&l.seen);
+                let verdict = match &l.seen {
+                    _ if !seen => "NOT seen".to_string(),
+                    Value::Bool(true) => "seen".to_string(),
+                    other => format!("seen: {}", text_of(other)),
                 };
                 let side = l
                     .side

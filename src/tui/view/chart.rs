@@ -13,12 +13,52 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::block;
 use crate::oracle::series::{Bucket, Series};
 use crate::session::view::{FaultLine, Live};
+use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::verdict::Verdict;
 
 /// The most of a growing history the chart reads (the newest part beyond it is
 /// what a long run charts).
 const HISTORY_CAP: u64 = 32 * 1024 * 1024;
+
+/// The selected row's chart as last read: which row and iteration, what its
+/// history's length and faults were then, and the series (or why there is none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveChart {
+    pub row: usize,
+    pub label: String,
+    pub len: Option<u64>,
+    pub faults: Vec<FaultLine>,
+    pub series: Result<Series, String>,
+}
+
+/// Reads the selected row's history again only when something the chart shows
+/// changed (another row or iteration, the file grew, a fault's state): called on
+/// the UI's refresh tick, so drawing never parses a history.
+pub fn refresh(state: &mut AppState) {
+    let row = state.ui.selected;
+    let Some(live) = state.view.live.get(&row) else {
+        state.chart = None;
+        return;
+    };
+    let len = live
+        .history
+        .as_ref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len());
+    let same = state.chart.as_ref().is_some_and(|c| {
+        c.row == row && c.label == live.label && c.len == len && c.faults == live.faults
+    });
+    if !same || len.is_none() {
+        state.chart = Some(LiveChart {
+            row,
+            label: live.label.clone(),
+            len,
+            faults: live.faults.clone(),
+            series: live_series(live),
+        });
+    }
+}
 
 /// The series of a live iteration's history as it stands on disk, or why there is
 /// none yet.
@@ -38,15 +78,7 @@ pub fn live_series(live: &Live) -> Result<Series, String> {
     let history = crate::oracle::history::parse_jsonl_renamed("history", &text, &live.fields)
         .map_err(|e| crate::sanitize::line(&format!("history not readable: {e}")))?;
     let marks: Vec<_> = live.faults.iter().map(|f| f.mark.clone()).collect();
-    let span = history
-        .ops
-        .iter()
-        .map(|o| o.invoke_ts)
-        .max()
-        .zip(history.ops.iter().map(|o| o.invoke_ts).min())
-        .map_or(0, |(a, b)| a.saturating_sub(b));
-    let bucket = crate::oracle::series::bucket_for(std::time::Duration::from_nanos(span));
-    Ok(crate::oracle::series::of_ops(&history.ops, bucket, &marks))
+    Ok(crate::oracle::series::of_history(&history.ops, &marks))
 }
 
 /// Draws the chart of `series` (or `missing`, why there is none) in a block titled
@@ -184,6 +216,10 @@ impl Widget for Chart<'_> {
             .unwrap_or(1)
             .max(1);
         let right = area.right();
+        let worst = cols
+            .iter()
+            .filter_map(|c| c.bucket.p99_ms)
+            .fold(0.0_f64, f64::max);
         for (i, c) in cols.iter().enumerate() {
             let x = area.x + gutter + u16::try_from(i).unwrap_or(u16::MAX).saturating_mul(cell_w);
             if x >= right {
@@ -215,10 +251,6 @@ impl Widget for Chart<'_> {
                 fill(buf, (x, cell_w, right), y, text, style);
             }
             // Latency: p99 as one of eight levels of the run's worst p99.
-            let worst = cols
-                .iter()
-                .filter_map(|c| c.bucket.p99_ms)
-                .fold(0.0_f64, f64::max);
             if let Some(p99) = c.bucket.p99_ms.filter(|_| worst > 0.0) {
                 let level = ((p99 / worst) * 7.0).round().clamp(0.0, 7.0) as usize;
                 fill(
@@ -246,10 +278,6 @@ impl Widget for Chart<'_> {
                 );
             }
         }
-        let worst = cols
-            .iter()
-            .filter_map(|c| c.bucket.p99_ms)
-            .fold(0.0_f64, f64::max);
         buf.set_string(
             area.x,
             area.y + bars_h,

@@ -17,7 +17,7 @@ use ratatui::widgets::{Block, Paragraph};
 use crate::tui::state::{AppState, Badge, Step};
 use crate::tui::theme::Theme;
 
-pub use chart::{Chart, live_series};
+pub use chart::{Chart, LiveChart, live_series, refresh as refresh_chart};
 pub use overlay::choices;
 pub use run::tail;
 pub use screens::finding_text;

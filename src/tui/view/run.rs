@@ -151,7 +151,11 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     if let Some(live) = live
         && chart.height > 0
     {
-        let series = super::chart::live_series(live);
+        // Read by `chart::refresh` off the drawing path; missing until it ran once.
+        let series = match state.chart.as_ref().filter(|c| c.row == state.ui.selected) {
+            Some(c) => c.series.clone(),
+            None => Err("reading the history…".to_string()),
+        };
         let title = match &series {
             Ok(s) => {
                 let p50 = s
