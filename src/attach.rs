@@ -23,9 +23,7 @@ pub const REFUSED: i32 = 77;
 /// Prints one line, ignoring a stdout that went away (a closed terminal or pipe
 /// must not turn leaving into a panic).
 pub fn say(line: &str) {
-    let mut out = std::io::stdout();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
+    crate::say!("{line}");
 }
 
 /// The engine's lines for the operator: errors on stderr, the rest on stdout.

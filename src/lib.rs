@@ -12,11 +12,15 @@
 macro_rules! say {
     (raw $($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
+        let mut out = std::io::stdout().lock();
+        let _ = write!(out, $($arg)*);
+        let _ = out.flush();
     }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*);
+        let _ = out.flush();
     }};
 }
 
