@@ -400,8 +400,7 @@ impl Runner<'_> {
         if !self.steps(&binding.before, true).await? {
             return Ok(());
         }
-        self.mount_disks(binding)?;
-        self.start_proxies(binding).await?;
+        self.prepare_faults(binding).await?;
         if !self.cluster_up(binding).await? {
             return Ok(());
         }

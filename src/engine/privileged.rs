@@ -19,51 +19,7 @@ pub struct Approval {
 /// What `step` does with privilege, in words an operator can approve, if anything.
 /// `${var}`s are shown as written: the values are only known inside the iteration.
 pub fn step_action(step: &FaultStep) -> Option<String> {
-    if let Some(net) = &step.net {
-        let place = net
-            .netns
-            .as_deref()
-            .map_or("the current network namespace".to_string(), |ns| {
-                format!("network namespace `{ns}`")
-            });
-        let rules: Vec<String> = net
-            .drop
-            .iter()
-            .map(|rule| {
-                let mut argv = crate::nemesis::net::add_argv(rule, &step.id);
-                // The comment tag is bookkeeping; the operator approves the match.
-                if let Some(at) = argv
-                    .windows(2)
-                    .position(|w| w[0] == "-m" && w[1] == "comment")
-                {
-                    argv.drain(at..(at + 4).min(argv.len()));
-                }
-                format!("iptables {}", argv.join(" "))
-            })
-            .collect();
-        return Some(format!(
-            "{}: {} DROP rule(s) in {place} ({})",
-            step.id,
-            net.drop.len(),
-            rules.join("; ")
-        ));
-    }
-    if let Some(disk) = &step.disk
-        && let Some(size) = &disk.size
-    {
-        return Some(format!(
-            "{}: mount a {size} tmpfs on `{}` for the iteration, then fill it",
-            step.id, disk.path
-        ));
-    }
-    if let Some(docker) = &step.docker {
-        let action = format!("{:?}", docker.action).to_lowercase();
-        return Some(format!(
-            "{}: docker {action} of container `{}` through the Docker engine",
-            step.id, docker.container
-        ));
-    }
-    None
+    step.nemesis.privileged(&step.id)
 }
 
 /// Every privileged action of a scenario's binding and its arms, arm ids prefixed.

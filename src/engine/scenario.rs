@@ -12,7 +12,7 @@ use super::audit::{self, AuditCtx};
 use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
 use crate::oracle::series::{self, FaultMark};
 use crate::runspec::vars::Vars;
-use crate::runspec::{Binding, DockerAction, SignalName, TierBudget};
+use crate::runspec::{Binding, TierBudget};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, Scope};
 use crate::session::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
@@ -180,18 +180,7 @@ impl BindingRun<'_> {
                 .binding
                 .faults
                 .iter()
-                .filter(|f| {
-                    let process = f.value.process.as_ref();
-                    // A docker kill / stop / restart ends the container's processes too.
-                    let container = f.value.docker.as_ref();
-                    process.is_some_and(|p| p.signal != SignalName::Stop)
-                        || container.is_some_and(|d| {
-                            matches!(
-                                d.action,
-                                DockerAction::Kill | DockerAction::Stop | DockerAction::Restart
-                            )
-                        })
-                })
+                .filter(|f| f.value.nemesis.ends_processes())
                 .count(),
             declared: &declared,
         };

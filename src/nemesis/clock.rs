@@ -11,6 +11,11 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, VictimSeen, Window};
+use crate::runspec::LogSignal;
 
 /// Where Debian's `libfaketime` package puts the library; `FAULTLINE_LIBFAKETIME`
 /// overrides.
@@ -237,5 +242,138 @@ impl VictimClock {
             |s| s.landed,
         )
         .await
+    }
+}
+
+/// Move the clock of a service started with `faketime: true`
+/// (`references/nemesis.md`, `### clock`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockFaultSpec {
+    /// The service whose clock moves.
+    pub service: String,
+    /// Seconds the clock moves; negative moves it back.
+    pub offset: i64,
+    /// Where the victim prints its own clock: the pattern's first group is epoch seconds.
+    pub victim_clock: LogSignal,
+}
+
+impl Nemesis for ClockFaultSpec {
+    type Held = HeldClock;
+
+    fn check(&self, of: &str, fault: &str) -> Vec<(String, String)> {
+        // An offset inside the landing tolerance could never be told from no offset.
+        if self.offset.abs() >= 10 {
+            return Vec::new();
+        }
+        vec![(
+            "clock.offset".into(),
+            format!(
+                "fault `{fault}` of {of}: offset {} s is too small to observe; use at least 10 s either way",
+                self.offset
+            ),
+        )]
+    }
+
+    /// Injects the offset into a faketime service, watching the victim's own clock
+    /// from before the injection.
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<HeldClock, String>, C::Error> {
+        let Some((control, env)) = cx.faketime(&self.service) else {
+            return Ok(Err(format!(
+                "fault {fault} clock.service: `{}` is not a service started with `faketime: true`",
+                self.service
+            )));
+        };
+        // The victim's clock lines are on its stderr (one file: it reads the newest).
+        let clock_log = &self.victim_clock;
+        let file = match (&clock_log.service, &clock_log.file) {
+            (Some(service), _) => Some(cx.logs().join(format!("{service}.stderr.log"))),
+            (None, Some(file)) => {
+                let file = cx.expand(file)?;
+                Some(cx.cwd().join(file))
+            }
+            (None, None) => None,
+        };
+        let Some(file) = file else {
+            return Ok(Err(format!(
+                "fault {fault} clock.victim_clock names neither a service nor a file"
+            )));
+        };
+        let pattern = Regex::new(&clock_log.pattern)
+            .map_err(|e| cx.fail(format!("fault {fault} clock.victim_clock.pattern: {e}")))?;
+        let victim = VictimClock::begin(&file, pattern);
+        Ok(inject(&control, &env, self.offset)
+            .map(|injected| HeldClock { injected, victim })
+            .map_err(|e| e.to_string()))
+    }
+}
+
+/// An injected offset and the victim's clock watched since just before it.
+#[derive(Debug)]
+pub struct HeldClock {
+    pub injected: InjectedClock,
+    pub victim: VictimClock,
+}
+
+impl HeldFault for HeldClock {
+    type Undo = ClockUndo;
+
+    fn undo(&self) -> ClockUndo {
+        ClockUndo {
+            control: self.injected.control.display().to_string(),
+        }
+    }
+
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        let s = cx.guard(self.injected.await_landing(window.within)).await?;
+        Ok(Some(InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: json!({"skew_s": s.skew}),
+        }))
+    }
+
+    async fn victim<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<VictimSeen>, C::Error> {
+        let offset = self.injected.offset;
+        let s = cx
+            .guard(self.victim.await_offset(offset, window.within))
+            .await?;
+        Ok(Some(VictimSeen {
+            landed: s.landed,
+            detail: s.detail,
+            pattern: self.victim.pattern.as_str().to_string(),
+            skew: s.skew,
+        }))
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        self.injected.heal().map_err(|e| e.to_string())
+    }
+}
+
+/// The control file to empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClockUndo {
+    pub control: String,
+}
+
+impl UndoRecord for ClockUndo {
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        clear(Path::new(&self.control))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
     }
 }

@@ -5,7 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
 use crate::exec::{self, CommandSpec, ExecError, Outcome};
+use crate::runspec::CommandFaultSpec;
+
+/// How long the inject and heal commands may take (the default of any step).
+const DEADLINE: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
 pub struct CommandFault {
@@ -90,6 +97,88 @@ impl Drop for InjectedCommand {
                 .arg(&self.fault.heal)
                 .current_dir(&self.fault.cwd)
                 .status();
+        }
+    }
+}
+
+impl Nemesis for CommandFaultSpec {
+    type Held = InjectedCommand;
+
+    fn commands(&self) -> Vec<(&'static str, String)> {
+        vec![("inject", self.inject.clone()), ("heal", self.heal.clone())]
+    }
+
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<InjectedCommand, String>, C::Error> {
+        let fault = CommandFault {
+            id: fault.to_string(),
+            inject: cx.expand(&self.inject)?,
+            heal: cx.expand(&self.heal)?,
+            cwd: cx.cwd().to_path_buf(),
+            deadline: DEADLINE,
+        };
+        let logs = cx.logs().to_path_buf();
+        Ok(cx
+            .guard(fault.inject(&logs))
+            .await?
+            .map_err(|e| e.to_string()))
+    }
+}
+
+impl HeldFault for InjectedCommand {
+    type Undo = CommandUndo;
+
+    fn undo(&self) -> CommandUndo {
+        CommandUndo {
+            heal: self.fault.heal.clone(),
+            cwd: self.fault.cwd.display().to_string(),
+        }
+    }
+
+    /// None built in: a command fault's probes are all declared.
+    async fn probe<C: Context>(
+        &self,
+        _window: Window,
+        _cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        Ok(None)
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        InjectedCommand::heal(self)
+            .await
+            .map(|()| "heal command exited 0".to_string())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The heal command, expanded, and where it runs; the journal holds these fields bare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandUndo {
+    pub heal: String,
+    pub cwd: String,
+}
+
+impl UndoRecord for CommandUndo {
+    const KEYED: bool = false;
+
+    /// Runs the heal command where the run would have.
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        let heal = &self.heal;
+        match std::process::Command::new("sh")
+            .arg("-c")
+            .arg(heal)
+            .current_dir(&self.cwd)
+            .status()
+        {
+            Ok(status) if status.success() => {
+                Ok(format!("{fault}: heal command `{heal}` exited 0"))
+            }
+            Ok(status) => Err(format!("{fault}: heal command `{heal}` ended {status}")),
+            Err(e) => Err(format!("{fault}: heal command `{heal}`: {e}")),
         }
     }
 }

@@ -10,6 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use nix::mount::{MntFlags, MsFlags};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::session::event::{self, Event};
 
 /// Name prefix of every filler file, so `faultline heal` and people can spot them.
 pub const FILLER_PREFIX: &str = ".faultline-filler-";
@@ -237,5 +242,109 @@ impl Drop for InjectedDisk {
         if !self.healed {
             let _ = std::fs::remove_file(&self.filler);
         }
+    }
+}
+
+/// Fill the filesystem holding `path` (`references/nemesis.md`, `### disk`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskFaultSpec {
+    /// A directory on the filesystem to fill (the SUT's data directory, or a mount
+    /// point under it). `${var}`s are expanded; relative paths are the SUT's.
+    pub path: String,
+    /// When given, the session mounts a tmpfs of this size (`1M`, `512k`) on `path`
+    /// for the iteration, before the cluster starts, and unmounts it afterwards.
+    pub size: Option<String>,
+}
+
+impl DiskFaultSpec {
+    /// The directory to fill, `${var}`s expanded, relative to the SUT.
+    fn dir<C: Context>(&self, cx: &mut C) -> Result<PathBuf, C::Error> {
+        let path = cx.expand(&self.path)?;
+        // Absolute, so `faultline heal` run from anywhere finds the same filler.
+        std::path::absolute(cx.cwd().join(path)).map_err(|e| cx.fail(e.to_string()))
+    }
+}
+
+impl Nemesis for DiskFaultSpec {
+    type Held = InjectedDisk;
+
+    fn privileged(&self, fault: &str) -> Option<String> {
+        let size = self.size.as_ref()?;
+        Some(format!(
+            "{fault}: mount a {size} tmpfs on `{}` for the iteration, then fill it",
+            self.path
+        ))
+    }
+
+    /// Mounts the tmpfs a `size` asks for, before anything starts writing there;
+    /// journaled so `faultline heal` can undo it.
+    async fn prepare<C: Context>(&self, fault: &str, cx: &mut C) -> Result<(), C::Error> {
+        let Some(size) = &self.size else {
+            return Ok(());
+        };
+        cx.approval(fault).map_err(|e| cx.fail(e))?;
+        let size = cx.expand(size)?;
+        let path = self.dir(cx)?;
+        let mount = Tmpfs::mount(&path, &size)
+            .map_err(|e| cx.fail(format!("fault {fault} (disk.path / disk.size): {e}")))?;
+        cx.journal(Event::MountCreated(event::MountCreated {
+            path: path.display().to_string(),
+            fstype: "tmpfs".into(),
+            size: size.to_string(),
+        }))?;
+        cx.keep_mount(mount);
+        Ok(())
+    }
+
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<InjectedDisk, String>, C::Error> {
+        let dir = self.dir(cx)?;
+        Ok(inject(&dir, fault).map_err(|e| e.to_string()))
+    }
+}
+
+impl HeldFault for InjectedDisk {
+    type Undo = DiskUndo;
+
+    fn undo(&self) -> DiskUndo {
+        DiskUndo {
+            filler: self.filler.display().to_string(),
+        }
+    }
+
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        let s = cx.guard(self.await_landing(window.within)).await?;
+        Ok(Some(InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: json!({"free_bytes": s.free_bytes}),
+        }))
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        InjectedDisk::heal(self).map_err(|e| e.to_string())
+    }
+}
+
+/// The filler to remove.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiskUndo {
+    pub filler: String,
+}
+
+impl UndoRecord for DiskUndo {
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        remove_filler(Path::new(&self.filler))
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
     }
 }

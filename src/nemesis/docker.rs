@@ -586,6 +586,94 @@ pub async fn collect_logs(
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+impl super::Nemesis for DockerFaultSpec {
+    type Held = InjectedDocker;
+
+    fn privileged(&self, fault: &str) -> Option<String> {
+        let action = format!("{:?}", self.action).to_lowercase();
+        Some(format!(
+            "{fault}: docker {action} of container `{}` through the Docker engine",
+            self.container
+        ))
+    }
+
+    /// A kill / stop / restart ends the container's processes too.
+    fn ends_processes(&self) -> bool {
+        matches!(
+            self.action,
+            DockerAction::Kill | DockerAction::Stop | DockerAction::Restart
+        )
+    }
+
+    fn check(&self, of: &str, fault: &str) -> Vec<(String, String)> {
+        let wants_network = self.action == DockerAction::Disconnect;
+        if wants_network == self.network.is_some() {
+            return Vec::new();
+        }
+        vec![(
+            "docker.network".into(),
+            format!(
+                "fault `{fault}` of {of}: `docker.network` goes with `action: disconnect` and only with it"
+            ),
+        )]
+    }
+
+    async fn inject<C: super::Context>(
+        &self,
+        _fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<InjectedDocker, String>, C::Error> {
+        let mut spec = self.clone();
+        spec.container = cx.expand(&spec.container)?;
+        if let Some(network) = &spec.network {
+            spec.network = Some(cx.expand(network)?);
+        }
+        Ok(cx.guard(inject(&spec)).await?.map_err(|e| e.to_string()))
+    }
+}
+
+impl super::HeldFault for InjectedDocker {
+    type Undo = DockerUndo;
+
+    fn undo(&self) -> DockerUndo {
+        InjectedDocker::undo(self)
+    }
+
+    async fn probe<C: super::Context>(
+        &self,
+        window: super::Window,
+        cx: &C,
+    ) -> Result<Option<super::InjectorSeen>, C::Error> {
+        let s = cx.guard(self.await_landing(window.within)).await?;
+        Ok(Some(super::InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: serde_json::json!({"events": s.events, "state": s.state}),
+        }))
+    }
+
+    /// Heals after saving the container's log of the fault window into `logs/` (a
+    /// killed container's last words are evidence too).
+    async fn heal<C: super::Context>(self, cx: &C) -> Result<String, String> {
+        let logs = self.collect_logs(cx.logs()).await;
+        let healed = InjectedDocker::heal(self)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(match logs {
+            Ok(path) => format!("{healed}; its log is in {}", path.display()),
+            Err(e) => format!("{healed}; its log could not be saved: {e}"),
+        })
+    }
+}
+
+impl super::UndoRecord for DockerUndo {
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        heal_from_undo(self)
+            .map(|line| format!("{fault}: {line}"))
+            .map_err(|e| format!("{fault}: {e}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,23 @@
 //! Fault kinds. Each fault is a resource with a lifetime: injected, observed from the
 //! injector side, healed — and healed on drop if nobody healed it explicitly.
+//!
+//! Every kind implements [`Nemesis`] (its run-spec spec), [`HeldFault`] (the fault
+//! while it is held) and [`UndoRecord`] (what the journal keeps to heal it after a
+//! crash); `spec.rs` lists the kinds once and derives the enums the engine, the run
+//! spec and the journal use from that list.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::exec::Outcome;
+use crate::session::event::Event;
 
 pub mod clock;
 pub mod command;
@@ -10,6 +28,9 @@ pub mod net;
 pub mod process;
 pub mod proxy;
 pub mod signal;
+pub mod spec;
+
+pub use spec::{Held, Kind, NemesisSpec, Undo};
 
 /// Calls `observe` every `every` until `done` holds for what it saw or `within`
 /// passes; returns the last observation. Landing probes wait on a condition this way,
@@ -30,38 +51,157 @@ pub async fn poll_until<T>(
     }
 }
 
-/// The nemesis kinds a run spec can name (`references/nemesis.md` documents each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Process,
-    Command,
-    Net,
-    Disk,
-    Clock,
-    Proxy,
-    Docker,
+/// What the engine lends a nemesis while it prepares, injects, probes and heals one
+/// fault of an iteration. Kept narrow so the place a fault acts on (a host) is one
+/// more method here.
+// Enum dispatch only (never `dyn Context`), so the futures' auto traits are the
+// engine's concrete ones.
+#[allow(async_fn_in_trait)]
+pub trait Context {
+    /// What ends the iteration (an interrupt, an unusable `${var}`, a journal that
+    /// cannot be written); a failed injection is an `Ok(Err(message))` instead.
+    type Error;
+    /// `text` with its `${var}`s expanded.
+    fn expand(&mut self, text: &str) -> Result<String, Self::Error>;
+    /// An error that ends the iteration, saying `message`.
+    fn fail(&self, message: String) -> Self::Error;
+    /// Awaits `fut` unless the session is interrupted first.
+    async fn guard<T>(&self, fut: impl Future<Output = T>) -> Result<T, Self::Error>;
+    /// The session's `logs/` directory.
+    fn logs(&self) -> &Path;
+    /// The directory the SUT's commands run in.
+    fn cwd(&self) -> &Path;
+    /// The cluster's members by service name (the workload client is none).
+    fn members(&self) -> Vec<String>;
+    /// The process group of a running service.
+    fn service_pgid(&self, service: &str) -> Option<i32>;
+    /// Runs `command` once as a journaled child named `name`, its output in `logs/`.
+    async fn run_once(
+        &mut self,
+        name: &str,
+        command: &str,
+        deadline: Duration,
+    ) -> Result<Outcome, Self::Error>;
+    /// The control file and environment of a service started under faketime.
+    fn faketime(&self, service: &str) -> Option<(PathBuf, Vec<(String, String)>)>;
+    /// The fault proxy listening on `listen`, if one runs.
+    fn proxy(&self, listen: &str) -> Option<Arc<proxy::Proxy>>;
+    /// Keeps a proxy running for the iteration (stopped and journaled after it).
+    fn keep_proxy(&mut self, listen: String, proxy: Arc<proxy::Proxy>);
+    /// Keeps a tmpfs mounted for the iteration (unmounted and journaled after it).
+    fn keep_mount(&mut self, mount: disk::Tmpfs);
+    /// The journal seq of the approval fault `fault`'s privileged action runs under,
+    /// or why there is none.
+    fn approval(&self, fault: &str) -> Result<u64, String>;
+    /// Journals `event`.
+    fn journal(&mut self, event: Event) -> Result<u64, Self::Error>;
 }
 
-impl Kind {
-    pub const ALL: [Kind; 7] = [
-        Kind::Process,
-        Kind::Command,
-        Kind::Net,
-        Kind::Disk,
-        Kind::Clock,
-        Kind::Proxy,
-        Kind::Docker,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Process => "process",
-            Kind::Command => "command",
-            Kind::Net => "net",
-            Kind::Disk => "disk",
-            Kind::Clock => "clock",
-            Kind::Proxy => "proxy",
-            Kind::Docker => "docker",
-        }
+/// One nemesis kind's run-spec spec: what it needs, and how it is injected.
+#[allow(async_fn_in_trait)]
+pub trait Nemesis {
+    type Held: HeldFault;
+    /// What fault `fault` does with privilege, in words an operator can approve;
+    /// `None` when it needs none. `${var}`s are shown as written.
+    fn privileged(&self, _fault: &str) -> Option<String> {
+        None
     }
+    /// Whether it ends a member's processes (a failover is planned).
+    fn ends_processes(&self) -> bool {
+        false
+    }
+    /// The shell commands it runs, by field name (`inject`, `heal`), as written.
+    fn commands(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    /// Problems `load` reports: (field, message) for fault `fault` of scenario `of`.
+    fn check(&self, _of: &str, _fault: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Puts in place what the fault needs before the cluster starts.
+    async fn prepare<C: Context>(&self, _fault: &str, _cx: &mut C) -> Result<(), C::Error> {
+        Ok(())
+    }
+    /// Injects fault `fault`; `Ok(Err(message))` when the injection failed.
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<Self::Held, String>, C::Error>;
+}
+
+/// How long an injector-side probe may look: `within` (already cut to the heal),
+/// and the heal's due time to cut any other window to.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    pub within: Duration,
+    pub until: Option<Instant>,
+}
+
+impl Window {
+    /// `window` cut to the time left before the heal is due: a landing is shown while
+    /// the fault is held.
+    pub fn clip(&self, window: Duration) -> Duration {
+        self.until.map_or(window, |t| {
+            window.min(t.saturating_duration_since(Instant::now()))
+        })
+    }
+}
+
+/// What a kind's built-in injector-side probe saw, in one shape for the journal.
+#[derive(Debug, Clone)]
+pub struct InjectorSeen {
+    pub landed: bool,
+    pub text: String,
+    /// The kind's own figures (counters before / after, container state …).
+    pub detail: Value,
+}
+
+/// What a kind's built-in victim-side check saw (it counts like a declared signal).
+#[derive(Debug, Clone)]
+pub struct VictimSeen {
+    pub landed: bool,
+    pub detail: String,
+    /// What was watched for, as the journal names it.
+    pub pattern: String,
+    pub skew: Option<i64>,
+}
+
+/// A fault between injection and heal.
+#[allow(async_fn_in_trait)]
+pub trait HeldFault {
+    type Undo: UndoRecord;
+    /// The victim's pid, for a fault aimed at one process.
+    fn pid(&self) -> Option<i32> {
+        None
+    }
+    /// Enough to heal it later from the journal alone (`faultline heal`).
+    fn undo(&self) -> Self::Undo;
+    /// The built-in injector-side probe; `None` for a kind whose probes are all declared.
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error>;
+    /// The built-in victim-side check, for a kind that has one.
+    async fn victim<C: Context>(
+        &self,
+        _window: Window,
+        _cx: &C,
+    ) -> Result<Option<VictimSeen>, C::Error> {
+        Ok(None)
+    }
+    /// Heals it; the line says what was done.
+    async fn heal<C: Context>(self, cx: &C) -> Result<String, String>;
+}
+
+/// How a fault is undone by a process that did not inject it (`faultline heal`).
+pub trait UndoRecord:
+    std::fmt::Debug + Clone + PartialEq + Serialize + DeserializeOwned
+{
+    /// The journal holds it under its kind's key (`{"net": {…}}`); the first kinds
+    /// wrote their bare fields, and journals of theirs are still read.
+    const KEYED: bool = true;
+    /// Heals fault `fault` from this record alone; each line names the fault.
+    fn heal(&self, fault: &str) -> Result<String, String>;
 }

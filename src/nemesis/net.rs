@@ -7,7 +7,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::runspec::{NetFaultSpec, NetRule};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::runspec::{Chain, NetFaultSpec, NetRule};
 
 /// Prefix of every comment faultline puts on a rule.
 pub const TAG_PREFIX: &str = "faultline:";
@@ -361,6 +365,158 @@ impl Drop for InjectedNet {
         if !self.healed {
             let _ = remove_tagged(self.netns.as_deref(), &self.tag);
         }
+    }
+}
+
+impl Nemesis for NetFaultSpec {
+    type Held = InjectedNet;
+
+    fn privileged(&self, fault: &str) -> Option<String> {
+        let place = self
+            .netns
+            .as_deref()
+            .map_or("the current network namespace".to_string(), |ns| {
+                format!("network namespace `{ns}`")
+            });
+        let rules: Vec<String> = self
+            .drop
+            .iter()
+            .map(|rule| {
+                let mut argv = add_argv(rule, fault);
+                // The comment tag is bookkeeping; the operator approves the match.
+                if let Some(at) = argv
+                    .windows(2)
+                    .position(|w| w[0] == "-m" && w[1] == "comment")
+                {
+                    argv.drain(at..(at + 4).min(argv.len()));
+                }
+                format!("iptables {}", argv.join(" "))
+            })
+            .collect();
+        Some(format!(
+            "{fault}: {} DROP rule(s) in {place} ({})",
+            self.drop.len(),
+            rules.join("; ")
+        ))
+    }
+
+    /// Something is dropped, and each drop probability lies in (0, 1].
+    fn check(&self, of: &str, fault: &str) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        if self.drop.is_empty() {
+            problems.push((
+                "net.drop".into(),
+                format!("fault `{fault}` of {of} needs at least one rule under `net.drop`"),
+            ));
+        }
+        for (index, rule) in self.drop.iter().enumerate() {
+            if rule.uid_owner.is_some() && rule.chain != Chain::Output {
+                problems.push((
+                    "net.drop.uid_owner".into(),
+                    format!(
+                        "fault `{fault}` of {of}, rule {}: `uid_owner` matches the user that \
+                         sends a packet, which iptables knows only on the OUTPUT chain; add \
+                         `chain: OUTPUT`",
+                        index + 1
+                    ),
+                ));
+            }
+            if let Some(p) = rule.probability.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
+                problems.push((
+                    "net.drop.probability".into(),
+                    format!(
+                        "fault `{fault}` of {of}, rule {}: probability {p} is outside (0, 1]",
+                        index + 1
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<InjectedNet, String>, C::Error> {
+        // `${var}`s expanded in the namespace and the addresses.
+        let mut spec = self.clone();
+        if let Some(ns) = &spec.netns {
+            spec.netns = Some(cx.expand(ns)?);
+        }
+        for rule in &mut spec.drop {
+            for value in [&mut rule.source, &mut rule.destination, &mut rule.uid_owner]
+                .into_iter()
+                .flatten()
+            {
+                *value = cx.expand(value)?;
+            }
+        }
+        Ok(inject(&spec, fault).map_err(|e| e.to_string()))
+    }
+}
+
+impl HeldFault for InjectedNet {
+    type Undo = NetUndo;
+
+    fn undo(&self) -> NetUndo {
+        let rules = self
+            .rules
+            .iter()
+            .map(|argv| {
+                std::iter::once("iptables".to_string())
+                    .chain(argv.iter().cloned())
+                    .collect()
+            })
+            .collect();
+        NetUndo {
+            netns: self.netns.clone(),
+            tag: self.tag.clone(),
+            rules,
+        }
+    }
+
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        let s = cx.guard(self.await_landing(window.within)).await?;
+        Ok(Some(InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: json!({"before": s.before, "after": s.after}),
+        }))
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        InjectedNet::heal(self).map_err(|e| e.to_string())
+    }
+}
+
+/// The tag of the fault's rules and the namespace they are in.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetUndo {
+    pub netns: Option<String>,
+    pub tag: String,
+    pub rules: Vec<Vec<String>>,
+}
+
+impl UndoRecord for NetUndo {
+    /// Deletes every rule still carrying its tag (in its namespace).
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        let netns = self.netns.as_deref();
+        let tag = self.tag.as_str();
+        if tag.is_empty() {
+            return Err(format!("{fault}: the net undo record names no tag"));
+        }
+        let place = netns
+            .map(|ns| format!(" in netns {ns}"))
+            .unwrap_or_default();
+        remove_tagged(netns, tag)
+            .map(|n| format!("{fault}: {n} rule(s) tagged {TAG_PREFIX}{tag} deleted{place}"))
+            .map_err(|e| format!("{fault}: {e}{place}"))
     }
 }
 

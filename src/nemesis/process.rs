@@ -7,6 +7,15 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::exec;
+use crate::runspec::{ProcessFaultSpec, SignalName, TargetSpec};
+
+/// How long a `command` fault target may take to name its victim.
+const TARGET_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Who receives the signal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,6 +220,160 @@ impl Drop for Injected {
             if let Some(signal) = signal {
                 let _ = kill(Pid::from_raw(self.pid), signal);
             }
+        }
+    }
+}
+
+impl Nemesis for ProcessFaultSpec {
+    type Held = Injected;
+
+    fn ends_processes(&self) -> bool {
+        self.signal != SignalName::Stop
+    }
+
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<Injected, String>, C::Error> {
+        let target = match victim(fault, &self.target, cx).await? {
+            Ok(target) => target,
+            Err(why) => return Ok(Err(why)),
+        };
+        let action = match self.signal {
+            SignalName::Kill => Action::Kill,
+            SignalName::Term => Action::Term {
+                grace: self.grace.map_or(Duration::from_secs(5), |d| d.0),
+            },
+            SignalName::Stop => Action::Pause,
+        };
+        Ok(inject(&target, action).map_err(|e| e.to_string()))
+    }
+}
+
+/// The process a process fault aims at. A `command` target is asked at injection
+/// time (the current leader, say): the last line it prints names a service of the
+/// cluster or a pid; anything else fails the injection, saying what it printed.
+async fn victim<C: Context>(
+    fault: &str,
+    target: &TargetSpec,
+    cx: &mut C,
+) -> Result<Result<Target, String>, C::Error> {
+    let service = match target {
+        TargetSpec::Pid(pid) => return Ok(Ok(Target::Pid(*pid))),
+        TargetSpec::Pidfile(path) => {
+            return Ok(Ok(Target::Pidfile(PathBuf::from(cx.expand(path)?))));
+        }
+        TargetSpec::Service(name) => name.clone(),
+        TargetSpec::Command(command) => {
+            let command = cx.expand(command)?;
+            let name = format!("{fault}-target");
+            let outcome = cx.run_once(&name, &command, TARGET_DEADLINE).await?;
+            let out = std::fs::read_to_string(cx.logs().join(format!("{name}.stdout.log")))
+                .unwrap_or_default();
+            let named = out
+                .lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .unwrap_or("");
+            if outcome != exec::Outcome::Exited(0) {
+                return Ok(Err(format!("target command `{command}` ended {outcome:?}")));
+            }
+            let members = cx.members();
+            if !members.iter().any(|m| m == named) {
+                return Ok(match named.parse::<i32>() {
+                    Ok(pid) if pid > 0 => Ok(Target::Pid(pid)),
+                    _ => Err(format!(
+                        "target command `{command}` printed `{}`: neither a service of the \
+                         cluster ({}) nor a pid",
+                        crate::sanitize::line(named),
+                        members.join(", ")
+                    )),
+                });
+            }
+            named.to_string()
+        }
+    };
+    Ok(match cx.service_pgid(&service) {
+        Some(pgid) => Ok(Target::Pid(pgid)),
+        None => Err(format!(
+            "fault target service `{service}` is not in the cluster"
+        )),
+    })
+}
+
+impl HeldFault for Injected {
+    type Undo = ProcessUndo;
+
+    fn pid(&self) -> Option<i32> {
+        Some(self.pid)
+    }
+
+    fn undo(&self) -> ProcessUndo {
+        ProcessUndo {
+            pid: self.pid,
+            action: format!("{:?}", self.action),
+            started: exec::start_time(self.pid),
+        }
+    }
+
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        // /proc answers at once; a short window covers a slow SIGTERM handler.
+        let s = cx
+            .guard(self.await_landing(window.clip(Duration::from_secs(2))))
+            .await?;
+        Ok(Some(InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: json!({"state": format!("{:?}", s.state)}),
+        }))
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        Injected::heal(self).await.map_err(|e| e.to_string())
+    }
+}
+
+/// The victim and what was done to it; the journal holds these fields bare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessUndo {
+    pub pid: i32,
+    pub action: String,
+    #[serde(default)]
+    pub started: Option<u64>,
+}
+
+/// The same process the journal recorded: alive and started at the recorded time.
+pub fn same_process(pid: i32, started: Option<u64>) -> bool {
+    match (exec::start_time(pid), started) {
+        (Some(now), Some(then)) => now == then,
+        _ => false,
+    }
+}
+
+impl UndoRecord for ProcessUndo {
+    const KEYED: bool = false;
+
+    /// Resumes a paused victim, finishes a SIGTERM it outlived.
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        let pid = self.pid;
+        let action = self.action.as_str();
+        if !same_process(pid, self.started) {
+            Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
+        } else if action == "Pause" && proc_state(pid) == ProcState::Stopped {
+            kill(Pid::from_raw(pid), Signal::SIGCONT)
+                .map(|()| format!("{fault}: SIGCONT sent to pid {pid}"))
+                .map_err(|e| format!("{fault}: SIGCONT to pid {pid}: {e}"))
+        } else if action.starts_with("Term") {
+            kill(Pid::from_raw(pid), Signal::SIGKILL)
+                .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
+                .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
+        } else {
+            Ok(format!("{fault}: pid {pid} needs no undo ({action})"))
         }
     }
 }

@@ -6,6 +6,12 @@
 //! the toxic while it was on. A proxy nobody routes through sees nothing, so it cannot
 //! prove landing.
 
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::runspec::{ProxyFaultSpec, ToxicSpec};
+use crate::session::event::{self, Event};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -302,5 +308,129 @@ impl Drop for InjectedProxy {
         if !self.healed {
             self.proxy.set(None);
         }
+    }
+}
+
+/// The problem with a toxic that does nothing, if it does nothing: (field, message)
+/// for `field` (`proxy`, or a step's `substitute_proxy`).
+pub fn idle_toxic(
+    toxic: &ToxicSpec,
+    field: &str,
+    of: &str,
+    fault: &str,
+) -> Option<(String, String)> {
+    let t = toxic;
+    let effects = t.latency.is_some()
+        || t.bandwidth.is_some_and(|b| b > 0)
+        || t.stall
+        || t.reset
+        || t.slice.is_some_and(|s| s > 0);
+    (!effects).then(|| {
+        (
+            format!("{field}.toxic"),
+            format!(
+                "fault `{fault}` of {of}: the toxic does nothing; give latency, bandwidth, stall, reset or slice"
+            ),
+        )
+    })
+}
+
+impl Nemesis for ProxyFaultSpec {
+    type Held = InjectedProxy;
+
+    fn check(&self, of: &str, fault: &str) -> Vec<(String, String)> {
+        idle_toxic(&self.toxic, "proxy", of, fault)
+            .into_iter()
+            .collect()
+    }
+
+    /// Starts the proxy (one per listen address) before the cluster, so clients can
+    /// route through it from their first connection.
+    async fn prepare<C: Context>(&self, fault: &str, cx: &mut C) -> Result<(), C::Error> {
+        let listen = cx.expand(&self.listen)?;
+        let upstream = cx.expand(&self.upstream)?;
+        if cx.proxy(&listen).is_some() {
+            return Ok(());
+        }
+        let proxy = Proxy::start(&listen, &upstream)
+            .await
+            .map_err(|e| cx.fail(format!("fault {fault} proxy.listen `{listen}`: {e}")))?;
+        cx.journal(Event::ProxyStarted(event::ProxyStarted {
+            listen: proxy.listen.to_string(),
+            upstream: upstream.to_string(),
+        }))?;
+        cx.keep_proxy(listen, Arc::new(proxy));
+        Ok(())
+    }
+
+    /// Switches on the toxic of the proxy listening where the step says.
+    async fn inject<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Result<InjectedProxy, String>, C::Error> {
+        let listen = cx.expand(&self.listen)?;
+        let Some(proxy) = cx.proxy(&listen) else {
+            return Ok(Err(format!(
+                "fault {fault} proxy.listen: no proxy runs on `{listen}`"
+            )));
+        };
+        let t = &self.toxic;
+        Ok(Ok(proxy.enable(Toxic {
+            latency: t.latency.map(|d| d.0),
+            jitter: t.jitter.map(|d| d.0),
+            bandwidth: t.bandwidth,
+            stall: t.stall,
+            reset: t.reset,
+            slice: t.slice,
+        })))
+    }
+}
+
+impl HeldFault for InjectedProxy {
+    type Undo = ProxyUndo;
+
+    fn undo(&self) -> ProxyUndo {
+        ProxyUndo {
+            listen: self.proxy.listen.to_string(),
+            upstream: self.proxy.upstream.clone(),
+            toxic: json!(self.toxic),
+        }
+    }
+
+    async fn probe<C: Context>(
+        &self,
+        window: Window,
+        cx: &C,
+    ) -> Result<Option<InjectorSeen>, C::Error> {
+        let s = cx.guard(self.await_landing(window.within)).await?;
+        Ok(Some(InjectorSeen {
+            landed: s.landed,
+            text: s.detail,
+            detail: json!({"before": s.before, "after": s.after}),
+        }))
+    }
+
+    async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
+        Ok(InjectedProxy::heal(self))
+    }
+}
+
+/// The proxy and the toxic it had on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProxyUndo {
+    pub listen: String,
+    pub upstream: String,
+    pub toxic: Value,
+}
+
+impl UndoRecord for ProxyUndo {
+    /// The proxy is a task of the faultline process: it ended with it.
+    fn heal(&self, fault: &str) -> Result<String, String> {
+        Ok(format!(
+            "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
+            self.listen
+        ))
     }
 }

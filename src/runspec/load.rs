@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_saphyr::Spanned;
 
-use super::model::{Binding, Chain, NetFaultSpec, RunSpecFile};
+use super::model::{Binding, RunSpecFile};
 use super::yaml;
 use crate::plan::Plan;
 
@@ -74,22 +74,14 @@ fn check_binding(
             field: Some(field.into()),
             message,
         };
-        if step.kind().is_none() {
-            let names: Vec<&str> = crate::nemesis::Kind::ALL
-                .iter()
-                .map(|k| k.as_str())
-                .collect();
-            errors.push(at(
-                &names.join("|"),
-                format!(
-                    "fault `{}` of {id} needs exactly one of `{}`",
-                    step.id,
-                    names.join("`, `")
-                ),
-            ));
+        for (field, message) in step.nemesis.check(id, &step.id) {
+            errors.push(at(&field, message));
         }
-        if let Some(net) = &step.net {
-            check_net(id, &step.id, net, &at, errors);
+        let substitute = step.substitute_proxy.as_ref();
+        if let Some((field, message)) = substitute.and_then(|p| {
+            crate::nemesis::proxy::idle_toxic(&p.toxic, "substitute_proxy", id, &step.id)
+        }) {
+            errors.push(at(&field, message));
         }
         for (i, signal) in step.landing.iter().enumerate() {
             let named = signal.signals().len();
@@ -126,92 +118,9 @@ fn check_binding(
                 ),
             ));
         }
-        if let Some(docker) = &step.docker {
-            let wants_network = docker.action == super::model::DockerAction::Disconnect;
-            if wants_network != docker.network.is_some() {
-                errors.push(at(
-                    "docker.network",
-                    format!(
-                        "fault `{}` of {id}: `docker.network` goes with `action: disconnect` and only with it",
-                        step.id
-                    ),
-                ));
-            }
-        }
-        for (field, proxy) in [
-            ("proxy", &step.proxy),
-            ("substitute_proxy", &step.substitute_proxy),
-        ]
-        .into_iter()
-        .filter_map(|(field, p)| p.as_ref().map(|p| (field, p)))
-        {
-            let t = &proxy.toxic;
-            let effects = t.latency.is_some()
-                || t.bandwidth.is_some_and(|b| b > 0)
-                || t.stall
-                || t.reset
-                || t.slice.is_some_and(|s| s > 0);
-            if !effects {
-                errors.push(at(
-                    &format!("{field}.toxic"),
-                    format!(
-                        "fault `{}` of {id}: the toxic does nothing; give latency, bandwidth, stall, reset or slice",
-                        step.id
-                    ),
-                ));
-            }
-        }
-        // An offset inside the landing tolerance could never be told from no offset.
-        if let Some(clock) = step.clock.as_ref().filter(|c| c.offset.abs() < 10) {
-            errors.push(at(
-                "clock.offset",
-                format!(
-                    "fault `{}` of {id}: offset {} s is too small to observe; use at least 10 s either way",
-                    step.id, clock.offset
-                ),
-            ));
-        }
     }
     for (arm, inner) in &binding.arms {
         check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);
-    }
-}
-
-/// A `net` fault drops something, and each drop probability lies in (0, 1].
-fn check_net(
-    id: &str,
-    fault: &str,
-    net: &NetFaultSpec,
-    at: &dyn Fn(&str, String) -> SpecError,
-    errors: &mut Vec<SpecError>,
-) {
-    if net.drop.is_empty() {
-        errors.push(at(
-            "net.drop",
-            format!("fault `{fault}` of {id} needs at least one rule under `net.drop`"),
-        ));
-    }
-    for (index, rule) in net.drop.iter().enumerate() {
-        if rule.uid_owner.is_some() && rule.chain != Chain::Output {
-            errors.push(at(
-                "net.drop.uid_owner",
-                format!(
-                    "fault `{fault}` of {id}, rule {}: `uid_owner` matches the user that sends \
-                     a packet, which iptables knows only on the OUTPUT chain; add \
-                     `chain: OUTPUT`",
-                    index + 1
-                ),
-            ));
-        }
-        if let Some(p) = rule.probability.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
-            errors.push(at(
-                "net.drop.probability",
-                format!(
-                    "fault `{fault}` of {id}, rule {}: probability {p} is outside (0, 1]",
-                    index + 1
-                ),
-            ));
-        }
     }
 }
 

@@ -137,14 +137,13 @@ pub struct Check {
     pub deadline: Option<Dur>,
 }
 
-/// One nemesis step of the fault schedule: exactly one nemesis kind (`process`,
-/// `command`, `net`, `disk`, `clock`, `proxy`, `docker`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+/// One nemesis step of the fault schedule: exactly one nemesis kind, named by its key
+/// (`process`, `command`, `net`, `disk`, `clock`, `proxy`, `docker`; `crate::nemesis::spec`
+/// lists them).
+#[derive(Debug, Clone, Serialize)]
 pub struct FaultStep {
     pub id: String,
     /// Start this long after the workload starts, or after the `on` event was seen.
-    #[serde(default)]
     pub after: Dur,
     /// Start only once this event is observed (after the workload started; for a
     /// repetition, after the previous heal). Never seen within its `within`: the
@@ -156,20 +155,142 @@ pub struct FaultStep {
     pub repeat: Option<u32>,
     /// Without `on`: time between a repetition's heal and the next injection.
     pub gap: Option<Dur>,
-    pub process: Option<ProcessFaultSpec>,
-    pub command: Option<CommandFaultSpec>,
-    pub net: Option<NetFaultSpec>,
-    pub disk: Option<DiskFaultSpec>,
-    pub clock: Option<ClockFaultSpec>,
-    pub proxy: Option<ProxyFaultSpec>,
-    pub docker: Option<DockerFaultSpec>,
+    /// The one nemesis, under its kind's key.
+    #[serde(flatten)]
+    pub nemesis: crate::nemesis::NemesisSpec,
     /// Declared landing signals; each must be observed inside the fault window.
-    #[serde(default)]
     pub landing: Vec<LandingSpec>,
     /// The toxic that stands in for this step when the operator substitutes faultline's
     /// TCP fault proxy for a capability the step needs and the machine lacks (netem).
     /// Used only after that answer, never swapped in silently.
     pub substitute_proxy: Option<ProxyFaultSpec>,
+}
+
+/// The keys of a fault step besides its nemesis kind's.
+const STEP_FIELDS: [&str; 8] = [
+    "id",
+    "after",
+    "on",
+    "duration",
+    "repeat",
+    "gap",
+    "landing",
+    "substitute_proxy",
+];
+
+/// Every key a fault step may have, for the error naming an unknown one.
+static STEP_KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let kinds = crate::nemesis::Kind::ALL.iter().map(|k| k.as_str());
+    STEP_FIELDS.iter().copied().chain(kinds).collect()
+});
+
+/// A fault step is read key by key: its kind's key holds the nemesis, and a step
+/// naming none or two kinds is refused at the step, naming it and what is allowed.
+impl<'de> Deserialize<'de> for FaultStep {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(StepVisitor)
+    }
+}
+
+struct StepVisitor;
+
+/// `id` for a message about a step, or what stands for it before it is read.
+fn named(id: &Option<String>) -> String {
+    id.as_ref()
+        .map_or("a fault without `id`".to_string(), |id| format!("fault `{id}`"))
+}
+
+fn kinds_allowed() -> String {
+    let kinds: Vec<String> = crate::nemesis::Kind::ALL
+        .iter()
+        .map(|k| format!("`{}`", k.as_str()))
+        .collect();
+    format!("exactly one nemesis kind of {}", kinds.join(", "))
+}
+
+impl<'de> serde::de::Visitor<'de> for StepVisitor {
+    type Value = FaultStep;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a fault step (`id`, one nemesis kind, its schedule and landing)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<FaultStep, A::Error> {
+        use serde::de::{Error, Unexpected};
+        let mut id: Option<String> = None;
+        let mut after: Option<Dur> = None;
+        let mut on = None;
+        let mut duration = None;
+        let mut repeat = None;
+        let mut gap = None;
+        let mut landing: Option<Vec<LandingSpec>> = None;
+        let mut substitute_proxy = None;
+        let mut nemesis: Option<crate::nemesis::NemesisSpec> = None;
+        fn once<T, E: Error>(slot: &mut Option<T>, key: &'static str, value: T) -> Result<(), E> {
+            match slot.replace(value) {
+                Some(_) => Err(E::duplicate_field(key)),
+                None => Ok(()),
+            }
+        }
+        let none = |id: &Option<String>| {
+            let seen = format!("{} naming none", named(id));
+            A::Error::invalid_value(Unexpected::Other(&seen), &kinds_allowed().as_str())
+        };
+        // serde-saphyr locates an error at the key being read: the one for a step
+        // naming no kind is made while at `id`, so it points at the step.
+        let mut none_error = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => {
+                    once(&mut id, "id", map.next_value()?)?;
+                    none_error = Some(none(&id));
+                }
+                "after" => once(&mut after, "after", map.next_value()?)?,
+                "on" => once(&mut on, "on", map.next_value::<Option<Trigger>>()?)?,
+                "duration" => once(&mut duration, "duration", map.next_value::<Option<Dur>>()?)?,
+                "repeat" => once(&mut repeat, "repeat", map.next_value::<Option<u32>>()?)?,
+                "gap" => once(&mut gap, "gap", map.next_value::<Option<Dur>>()?)?,
+                "landing" => once(&mut landing, "landing", map.next_value()?)?,
+                "substitute_proxy" => once(
+                    &mut substitute_proxy,
+                    "substitute_proxy",
+                    map.next_value::<Option<ProxyFaultSpec>>()?,
+                )?,
+                other => match crate::nemesis::NemesisSpec::next_value(other, &mut map)? {
+                    Some(spec) => {
+                        if let Some(first) = &nemesis {
+                            let seen = format!(
+                                "{} naming both `{}` and `{}`",
+                                named(&id),
+                                first.kind().as_str(),
+                                spec.kind().as_str()
+                            );
+                            return Err(A::Error::invalid_value(
+                                Unexpected::Other(&seen),
+                                &kinds_allowed().as_str(),
+                            ));
+                        }
+                        nemesis = Some(spec);
+                    }
+                    None => return Err(A::Error::unknown_field(other, STEP_KEYS.as_slice())),
+                },
+            }
+        }
+        let Some(nemesis) = nemesis else {
+            return Err(none_error.unwrap_or_else(|| none(&id)));
+        };
+        Ok(FaultStep {
+            id: id.ok_or_else(|| A::Error::missing_field("id"))?,
+            after: after.unwrap_or_default(),
+            on: on.flatten(),
+            duration: duration.flatten(),
+            repeat: repeat.flatten(),
+            gap: gap.flatten(),
+            nemesis,
+            landing: landing.unwrap_or_default(),
+            substitute_proxy: substitute_proxy.flatten(),
+        })
+    }
 }
 
 impl Binding {
@@ -191,10 +312,7 @@ impl Binding {
         let mut binding = self.clone();
         for fault in &mut binding.faults {
             if let Some(proxy) = fault.value.substitute_proxy.take() {
-                let step = &mut fault.value;
-                (step.process, step.command, step.net, step.disk) = (None, None, None, None);
-                (step.clock, step.docker) = (None, None);
-                step.proxy = Some(proxy);
+                fault.value.nemesis = crate::nemesis::NemesisSpec::Proxy(proxy);
             }
         }
         for arm in binding.arms.values_mut() {
@@ -210,26 +328,9 @@ impl FaultStep {
         self.repeat.map_or(1, |n| n as usize)
     }
 
-    /// The one nemesis kind this step names; `None` when it names none or several.
-    pub fn kind(&self) -> Option<crate::nemesis::Kind> {
-        use crate::nemesis::Kind;
-        // One line per kind, so a new kind is one more line here.
-        let named: Vec<Kind> = [
-            self.process.as_ref().map(|_| Kind::Process),
-            self.command.as_ref().map(|_| Kind::Command),
-            self.net.as_ref().map(|_| Kind::Net),
-            self.disk.as_ref().map(|_| Kind::Disk),
-            self.clock.as_ref().map(|_| Kind::Clock),
-            self.proxy.as_ref().map(|_| Kind::Proxy),
-            self.docker.as_ref().map(|_| Kind::Docker),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        match named.as_slice() {
-            [one] => Some(*one),
-            _ => None,
-        }
+    /// The nemesis kind this step names.
+    pub fn kind(&self) -> crate::nemesis::Kind {
+        self.nemesis.kind()
     }
 }
 
@@ -324,31 +425,6 @@ impl Chain {
             Chain::Forward => "FORWARD",
         }
     }
-}
-
-/// Fill the filesystem holding `path` (`references/nemesis.md`, `### disk`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DiskFaultSpec {
-    /// A directory on the filesystem to fill (the SUT's data directory, or a mount
-    /// point under it). `${var}`s are expanded; relative paths are the SUT's.
-    pub path: String,
-    /// When given, the session mounts a tmpfs of this size (`1M`, `512k`) on `path`
-    /// for the iteration, before the cluster starts, and unmounts it afterwards.
-    pub size: Option<String>,
-}
-
-/// Move the clock of a service started with `faketime: true`
-/// (`references/nemesis.md`, `### clock`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClockFaultSpec {
-    /// The service whose clock moves.
-    pub service: String,
-    /// Seconds the clock moves; negative moves it back.
-    pub offset: i64,
-    /// Where the victim prints its own clock: the pattern's first group is epoch seconds.
-    pub victim_clock: LogSignal,
 }
 
 /// A toxic on the built-in TCP fault proxy (`references/nemesis.md`, `### proxy`).

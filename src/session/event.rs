@@ -781,71 +781,10 @@ pub struct FaultInjected {
     pub approved: Option<u64>,
 }
 
-/// How a fault is undone by a process that did not inject it. The JSON shapes are the
-/// ones earlier journals hold (one key per nemesis kind, or a process's fields).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Undo {
-    Net {
-        net: NetUndo,
-    },
-    Docker {
-        docker: crate::nemesis::docker::DockerUndo,
-    },
-    Proxy {
-        proxy: ProxyUndo,
-    },
-    Clock {
-        clock: ClockUndo,
-    },
-    Disk {
-        disk: DiskUndo,
-    },
-    Process(ProcessUndo),
-    Command(CommandUndo),
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct NetUndo {
-    pub netns: Option<String>,
-    pub tag: String,
-    pub rules: Vec<Vec<String>>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ProxyUndo {
-    pub listen: String,
-    pub upstream: String,
-    pub toxic: Value,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ClockUndo {
-    pub control: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DiskUndo {
-    pub filler: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessUndo {
-    pub pid: i32,
-    pub action: String,
-    #[serde(default)]
-    pub started: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommandUndo {
-    pub heal: String,
-    pub cwd: String,
-}
+/// How a fault is undone by a process that did not inject it: one variant per nemesis
+/// kind (`crate::nemesis::spec`). `ProcessUndo` keeps the path earlier code used.
+pub use crate::nemesis::Undo;
+pub use crate::nemesis::process::ProcessUndo;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -13,14 +13,14 @@ use std::path::Path;
 use nix::sys::signal::Signal;
 
 use super::event::{
-    CgroupRemoved, CommandUndo, Event, FaultHealed, FaultInjected, GroupEnded, HealBy,
-    HealFinished, MarkedEnded, MountRemoved, NetUndo, ProcessUndo, Undo,
+    CgroupRemoved, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished,
+    MarkedEnded, MountRemoved,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
 use super::view::{Scoped, View};
 use crate::exec;
-use crate::nemesis::process::{ProcState, proc_state};
-use crate::nemesis::{clock, disk, net};
+use crate::nemesis::disk;
+use crate::nemesis::process::same_process;
 
 /// What healing did.
 #[derive(Debug, Default)]
@@ -39,34 +39,11 @@ pub enum HealError {
     Journal(#[from] JournalError),
 }
 
-/// The same process the journal recorded: alive and started at the recorded time.
-fn same_process(pid: i32, started: Option<u64>) -> bool {
-    match (exec::start_time(pid), started) {
-        (Some(now), Some(then)) => now == then,
-        _ => false,
-    }
-}
-
+/// Heals one open fault from its undo record alone, each kind in its own way.
 fn heal_fault(open: &Scoped<FaultInjected>, by: &str, out: &mut Healed) -> FaultHealed {
     let fault = open.item.fault.as_str();
     let result = match &open.item.undo {
-        Some(Undo::Net { net }) => heal_net(fault, net),
-        Some(Undo::Docker { docker }) => crate::nemesis::docker::heal_from_undo(docker)
-            .map(|line| format!("{fault}: {line}"))
-            .map_err(|e| format!("{fault}: {e}")),
-        // The proxy is a task of the faultline process: it ended with it.
-        Some(Undo::Proxy { proxy }) => Ok(format!(
-            "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
-            proxy.listen
-        )),
-        Some(Undo::Clock { clock }) => clock::clear(Path::new(&clock.control))
-            .map(|line| format!("{fault}: {line}"))
-            .map_err(|e| format!("{fault}: {e}")),
-        Some(Undo::Disk { disk }) => disk::remove_filler(Path::new(&disk.filler))
-            .map(|line| format!("{fault}: {line}"))
-            .map_err(|e| format!("{fault}: {e}")),
-        Some(Undo::Process(undo)) => heal_process(fault, undo),
-        Some(Undo::Command(undo)) => heal_command(fault, undo),
+        Some(undo) => undo.heal(fault),
         None => Err(format!("{fault}: the journal holds no way to undo it")),
     };
     match &result {
@@ -77,60 +54,6 @@ fn heal_fault(open: &Scoped<FaultInjected>, by: &str, out: &mut Healed) -> Fault
         fault: fault.to_string(),
         result: Some(result),
         by: Some(by.to_string()),
-    }
-}
-
-/// A net fault: deletes every rule still carrying its tag (in its namespace).
-fn heal_net(fault: &str, net: &NetUndo) -> Result<String, String> {
-    let netns = net.netns.as_deref();
-    let tag = net.tag.as_str();
-    if tag.is_empty() {
-        return Err(format!("{fault}: the net undo record names no tag"));
-    }
-    let place = netns
-        .map(|ns| format!(" in netns {ns}"))
-        .unwrap_or_default();
-    net::remove_tagged(netns, tag)
-        .map(|n| {
-            format!(
-                "{fault}: {n} rule(s) tagged {}{tag} deleted{place}",
-                net::TAG_PREFIX
-            )
-        })
-        .map_err(|e| format!("{fault}: {e}{place}"))
-}
-
-/// A process fault: resumes a paused victim, finishes a SIGTERM it outlived.
-fn heal_process(fault: &str, undo: &ProcessUndo) -> Result<String, String> {
-    let pid = undo.pid;
-    let action = undo.action.as_str();
-    if !same_process(pid, undo.started) {
-        Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
-    } else if action == "Pause" && proc_state(pid) == ProcState::Stopped {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGCONT)
-            .map(|()| format!("{fault}: SIGCONT sent to pid {pid}"))
-            .map_err(|e| format!("{fault}: SIGCONT to pid {pid}: {e}"))
-    } else if action.starts_with("Term") {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL)
-            .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
-            .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
-    } else {
-        Ok(format!("{fault}: pid {pid} needs no undo ({action})"))
-    }
-}
-
-/// A command fault: runs its heal command where the run would have.
-fn heal_command(fault: &str, undo: &CommandUndo) -> Result<String, String> {
-    let heal = &undo.heal;
-    match std::process::Command::new("sh")
-        .arg("-c")
-        .arg(heal)
-        .current_dir(&undo.cwd)
-        .status()
-    {
-        Ok(status) if status.success() => Ok(format!("{fault}: heal command `{heal}` exited 0")),
-        Ok(status) => Err(format!("{fault}: heal command `{heal}` ended {status}")),
-        Err(e) => Err(format!("{fault}: heal command `{heal}`: {e}")),
     }
 }
 

@@ -39,13 +39,9 @@ fn labelled(b: &Binding, prefix: &str, out: &mut Vec<(String, String)>) {
         step(out, &format!("{prefix}workload"), w);
     }
     for f in &b.faults {
-        if let Some(c) = &f.value.command {
-            let id = &f.value.id;
-            out.push((
-                format!("{prefix}faults.{id}.command.inject"),
-                c.inject.clone(),
-            ));
-            out.push((format!("{prefix}faults.{id}.command.heal"), c.heal.clone()));
+        let (id, kind) = (&f.value.id, f.value.kind().as_str());
+        for (field, command) in f.value.nemesis.commands() {
+            out.push((format!("{prefix}faults.{id}.{kind}.{field}"), command));
         }
     }
     if let Some(q) = &b.quiesce {

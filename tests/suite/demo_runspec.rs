@@ -43,7 +43,7 @@ fn demo_plan_is_runnable_and_its_sidecar_binds_every_scenario_but_one_arm() {
     assert_eq!(plan_arms, ["D5/api", "D5/admin"]);
 
     let (d3, _) = &spec.bindings["D3"];
-    assert_eq!(d3.faults[0].value.kind(), Some(Kind::Process));
+    assert_eq!(d3.faults[0].value.kind(), Kind::Process);
     let planted = d3.cluster.as_ref().is_some_and(|c| {
         c.services
             .iter()

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use faultline::nemesis::NemesisSpec;
 use faultline::plan::{EmbeddedRunSpec, Plan};
 use faultline::runspec::{self, TargetSpec};
 use faultline::verdict::Tier;
@@ -79,7 +80,9 @@ fn a_complete_sidecar_loads() {
         fault.duration.map(|d| d.0),
         Some(Duration::from_millis(1500))
     );
-    let process = fault.process.as_ref().expect("process fault");
+    let NemesisSpec::Process(process) = &fault.nemesis else {
+        panic!("a process fault, got {:?}", fault.nemesis);
+    };
     assert!(matches!(&process.target, TargetSpec::Service(s) if s == "n3"));
     assert_eq!(binding.tiers[&Tier::Hardening].seeds, 3);
     assert_eq!(binding.tiers[&Tier::Smoke].seeds, 1, "seeds default to one");
@@ -180,4 +183,34 @@ fn a_scenario_bound_in_both_places_is_an_error_naming_both() {
         text.starts_with("plan.run.yaml:6:") && text.contains("plan.md:40"),
         "{text}"
     );
+}
+
+/// The nemesis is one key of the step: two kinds, or a key that is none, are refused
+/// at the step, naming what was seen and what is allowed.
+#[test]
+fn a_fault_naming_two_kinds_or_an_unknown_key_is_refused() {
+    let two = SIDECAR.replace(
+        "        process:\n",
+        "        disk: { path: /tmp }\n        process:\n",
+    );
+    let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &two))).expect_err("two");
+    let text = errors[0].to_string();
+    // At the second kind's key.
+    assert!(text.starts_with("plan.run.yaml:25:"), "{text}");
+    assert!(
+        text.contains("fault `pause-n3` naming both `disk` and `process`"),
+        "{text}"
+    );
+    assert!(text.contains("`process`, `command`, `net`, `disk`"), "{text}");
+
+    let typo = SIDECAR.replace("        process:\n", "        proces:\n");
+    let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &typo))).expect_err("typo");
+    let text = errors[0].to_string();
+    assert_eq!(
+        errors[0].field.as_deref(),
+        Some("scenarios.D2.faults[0].proces"),
+        "{text}"
+    );
+    assert!(text.contains("unknown field `proces`"), "{text}");
+    assert!(text.contains("landing, substitute_proxy, process, command"), "{text}");
 }

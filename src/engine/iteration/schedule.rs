@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::faults::Held;
+use crate::nemesis::Held;
 use super::{EngineError, FaultFacts, Runner};
 use crate::nemesis::signal::Watch;
 use crate::runspec::FaultStep;
