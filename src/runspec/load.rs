@@ -65,6 +65,16 @@ fn check_binding(
     line_offset: u64,
     errors: &mut Vec<SpecError>,
 ) {
+    let first = errors.len();
+    for refused in &binding.faults.refused {
+        errors.push(SpecError {
+            file: file.to_string(),
+            line: refused.referenced.line() + line_offset,
+            column: refused.referenced.column(),
+            field: Some(super::model::kind_keys()),
+            message: refused.value.describe(id),
+        });
+    }
     for fault in &binding.faults {
         let step = &fault.value;
         let at = |field: &str, message: String| SpecError {
@@ -119,6 +129,8 @@ fn check_binding(
             ));
         }
     }
+    // In the order of the faults in the file, refused steps among them.
+    errors[first..].sort_by_key(|e| e.line);
     for (arm, inner) in &binding.arms {
         check_binding(&format!("{id}/{arm}"), inner, file, line_offset, errors);
     }

@@ -64,7 +64,7 @@ pub struct Binding {
     pub preconditions: Vec<Check>,
     pub workload: Option<Step>,
     #[serde(default)]
-    pub faults: Vec<Spanned<FaultStep>>,
+    pub faults: Faults,
     #[serde(default)]
     pub quiesce: Option<Quiesce>,
     #[serde(default)]
@@ -184,15 +184,144 @@ static STEP_KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::
     STEP_FIELDS.iter().copied().chain(kinds).collect()
 });
 
-/// A fault step is read key by key: its kind's key holds the nemesis, and a step
-/// naming none or two kinds is refused at the step, naming it and what is allowed.
-impl<'de> Deserialize<'de> for FaultStep {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(StepVisitor)
+/// A binding's fault steps, and the steps refused while reading (naming no nemesis
+/// kind or several), kept so `load` reports them with the spec's other problems.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub struct Faults {
+    pub steps: Vec<Spanned<FaultStep>>,
+    #[serde(skip)]
+    pub refused: Vec<Spanned<RefusedStep>>,
+}
+
+/// A fault step that names no nemesis kind, or several.
+#[derive(Debug, Clone, Default)]
+pub struct RefusedStep {
+    pub id: Option<String>,
+    /// The kinds it names, in the order written.
+    pub kinds: Vec<crate::nemesis::Kind>,
+}
+
+impl std::ops::Deref for Faults {
+    type Target = Vec<Spanned<FaultStep>>;
+    fn deref(&self) -> &Self::Target {
+        &self.steps
     }
 }
 
-struct StepVisitor;
+impl std::ops::DerefMut for Faults {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.steps
+    }
+}
+
+impl<'a> IntoIterator for &'a Faults {
+    type Item = &'a Spanned<FaultStep>;
+    type IntoIter = std::slice::Iter<'a, Spanned<FaultStep>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.steps.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Faults {
+    type Item = &'a mut Spanned<FaultStep>;
+    type IntoIter = std::slice::IterMut<'a, Spanned<FaultStep>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.steps.iter_mut()
+    }
+}
+
+impl FromIterator<Spanned<FaultStep>> for Faults {
+    fn from_iter<I: IntoIterator<Item = Spanned<FaultStep>>>(iter: I) -> Self {
+        Faults {
+            steps: iter.into_iter().collect(),
+            refused: Vec::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Faults {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut faults = Faults::default();
+        for item in Vec::<Spanned<Lenient>>::deserialize(d)? {
+            let (referenced, defined) = (item.referenced, item.defined);
+            match item.value {
+                Lenient::Step(value) => faults.steps.push(Spanned {
+                    value,
+                    referenced,
+                    defined,
+                }),
+                Lenient::Refused(value) => faults.refused.push(Spanned {
+                    value,
+                    referenced,
+                    defined,
+                }),
+            }
+        }
+        Ok(faults)
+    }
+}
+
+/// A fault step as read in a list of them: one naming no kind or several is kept
+/// aside rather than ending the read, so every problem of the spec is reported at once.
+enum Lenient {
+    Step(FaultStep),
+    Refused(RefusedStep),
+}
+
+impl<'de> Deserialize<'de> for Lenient {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(StepVisitor { strict: false })
+    }
+}
+
+/// A fault step read on its own refuses one naming no kind or several at once.
+impl<'de> Deserialize<'de> for FaultStep {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match d.deserialize_map(StepVisitor { strict: true })? {
+            Lenient::Step(step) => Ok(step),
+            // The strict visitor refuses with an error before it gets here.
+            Lenient::Refused(refused) => Err(serde::de::Error::custom(refused.seen())),
+        }
+    }
+}
+
+impl RefusedStep {
+    /// The kinds it names: "none", or "`disk` and `process`".
+    fn kinds_named(&self) -> String {
+        let kinds: Vec<String> = self.kinds.iter().map(|k| format!("`{}`", k.as_str())).collect();
+        match kinds.as_slice() {
+            [] => "none".into(),
+            _ => kinds.join(" and "),
+        }
+    }
+
+    /// The step and the kinds it names: "fault `x` naming `disk` and `process`".
+    fn seen(&self) -> String {
+        format!("{} naming {}", named(&self.id), self.kinds_named())
+    }
+
+    /// Why it is refused, for scenario (or arm) `of`: what it names and what is allowed.
+    pub fn describe(&self, of: &str) -> String {
+        format!(
+            "{} of {of} names {}; it needs {}",
+            named(&self.id),
+            self.kinds_named(),
+            kinds_allowed()
+        )
+    }
+}
+
+/// Every kind's key, joined by `|`: the field a refused step's problem is about.
+pub fn kind_keys() -> String {
+    let kinds: Vec<&str> = crate::nemesis::Kind::ALL.iter().map(|k| k.as_str()).collect();
+    kinds.join("|")
+}
+
+struct StepVisitor {
+    /// Refuse a step naming no kind or several with an error, rather than keep it aside.
+    strict: bool,
+}
 
 /// `id` for a message about a step, or what stands for it before it is read.
 fn named(id: &Option<String>) -> String {
@@ -209,13 +338,13 @@ fn kinds_allowed() -> String {
 }
 
 impl<'de> serde::de::Visitor<'de> for StepVisitor {
-    type Value = FaultStep;
+    type Value = Lenient;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a fault step (`id`, one nemesis kind, its schedule and landing)")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<FaultStep, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Lenient, A::Error> {
         use serde::de::{Error, Unexpected};
         let mut id: Option<String> = None;
         let mut after: Option<Dur> = None;
@@ -225,16 +354,19 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
         let mut gap = None;
         let mut landing: Option<Vec<LandingSpec>> = None;
         let mut substitute_proxy = None;
-        let mut nemesis: Option<crate::nemesis::NemesisSpec> = None;
+        let mut nemeses: Vec<crate::nemesis::NemesisSpec> = Vec::new();
         fn once<T, E: Error>(slot: &mut Option<T>, key: &'static str, value: T) -> Result<(), E> {
             match slot.replace(value) {
                 Some(_) => Err(E::duplicate_field(key)),
                 None => Ok(()),
             }
         }
-        let none = |id: &Option<String>| {
-            let seen = format!("{} naming none", named(id));
-            A::Error::invalid_value(Unexpected::Other(&seen), &kinds_allowed().as_str())
+        let refusal = |id: &Option<String>, kinds: Vec<crate::nemesis::Kind>| {
+            let refused = RefusedStep {
+                id: id.clone(),
+                kinds,
+            };
+            A::Error::invalid_value(Unexpected::Other(&refused.seen()), &kinds_allowed().as_str())
         };
         // serde-saphyr locates an error at the key being read: the one for a step
         // naming no kind is made while at `id`, so it points at the step.
@@ -243,7 +375,7 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
             match key.as_str() {
                 "id" => {
                     once(&mut id, "id", map.next_value()?)?;
-                    none_error = Some(none(&id));
+                    none_error = Some(refusal(&id, Vec::new()));
                 }
                 "after" => once(&mut after, "after", map.next_value()?)?,
                 "on" => once(&mut on, "on", map.next_value::<Option<Trigger>>()?)?,
@@ -258,28 +390,27 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
                 )?,
                 other => match crate::nemesis::NemesisSpec::next_value(other, &mut map)? {
                     Some(spec) => {
-                        if let Some(first) = &nemesis {
-                            let seen = format!(
-                                "{} naming both `{}` and `{}`",
-                                named(&id),
-                                first.kind().as_str(),
-                                spec.kind().as_str()
-                            );
-                            return Err(A::Error::invalid_value(
-                                Unexpected::Other(&seen),
-                                &kinds_allowed().as_str(),
-                            ));
+                        nemeses.push(spec);
+                        if self.strict && nemeses.len() > 1 {
+                            let kinds = nemeses.iter().map(|n| n.kind()).collect();
+                            return Err(refusal(&id, kinds));
                         }
-                        nemesis = Some(spec);
                     }
                     None => return Err(A::Error::unknown_field(other, STEP_KEYS.as_slice())),
                 },
             }
         }
-        let Some(nemesis) = nemesis else {
-            return Err(none_error.unwrap_or_else(|| none(&id)));
+        if nemeses.len() != 1 {
+            if self.strict {
+                return Err(none_error.unwrap_or_else(|| refusal(&id, Vec::new())));
+            }
+            let kinds = nemeses.iter().map(|n| n.kind()).collect();
+            return Ok(Lenient::Refused(RefusedStep { id, kinds }));
+        }
+        let Some(nemesis) = nemeses.pop() else {
+            return Err(refusal(&id, Vec::new()));
         };
-        Ok(FaultStep {
+        Ok(Lenient::Step(FaultStep {
             id: id.ok_or_else(|| A::Error::missing_field("id"))?,
             after: after.unwrap_or_default(),
             on: on.flatten(),
@@ -289,7 +420,7 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
             nemesis,
             landing: landing.unwrap_or_default(),
             substitute_proxy: substitute_proxy.flatten(),
-        })
+        }))
     }
 }
 

@@ -195,10 +195,9 @@ fn a_fault_naming_two_kinds_or_an_unknown_key_is_refused() {
     );
     let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &two))).expect_err("two");
     let text = errors[0].to_string();
-    // At the second kind's key.
-    assert!(text.starts_with("plan.run.yaml:25:"), "{text}");
+    assert!(text.starts_with("plan.run.yaml:21:"), "{text}");
     assert!(
-        text.contains("fault `pause-n3` naming both `disk` and `process`"),
+        text.contains("fault `pause-n3` of D2 names `disk` and `process`"),
         "{text}"
     );
     assert!(text.contains("`process`, `command`, `net`, `disk`"), "{text}");
