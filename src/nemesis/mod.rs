@@ -196,9 +196,7 @@ pub trait HeldFault {
 }
 
 /// How a fault is undone by a process that did not inject it (`faultline heal`).
-pub trait UndoRecord:
-    std::fmt::Debug + Clone + PartialEq + Serialize + DeserializeOwned
-{
+pub trait UndoRecord: std::fmt::Debug + Clone + PartialEq + Serialize + DeserializeOwned {
     /// The journal holds it under its kind's key (`{"net": {…}}`); the first kinds
     /// wrote their bare fields, and journals of theirs are still read.
     const KEYED: bool = true;

@@ -222,3 +222,39 @@ nemeses! {
     proxy => Proxy(crate::runspec::ProxyFaultSpec),
     docker => Docker(crate::runspec::DockerFaultSpec),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Undo;
+
+    /// Journals written before the kinds were one list read, and are written, as then:
+    /// a kind's key, or a process's / command's bare fields.
+    #[test]
+    fn undo_records_keep_their_journal_shapes() {
+        let shapes = [
+            r#"{"net":{"netns":null,"tag":"p-1-0","rules":[["iptables","-A","INPUT"]]}}"#,
+            r#"{"disk":{"filler":"/tmp/x/.faultline-filler-d-1-0"}}"#,
+            r#"{"clock":{"control":"/tmp/c"}}"#,
+            r#"{"proxy":{"listen":"127.0.0.1:1","upstream":"127.0.0.1:2","toxic":{}}}"#,
+            r#"{"pid":42,"action":"Pause","started":7}"#,
+            r#"{"heal":"true","cwd":"/"}"#,
+        ];
+        let kinds = ["net", "disk", "clock", "proxy", "process", "command"];
+        for (json, kind) in shapes.iter().zip(kinds) {
+            let undo: Undo = serde_json::from_str(json).expect(json);
+            let read = match &undo {
+                Undo::Net(_) => "net",
+                Undo::Disk(_) => "disk",
+                Undo::Clock(_) => "clock",
+                Undo::Proxy(_) => "proxy",
+                Undo::Process(_) => "process",
+                Undo::Command(_) => "command",
+                Undo::Docker(_) => "docker",
+            };
+            assert_eq!(read, kind, "{json}");
+            let written = serde_json::to_string(&undo).expect("serializes");
+            assert_eq!(&written, json);
+        }
+        assert!(serde_json::from_str::<Undo>(r#"{"nothing":1}"#).is_err());
+    }
+}

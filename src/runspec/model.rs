@@ -247,7 +247,7 @@ impl<'de> Deserialize<'de> for Faults {
             let (referenced, defined) = (item.referenced, item.defined);
             match item.value {
                 Lenient::Step(value) => faults.steps.push(Spanned {
-                    value,
+                    value: *value,
                     referenced,
                     defined,
                 }),
@@ -265,7 +265,7 @@ impl<'de> Deserialize<'de> for Faults {
 /// A fault step as read in a list of them: one naming no kind or several is kept
 /// aside rather than ending the read, so every problem of the spec is reported at once.
 enum Lenient {
-    Step(FaultStep),
+    Step(Box<FaultStep>),
     Refused(RefusedStep),
 }
 
@@ -279,7 +279,7 @@ impl<'de> Deserialize<'de> for Lenient {
 impl<'de> Deserialize<'de> for FaultStep {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match d.deserialize_map(StepVisitor { strict: true })? {
-            Lenient::Step(step) => Ok(step),
+            Lenient::Step(step) => Ok(*step),
             // The strict visitor refuses with an error before it gets here.
             Lenient::Refused(refused) => Err(serde::de::Error::custom(refused.seen())),
         }
@@ -289,7 +289,11 @@ impl<'de> Deserialize<'de> for FaultStep {
 impl RefusedStep {
     /// The kinds it names: "none", or "`disk` and `process`".
     fn kinds_named(&self) -> String {
-        let kinds: Vec<String> = self.kinds.iter().map(|k| format!("`{}`", k.as_str())).collect();
+        let kinds: Vec<String> = self
+            .kinds
+            .iter()
+            .map(|k| format!("`{}`", k.as_str()))
+            .collect();
         match kinds.as_slice() {
             [] => "none".into(),
             _ => kinds.join(" and "),
@@ -314,7 +318,10 @@ impl RefusedStep {
 
 /// Every kind's key, joined by `|`: the field a refused step's problem is about.
 pub fn kind_keys() -> String {
-    let kinds: Vec<&str> = crate::nemesis::Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let kinds: Vec<&str> = crate::nemesis::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect();
     kinds.join("|")
 }
 
@@ -326,7 +333,9 @@ struct StepVisitor {
 /// `id` for a message about a step, or what stands for it before it is read.
 fn named(id: &Option<String>) -> String {
     id.as_ref()
-        .map_or("a fault without `id`".to_string(), |id| format!("fault `{id}`"))
+        .map_or("a fault without `id`".to_string(), |id| {
+            format!("fault `{id}`")
+        })
 }
 
 fn kinds_allowed() -> String {
@@ -366,7 +375,10 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
                 id: id.clone(),
                 kinds,
             };
-            A::Error::invalid_value(Unexpected::Other(&refused.seen()), &kinds_allowed().as_str())
+            A::Error::invalid_value(
+                Unexpected::Other(&refused.seen()),
+                &kinds_allowed().as_str(),
+            )
         };
         // serde-saphyr locates an error at the key being read: the one for a step
         // naming no kind is made while at `id`, so it points at the step.
@@ -375,7 +387,9 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
             match key.as_str() {
                 "id" => {
                     once(&mut id, "id", map.next_value()?)?;
-                    none_error = Some(refusal(&id, Vec::new()));
+                    if self.strict {
+                        none_error = Some(refusal(&id, Vec::new()));
+                    }
                 }
                 "after" => once(&mut after, "after", map.next_value()?)?,
                 "on" => once(&mut on, "on", map.next_value::<Option<Trigger>>()?)?,
@@ -410,7 +424,7 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
         let Some(nemesis) = nemeses.pop() else {
             return Err(refusal(&id, Vec::new()));
         };
-        Ok(Lenient::Step(FaultStep {
+        Ok(Lenient::Step(Box::new(FaultStep {
             id: id.ok_or_else(|| A::Error::missing_field("id"))?,
             after: after.unwrap_or_default(),
             on: on.flatten(),
@@ -420,7 +434,7 @@ impl<'de> serde::de::Visitor<'de> for StepVisitor {
             nemesis,
             landing: landing.unwrap_or_default(),
             substitute_proxy: substitute_proxy.flatten(),
-        }))
+        })))
     }
 }
 

@@ -200,7 +200,10 @@ fn a_fault_naming_two_kinds_or_an_unknown_key_is_refused() {
         text.contains("fault `pause-n3` of D2 names `disk` and `process`"),
         "{text}"
     );
-    assert!(text.contains("`process`, `command`, `net`, `disk`"), "{text}");
+    assert!(
+        text.contains("`process`, `command`, `net`, `disk`"),
+        "{text}"
+    );
 
     let typo = SIDECAR.replace("        process:\n", "        proces:\n");
     let errors = runspec::load(&Plan::default(), Some(("plan.run.yaml", &typo))).expect_err("typo");
@@ -211,5 +214,8 @@ fn a_fault_naming_two_kinds_or_an_unknown_key_is_refused() {
         "{text}"
     );
     assert!(text.contains("unknown field `proces`"), "{text}");
-    assert!(text.contains("landing, substitute_proxy, process, command"), "{text}");
+    assert!(
+        text.contains("landing, substitute_proxy, process, command"),
+        "{text}"
+    );
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::nemesis::Held;
 use super::{EngineError, FaultFacts, Runner};
+use crate::nemesis::Held;
 use crate::nemesis::signal::Watch;
 use crate::runspec::FaultStep;
 use crate::session::event::{self, Event, millis};
