@@ -16,6 +16,10 @@ pub struct RunSpecFile {
     /// Values substituted for `${name}` in commands.
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
+    /// Hosts services, steps and faults may run on (`node: NAME`); `${node:NAME}` is
+    /// the node's address. See `references/nodes.md`.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, Spanned<crate::host::NodeSpec>>,
     pub scenarios: BTreeMap<String, Spanned<Binding>>,
     /// Capabilities the bindings need beyond the plan's §6b rows.
     #[serde(default)]
@@ -115,6 +119,8 @@ pub struct Service {
     /// Run it as this Unix user (name or uid): per-member users are how one host tells
     /// its members' traffic apart (`net` rules with `uid_owner: ${<name>_uid}`).
     pub user: Option<String>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 /// A command with its deadline; long ones declare an expected duration and a status
@@ -127,6 +133,8 @@ pub struct Step {
     pub expected_duration: Option<Dur>,
     pub status: Option<String>,
     pub status_every: Option<Dur>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -135,6 +143,8 @@ pub struct Check {
     pub name: String,
     pub run: String,
     pub deadline: Option<Dur>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 /// One nemesis step of the fault schedule: exactly one nemesis kind (`process`,
@@ -250,6 +260,9 @@ pub struct ProcessFaultSpec {
     pub target: TargetSpec,
     /// SIGTERM only: time before SIGKILL.
     pub grace: Option<Dur>,
+    /// Where a `pid` / `pidfile` / `command` target lives; a `service` target is on
+    /// its service's node.
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -276,6 +289,8 @@ pub struct NetFaultSpec {
     /// Network namespace the rules go into (`ip netns exec <netns> iptables …`);
     /// the current namespace when absent.
     pub netns: Option<String>,
+    /// The node whose own iptables get the rules (`nodes:`); this machine when absent.
+    pub node: Option<String>,
     /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
     pub drop: Vec<NetRule>,
 }

@@ -33,6 +33,7 @@ mod fault_schedule;
 mod fuzz_regressions;
 mod headless;
 mod heal;
+mod host_ssh;
 mod journal;
 mod landing_and_sanitize;
 mod landing_signals;

@@ -80,6 +80,7 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
         cancel: Default::default(),
         // The test stands in for the operator who approved these container actions.
         privileged: Some(Approval { seq: 0 }),
+        hosts: Default::default(),
     };
     let facts = iteration::run(&binding, &mut ctx, &mut journal)
         .await
@@ -313,6 +314,7 @@ declare:
         cancel: Default::default(),
         reduce: Default::default(),
         privileged: Some(Approval { seq: 0 }),
+        hosts: Default::default(),
     };
     let result = run.run(&mut journal).await.expect("binding runs");
     result
