@@ -11,6 +11,7 @@ mod support {
     pub mod docker_fixture;
     pub mod ops;
     pub mod repo;
+    pub mod ssh_hosts;
     pub mod tcp_echo;
     pub mod tmux;
     pub mod users;
@@ -71,6 +72,7 @@ mod runspec_steps;
 mod runspec_vars;
 mod session_dir;
 mod session_robust;
+mod ssh_hosts;
 mod toolbox;
 mod tui_chart;
 mod tui_config;
