@@ -132,7 +132,7 @@ pub async fn connect(
             &format!("reached as {address}; host key {key}"),
             &used_by,
         );
-        let host = Host::Ssh(host);
+        let host = Host::Ssh(Box::new(host));
         let mut probes = vec![("kernel", "uname -sr")];
         if commands_on.contains(name) {
             probes.push(("setsid", "command -v setsid"));

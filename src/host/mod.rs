@@ -85,7 +85,7 @@ pub enum HostError {
 /// This machine or a node over SSH.
 pub enum Host {
     Local,
-    Ssh(ssh::SshHost),
+    Ssh(Box<ssh::SshHost>),
 }
 
 /// The name of the local machine where no node is named.

@@ -42,7 +42,7 @@ pub fn with_nodes<T: Send>(
             let mut hosts = Hosts::default();
             for (name, node) in nodes {
                 match runtime.block_on(SshHost::connect(name, node.spec.clone())) {
-                    Ok(host) => hosts.insert(name, Host::Ssh(host)),
+                    Ok(host) => hosts.insert(name, Host::Ssh(Box::new(host))),
                     Err(e) => {
                         hosts.unreachable.insert(name.clone(), e.to_string());
                     }

@@ -30,7 +30,7 @@ async fn scratch_host_over_ssh() {
         "fingerprints {:?} resolved {:?}",
         host.fingerprints, host.resolved
     );
-    let host = Arc::new(Host::Ssh(host));
+    let host = Arc::new(Host::Ssh(Box::new(host)));
     let out = host
         .run("echo hello; echo err >&2; exit 3", Duration::from_secs(5))
         .await
