@@ -118,6 +118,7 @@ pub async fn connect(
             port: host.resolved.port,
             user: host.resolved.user.clone(),
             fingerprints: host.fingerprints.clone(),
+            control: host.control.display().to_string(),
         }));
         let address = format!(
             "{}@{}:{}",

@@ -59,6 +59,9 @@ pub struct SshHost {
     pub resolved: Resolved,
     /// Fingerprints of the known_hosts entries the host key was checked against.
     pub fingerprints: Vec<String>,
+    /// The first master connection's control socket: `faultline heal` closes a master
+    /// a killed faultline left behind.
+    pub control: std::path::PathBuf,
     session: Mutex<Option<Arc<Session>>>,
     sessions: Arc<Semaphore>,
 }
@@ -238,12 +241,14 @@ impl SshHost {
             }
         };
         let fingerprints = known_fingerprints(&spec, &resolved).await;
+        let control = session.control_socket().to_path_buf();
         let max = spec.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS).max(1);
         Ok(SshHost {
             node: node.to_string(),
             spec,
             resolved,
             fingerprints,
+            control,
             session: Mutex::new(Some(Arc::new(session))),
             sessions: Arc::new(Semaphore::new(usize::from(max))),
         })
@@ -361,6 +366,20 @@ impl SshHost {
             }
         }
     }
+}
+
+/// Asks the master connection behind `control` to exit (one a killed faultline left
+/// running); `false` when none answers there.
+pub fn close_master(control: &std::path::Path) -> bool {
+    control.exists()
+        && std::process::Command::new("ssh")
+            .arg("-S")
+            .arg(control)
+            .args(["-O", "exit", "faultline-node"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 /// A remote command started by [`SshHost::spawn`].

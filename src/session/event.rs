@@ -472,6 +472,8 @@ pub struct NodeConnected {
     pub user: String,
     /// The known_hosts entries its key was checked against (`ED25519 SHA256:…`).
     pub fingerprints: Vec<String>,
+    /// The master connection's control socket.
+    pub control: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

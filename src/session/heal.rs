@@ -323,6 +323,13 @@ fn heal_view(
     // What left its group (a daemon) is still in its service's cgroup.
     heal_cgroups(view, journal, by, &mut out);
     end_marked(dir, journal, by, &mut out);
+    // Master connections a killed faultline left running on this machine.
+    for node in view.nodes.values() {
+        if crate::host::ssh::close_master(Path::new(&node.control)) {
+            out.actions
+                .push(format!("ssh master connection to node {} closed", node.node));
+        }
+    }
     let finished = Event::HealFinished(HealFinished {
         by: by.to_string(),
         actions: out.actions.clone(),

@@ -72,6 +72,7 @@ mod runspec_steps;
 mod runspec_vars;
 mod session_dir;
 mod session_robust;
+mod ssh_cluster;
 mod ssh_hosts;
 mod toolbox;
 mod tui_chart;
