@@ -376,8 +376,9 @@ impl Netns {
     }
 }
 
-/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only).
-fn start_run(dir: &Path, spec: &str) -> std::process::Child {
+/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only), not
+/// started yet.
+fn faultline_run(dir: &Path, spec: &str) -> Command {
     let plan = dir.join("plan.md");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
@@ -386,7 +387,8 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
     .expect("plan copied");
     std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
     // Without its watchdog: the test looks at what a killed faultline leaves.
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_faultline"));
+    command
         .env(faultline::session::watchdog::ENV_SWITCH, "off")
         .arg("run")
         .arg(&plan)
@@ -401,9 +403,8 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
         .arg(dir)
         .current_dir(dir)
         .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))
-        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"))
-        .spawn()
-        .expect("faultline runs")
+        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"));
+    command
 }
 
 /// The journal of the newest session in `dir` ("" before there is one).
@@ -518,7 +519,9 @@ scenarios:
         n3 = fx.name("n3"),
         pidfile = pidfile.display().to_string(),
     );
-    let mut run = start_run(dir.path(), &spec);
+    let mut run = faultline_run(dir.path(), &spec)
+        .spawn()
+        .expect("faultline runs");
     let faults = if netns.is_some() { 3 } else { 2 };
     // Every fault active (seen by the journal and by the fixture), then SIGKILL.
     let end = Instant::now() + Duration::from_secs(60);
@@ -603,4 +606,146 @@ scenarios:
         ],
         "{errors:?}"
     );
+}
+
+/// A directory whose `ssh` is the system one reading `config` first: what a user's
+/// `~/.ssh/config` does, for a test that must not touch root's. (ssh takes its home
+/// from the password database, not $HOME, and bollard's connector runs `ssh` by name.)
+fn ssh_wrapper(dir: &Path, config: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let file = dir.join("ssh_config");
+    std::fs::write(&file, config).expect("ssh_config");
+    let ssh = bin.join("ssh");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\nexec /usr/bin/ssh -F {} \"$@\"\n",
+            file.display()
+        ),
+    )
+    .expect("ssh wrapper");
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+#[tokio::test]
+async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
+    use crate::support::sshd::{Sshd, keygen};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("sshengine", dir.path()) else {
+        return;
+    };
+    let keys = dir.path().join("keys");
+    std::fs::create_dir(&keys).expect("keys dir");
+    keygen(&keys.join("client"));
+    let public = std::fs::read_to_string(keys.join("client.pub")).expect("client key");
+    let Some(sshd) = Sshd::start(&keys, &public, "the docker-over-SSH test") else {
+        return;
+    };
+    let engine = format!("ssh://root@127.0.0.1:{}", sshd.port);
+
+    // The host key is checked strictly: root's own known_hosts does not hold this
+    // fresh key, so the engine is refused before bollard's connector could add it.
+    let refused = faultline::nemesis::docker::connect(Some(&engine), None)
+        .await
+        .expect_err("an unknown host key is refused");
+    assert!(refused.to_string().contains(&engine), "{refused}");
+    let root_known = std::fs::read_to_string("/root/.ssh/known_hosts").unwrap_or_default();
+    assert!(
+        !root_known.contains(&format!("[127.0.0.1]:{}", sshd.port)),
+        "the refused host key was learned anyway"
+    );
+
+    // The run's ssh knows the host key and the client key, as a user's config would.
+    let bin = ssh_wrapper(
+        dir.path(),
+        &format!(
+            "Host *\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  \
+             IdentityFile {}\n  IdentitiesOnly yes\n",
+            sshd.known_hosts().display(),
+            keys.join("client").display()
+        ),
+    );
+    // `${port}` in `engine` is expanded like the container's name.
+    let spec = format!(
+        r#"version: 1
+vars:
+  port: "{port}"
+scenarios:
+  D2:
+    cluster:
+      services:
+        - {{ name: n1, run: {n1:?} }}
+    workload: {{ run: {client:?}, deadline: 60s }}
+    faults:
+      - id: ssh-pause
+        after: 1s
+        duration: 1500ms
+        docker: {{ engine: "ssh://root@127.0.0.1:${{port}}", container: {n3}, action: pause }}
+        landing:
+          - side: victim
+            log: {{ service: n1, pattern: "replication to n3 timed out" }}
+            within: 3s
+    tiers:
+      smoke: {{ duration: 5s }}
+"#,
+        port = sshd.port,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(5),
+        n3 = fx.name("n3"),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut run = faultline_run(dir.path(), &spec)
+        .env("PATH", path)
+        .spawn()
+        .expect("faultline runs");
+    let end = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = run.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if Instant::now() > end {
+            let _ = run.kill();
+            let _ = run.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let said = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    assert!(
+        status.is_some(),
+        "the run did not end: {}{}",
+        said("run.out"),
+        said("run.err")
+    );
+    let session = session_in(dir.path())
+        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    let records = crate::common::lines(&session.join("journal.jsonl"));
+    let injected = about(&records, "fault-injected", "ssh-pause");
+    let injected = injected
+        .first()
+        .unwrap_or_else(|| panic!("not injected: {}\n{}", said("run.err"), sshd.log()));
+    assert_eq!(
+        injected.data["undo"]["docker"]["engine"],
+        engine.as_str(),
+        "{:?}",
+        injected.data
+    );
+    let injector = about(&records, "landing-injector", "ssh-pause");
+    let injector = injector.first().expect("landing-injector record");
+    assert_eq!(injector.data["landed"], true, "{:?}", injector.data);
+    let events = injector.data["detail"]["events"].to_string();
+    assert!(events.contains("container pause"), "events {events}");
+    assert_eq!(injector.data["detail"]["state"]["paused"], true);
+    let healed = about(&records, "fault-healed", "ssh-pause");
+    let healed = healed.first().expect("fault-healed record");
+    let result = healed.data["result"]["Ok"].as_str().unwrap_or_default();
+    assert!(result.contains("unpaused"), "{:?}", healed.data);
+    assert_eq!(fx.status("n3"), "running");
 }
