@@ -74,6 +74,13 @@ pub async fn connect(
         )
         .map_err(failed)?,
         (Some(url), None) if url.starts_with("ssh://") => {
+            if names_a_port(url) {
+                return Err(DockerFaultError::Engine(format!(
+                    "engine `{url}`: bollard's SSH connector hands `user@host:port` to ssh as \
+                     one host name, so the port must come from ~/.ssh/config: name a Host \
+                     alias there with its HostName and Port (ssh://user@alias)"
+                )));
+            }
             host_key_known(url).await?;
             Docker::connect_with_ssh(url, CLIENT_TIMEOUT_SECS, version, None).map_err(failed)?
         }
@@ -95,6 +102,13 @@ pub async fn connect(
         .map_err(|e| DockerFaultError::Engine(format!("negotiate version: {e}")))
 }
 
+/// True when an `ssh://` engine ends in `:port`.
+fn names_a_port(url: &str) -> bool {
+    let host = url.rsplit('@').next().unwrap_or(url);
+    host.rsplit_once(':')
+        .is_some_and(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Connects to an `ssh://` engine's host once with strict host key checking and
 /// closes again: bollard's SSH connector accepts a host it has never seen (and adds
 /// it to known_hosts), so faultline refuses an unknown host before bollard dials it.
@@ -106,9 +120,16 @@ async fn host_key_known(url: &str) -> Result<(), DockerFaultError> {
         .connect_timeout(SSH_CONNECT_DEADLINE);
     let (builder, destination) = builder.resolve(url);
     let refused = |e: openssh::Error| {
+        // ssh's own words (which key, which host) are in the error's source.
+        let mut said = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            said = format!("{said}: {cause}");
+            source = cause.source();
+        }
         DockerFaultError::Engine(format!(
             "engine `{url}`: {} (the host's key must already be in known_hosts: it is checked strictly)",
-            crate::sanitize::line(&e.to_string())
+            crate::sanitize::line(&said)
         ))
     };
     let session = builder.connect(destination).await.map_err(refused)?;
@@ -688,6 +709,12 @@ mod tests {
             .await
             .expect_err("no http:// engine");
         assert!(e.to_string().contains("allowed are unix://"), "{e}");
+        let e = connect(Some("ssh://root@127.0.0.1:2222"), None)
+            .await
+            .expect_err("a port bollard would lose");
+        assert!(e.to_string().contains("Host alias"), "{e}");
+        assert!(!names_a_port("ssh://root@engine-host"));
+        assert!(!names_a_port("ssh://root@[::1]"));
         let dir = tempfile::tempdir().expect("tempdir");
         let tls = DockerTls {
             ca: dir.path().join("ca.pem"),

@@ -630,6 +630,72 @@ fn ssh_wrapper(dir: &Path, config: &str) -> PathBuf {
     bin
 }
 
+/// The D2 sidecar: a pause of n3 done through the engine at `ssh://root@{alias}`, the
+/// alias given as `${engine_host}` (expanded like the container's name).
+fn ssh_engine_spec(fx: &Fixture, alias: &str) -> String {
+    format!(
+        r#"version: 1
+vars:
+  engine_host: "{alias}"
+scenarios:
+  D2:
+    cluster:
+      services:
+        - {{ name: n1, run: {n1:?} }}
+    workload: {{ run: {client:?}, deadline: 60s }}
+    faults:
+      - id: ssh-pause
+        after: 1s
+        duration: 1500ms
+        docker: {{ engine: "ssh://root@${{engine_host}}", container: {n3}, action: pause }}
+        landing:
+          - side: victim
+            log: {{ service: n1, pattern: "replication to n3 timed out" }}
+            within: 3s
+    tiers:
+      smoke: {{ duration: 5s }}
+"#,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(5),
+        n3 = fx.name("n3"),
+    )
+}
+
+/// `faultline run` in `dir` to its end with `bin` first in PATH; the journal's records.
+fn run_to_end(dir: &Path, spec: &str, bin: &Path) -> Vec<Line> {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut run = faultline_run(dir, spec)
+        .env("PATH", path)
+        .spawn()
+        .expect("faultline runs");
+    let end = Instant::now() + Duration::from_secs(120);
+    let ended = loop {
+        if run.try_wait().expect("wait").is_some() {
+            break true;
+        }
+        if Instant::now() > end {
+            let _ = run.kill();
+            let _ = run.wait();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let said = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    assert!(
+        ended,
+        "the run did not end: {}{}",
+        said("run.out"),
+        said("run.err")
+    );
+    let session = session_in(dir)
+        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    crate::common::lines(&session.join("journal.jsonl"))
+}
+
 #[tokio::test]
 async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
     use crate::support::sshd::{Sshd, keygen};
@@ -644,99 +710,57 @@ async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
     let Some(sshd) = Sshd::start(&keys, &public, "the docker-over-SSH test") else {
         return;
     };
-    let engine = format!("ssh://root@127.0.0.1:{}", sshd.port);
+    // A Host alias carries the port (bollard's connector cannot take one in the URL).
+    let alias = format!("fl-engine-{}", sshd.port);
+    let engine = format!("ssh://root@{alias}");
+    let config = |known: &Path| {
+        format!(
+            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  UserKnownHostsFile {known}\n  \
+             GlobalKnownHostsFile /dev/null\n  IdentityFile {key}\n  IdentitiesOnly yes\n",
+            port = sshd.port,
+            known = known.display(),
+            key = keys.join("client").display(),
+        )
+    };
+    let spec = ssh_engine_spec(&fx, &alias);
 
-    // The host key is checked strictly: root's own known_hosts does not hold this
-    // fresh key, so the engine is refused before bollard's connector could add it.
-    let refused = faultline::nemesis::docker::connect(Some(&engine), None)
-        .await
-        .expect_err("an unknown host key is refused");
-    assert!(refused.to_string().contains(&engine), "{refused}");
-    let root_known = std::fs::read_to_string("/root/.ssh/known_hosts").unwrap_or_default();
-    assert!(
-        !root_known.contains(&format!("[127.0.0.1]:{}", sshd.port)),
-        "the refused host key was learned anyway"
-    );
+    // The host key is checked strictly: with a known_hosts that lacks this fresh key
+    // the fault is refused, and bollard's connector never gets to add the key.
+    let stranger = dir.path().join("stranger");
+    std::fs::create_dir(&stranger).expect("stranger dir");
+    let empty = stranger.join("known_hosts");
+    std::fs::write(&empty, "").expect("empty known_hosts");
+    let records = run_to_end(&stranger, &spec, &ssh_wrapper(&stranger, &config(&empty)));
+    let failed = about(&records, "fault-inject-failed", "ssh-pause");
+    let failed = failed.first().expect("the fault was refused");
+    let error = failed.data["error"].as_str().unwrap_or_default();
+    assert!(error.contains(&engine), "{error}");
+    assert!(error.contains("Host key verification failed"), "{error}");
+    assert_eq!(std::fs::read_to_string(&empty).unwrap_or_default(), "");
+    assert_eq!(fx.status("n3"), "running");
 
     // The run's ssh knows the host key and the client key, as a user's config would.
-    let bin = ssh_wrapper(
+    let records = run_to_end(
         dir.path(),
-        &format!(
-            "Host *\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  \
-             IdentityFile {}\n  IdentitiesOnly yes\n",
-            sshd.known_hosts().display(),
-            keys.join("client").display()
-        ),
+        &spec,
+        &ssh_wrapper(dir.path(), &config(&sshd.known_hosts())),
     );
-    // `${port}` in `engine` is expanded like the container's name.
-    let spec = format!(
-        r#"version: 1
-vars:
-  port: "{port}"
-scenarios:
-  D2:
-    cluster:
-      services:
-        - {{ name: n1, run: {n1:?} }}
-    workload: {{ run: {client:?}, deadline: 60s }}
-    faults:
-      - id: ssh-pause
-        after: 1s
-        duration: 1500ms
-        docker: {{ engine: "ssh://root@127.0.0.1:${{port}}", container: {n3}, action: pause }}
-        landing:
-          - side: victim
-            log: {{ service: n1, pattern: "replication to n3 timed out" }}
-            within: 3s
-    tiers:
-      smoke: {{ duration: 5s }}
-"#,
-        port = sshd.port,
-        n1 = fx.log_stream("n1"),
-        client = fx.client(5),
-        n3 = fx.name("n3"),
-    );
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut run = faultline_run(dir.path(), &spec)
-        .env("PATH", path)
-        .spawn()
-        .expect("faultline runs");
-    let end = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = run.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > end {
-            let _ = run.kill();
-            let _ = run.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let said = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
-    assert!(
-        status.is_some(),
-        "the run did not end: {}{}",
-        said("run.out"),
-        said("run.err")
-    );
-    let session = session_in(dir.path())
-        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
-    let records = crate::common::lines(&session.join("journal.jsonl"));
     let injected = about(&records, "fault-injected", "ssh-pause");
-    let injected = injected
-        .first()
-        .unwrap_or_else(|| panic!("not injected: {}\n{}", said("run.err"), sshd.log()));
+    let injected = injected.first().unwrap_or_else(|| {
+        let tried: Vec<_> = records
+            .iter()
+            .filter(|r| r.data["fault"] == "ssh-pause")
+            .map(|r| (&r.kind, &r.data))
+            .collect();
+        panic!("not injected: {tried:?}\n{}", sshd.log())
+    });
     assert_eq!(
         injected.data["undo"]["docker"]["engine"],
         engine.as_str(),
         "{:?}",
         injected.data
     );
+    // Proven from the engine's side: its event stream and inspect, read over SSH.
     let injector = about(&records, "landing-injector", "ssh-pause");
     let injector = injector.first().expect("landing-injector record");
     assert_eq!(injector.data["landed"], true, "{:?}", injector.data);
