@@ -3,7 +3,9 @@
 //! on both sides — the engine's event stream and inspect state from the injector, the
 //! primary's own log from the victim side — and heals; a pause aimed at the node that
 //! carries no traffic ends INCONCLUSIVE-fault-not-proven; and after faultline is
-//! SIGKILLed mid-pause, `faultline heal SESSION` unpauses the container.
+//! SIGKILLed mid-pause, `faultline heal SESSION` unpauses the container. A pause done
+//! through the same engine reached over SSH (`engine: ssh://…`, a real sshd on
+//! loopback) lands and heals, and is refused when the sshd's host key is not known.
 //! Needs a Docker engine: with `FAULTLINE_REQUIRE_DOCKER=1` a missing engine fails the
 //! test, otherwise the test prints `SKIP: <reason>` and returns.
 
