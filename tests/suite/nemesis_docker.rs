@@ -726,6 +726,16 @@ async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
     };
     let spec = ssh_engine_spec(&fx, &alias);
 
+    // The same engine named by its socket (`unix://`).
+    let local = faultline::nemesis::docker::connect(Some("unix:///var/run/docker.sock"), None)
+        .await
+        .expect("the local engine by its socket");
+    let n3 = local
+        .inspect_container(&fx.name("n3"), None)
+        .await
+        .expect("n3 inspected through unix://");
+    assert_eq!(n3.state.and_then(|s| s.running), Some(true));
+
     // The host key is checked strictly: with a known_hosts that lacks this fresh key
     // the fault is refused, and bollard's connector never gets to add the key.
     let stranger = dir.path().join("stranger");
