@@ -306,6 +306,21 @@ pub struct DockerFaultSpec {
     pub network: Option<String>,
     /// `stop` / `restart` only: seconds the engine waits before it kills (default 10).
     pub grace: Option<Dur>,
+    /// The engine acted on: `unix:///path/docker.sock`, `tcp://host:port` or
+    /// `ssh://user@host[:port]`; absent = the local defaults (DOCKER_HOST or the socket).
+    pub engine: Option<String>,
+    /// `tcp://` only: client certificate files for a TLS engine.
+    pub tls: Option<DockerTls>,
+}
+
+/// The PEM files of a TLS Docker engine (what DOCKER_CERT_PATH holds as ca.pem,
+/// cert.pem, key.pem).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerTls {
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 /// What is done to the container; each has its own heal (`start`, `unpause`, `connect`).

@@ -12,6 +12,7 @@ mod support {
     pub mod ops;
     pub mod repo;
     pub mod ssh_hosts;
+    pub mod sshd;
     pub mod tcp_echo;
     pub mod tmux;
     pub mod users;

@@ -349,6 +349,9 @@ impl Runner<'_> {
                     if let Some(network) = &spec.network {
                         spec.network = Some(self.expand(network)?);
                     }
+                    if let Some(engine) = &spec.engine {
+                        spec.engine = Some(self.expand(engine)?);
+                    }
                     self.guard(docker::inject(&spec))
                         .await?
                         .map(Held::Docker)
