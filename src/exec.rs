@@ -13,7 +13,9 @@ use nix::unistd::Pid;
 pub mod cgroup;
 mod lines;
 pub mod mark;
+mod remote;
 pub use lines::{LINE_LIMIT, LineCap};
+pub use remote::spawn_remote;
 
 /// How long a group gets between SIGTERM and SIGKILL when a deadline expires.
 pub const TERM_GRACE: Duration = Duration::from_secs(2);
@@ -79,9 +81,15 @@ pub struct Running {
     pub stdout_log: PathBuf,
     pub stderr_log: PathBuf,
     pub started: Instant,
-    child: tokio::process::Child,
+    leader: Leader,
     /// The leader was reaped and its group killed; nothing is left to clean up.
     reaped: bool,
+}
+
+/// The group leader: a child of ours, or a command on a node over SSH.
+enum Leader {
+    Local(tokio::process::Child),
+    Remote(remote::Leader),
 }
 
 fn log_file(path: &Path) -> Result<std::fs::File, ExecError> {
@@ -186,7 +194,7 @@ pub fn spawn_in(
         stdout_log,
         stderr_log,
         started: Instant::now(),
-        child,
+        leader: Leader::Local(child),
         reaped: false,
     })
 }
@@ -218,16 +226,13 @@ impl Running {
     /// Waits for the child, at most `deadline` from now. On expiry the group gets
     /// SIGTERM, then SIGKILL after [`TERM_GRACE`], and is reaped.
     pub async fn wait(&mut self, deadline: Duration) -> Result<Outcome, ExecError> {
-        match tokio::time::timeout(deadline, self.child.wait()).await {
-            Ok(status) => {
-                let status = status.map_err(|source| ExecError::Wait {
-                    command: self.command.clone(),
-                    source,
-                })?;
+        match tokio::time::timeout(deadline, self.leader_exit()).await {
+            Ok(outcome) => {
+                let outcome = outcome?;
                 // The leader is gone; anything it left in its group goes with it.
-                self.kill_all();
+                self.kill_all().await;
                 self.reaped = true;
-                Ok(outcome_of(status))
+                Ok(outcome)
             }
             Err(_) => {
                 self.terminate().await?;
@@ -236,15 +241,44 @@ impl Running {
         }
     }
 
+    /// Waits for the leader to end (cancel-safe: a remote leader's end is watched).
+    async fn leader_exit(&mut self) -> Result<Outcome, ExecError> {
+        let command = self.command.clone();
+        match &mut self.leader {
+            Leader::Local(child) => child
+                .wait()
+                .await
+                .map(outcome_of)
+                .map_err(|source| ExecError::Wait { command, source }),
+            Leader::Remote(leader) => leader.exit().await.map_err(|e| ExecError::Wait {
+                command,
+                source: std::io::Error::other(e),
+            }),
+        }
+    }
+
+    /// The node this runs on (`None`: this machine).
+    pub fn node(&self) -> Option<&str> {
+        match &self.leader {
+            Leader::Local(_) => None,
+            Leader::Remote(leader) => Some(leader.host.node()),
+        }
+    }
+
     /// Ends the whole group (and cgroup): SIGTERM, a grace period, then SIGKILL;
     /// reaps the leader.
     pub async fn terminate(&mut self) -> Result<(), ExecError> {
+        if let Leader::Remote(leader) = &mut self.leader {
+            leader.terminate(self.pgid).await;
+            self.reaped = true;
+            return Ok(());
+        }
         let _ = signal_group(self.pgid, Signal::SIGTERM);
         if let Some(cgroup) = &self.cgroup {
             cgroup.signal_outside(self.pgid, Signal::SIGTERM);
         }
         let grace = tokio::time::Instant::now() + TERM_GRACE;
-        if tokio::time::timeout_at(grace, self.child.wait())
+        if tokio::time::timeout_at(grace, self.leader_exit())
             .await
             .is_err()
         {
@@ -258,11 +292,8 @@ impl Running {
             }
         }
         // Members other than the leader may ignore SIGTERM.
-        self.kill_all();
-        self.child.wait().await.map_err(|source| ExecError::Wait {
-            command: self.command.clone(),
-            source,
-        })?;
+        self.kill_all().await;
+        self.leader_exit().await?;
         self.reaped = true;
         Ok(())
     }
@@ -270,7 +301,16 @@ impl Running {
 
 impl Running {
     /// SIGKILL to the group and, at once, to every member of the cgroup.
-    fn kill_all(&self) {
+    async fn kill_all(&self) {
+        match &self.leader {
+            Leader::Local(_) => self.kill_local(),
+            Leader::Remote(leader) => {
+                let _ = leader.host.signal_group(self.pgid, Signal::SIGKILL).await;
+            }
+        }
+    }
+
+    fn kill_local(&self) {
         let _ = signal_group(self.pgid, Signal::SIGKILL);
         if let Some(cgroup) = &self.cgroup {
             cgroup.kill_members();
@@ -281,8 +321,14 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         // A child abandoned on an error or interrupt path takes its group with it.
-        if !self.reaped {
-            self.kill_all();
+        if self.reaped {
+            return;
+        }
+        match &self.leader {
+            Leader::Local(_) => self.kill_local(),
+            // Reaching the node takes a round trip: done on the runtime if one is
+            // running; otherwise `faultline heal` ends the group from the journal.
+            Leader::Remote(leader) => leader.abandon(self.pgid),
         }
     }
 }
@@ -299,8 +345,5 @@ fn outcome_of(status: std::process::ExitStatus) -> Outcome {
 /// When `pid` started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`);
 /// with the pid it names one process even after pids are reused.
 pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name start at field 3 (state).
-    let (_, rest) = stat.rsplit_once(") ")?;
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::host::parse_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }

@@ -807,6 +807,11 @@ fn stopped(error: &driver::DriverError) -> (i32, Vec<String>) {
             ));
             exit::ENVIRONMENT
         }
+        // Not the session's fault: the machine's trust in a node.
+        None if error.host_key() => {
+            notes.push(format!("faultline: {error}"));
+            exit::ENVIRONMENT
+        }
         None => {
             notes.push(format!("faultline: {error}"));
             exit::UNREADABLE

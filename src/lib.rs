@@ -31,6 +31,7 @@ pub mod engine;
 pub mod exec;
 pub mod exit;
 pub mod headless;
+pub mod host;
 pub mod launch;
 pub mod logging;
 pub mod nemesis;

@@ -53,6 +53,7 @@ impl AuthoredDriver {
                 name: format!("authored test {name} builds"),
                 run: self.build.clone(),
                 deadline: Some(Dur(BUILD_DEADLINE)),
+                node: None,
             },
         );
         if let Some(workload) = driven.workload.as_mut() {

@@ -100,6 +100,9 @@ pub enum DriverError {
     /// A question asked mid-run (a deferred capability) nobody could answer.
     #[error(transparent)]
     Unanswered(Unanswered),
+    /// A node's host key is not trusted: the run stops before anything starts.
+    #[error(transparent)]
+    HostKey(#[from] crate::host::ssh::ConnectError),
     /// The session at `dir` stopped on `source`; `report` says what became of the
     /// documents written from what it had.
     #[error("{source}")]
@@ -111,6 +114,15 @@ pub enum DriverError {
 }
 
 impl DriverError {
+    /// Whether a node's untrusted host key stopped the run.
+    pub fn host_key(&self) -> bool {
+        match self {
+            DriverError::Stopped { source, .. } => source.host_key(),
+            DriverError::HostKey(_) => true,
+            _ => false,
+        }
+    }
+
     /// The I/O error underneath, when the session's own storage failed (a full or
     /// read-only session root): the operator's environment, not the plan.
     pub fn storage(&self) -> Option<(&std::path::Path, &std::io::Error)> {
@@ -637,6 +649,7 @@ impl Driver<'_> {
             }
             Err(PreflightError::Journal(e)) => Err(e.into()),
             Err(PreflightError::Engine(e)) => Err(e.into()),
+            Err(PreflightError::HostKey(e)) => Err(e.into()),
         }
     }
 
@@ -952,6 +965,7 @@ impl Driver<'_> {
             Err(PreflightError::Unanswered(question)) => Ok(Some(question)),
             Err(PreflightError::Journal(e)) => Err(e.into()),
             Err(PreflightError::Engine(e)) => Err(e.into()),
+            Err(PreflightError::HostKey(e)) => Err(e.into()),
         }
     }
 
@@ -1046,6 +1060,7 @@ impl Driver<'_> {
                 .get(id)
                 .or_else(|| self.preflight.approvals.get(&scenario.id))
                 .cloned(),
+            hosts: self.preflight.hosts.clone(),
         }
     }
 

@@ -28,6 +28,8 @@ const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
 const RETRY_EVERY: Duration = Duration::from_millis(200);
 const DEFAULT_STATUS_EVERY: Duration = Duration::from_secs(30);
+/// How long a node may take to run `true` before it counts as unreachable.
+const NODE_ANSWERS_WITHIN: Duration = Duration::from_secs(15);
 
 /// Where one iteration runs.
 pub struct IterationCtx {
@@ -48,6 +50,8 @@ pub struct IterationCtx {
     /// The journaled approval of this binding's privileged fault actions (iptables,
     /// tmpfs mounts, Docker); without one, none of them is attempted.
     pub privileged: Option<super::privileged::Approval>,
+    /// The run spec's nodes, connected before the run started.
+    pub hosts: crate::host::Hosts,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -146,8 +150,49 @@ impl Runner<'_> {
             })
     }
 
-    fn spawn(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
+    async fn spawn(
+        &mut self,
+        node: Option<&str>,
+        name: &str,
+        command: &str,
+    ) -> Result<Running, EngineError> {
+        if node.is_some() {
+            return self.spawn_remote(node, name, command).await;
+        }
         self.spawn_in(name, command, Vec::new(), None, None)
+    }
+
+    /// Starts `command` on a node over SSH, journaled like a local child (with its
+    /// node, so `faultline heal` reaches the group there).
+    async fn spawn_remote(
+        &mut self,
+        node: Option<&str>,
+        name: &str,
+        command: &str,
+    ) -> Result<Running, EngineError> {
+        let host = self.ctx.hosts.get(node).map_err(|e| self.io(e))?;
+        if host.is_local() {
+            return self.spawn_in(name, command, Vec::new(), None, None);
+        }
+        let spec = CommandSpec {
+            name: name.to_string(),
+            command: command.to_string(),
+            cwd: self.ctx.cwd.clone(),
+            env: Vec::new(),
+        };
+        let running = exec::spawn_remote(host.clone(), &spec, &self.ctx.logs)
+            .await
+            .map_err(|e| self.io(e))?;
+        let started = host.start_time(running.pgid).await;
+        self.log(Event::CommandStarted(event::CommandStarted {
+            name: name.to_string(),
+            command: command.to_string(),
+            pgid: running.pgid,
+            started,
+            log: running.stderr_log.display().to_string(),
+            node: Some(host.node().to_string()),
+        }))?;
+        Ok(running)
     }
 
     fn spawn_in(
@@ -183,6 +228,7 @@ impl Runner<'_> {
             pgid: running.pgid,
             started: exec::start_time(running.pgid),
             log: running.stderr_log.display().to_string(),
+            node: None,
         }))?;
         Ok(running)
     }
@@ -205,7 +251,18 @@ impl Runner<'_> {
         command: &str,
         deadline: Duration,
     ) -> Result<(Outcome, u64), EngineError> {
-        let mut running = self.spawn(name, command)?;
+        self.run_on(None, name, command, deadline).await
+    }
+
+    /// [`Self::run_once`] on a node (`None`: this machine).
+    async fn run_on(
+        &mut self,
+        node: Option<&str>,
+        name: &str,
+        command: &str,
+        deadline: Duration,
+    ) -> Result<(Outcome, u64), EngineError> {
+        let mut running = self.spawn(node, name, command).await?;
         let outcome = self
             .guard(running.wait(deadline))
             .await?
@@ -222,6 +279,7 @@ impl Runner<'_> {
     /// Retries `command` until it exits 0 or `within` passes (a condition, not a sleep).
     async fn until_ok(
         &mut self,
+        node: Option<&str>,
         name: &str,
         command: &str,
         within: Duration,
@@ -229,7 +287,9 @@ impl Runner<'_> {
         let start = tokio::time::Instant::now();
         loop {
             let left = within.saturating_sub(start.elapsed());
-            let (outcome, seq) = self.run_once(name, command, left.max(RETRY_EVERY)).await?;
+            let (outcome, seq) = self
+                .run_on(node, name, command, left.max(RETRY_EVERY))
+                .await?;
             if outcome == Outcome::Exited(0) {
                 return Ok((true, seq));
             }
@@ -244,6 +304,20 @@ impl Runner<'_> {
         let services = binding.cluster.iter().flat_map(|c| c.services.iter());
         for service in services {
             let command = self.expand(&service.run)?;
+            if let Some(node) = service.node.as_deref().filter(|n| self.remote(n)) {
+                if service.faketime || service.user.is_some() {
+                    return Err(self.io(format!(
+                        "service `{}` runs on node {node}: `faketime` and `user` are for \
+                         services on this machine",
+                        service.name
+                    )));
+                }
+                let running = self
+                    .spawn_remote(Some(node), &service.name, &command)
+                    .await?;
+                self.keep_service(&service.name, running);
+                continue;
+            }
             let env = if service.faketime {
                 let control = self
                     .ctx
@@ -282,18 +356,13 @@ impl Runner<'_> {
             };
             let cgroup = self.service_cgroup(&service.name)?;
             let running = self.spawn_in(&service.name, &command, env, cgroup, user)?;
-            self.facts.service_logs.push(running.stderr_log.clone());
-            self.facts.service_logs.push(running.stdout_log.clone());
-            // `${<name>_pgid}` lets `command` faults aim at a service's process group.
-            self.ctx
-                .vars
-                .set(&format!("{}_pgid", service.name), running.pgid.to_string());
-            self.services.insert(service.name.clone(), running);
+            self.keep_service(&service.name, running);
         }
         if let Some(health) = binding.cluster.as_ref().and_then(|c| c.health.as_ref()) {
             let command = self.expand(&health.run)?;
             let within = health.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-            let (ok, seq) = self.until_ok("health", &command, within).await?;
+            let node = health.node.as_deref();
+            let (ok, seq) = self.until_ok(node, "health", &command, within).await?;
             let seq = self.log(Event::Precondition(event::Precondition {
                 name: "cluster up and healthy".into(),
                 ok,
@@ -308,7 +377,8 @@ impl Runner<'_> {
         for check in &binding.preconditions {
             let command = self.expand(&check.run)?;
             let within = check.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-            let (outcome, seq) = self.run_once(&check.name, &command, within).await?;
+            let node = check.node.as_deref();
+            let (outcome, seq) = self.run_on(node, &check.name, &command, within).await?;
             let ok = outcome == Outcome::Exited(0);
             let seq = self.log(Event::Precondition(event::Precondition {
                 name: check.name.clone(),
@@ -318,6 +388,67 @@ impl Runner<'_> {
             self.facts.preconditions.push(seq);
             if !ok {
                 self.facts.env_missing = Some((check.name.clone(), seq));
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn keep_service(&mut self, name: &str, running: Running) {
+        self.facts.service_logs.push(running.stderr_log.clone());
+        self.facts.service_logs.push(running.stdout_log.clone());
+        // `${<name>_pgid}` lets `command` faults aim at a service's process group.
+        self.ctx
+            .vars
+            .set(&format!("{name}_pgid"), running.pgid.to_string());
+        self.services.insert(name.to_string(), running);
+    }
+
+    /// Whether `node` is reached over SSH (an unknown or unreachable name counts as
+    /// remote: starting on it fails, saying why).
+    fn remote(&self, node: &str) -> bool {
+        self.ctx
+            .hosts
+            .get(Some(node))
+            .map_or(true, |host| !host.is_local())
+    }
+
+    /// Each node this binding uses answers over SSH; the first that does not ends the
+    /// seed as a missing environment, naming it.
+    async fn nodes_reachable(&mut self, binding: &Binding) -> Result<bool, EngineError> {
+        let mut nodes: Vec<String> = crate::runspec::nodes::named(binding)
+            .into_iter()
+            .filter(|(field, _)| !field.starts_with("arms."))
+            .map(|(_, node)| node)
+            .collect();
+        nodes.sort();
+        nodes.dedup();
+        for node in nodes {
+            let answer = match self.ctx.hosts.get(Some(&node)) {
+                Err(why) => Err(why),
+                Ok(host) if host.is_local() => continue,
+                Ok(host) => host
+                    .run("true", NODE_ANSWERS_WITHIN)
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|out| {
+                        out.ok()
+                            .then_some(())
+                            .ok_or_else(|| format!("`true` failed: {}", out.said()))
+                    }),
+            };
+            let name = match &answer {
+                Ok(()) => format!("node {node} answers over ssh"),
+                Err(why) => format!("node {node} answers over ssh: {why}"),
+            };
+            let seq = self.log(Event::Precondition(event::Precondition {
+                name: name.clone(),
+                ok: answer.is_ok(),
+                cites: Vec::new(),
+            }))?;
+            self.facts.preconditions.push(seq);
+            if answer.is_err() {
+                self.facts.env_missing = Some((name, seq));
                 return Ok(false);
             }
         }
@@ -353,7 +484,8 @@ impl Runner<'_> {
         for step in steps {
             let command = self.expand(&step.run)?;
             let within = step.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-            let (outcome, seq) = self.run_once(&step.name, &command, within).await?;
+            let node = step.node.as_deref();
+            let (outcome, seq) = self.run_on(node, &step.name, &command, within).await?;
             if required {
                 let ok = outcome == Outcome::Exited(0);
                 let seq = self.log(Event::Precondition(event::Precondition {
@@ -397,6 +529,9 @@ impl Runner<'_> {
     }
 
     async fn body(&mut self, binding: &Binding) -> Result<(), EngineError> {
+        if !self.nodes_reachable(binding).await? {
+            return Ok(());
+        }
         if !self.steps(&binding.before, true).await? {
             return Ok(());
         }
@@ -420,7 +555,9 @@ impl Runner<'_> {
                 fields: history.fields.clone(),
             }))?;
         }
-        let client = self.spawn("workload", &command)?;
+        let client = self
+            .spawn(workload.node.as_deref(), "workload", &command)
+            .await?;
         let started = client.started;
         if let Some(expected) = workload.expected_duration {
             self.log(Event::CheckpointStart(event::CheckpointStart {
@@ -457,7 +594,7 @@ impl Runner<'_> {
         if let Some(quiesce) = &binding.quiesce {
             let command = self.expand(&quiesce.run)?;
             let (quiet, seq) = self
-                .until_ok("quiesce", &command, quiesce.timeout.0)
+                .until_ok(None, "quiesce", &command, quiesce.timeout.0)
                 .await?;
             let seq = self.log(Event::Quiesce(event::Quiesce {
                 reached: quiet,

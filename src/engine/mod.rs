@@ -7,6 +7,7 @@ pub mod audit;
 pub mod authoring;
 pub mod driver;
 pub mod iteration;
+pub mod nodes;
 pub mod outputs;
 pub mod preflight;
 pub mod privileged;

@@ -257,6 +257,7 @@ impl Outputs {
         }
         state.replace(outcome);
         self.render(&mut state, Only::All, true);
+        let records = std::mem::take(&mut state.records);
         drop(state);
         let json = report::verdicts_json(outcome);
         match serde_json::to_string_pretty(&json) {
@@ -268,7 +269,8 @@ impl Outputs {
             .report_path
             .clone()
             .unwrap_or_else(|| self.shared.dir.path.join("findings").join("report.md"));
-        let text = report::report(&self.shared.plan, outcome).map_err(|e| e.to_string())?;
+        let text =
+            report::report(&self.shared.plan, outcome, &records).map_err(|e| e.to_string())?;
         // The engine never prints: an unwritable report goes back whole, for whoever
         // owns the terminal to show once it may.
         let mut unwritten = Vec::new();

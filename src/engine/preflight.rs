@@ -50,6 +50,8 @@ pub struct Preflight {
     pub proxied: std::collections::BTreeSet<String>,
     /// Scenario / arm id → the recorded approval of its privileged fault actions.
     pub approvals: BTreeMap<String, Approval>,
+    /// The run spec's nodes, connected.
+    pub hosts: crate::host::Hosts,
 }
 
 /// Where the preflight runs.
@@ -72,6 +74,9 @@ pub enum PreflightError {
     Unanswered(#[from] Unanswered),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A node's host key is not trusted: nothing may start.
+    #[error(transparent)]
+    HostKey(#[from] crate::host::ssh::ConnectError),
 }
 
 /// One need with everything the run spec says about obtaining it.
@@ -480,6 +485,7 @@ impl<'a, 'b> Run<'a, 'b> {
                     pgid: running.pgid,
                     started: exec::start_time(running.pgid),
                     log: running.stderr_log.display().to_string(),
+                    node: None,
                 }))?;
                 let outcome =
                     running
@@ -631,6 +637,17 @@ pub async fn run(
     run.log(Event::ChecklistComplete(event::ChecklistComplete {
         needs: items.len(),
     }))?;
+
+    // The nodes, once the operator confirmed the environment: an untrusted host key
+    // stops the run here, before any probe or install.
+    let nodes = super::nodes::connect(ctx.spec, ctx.base_vars).await?;
+    for event in nodes.events {
+        run.log(event)?;
+    }
+    out.vars.extend(nodes.vars);
+    out.matrix.extend(nodes.rows);
+    out.blocked.extend(nodes.blocked);
+    out.hosts = nodes.hosts;
 
     // 2. Probes, reconciliation, installs, decisions — except what was deferred.
     for mut item in items {

@@ -40,6 +40,8 @@ pub struct BindingRun<'a> {
     pub reduce: super::reduce::ReduceBudget,
     /// The recorded approval of the binding's privileged fault actions, if given.
     pub privileged: Option<super::privileged::Approval>,
+    /// The run spec's nodes, connected.
+    pub hosts: crate::host::Hosts,
 }
 
 /// The budget a binding runs under: the highest declared tier not above `requested`.
@@ -108,6 +110,7 @@ impl BindingRun<'_> {
             duration,
             cancel: self.cancel.clone(),
             privileged: self.privileged.clone(),
+            hosts: self.hosts.clone(),
         };
         let facts = iteration::run(binding, &mut ctx, journal).await?;
         self.write_metrics(&stem, label, &facts);

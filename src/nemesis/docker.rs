@@ -19,10 +19,16 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
-use crate::runspec::{DockerAction, DockerFaultSpec};
+use crate::runspec::{DockerAction, DockerFaultSpec, DockerTls};
 
 /// How long one Docker API request may take before the engine counts as unresponsive.
 const API_DEADLINE: Duration = Duration::from_secs(30);
+
+/// bollard's own read/write timeout for a named engine (the one its local defaults use).
+const CLIENT_TIMEOUT_SECS: u64 = 120;
+
+/// How long the SSH host key check of an `ssh://` engine may take to connect.
+const SSH_CONNECT_DEADLINE: Duration = Duration::from_secs(15);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DockerFaultError {
@@ -40,14 +46,94 @@ pub enum DockerFaultError {
     Undo(String),
 }
 
-/// Connects with local defaults (DOCKER_HOST or the socket) and negotiates the version.
-pub async fn connect() -> Result<Docker, DockerFaultError> {
-    let docker = Docker::connect_with_local_defaults()
-        .map_err(|e| DockerFaultError::Engine(e.to_string()))?;
+/// Connects to `engine` (`references/nemesis.md`, `### docker`), or with the local
+/// defaults (DOCKER_HOST or the socket) when there is none, and negotiates the version.
+pub async fn connect(
+    engine: Option<&str>,
+    tls: Option<&DockerTls>,
+) -> Result<Docker, DockerFaultError> {
+    let failed = |e: bollard::errors::Error| {
+        DockerFaultError::Engine(format!("{}: {e}", engine.unwrap_or("local defaults")))
+    };
+    let version = bollard::API_DEFAULT_VERSION;
+    let docker = match (engine, tls) {
+        (None, None) => Docker::connect_with_local_defaults().map_err(failed)?,
+        (Some(url), None) if url.starts_with("unix://") => {
+            Docker::connect_with_unix(url, CLIENT_TIMEOUT_SECS, version).map_err(failed)?
+        }
+        (Some(url), None) if url.starts_with("tcp://") => {
+            Docker::connect_with_http(url, CLIENT_TIMEOUT_SECS, version).map_err(failed)?
+        }
+        (Some(url), Some(tls)) if url.starts_with("tcp://") => Docker::connect_with_ssl(
+            url,
+            &tls.key,
+            &tls.cert,
+            &tls.ca,
+            CLIENT_TIMEOUT_SECS,
+            version,
+        )
+        .map_err(failed)?,
+        (Some(url), None) if url.starts_with("ssh://") => {
+            if names_a_port(url) {
+                return Err(DockerFaultError::Engine(format!(
+                    "engine `{url}`: bollard's SSH connector hands `user@host:port` to ssh as \
+                     one host name, so the port must come from ~/.ssh/config: name a Host \
+                     alias there with its HostName and Port (ssh://user@alias)"
+                )));
+            }
+            host_key_known(url).await?;
+            Docker::connect_with_ssh(url, CLIENT_TIMEOUT_SECS, version, None).map_err(failed)?
+        }
+        (engine, Some(_)) => {
+            return Err(DockerFaultError::Engine(format!(
+                "engine `{}`: `tls` applies to a tcp:// engine only",
+                engine.unwrap_or("")
+            )));
+        }
+        (Some(url), None) => {
+            return Err(DockerFaultError::Engine(format!(
+                "engine `{url}`: allowed are unix:///path, tcp://host:port, ssh://user@host[:port]"
+            )));
+        }
+    };
     docker
         .negotiate_version()
         .await
         .map_err(|e| DockerFaultError::Engine(format!("negotiate version: {e}")))
+}
+
+/// True when an `ssh://` engine ends in `:port`.
+fn names_a_port(url: &str) -> bool {
+    let host = url.rsplit('@').next().unwrap_or(url);
+    host.rsplit_once(':')
+        .is_some_and(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Connects to an `ssh://` engine's host once with strict host key checking and
+/// closes again: bollard's SSH connector accepts a host it has never seen (and adds
+/// it to known_hosts), so faultline refuses an unknown host before bollard dials it.
+/// A known host with a changed key is refused by that connector itself.
+async fn host_key_known(url: &str) -> Result<(), DockerFaultError> {
+    let mut builder = openssh::SessionBuilder::default();
+    builder
+        .known_hosts_check(openssh::KnownHosts::Strict)
+        .connect_timeout(SSH_CONNECT_DEADLINE);
+    let (builder, destination) = builder.resolve(url);
+    let refused = |e: openssh::Error| {
+        // ssh's own words (which key, which host) are in the error's source.
+        let mut said = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            said = format!("{said}: {cause}");
+            source = cause.source();
+        }
+        DockerFaultError::Engine(format!(
+            "engine `{url}`: {} (the host's key must already be in known_hosts: it is checked strictly)",
+            crate::sanitize::line(&said)
+        ))
+    };
+    let session = builder.connect(destination).await.map_err(refused)?;
+    session.close().await.map_err(refused)
 }
 
 fn api(container: &str, action: &str, e: impl ToString) -> DockerFaultError {
@@ -155,6 +241,11 @@ pub struct DockerUndo {
     pub action: String,
     pub network: Option<String>,
     pub address: Option<String>,
+    /// The engine it was done on (absent: the local defaults, as journals before it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<DockerTls>,
 }
 
 /// An injected docker fault. Dropping it unhealed heals it (on its own thread, since
@@ -170,6 +261,9 @@ pub struct InjectedDocker {
     pub address: Option<String>,
     /// Unix time (seconds, fractional) just before the API call: events since then count.
     pub since: f64,
+    /// The engine it was done on, so a heal without `docker` reaches it again.
+    pub engine: Option<String>,
+    pub tls: Option<DockerTls>,
     docker: Docker,
     healed: bool,
 }
@@ -182,7 +276,7 @@ fn now_unix() -> f64 {
 
 /// Performs `spec`'s action on its container.
 pub async fn inject(spec: &DockerFaultSpec) -> Result<InjectedDocker, DockerFaultError> {
-    let docker = connect().await?;
+    let docker = connect(spec.engine.as_deref(), spec.tls.as_ref()).await?;
     let container = spec.container.as_str();
     let before = inspect(&docker, container).await?;
     let id = before.id.clone().unwrap_or_else(|| container.to_string());
@@ -205,6 +299,8 @@ pub async fn inject(spec: &DockerFaultSpec) -> Result<InjectedDocker, DockerFaul
         network: spec.network.clone(),
         address,
         since: now_unix(),
+        engine: spec.engine.clone(),
+        tls: spec.tls.clone(),
         docker: docker.clone(),
         // Nothing to heal until the action went through.
         healed: true,
@@ -408,6 +504,8 @@ impl InjectedDocker {
             action: action_name(self.action).to_string(),
             network: self.network.clone(),
             address: self.address.clone(),
+            engine: self.engine.clone(),
+            tls: self.tls.clone(),
         }
     }
 
@@ -443,6 +541,7 @@ impl Drop for InjectedDocker {
         }
         let (container, action) = (self.container.clone(), self.action);
         let (network, address) = (self.network.clone(), self.address.clone());
+        let (engine, tls) = (self.engine.clone(), self.tls.clone());
         // Its own runtime on its own thread: drop may run inside a runtime, where
         // blocking on another future would panic.
         let _ = std::thread::spawn(move || {
@@ -451,7 +550,7 @@ impl Drop for InjectedDocker {
                 .build();
             if let Ok(runtime) = runtime {
                 let _ = runtime.block_on(async {
-                    let docker = connect().await?;
+                    let docker = connect(engine.as_deref(), tls.as_ref()).await?;
                     heal_with(
                         &docker,
                         &container,
@@ -545,7 +644,7 @@ pub fn heal_from_undo(undo: &DockerUndo) -> Result<String, DockerFaultError> {
         .build()
         .map_err(|e| DockerFaultError::Engine(format!("runtime: {e}")))?;
     runtime.block_on(async {
-        let docker = connect().await?;
+        let docker = connect(undo.engine.as_deref(), undo.tls.as_ref()).await?;
         heal_with(
             &docker,
             &container,
@@ -628,6 +727,9 @@ impl super::Nemesis for DockerFaultSpec {
         if let Some(network) = &spec.network {
             spec.network = Some(cx.expand(network)?);
         }
+        if let Some(engine) = &spec.engine {
+            spec.engine = Some(cx.expand(engine)?);
+        }
         Ok(cx.guard(inject(&spec)).await?.map_err(|e| e.to_string()))
     }
 }
@@ -690,6 +792,52 @@ mod tests {
             assert_eq!(parse_action(action_name(action)), Some(action));
         }
         assert_eq!(parse_action("reboot"), None);
+    }
+
+    #[tokio::test]
+    async fn an_engine_names_a_known_scheme_and_tls_goes_with_tcp_only() {
+        let e = connect(Some("http://127.0.0.1:2375"), None)
+            .await
+            .expect_err("no http:// engine");
+        assert!(e.to_string().contains("allowed are unix://"), "{e}");
+        let e = connect(Some("ssh://root@127.0.0.1:2222"), None)
+            .await
+            .expect_err("a port bollard would lose");
+        assert!(e.to_string().contains("Host alias"), "{e}");
+        assert!(!names_a_port("ssh://root@engine-host"));
+        assert!(!names_a_port("ssh://root@[::1]"));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tls = DockerTls {
+            ca: dir.path().join("ca.pem"),
+            cert: dir.path().join("cert.pem"),
+            key: dir.path().join("key.pem"),
+        };
+        let e = connect(Some("unix:///run/docker.sock"), Some(&tls))
+            .await
+            .expect_err("tls on a socket");
+        assert!(e.to_string().contains("tcp:// engine only"), "{e}");
+        // A missing certificate is named before anything is dialled.
+        let e = connect(Some("tcp://127.0.0.1:9"), Some(&tls))
+            .await
+            .expect_err("no such files");
+        assert!(e.to_string().contains("ca.pem"), "{e}");
+    }
+
+    #[test]
+    fn an_undo_record_names_its_engine_and_old_ones_mean_the_local_one() {
+        let old: DockerUndo =
+            serde_json::from_str(r#"{"container":"c1","id":"abc","action":"pause"}"#)
+                .expect("an undo record from before engines");
+        assert_eq!(old.engine, None);
+        let local = serde_json::to_string(&old).expect("json");
+        assert!(!local.contains("engine"), "{local}");
+        let remote = DockerUndo {
+            engine: Some("ssh://root@10.88.0.11".into()),
+            ..old
+        };
+        let text = serde_json::to_string(&remote).expect("json");
+        let back: DockerUndo = serde_json::from_str(&text).expect("read back");
+        assert_eq!(back, remote);
     }
 
     #[test]

@@ -98,12 +98,17 @@ pub trait Context {
 }
 
 /// One nemesis kind's run-spec spec: what it needs, and how it is injected.
+// Enum dispatch only, as for `Context`.
 #[allow(async_fn_in_trait)]
 pub trait Nemesis {
     type Held: HeldFault;
     /// What fault `fault` does with privilege, in words an operator can approve;
     /// `None` when it needs none. `${var}`s are shown as written.
     fn privileged(&self, _fault: &str) -> Option<String> {
+        None
+    }
+    /// The node (`nodes:`) it names as the one it acts on; this machine when `None`.
+    fn node(&self) -> Option<&str> {
         None
     }
     /// Whether it ends a member's processes (a failover is planned).
@@ -168,6 +173,7 @@ pub struct VictimSeen {
 }
 
 /// A fault between injection and heal.
+// Enum dispatch only, as for `Context`.
 #[allow(async_fn_in_trait)]
 pub trait HeldFault {
     type Undo: UndoRecord;

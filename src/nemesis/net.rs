@@ -371,6 +371,10 @@ impl Drop for InjectedNet {
 impl Nemesis for NetFaultSpec {
     type Held = InjectedNet;
 
+    fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
     fn privileged(&self, fault: &str) -> Option<String> {
         let place = self
             .netns

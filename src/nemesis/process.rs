@@ -227,6 +227,10 @@ impl Drop for Injected {
 impl Nemesis for ProcessFaultSpec {
     type Held = Injected;
 
+    fn node(&self) -> Option<&str> {
+        self.node.as_deref()
+    }
+
     fn ends_processes(&self) -> bool {
         self.signal != SignalName::Stop
     }

@@ -69,6 +69,12 @@ macro_rules! nemeses {
                 }
             }
 
+            pub fn node(&self) -> Option<&str> {
+                match self {
+                    $(NemesisSpec::$Variant(s) => Nemesis::node(s),)*
+                }
+            }
+
             pub fn ends_processes(&self) -> bool {
                 match self {
                     $(NemesisSpec::$Variant(s) => Nemesis::ends_processes(s),)*

@@ -66,9 +66,13 @@ pub fn finding(
     )
 }
 
-/// `findings/report.md` (method §7).
-pub fn report(plan: &Plan, outcome: &SessionOutcome) -> Result<String, RenderError> {
-    templates::render("report.md.j2", &view::report(plan, outcome))
+/// `findings/report.md` (method §7); `journal` says which nodes ran what.
+pub fn report(
+    plan: &Plan,
+    outcome: &SessionOutcome,
+    journal: &[Record],
+) -> Result<String, RenderError> {
+    templates::render("report.md.j2", &view::report(plan, outcome, journal))
 }
 
 /// Writes `text` to `path` (creating parent directories). When that fails, says so on

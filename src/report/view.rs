@@ -56,6 +56,7 @@ pub struct ReportView<'a> {
     pub disclosures: Vec<Disclosure<'a>>,
     pub adequacy: Vec<AdequacyView<'a>>,
     pub confidence: Confidence<'a>,
+    pub nodes: Vec<NodeView>,
 }
 
 /// A verdict's reason as one sentence (`None` while undecided).
@@ -127,10 +128,15 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
 }
 
 /// The view report.md renders.
-pub fn report<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> ReportView<'a> {
+pub fn report<'a>(
+    plan: &'a Plan,
+    outcome: &'a SessionOutcome,
+    journal: &[Record],
+) -> ReportView<'a> {
     ReportView {
         plan,
         outcome,
+        nodes: nodes(journal, &outcome.session_dir),
         exit_code: outcome.verdict.map(|v| v.exit_code()),
         scenarios: outcome
             .scenarios
@@ -157,6 +163,74 @@ pub struct SessionLogView<'a> {
     pub capabilities: Vec<Entry<'a>>,
     pub preconditions: Vec<Entry<'a>>,
     pub scenarios: Vec<ScenarioView<'a>>,
+    pub nodes: Vec<NodeView>,
+}
+
+/// A node of the run spec as the journal saw it: how it was reached (or why not) and
+/// the logs of what ran on it.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct NodeView {
+    pub name: String,
+    /// `user@host:port`; `None` while (or when) it was never reached.
+    pub address: Option<String>,
+    pub host_key: String,
+    pub unreachable: Option<String>,
+    /// Log files of the commands started on it, relative to the session directory.
+    pub logs: Vec<String>,
+}
+
+/// Every node the journal names, in name order.
+pub fn nodes(journal: &[Record], session_dir: &str) -> Vec<NodeView> {
+    let mut out: std::collections::BTreeMap<String, NodeView> = Default::default();
+    fn entry<'m>(
+        out: &'m mut std::collections::BTreeMap<String, NodeView>,
+        name: &str,
+    ) -> &'m mut NodeView {
+        out.entry(name.to_string()).or_insert_with(|| NodeView {
+            name: name.to_string(),
+            address: None,
+            host_key: String::new(),
+            unreachable: None,
+            logs: Vec::new(),
+        })
+    }
+    let relative = |path: &str| {
+        std::path::Path::new(path)
+            .strip_prefix(session_dir)
+            .map_or_else(|_| path.to_string(), |p| p.display().to_string())
+    };
+    for record in journal {
+        match &record.event {
+            Event::NodeConnected(n) => {
+                let node = entry(&mut out, &n.node);
+                node.address = Some(format!("{}@{}:{}", n.user, n.hostname, n.port));
+                node.host_key = n.fingerprints.join(", ");
+                node.unreachable = None;
+            }
+            Event::Capability(c) if !c.present => {
+                if let Some(name) = c
+                    .capability
+                    .strip_prefix("node:")
+                    .and_then(|rest| rest.strip_suffix("/ssh"))
+                {
+                    entry(&mut out, name).unreachable = Some(c.saw.clone());
+                }
+            }
+            Event::CommandStarted(c) => {
+                let Some(name) = &c.node else { continue };
+                let stderr = relative(&c.log);
+                let stdout = stderr.replace(".stderr.log", ".stdout.log");
+                let node = entry(&mut out, name);
+                for log in [stdout, stderr] {
+                    if !node.logs.contains(&log) {
+                        node.logs.push(log);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.into_values().collect()
 }
 
 /// A journal record with the scope it is shown under (`D5/api`, `D3`, `session`).
@@ -200,6 +274,7 @@ pub fn session_log<'a>(
         toolbox: entries(|e| matches!(e, Event::ToolboxItem(_))),
         capabilities: entries(|e| matches!(e, Event::Capability(_))),
         preconditions: entries(|e| matches!(e, Event::Precondition(_))),
+        nodes: nodes(journal, &outcome.session_dir),
         scenarios: outcome
             .scenarios
             .iter()

@@ -35,6 +35,8 @@ pub struct RunSpec {
     pub bindings: BTreeMap<String, (Binding, Origin)>,
     /// The sidecar's `requires:` entries, with the line each came from.
     pub requires: Vec<(super::model::Requirement, Origin)>,
+    /// The sidecar's `nodes:`, with the line each came from.
+    pub nodes: BTreeMap<String, (crate::host::NodeSpec, Origin)>,
 }
 
 /// `plan.md` → `plan.run.yaml` beside it.
@@ -215,6 +217,18 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                             line: r.referenced.line(),
                         };
                         (r.value, origin)
+                    })
+                    .collect();
+                super::nodes::check(file, &parsed.nodes, &parsed.scenarios, &mut errors);
+                spec.nodes = parsed
+                    .nodes
+                    .into_iter()
+                    .map(|(name, node)| {
+                        let origin = Origin {
+                            file: file.to_string(),
+                            line: node.referenced.line(),
+                        };
+                        (name, (node.value, origin))
                     })
                     .collect();
                 for (id, binding) in parsed.scenarios {

@@ -6,6 +6,7 @@ pub mod history_fields;
 pub mod landing_lint;
 pub mod load;
 pub mod model;
+pub mod nodes;
 pub mod traps;
 pub mod vars;
 pub mod yaml;

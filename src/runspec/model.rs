@@ -16,6 +16,10 @@ pub struct RunSpecFile {
     /// Values substituted for `${name}` in commands.
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
+    /// Hosts services, steps and faults may run on (`node: NAME`); `${node:NAME}` is
+    /// the node's address. See `references/nodes.md`.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, Spanned<crate::host::NodeSpec>>,
     pub scenarios: BTreeMap<String, Spanned<Binding>>,
     /// Capabilities the bindings need beyond the plan's §6b rows.
     #[serde(default)]
@@ -115,6 +119,8 @@ pub struct Service {
     /// Run it as this Unix user (name or uid): per-member users are how one host tells
     /// its members' traffic apart (`net` rules with `uid_owner: ${<name>_uid}`).
     pub user: Option<String>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 /// A command with its deadline; long ones declare an expected duration and a status
@@ -127,6 +133,8 @@ pub struct Step {
     pub expected_duration: Option<Dur>,
     pub status: Option<String>,
     pub status_every: Option<Dur>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -135,6 +143,8 @@ pub struct Check {
     pub name: String,
     pub run: String,
     pub deadline: Option<Dur>,
+    /// The node it runs on (`nodes:`); this machine when absent.
+    pub node: Option<String>,
 }
 
 /// One nemesis step of the fault schedule: exactly one nemesis kind, named by its key
@@ -496,6 +506,9 @@ pub struct ProcessFaultSpec {
     pub target: TargetSpec,
     /// SIGTERM only: time before SIGKILL.
     pub grace: Option<Dur>,
+    /// Where a `pid` / `pidfile` / `command` target lives; a `service` target is on
+    /// its service's node.
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -522,6 +535,8 @@ pub struct NetFaultSpec {
     /// Network namespace the rules go into (`ip netns exec <netns> iptables …`);
     /// the current namespace when absent.
     pub netns: Option<String>,
+    /// The node whose own iptables get the rules (`nodes:`); this machine when absent.
+    pub node: Option<String>,
     /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
     pub drop: Vec<NetRule>,
 }
@@ -537,6 +552,21 @@ pub struct DockerFaultSpec {
     pub network: Option<String>,
     /// `stop` / `restart` only: seconds the engine waits before it kills (default 10).
     pub grace: Option<Dur>,
+    /// The engine acted on: `unix:///path/docker.sock`, `tcp://host:port` or
+    /// `ssh://user@host[:port]`; absent = the local defaults (DOCKER_HOST or the socket).
+    pub engine: Option<String>,
+    /// `tcp://` only: client certificate files for a TLS engine.
+    pub tls: Option<DockerTls>,
+}
+
+/// The PEM files of a TLS Docker engine (what DOCKER_CERT_PATH holds as ca.pem,
+/// cert.pem, key.pem).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerTls {
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 /// What is done to the container; each has its own heal (`start`, `unpause`, `connect`).

@@ -32,6 +32,8 @@ pub fn traps(spec: &RunSpec) -> Vec<Problem> {
     let mut known: BTreeSet<String> = BUILT_IN_VARS.iter().map(|v| v.to_string()).collect();
     known.extend(spec.vars.keys().cloned());
     known.extend(spec.requires.iter().filter_map(|(r, _)| r.var.clone()));
+    // `${node:NAME}`: each node's address.
+    known.extend(spec.nodes.keys().map(|n| format!("node:{n}")));
     let mut out = Vec::new();
     for (id, (binding, origin)) in &spec.bindings {
         check(id, binding, origin, &known, &mut out);

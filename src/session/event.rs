@@ -103,6 +103,7 @@ events! {
     InstallFinished(InstallFinished) = "install-finished",
     PrivilegedApproved(PrivilegedDecision) = "privileged-approved",
     PrivilegedDeclined(PrivilegedDecision) = "privileged-declined",
+    NodeConnected(NodeConnected) = "node-connected",
     // A scenario's run.
     Budget(Budget) = "budget",
     AuditDeclared(AuditDeclared) = "audit-declared",
@@ -457,6 +458,24 @@ pub struct CapabilitySeen {
     pub used_by: Vec<String>,
 }
 
+/// A node of the run spec reached over SSH, its host key checked: enough for
+/// `faultline heal` to reach it again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NodeConnected {
+    pub node: String,
+    /// As the run spec gives it, `${var}`s expanded.
+    pub spec: crate::host::NodeSpec,
+    /// As ssh resolved it.
+    pub hostname: String,
+    pub port: u16,
+    pub user: String,
+    /// The known_hosts entries its key was checked against (`ED25519 SHA256:…`).
+    pub fingerprints: Vec<String>,
+    /// The master connection's control socket.
+    pub control: String,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CapabilityDeferred {
@@ -604,6 +623,9 @@ pub struct CommandStarted {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started: Option<u64>,
     pub log: String,
+    /// The node it runs on (`None`: this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

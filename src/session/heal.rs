@@ -17,6 +17,7 @@ use super::event::{
     MarkedEnded, MountRemoved,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
+use super::reach::Reach;
 use super::view::{Scoped, View};
 use crate::exec;
 use crate::nemesis::disk;
@@ -173,12 +174,31 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     let mut journal = Journal::open(&path)?;
     let contents = journal::read(&path)?;
     let view = View::of(&contents.records);
-    let mut out = Healed {
+    let out = Healed {
         skipped: contents.skipped,
         ..Healed::default()
     };
+    // Nodes over SSH are reached from a thread of their own; without any, nothing
+    // is spawned (the watchdog heals from a bare process).
+    if view.nodes.is_empty() {
+        return Ok(heal_view(dir, &view, &mut journal, None, by, out));
+    }
+    Ok(super::reach::with_nodes(&view.nodes, |reach| {
+        heal_view(dir, &view, &mut journal, reach, by, out)
+    }))
+}
+
+/// Heals what `view` says is left, on this machine and (through `reach`) on nodes.
+fn heal_view(
+    dir: &Path,
+    view: &View,
+    journal: &mut Journal,
+    reach: Option<&Reach>,
+    by: &str,
+    mut out: Healed,
+) -> Healed {
     note(
-        &mut journal,
+        journal,
         &mut out,
         Scope::default(),
         Event::HealStarted(HealBy { by: by.to_string() }),
@@ -186,26 +206,35 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     for open in &view.open_faults {
         let healed = heal_fault(open, by, &mut out);
         note(
-            &mut journal,
+            journal,
             &mut out,
             open.scope.clone(),
             Event::FaultHealed(healed),
         );
     }
-    heal_mounts(&view, &mut journal, by, &mut out);
+    heal_mounts(view, journal, by, &mut out);
     // Groups last: a paused victim is resumed before its group is ended.
     for group in &view.groups {
         let pgid = group.item.pgid;
-        if !same_process(pgid, group.item.started) {
-            continue;
-        }
         let line = format!("process group {pgid} ({}) ended", group.item.name);
-        match exec::signal_group(pgid, Signal::SIGKILL) {
+        let ended = match &group.item.node {
+            None if !same_process(pgid, group.item.started) => continue,
+            None => exec::signal_group(pgid, Signal::SIGKILL).map_err(|e| e.to_string()),
+            Some(node) => match end_remote_group(reach, node, pgid, group.item.started) {
+                None => continue,
+                Some(ended) => ended,
+            },
+        };
+        let line = match &group.item.node {
+            Some(node) => format!("{line} on node {node}"),
+            None => line,
+        };
+        match ended {
             Ok(()) => out.actions.push(line),
             Err(e) => out.failures.push(format!("{line}: {e}")),
         }
         note(
-            &mut journal,
+            journal,
             &mut out,
             group.scope.clone(),
             Event::GroupEnded(GroupEnded {
@@ -215,14 +244,51 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
         );
     }
     // What left its group (a daemon) is still in its service's cgroup.
-    heal_cgroups(&view, &mut journal, by, &mut out);
-    end_marked(dir, &mut journal, by, &mut out);
+    heal_cgroups(view, journal, by, &mut out);
+    end_marked(dir, journal, by, &mut out);
+    // Master connections a killed faultline left running on this machine.
+    for node in view.nodes.values() {
+        if crate::host::ssh::close_master(Path::new(&node.control)) {
+            out.actions.push(format!(
+                "ssh master connection to node {} closed",
+                node.node
+            ));
+        }
+    }
     let finished = Event::HealFinished(HealFinished {
         by: by.to_string(),
         actions: out.actions.clone(),
         failures: out.failures.clone(),
         skipped_lines: out.skipped.iter().map(|s| s.line).collect(),
     });
-    note(&mut journal, &mut out, Scope::default(), finished);
-    Ok(out)
+    note(journal, &mut out, Scope::default(), finished);
+    out
+}
+
+/// Ends a group on a node if the same process still leads it there; `None` when it
+/// is gone (nothing to do).
+fn end_remote_group(
+    reach: Option<&Reach>,
+    node: &str,
+    pgid: i32,
+    started: Option<u64>,
+) -> Option<Result<(), String>> {
+    let Some(reach) = reach else {
+        return Some(Err(format!("node {node} cannot be reached: no runtime")));
+    };
+    let host = match reach.hosts.get(Some(node)) {
+        Ok(host) => host,
+        Err(why) => return Some(Err(why)),
+    };
+    reach.block_on(async {
+        let now = host.start_time(pgid).await;
+        if now.is_none() || now != started {
+            return None;
+        }
+        Some(
+            host.signal_group(pgid, Signal::SIGKILL)
+                .await
+                .map_err(|e| e.to_string()),
+        )
+    })
 }

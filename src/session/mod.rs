@@ -11,6 +11,7 @@ pub mod heal;
 pub mod journal;
 pub mod operator;
 pub mod outcome;
+pub mod reach;
 pub mod resume;
 pub mod roles;
 pub mod server;

@@ -39,6 +39,7 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
         duration: Duration::from_secs(3),
         cancel: Default::default(),
         privileged: None,
+        hosts: Default::default(),
     };
     let facts = iteration::run(binding, &mut ctx, &mut journal)
         .await

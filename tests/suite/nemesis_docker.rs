@@ -3,7 +3,9 @@
 //! on both sides — the engine's event stream and inspect state from the injector, the
 //! primary's own log from the victim side — and heals; a pause aimed at the node that
 //! carries no traffic ends INCONCLUSIVE-fault-not-proven; and after faultline is
-//! SIGKILLed mid-pause, `faultline heal SESSION` unpauses the container.
+//! SIGKILLed mid-pause, `faultline heal SESSION` unpauses the container. A pause done
+//! through the same engine reached over SSH (`engine: ssh://…`, a real sshd on
+//! loopback) lands and heals, and is refused when the sshd's host key is not known.
 //! Needs a Docker engine: with `FAULTLINE_REQUIRE_DOCKER=1` a missing engine fails the
 //! test, otherwise the test prints `SKIP: <reason>` and returns.
 
@@ -80,6 +82,7 @@ async fn run_iteration(yaml: &str, dir: &Path) -> Ran {
         cancel: Default::default(),
         // The test stands in for the operator who approved these container actions.
         privileged: Some(Approval { seq: 0 }),
+        hosts: Default::default(),
     };
     let facts = iteration::run(&binding, &mut ctx, &mut journal)
         .await
@@ -313,6 +316,7 @@ declare:
         cancel: Default::default(),
         reduce: Default::default(),
         privileged: Some(Approval { seq: 0 }),
+        hosts: Default::default(),
     };
     let result = run.run(&mut journal).await.expect("binding runs");
     result
@@ -374,8 +378,9 @@ impl Netns {
     }
 }
 
-/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only).
-fn start_run(dir: &Path, spec: &str) -> std::process::Child {
+/// `faultline run` of the demo plan in `dir` with `spec` as its sidecar (D2 only), not
+/// started yet.
+fn faultline_run(dir: &Path, spec: &str) -> Command {
     let plan = dir.join("plan.md");
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
@@ -384,7 +389,8 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
     .expect("plan copied");
     std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
     // Without its watchdog: the test looks at what a killed faultline leaves.
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_faultline"));
+    command
         .env(faultline::session::watchdog::ENV_SWITCH, "off")
         .arg("run")
         .arg(&plan)
@@ -399,9 +405,8 @@ fn start_run(dir: &Path, spec: &str) -> std::process::Child {
         .arg(dir)
         .current_dir(dir)
         .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))
-        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"))
-        .spawn()
-        .expect("faultline runs")
+        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"));
+    command
 }
 
 /// The journal of the newest session in `dir` ("" before there is one).
@@ -516,7 +521,9 @@ scenarios:
         n3 = fx.name("n3"),
         pidfile = pidfile.display().to_string(),
     );
-    let mut run = start_run(dir.path(), &spec);
+    let mut run = faultline_run(dir.path(), &spec)
+        .spawn()
+        .expect("faultline runs");
     let faults = if netns.is_some() { 3 } else { 2 };
     // Every fault active (seen by the journal and by the fixture), then SIGKILL.
     let end = Instant::now() + Duration::from_secs(60);
@@ -601,4 +608,180 @@ scenarios:
         ],
         "{errors:?}"
     );
+}
+
+/// A directory whose `ssh` is the system one reading `config` first: what a user's
+/// `~/.ssh/config` does, for a test that must not touch root's. (ssh takes its home
+/// from the password database, not $HOME, and bollard's connector runs `ssh` by name.)
+fn ssh_wrapper(dir: &Path, config: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let file = dir.join("ssh_config");
+    std::fs::write(&file, config).expect("ssh_config");
+    let ssh = bin.join("ssh");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\nexec /usr/bin/ssh -F {} \"$@\"\n",
+            file.display()
+        ),
+    )
+    .expect("ssh wrapper");
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+/// The D2 sidecar: a pause of n3 done through the engine at `ssh://root@{alias}`, the
+/// alias given as `${engine_host}` (expanded like the container's name).
+fn ssh_engine_spec(fx: &Fixture, alias: &str) -> String {
+    format!(
+        r#"version: 1
+vars:
+  engine_host: "{alias}"
+scenarios:
+  D2:
+    cluster:
+      services:
+        - {{ name: n1, run: {n1:?} }}
+    workload: {{ run: {client:?}, deadline: 60s }}
+    faults:
+      - id: ssh-pause
+        after: 1s
+        duration: 1500ms
+        docker: {{ engine: "ssh://root@${{engine_host}}", container: {n3}, action: pause }}
+        landing:
+          - side: victim
+            log: {{ service: n1, pattern: "replication to n3 timed out" }}
+            within: 3s
+    tiers:
+      smoke: {{ duration: 5s }}
+"#,
+        n1 = fx.log_stream("n1"),
+        client = fx.client(5),
+        n3 = fx.name("n3"),
+    )
+}
+
+/// `faultline run` in `dir` to its end with `bin` first in PATH; the journal's records.
+fn run_to_end(dir: &Path, spec: &str, bin: &Path) -> Vec<Line> {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut run = faultline_run(dir, spec)
+        .env("PATH", path)
+        .spawn()
+        .expect("faultline runs");
+    let end = Instant::now() + Duration::from_secs(120);
+    let ended = loop {
+        if run.try_wait().expect("wait").is_some() {
+            break true;
+        }
+        if Instant::now() > end {
+            let _ = run.kill();
+            let _ = run.wait();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let said = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    assert!(
+        ended,
+        "the run did not end: {}{}",
+        said("run.out"),
+        said("run.err")
+    );
+    let session = session_in(dir)
+        .unwrap_or_else(|| panic!("no session: {}{}", said("run.out"), said("run.err")));
+    crate::common::lines(&session.join("journal.jsonl"))
+}
+
+#[tokio::test]
+async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
+    use crate::support::sshd::{Sshd, keygen};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(fx) = fixture("sshengine", dir.path()) else {
+        return;
+    };
+    let keys = dir.path().join("keys");
+    std::fs::create_dir(&keys).expect("keys dir");
+    keygen(&keys.join("client"));
+    let public = std::fs::read_to_string(keys.join("client.pub")).expect("client key");
+    let Some(sshd) = Sshd::start(&keys, &public, "the docker-over-SSH test") else {
+        return;
+    };
+    // A Host alias carries the port (bollard's connector cannot take one in the URL).
+    let alias = format!("fl-engine-{}", sshd.port);
+    let engine = format!("ssh://root@{alias}");
+    let config = |known: &Path| {
+        format!(
+            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  UserKnownHostsFile {known}\n  \
+             GlobalKnownHostsFile /dev/null\n  IdentityFile {key}\n  IdentitiesOnly yes\n",
+            port = sshd.port,
+            known = known.display(),
+            key = keys.join("client").display(),
+        )
+    };
+    let spec = ssh_engine_spec(&fx, &alias);
+
+    // The same engine named by its socket (`unix://`).
+    let local = faultline::nemesis::docker::connect(Some("unix:///var/run/docker.sock"), None)
+        .await
+        .expect("the local engine by its socket");
+    let n3 = local
+        .inspect_container(&fx.name("n3"), None)
+        .await
+        .expect("n3 inspected through unix://");
+    assert_eq!(n3.state.and_then(|s| s.running), Some(true));
+
+    // The host key is checked strictly: with a known_hosts that lacks this fresh key
+    // the fault is refused, and bollard's connector never gets to add the key.
+    let stranger = dir.path().join("stranger");
+    std::fs::create_dir(&stranger).expect("stranger dir");
+    let empty = stranger.join("known_hosts");
+    std::fs::write(&empty, "").expect("empty known_hosts");
+    let records = run_to_end(&stranger, &spec, &ssh_wrapper(&stranger, &config(&empty)));
+    let failed = about(&records, "fault-inject-failed", "ssh-pause");
+    let failed = failed.first().expect("the fault was refused");
+    let error = failed.data["error"].as_str().unwrap_or_default();
+    assert!(error.contains(&engine), "{error}");
+    assert!(error.contains("Host key verification failed"), "{error}");
+    assert_eq!(std::fs::read_to_string(&empty).unwrap_or_default(), "");
+    assert_eq!(fx.status("n3"), "running");
+
+    // The run's ssh knows the host key and the client key, as a user's config would.
+    let records = run_to_end(
+        dir.path(),
+        &spec,
+        &ssh_wrapper(dir.path(), &config(&sshd.known_hosts())),
+    );
+    let injected = about(&records, "fault-injected", "ssh-pause");
+    let injected = injected.first().unwrap_or_else(|| {
+        let tried: Vec<_> = records
+            .iter()
+            .filter(|r| r.data["fault"] == "ssh-pause")
+            .map(|r| (&r.kind, &r.data))
+            .collect();
+        panic!("not injected: {tried:?}\n{}", sshd.log())
+    });
+    assert_eq!(
+        injected.data["undo"]["docker"]["engine"],
+        engine.as_str(),
+        "{:?}",
+        injected.data
+    );
+    // Proven from the engine's side: its event stream and inspect, read over SSH.
+    let injector = about(&records, "landing-injector", "ssh-pause");
+    let injector = injector.first().expect("landing-injector record");
+    assert_eq!(injector.data["landed"], true, "{:?}", injector.data);
+    let events = injector.data["detail"]["events"].to_string();
+    assert!(events.contains("container pause"), "events {events}");
+    assert_eq!(injector.data["detail"]["state"]["paused"], true);
+    let healed = about(&records, "fault-healed", "ssh-pause");
+    let healed = healed.first().expect("fault-healed record");
+    let result = healed.data["result"]["Ok"].as_str().unwrap_or_default();
+    assert!(result.contains("unpaused"), "{:?}", healed.data);
+    assert_eq!(fx.status("n3"), "running");
 }

@@ -205,6 +205,7 @@ impl Pair {
     fn drop_from_a(&self, dport: Option<u16>) -> NetFaultSpec {
         NetFaultSpec {
             netns: Some(self.b.0.clone()),
+            node: None,
             drop: vec![NetRule {
                 source: Some(ADDR_A.into()),
                 dport,
@@ -317,6 +318,7 @@ fn heal_and_drop_remove_only_their_own_rules() {
 
     let spec = NetFaultSpec {
         netns: Some(b.0.clone()),
+        node: None,
         drop: vec![
             NetRule {
                 source: Some(ADDR_A.into()),

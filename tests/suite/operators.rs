@@ -5,6 +5,7 @@
 
 use crate::common;
 use crate::support::attach::JsonClient;
+use crate::support::sshd::{Sshd, keygen};
 use crate::support::tmux;
 use crate::support::users::{UnixUser, can_make_users};
 
@@ -473,113 +474,6 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
     );
 }
 
-/// A real sshd on a spare loopback port: its own host key, key-only login, the
-/// authorized keys the test writes. Ended (by pid) on drop.
-struct Sshd {
-    child: std::process::Child,
-    port: u16,
-    dir: PathBuf,
-}
-
-impl Sshd {
-    /// None (after a SKIP line) when sshd is not installed; a failure instead under
-    /// FAULTLINE_REQUIRE_SSHD=1.
-    fn start(dir: &Path, authorized_keys: &str) -> Option<Sshd> {
-        let sshd = Path::new("/usr/sbin/sshd");
-        if !sshd.exists() || !nix::unistd::geteuid().is_root() {
-            assert!(
-                std::env::var("FAULTLINE_REQUIRE_SSHD").as_deref() != Ok("1"),
-                "FAULTLINE_REQUIRE_SSHD=1 but /usr/sbin/sshd is missing (or not root)"
-            );
-            eprintln!(
-                "SKIP: no sshd here (Debian's openssh-server); the SSH attach test did not run"
-            );
-            return None;
-        }
-        // sshd's privilege separation directory.
-        std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
-        keygen(&dir.join("host_key"));
-        std::fs::write(dir.join("authorized_keys"), authorized_keys).expect("authorized_keys");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a spare port")
-            .port();
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
-             AuthorizedKeysFile {dir}/authorized_keys\nPubkeyAuthentication yes\n\
-             PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-             PermitRootLogin prohibit-password\nStrictModes no\nPidFile {dir}/sshd.pid\n\
-             AcceptEnv LANG\n",
-            dir = dir.display()
-        );
-        std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(dir.join("sshd_config"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(dir.join("sshd.log")).expect("sshd.log"))
-            .spawn()
-            .expect("sshd starts");
-        let up = wait(Duration::from_secs(10), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        assert!(
-            up,
-            "sshd did not listen: {}",
-            std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
-        );
-        Some(Sshd {
-            child,
-            port,
-            dir: dir.to_path_buf(),
-        })
-    }
-
-    /// `ssh` to root on it with `key`, host key pinned from its file.
-    fn ssh(&self, key: &Path) -> Vec<String> {
-        let known = self.dir.join("known_hosts");
-        let host_pub = std::fs::read_to_string(self.dir.join("host_key.pub")).expect("host key");
-        std::fs::write(&known, format!("[127.0.0.1]:{} {host_pub}", self.port))
-            .expect("known_hosts");
-        vec![
-            "ssh".into(),
-            "-i".into(),
-            key.display().to_string(),
-            "-p".into(),
-            self.port.to_string(),
-            "-o".into(),
-            format!("UserKnownHostsFile={}", known.display()),
-            "-o".into(),
-            "StrictHostKeyChecking=yes".into(),
-            "-o".into(),
-            "BatchMode=yes".into(),
-            "-o".into(),
-            "IdentitiesOnly=yes".into(),
-            "root@127.0.0.1".into(),
-        ]
-    }
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn keygen(path: &Path) {
-    let out = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(path)
-        .output()
-        .expect("ssh-keygen");
-    assert!(
-        out.status.success(),
-        "ssh-keygen: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
     if !tmux::available("the SSH attach test") {
@@ -610,7 +504,7 @@ fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
         public("alice"),
         public("script")
     );
-    let Some(sshd) = Sshd::start(&keys, &authorized) else {
+    let Some(sshd) = Sshd::start(&keys, &authorized, "the SSH attach test") else {
         return;
     };
 

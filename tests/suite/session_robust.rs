@@ -235,6 +235,7 @@ fn heal_goes_past_a_nul_byte_in_the_middle_of_the_journal() {
                     pgid: pid,
                     started: faultline::exec::start_time(pid),
                     log: String::new(),
+                    node: None,
                 }),
             )
             .expect("appends");

@@ -40,8 +40,10 @@ pub struct View {
     /// cgroups made and not removed, in journal order (an iteration's before its
     /// services').
     pub open_cgroups: Vec<Scoped<CgroupCreated>>,
-    /// Every process group the session started, first record per pgid.
+    /// Every process group the session started, first record per node and pgid.
     pub groups: Vec<Scoped<CommandStarted>>,
+    /// The nodes reached over SSH, last record per node: how `heal` reaches them.
+    pub nodes: BTreeMap<String, super::event::NodeConnected>,
     /// The last answer to each question, by question id.
     pub answers: BTreeMap<String, OperatorAnswer>,
     /// Questions asked and neither answered nor withdrawn, by id.
@@ -146,8 +148,16 @@ impl View {
             Event::MountRemoved(m) => self.open_mounts.retain(|o| o.item.path != m.path),
             Event::CgroupCreated(c) => self.open_cgroups.push(scoped(record, c)),
             Event::CgroupRemoved(c) => self.open_cgroups.retain(|o| o.item.path != c.path),
-            Event::CommandStarted(c) if !self.groups.iter().any(|g| g.item.pgid == c.pgid) => {
+            Event::CommandStarted(c)
+                if !self
+                    .groups
+                    .iter()
+                    .any(|g| g.item.pgid == c.pgid && g.item.node == c.node) =>
+            {
                 self.groups.push(scoped(record, c));
+            }
+            Event::NodeConnected(n) => {
+                self.nodes.insert(n.node.clone(), n.clone());
             }
             Event::OperatorAnswer(a) => {
                 self.pending.remove(&a.question);

@@ -218,6 +218,7 @@ pub async fn run_binding_approved(
         duration: std::time::Duration::from_secs(1),
         cancel: Default::default(),
         privileged,
+        hosts: Default::default(),
     };
     let facts = faultline::engine::iteration::run(binding, &mut ctx, &mut journal)
         .await

@@ -1,0 +1,483 @@
+//! A node over SSH: one OpenSSH master connection (native mux) per node, strict
+//! host-key checking, transport errors retried only where repeating is harmless, and
+//! a cap on sessions in flight (sshd's `MaxSessions`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use openssh::{KnownHosts, Session, SessionBuilder, Stdio};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+
+use super::{HostError, NodeSpec, Output};
+
+/// How long connecting may take before the node counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(8);
+/// Retries of a repeatable command after a transport error, each on a fresh connection.
+const RETRIES: u32 = 2;
+const RETRY_AFTER: Duration = Duration::from_millis(300);
+/// sshd's default `MaxSessions`.
+const DEFAULT_MAX_SESSIONS: u16 = 10;
+
+/// Why a node could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// Its host key is not the one known for it (unknown, or changed): the run stops
+    /// before anything starts.
+    #[error(
+        "node {node} ({destination}): host key not trusted: {reason}; the host presents {}; \
+         check it out of band, then add it to {known_hosts}",
+        if presented.is_empty() { "a key faultline could not read (ssh-keyscan failed)".to_string() } else { presented.join(", ") }
+    )]
+    HostKey {
+        node: String,
+        destination: String,
+        reason: String,
+        /// Fingerprints (`ED25519 SHA256:…`) of the keys the host offers.
+        presented: Vec<String>,
+        known_hosts: String,
+    },
+    #[error("node {node} ({destination}) unreachable: {message}")]
+    Unreachable {
+        node: String,
+        destination: String,
+        message: String,
+    },
+}
+
+/// The node as ssh itself resolves it (`ssh -G`: config aliases, ports, users).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolved {
+    pub hostname: String,
+    pub port: u16,
+    pub user: String,
+}
+
+pub struct SshHost {
+    pub node: String,
+    pub spec: NodeSpec,
+    pub resolved: Resolved,
+    /// Fingerprints of the known_hosts entries the host key was checked against.
+    pub fingerprints: Vec<String>,
+    /// The first master connection's control socket: `faultline heal` closes a master
+    /// a killed faultline left behind.
+    pub control: std::path::PathBuf,
+    session: Mutex<Option<Arc<Session>>>,
+    sessions: Arc<Semaphore>,
+}
+
+fn destination(spec: &NodeSpec) -> String {
+    spec.ssh.clone().unwrap_or_default()
+}
+
+/// `ssh` arguments shared by every call that must see the node as the master does.
+fn ssh_options(spec: &NodeSpec) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(port) = spec.port {
+        args.extend(["-p".to_string(), port.to_string()]);
+    }
+    if let Some(known) = &spec.known_hosts {
+        args.extend(["-o".to_string(), format!("UserKnownHostsFile={known}")]);
+    }
+    args
+}
+
+/// What `ssh -G` says the destination resolves to.
+pub async fn resolve(spec: &NodeSpec) -> Result<Resolved, String> {
+    let out = tokio::process::Command::new("ssh")
+        .arg("-G")
+        .args(ssh_options(spec))
+        .arg(destination(spec))
+        .output()
+        .await
+        .map_err(|e| format!("cannot run `ssh -G`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`ssh -G {}`: {}",
+            destination(spec),
+            crate::sanitize::line(String::from_utf8_lossy(&out.stderr).trim())
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ').map(str::to_string))
+            .unwrap_or_default()
+    };
+    Ok(Resolved {
+        hostname: value("hostname"),
+        port: value("port").parse().unwrap_or(22),
+        user: value("user"),
+    })
+}
+
+/// The name known_hosts files use for the host (`[addr]:port` off port 22).
+fn known_name(r: &Resolved) -> String {
+    if r.port == 22 {
+        r.hostname.clone()
+    } else {
+        format!("[{}]:{}", r.hostname, r.port)
+    }
+}
+
+/// `ED25519 SHA256:…` from lines of `ssh-keygen -l`, in either of its shapes:
+/// `256 SHA256:… comment (ED25519)` (a key file) and `host ED25519 SHA256:…` (`-F`).
+fn fingerprints_of(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let at = words.iter().position(|w| w.starts_with("SHA256:"))?;
+            let kind = match l.trim_end().strip_suffix(')') {
+                Some(head) => head.rsplit_once('(')?.1.to_string(),
+                None => (*words.get(at.checked_sub(1)?)?).to_string(),
+            };
+            Some(format!("{kind} {}", words[at]))
+        })
+        .collect()
+}
+
+/// The known_hosts file ssh checks for this node.
+fn known_hosts_file(spec: &NodeSpec) -> String {
+    spec.known_hosts.clone().unwrap_or_else(|| {
+        std::env::var("HOME").map_or("~/.ssh/known_hosts".into(), |h| {
+            format!("{h}/.ssh/known_hosts")
+        })
+    })
+}
+
+/// Fingerprints of the known_hosts entries for the host.
+async fn known_fingerprints(spec: &NodeSpec, r: &Resolved) -> Vec<String> {
+    let out = tokio::process::Command::new("ssh-keygen")
+        .args(["-l", "-F", &known_name(r), "-f", &known_hosts_file(spec)])
+        .output()
+        .await;
+    out.map(|o| fingerprints_of(&String::from_utf8_lossy(&o.stdout)))
+        .unwrap_or_default()
+}
+
+/// Fingerprints of the keys the host presents now (`ssh-keyscan`); empty when it
+/// cannot be asked directly (behind a jump host, say).
+async fn presented_fingerprints(r: &Resolved) -> Vec<String> {
+    let scan = tokio::process::Command::new("ssh-keyscan")
+        .args(["-T", "5", "-p", &r.port.to_string(), &r.hostname])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .await;
+    let Ok(scan) = scan else { return Vec::new() };
+    let Ok(mut keygen) = tokio::process::Command::new("ssh-keygen")
+        .args(["-l", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return Vec::new();
+    };
+    if let Some(mut stdin) = keygen.stdin.take() {
+        let _ = stdin.write_all(&scan.stdout).await;
+    }
+    keygen
+        .wait_with_output()
+        .await
+        .map(|o| fingerprints_of(&String::from_utf8_lossy(&o.stdout)))
+        .unwrap_or_default()
+}
+
+fn is_host_key_failure(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("host key verification failed")
+        || m.contains("host key is known")
+        || m.contains("identification has changed")
+        || m.contains("host key for")
+}
+
+fn is_transport(e: &openssh::Error) -> bool {
+    matches!(
+        e,
+        openssh::Error::Master(_)
+            | openssh::Error::Connect(_)
+            | openssh::Error::Disconnected
+            | openssh::Error::SshMux(_)
+            | openssh::Error::Ssh(_)
+    )
+}
+
+fn message_of(e: &openssh::Error) -> String {
+    // The source carries what ssh printed ("Connection refused", "Permission denied").
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    crate::sanitize::line(&text)
+}
+
+impl SshHost {
+    /// Connects (host key checked strictly) and remembers the trusted key's fingerprint.
+    pub async fn connect(node: &str, spec: NodeSpec) -> Result<SshHost, ConnectError> {
+        let dest = destination(&spec);
+        let unreachable = |message: String| ConnectError::Unreachable {
+            node: node.to_string(),
+            destination: dest.clone(),
+            message,
+        };
+        let resolved = resolve(&spec).await.map_err(unreachable)?;
+        let session = match open(&spec).await {
+            Ok(session) => session,
+            Err(e) => {
+                let message = message_of(&e);
+                if is_host_key_failure(&message) {
+                    return Err(ConnectError::HostKey {
+                        node: node.to_string(),
+                        destination: format!("{dest}, {}", known_name(&resolved)),
+                        reason: message,
+                        presented: presented_fingerprints(&resolved).await,
+                        known_hosts: known_hosts_file(&spec),
+                    });
+                }
+                return Err(unreachable(message));
+            }
+        };
+        let fingerprints = known_fingerprints(&spec, &resolved).await;
+        let control = session.control_socket().to_path_buf();
+        let max = spec.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS).max(1);
+        Ok(SshHost {
+            node: node.to_string(),
+            spec,
+            resolved,
+            fingerprints,
+            control,
+            session: Mutex::new(Some(Arc::new(session))),
+            sessions: Arc::new(Semaphore::new(usize::from(max))),
+        })
+    }
+
+    fn transport(&self, message: String) -> HostError {
+        HostError::Transport {
+            node: self.node.clone(),
+            message,
+        }
+    }
+
+    /// The live master connection, reconnecting if the last one was lost.
+    async fn session(&self) -> Result<Arc<Session>, HostError> {
+        let mut slot = self.session.lock().await;
+        if let Some(session) = slot.as_ref() {
+            return Ok(session.clone());
+        }
+        let session = open(&self.spec)
+            .await
+            .map(Arc::new)
+            .map_err(|e| self.transport(message_of(&e)))?;
+        *slot = Some(session.clone());
+        Ok(session)
+    }
+
+    /// Forgets `dead` so the next call reconnects.
+    async fn lost(&self, dead: &Arc<Session>) {
+        let mut slot = self.session.lock().await;
+        if slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+            *slot = None;
+        }
+    }
+
+    /// Runs `command` with `sh -c`, `stdin` fed to it; `repeatable` retries a transport
+    /// error on a fresh connection.
+    pub async fn run(
+        &self,
+        command: &str,
+        stdin: Option<&[u8]>,
+        deadline: Duration,
+        repeatable: bool,
+    ) -> Result<Output, HostError> {
+        let _permit = self
+            .sessions
+            .acquire()
+            .await
+            .map_err(|e| self.transport(e.to_string()))?;
+        let mut attempt = 0;
+        loop {
+            let session = self.session().await?;
+            let ran = tokio::time::timeout(deadline, exec(&session, command, stdin)).await;
+            match ran {
+                Err(_) => {
+                    return Err(HostError::Deadline {
+                        node: self.node.clone(),
+                        command: command.to_string(),
+                        after: deadline,
+                    });
+                }
+                Ok(Ok(out)) => return Ok(out),
+                Ok(Err(e)) if is_transport(&e) => {
+                    self.lost(&session).await;
+                    if !repeatable || attempt >= RETRIES {
+                        let note = if repeatable {
+                            String::new()
+                        } else {
+                            " (run once: it may or may not have run; not repeated)".into()
+                        };
+                        return Err(self.transport(format!("{}{note}", message_of(&e))));
+                    }
+                    attempt += 1;
+                    tracing::warn!(node = %self.node, error = %message_of(&e), attempt, "ssh transport error; retrying");
+                    tokio::time::sleep(RETRY_AFTER * attempt).await;
+                }
+                Ok(Err(e)) => {
+                    return Err(HostError::Other {
+                        node: self.node.clone(),
+                        message: format!("`{command}`: {}", message_of(&e)),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Starts a long-running command whose output streams back; it holds one of the
+    /// node's sessions until it ends.
+    pub async fn spawn(&self, command: &str) -> Result<Spawned, HostError> {
+        let permit = self
+            .sessions
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| HostError::Other {
+                node: self.node.clone(),
+                message: format!(
+                    "every one of the node's {} ssh sessions is in use (sshd MaxSessions); \
+                     raise `max_sessions` if the node allows more",
+                    self.spec.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS)
+                ),
+            })?;
+        let session = self.session().await?;
+        let mut cmd = Session::to_command(session.clone(), "sh");
+        cmd.arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match cmd.spawn().await {
+            Ok(child) => Ok(Spawned { child, permit }),
+            Err(e) => {
+                if is_transport(&e) {
+                    self.lost(&session).await;
+                }
+                Err(self.transport(message_of(&e)))
+            }
+        }
+    }
+}
+
+/// Asks the master connection behind `control` to exit (one a killed faultline left
+/// running); `false` when none answers there.
+pub fn close_master(control: &std::path::Path) -> bool {
+    control.exists()
+        && std::process::Command::new("ssh")
+            .arg("-S")
+            .arg(control)
+            .args(["-O", "exit", "faultline-node"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// A remote command started by [`SshHost::spawn`].
+pub struct Spawned {
+    pub child: openssh::Child<Arc<Session>>,
+    /// Its share of the node's sessions, held until it ends.
+    pub permit: OwnedSemaphorePermit,
+}
+
+async fn open(spec: &NodeSpec) -> Result<Session, openssh::Error> {
+    let mut builder = SessionBuilder::default();
+    builder
+        .known_hosts_check(KnownHosts::Strict)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .server_alive_interval(Duration::from_secs(5))
+        // Socket paths are limited to ~100 bytes: the temp dir, not the session's.
+        .control_directory(std::env::temp_dir());
+    if let Some(port) = spec.port {
+        builder.port(port);
+    }
+    if let Some(key) = &spec.key {
+        builder.keyfile(key);
+    }
+    if let Some(known) = &spec.known_hosts {
+        builder.user_known_hosts_file(known);
+    }
+    builder.connect_mux(destination(spec)).await
+}
+
+async fn exec(
+    session: &Session,
+    command: &str,
+    stdin: Option<&[u8]>,
+) -> Result<Output, openssh::Error> {
+    let mut cmd = session.command("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = match stdin {
+        None => {
+            cmd.stdin(Stdio::null());
+            cmd.output().await?
+        }
+        Some(bytes) => {
+            cmd.stdin(Stdio::piped());
+            let mut child = cmd.spawn().await?;
+            if let Some(mut pipe) = child.stdin().take() {
+                pipe.write_all(bytes)
+                    .await
+                    .map_err(openssh::Error::ChildIo)?;
+                pipe.shutdown().await.map_err(openssh::Error::ChildIo)?;
+            }
+            child.wait_with_output().await?
+        }
+    };
+    Ok(Output {
+        code: out.status.code(),
+        stdout: out.stdout,
+        stderr: out.stderr,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_read_ssh_keygen_listings() {
+        let listing = "256 SHA256:abcDEF 10.0.0.1 (ED25519)\n3072 SHA256:xyz 10.0.0.1 (RSA)\n";
+        assert_eq!(
+            fingerprints_of(listing),
+            vec!["ED25519 SHA256:abcDEF", "RSA SHA256:xyz"]
+        );
+        let found = "# Host [10.0.0.1]:2222 found: line 1 \n[10.0.0.1]:2222 ED25519 SHA256:q/w\n";
+        assert_eq!(fingerprints_of(found), vec!["ED25519 SHA256:q/w"]);
+    }
+
+    #[test]
+    fn known_hosts_names_carry_the_port_off_22() {
+        let mut r = Resolved {
+            hostname: "10.0.0.1".into(),
+            port: 22,
+            user: "root".into(),
+        };
+        assert_eq!(known_name(&r), "10.0.0.1");
+        r.port = 2222;
+        assert_eq!(known_name(&r), "[10.0.0.1]:2222");
+    }
+
+    #[test]
+    fn host_key_failures_are_told_from_unreachable_nodes() {
+        assert!(is_host_key_failure(
+            "No ED25519 host key is known for 10.0.0.1 and you have requested strict checking."
+        ));
+        assert!(is_host_key_failure("Host key verification failed."));
+        assert!(!is_host_key_failure(
+            "connect to host 10.0.0.1 port 22: No route to host"
+        ));
+    }
+}
