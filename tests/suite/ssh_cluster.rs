@@ -130,11 +130,9 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
         assert_eq!(seen["data"]["hostname"], hosts.address(i).as_str());
     }
     // The nodes ran on their hosts: started over SSH, their logs streamed here.
-    let remote: Vec<&&Value> = of_kind(&records, "command-started")
-        .iter()
-        .filter(|r| r["data"]["node"].is_string())
-        .collect::<Vec<_>>()
+    let remote: Vec<&Value> = of_kind(&records, "command-started")
         .into_iter()
+        .filter(|r| r["data"]["node"].is_string())
         .collect();
     assert!(remote.len() >= 16, "4 services x 4 scenarios: {remote:?}");
     let n1_log = remote
