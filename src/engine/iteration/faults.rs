@@ -33,15 +33,6 @@ fn injector_window(step: &FaultStep) -> Duration {
         .unwrap_or(DEFAULT_LANDING_WITHIN)
 }
 
-/// A proof's window cut to the time left before the fault's heal is due (`until`,
-/// set when the step declares a `duration`): a landing is shown while the fault is
-/// held, and `duration` runs from injection to heal whatever the proof is doing.
-fn clip(window: Duration, until: Option<Instant>) -> Duration {
-    until.map_or(window, |t| {
-        window.min(t.saturating_duration_since(Instant::now()))
-    })
-}
-
 impl Runner<'_> {
     /// The files a log signal watches: each named service's stdout and stderr logs
     /// (labelled with the service when there are several), or a file of the SUT's.
@@ -210,10 +201,14 @@ impl Runner<'_> {
         facts: &mut FaultFacts,
         until: Option<Instant>,
     ) -> Result<(), EngineError> {
-        let window = Window {
-            within: clip(injector_window(step), until),
+        // A proof's window is cut to the time left before the heal is due (`until`, set
+        // when the step declares a `duration`): `duration` runs from injection to heal
+        // whatever the proof is doing.
+        let mut window = Window {
+            within: injector_window(step),
             until,
         };
+        window.within = window.clip(window.within);
         if let Some(seen) = held.probe(window, &*self).await? {
             facts.injector_landed = seen.landed;
             facts.detail.push(format!("injector: {}", seen.text));
@@ -248,7 +243,7 @@ impl Runner<'_> {
         all &= builtin_victim.unwrap_or(true);
         for (watch, within, side) in watches {
             let found = self
-                .guard(watch.await_match(clip(*within, until)))
+                .guard(watch.await_match(window.clip(*within)))
                 .await?
                 .map_err(|e| self.io(e))?;
             all &= found.is_some();
