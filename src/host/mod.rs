@@ -13,7 +13,10 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
+pub mod reach;
 pub mod ssh;
+
+pub use reach::Reach;
 
 /// A node as the run spec names it (`nodes:`), with `${var}`s expanded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -86,6 +89,12 @@ pub enum HostError {
 pub enum Host {
     Local,
     Ssh(Box<ssh::SshHost>),
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Host({})", self.node())
+    }
 }
 
 /// The name of the local machine where no node is named.

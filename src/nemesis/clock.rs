@@ -371,7 +371,7 @@ pub struct ClockUndo {
 }
 
 impl UndoRecord for ClockUndo {
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
         clear(Path::new(&self.control))
             .map(|line| format!("{fault}: {line}"))
             .map_err(|e| format!("{fault}: {e}"))

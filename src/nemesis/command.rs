@@ -166,7 +166,7 @@ impl UndoRecord for CommandUndo {
     const KEYED: bool = false;
 
     /// Runs the heal command where the run would have.
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
         let heal = &self.heal;
         match std::process::Command::new("sh")
             .arg("-c")

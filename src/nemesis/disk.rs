@@ -342,7 +342,7 @@ pub struct DiskUndo {
 }
 
 impl UndoRecord for DiskUndo {
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
         remove_filler(Path::new(&self.filler))
             .map(|line| format!("{fault}: {line}"))
             .map_err(|e| format!("{fault}: {e}"))

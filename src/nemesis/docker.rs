@@ -769,7 +769,7 @@ impl super::HeldFault for InjectedDocker {
 }
 
 impl super::UndoRecord for DockerUndo {
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
         heal_from_undo(self)
             .map(|line| format!("{fault}: {line}"))
             .map_err(|e| format!("{fault}: {e}"))

@@ -75,6 +75,10 @@ pub trait Context {
     fn members(&self) -> Vec<String>;
     /// The process group of a running service.
     fn service_pgid(&self, service: &str) -> Option<i32>;
+    /// The node a running service runs on (`None`: this machine).
+    fn service_node(&self, service: &str) -> Option<String>;
+    /// The host a fault acts on (`None`: this machine), or why it cannot be used.
+    fn host(&self, node: Option<&str>) -> Result<Arc<crate::host::Host>, String>;
     /// Runs `command` once as a journaled child named `name`, its output in `logs/`.
     async fn run_once(
         &mut self,
@@ -206,6 +210,7 @@ pub trait UndoRecord: std::fmt::Debug + Clone + PartialEq + Serialize + Deserial
     /// The journal holds it under its kind's key (`{"net": {…}}`); the first kinds
     /// wrote their bare fields, and journals of theirs are still read.
     const KEYED: bool = true;
-    /// Heals fault `fault` from this record alone; each line names the fault.
-    fn heal(&self, fault: &str) -> Result<String, String>;
+    /// Heals fault `fault` from this record alone; each line names the fault. A
+    /// record of a fault on a node reaches it through `reach`.
+    fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String>;
 }

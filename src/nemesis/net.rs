@@ -4,6 +4,7 @@
 //! packet counters rising after injection — never the fact that `iptables` exited 0.
 
 use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -11,7 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::host::{Host, quote};
 use crate::runspec::{Chain, NetFaultSpec, NetRule};
+
+/// How long one iptables command on a node may take.
+const REMOTE_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Prefix of every comment faultline puts on a rule.
 pub const TAG_PREFIX: &str = "faultline:";
@@ -234,6 +239,86 @@ pub fn remove_tagged(netns: Option<&str>, tag: &str) -> Result<usize, NetFaultEr
     }
 }
 
+/// The command line of an iptables call on a node (its own namespace, if named).
+fn remote_line(netns: Option<&str>, program: &str, args: &[String]) -> String {
+    let ns = netns.map(|ns| ["ip", "netns", "exec", ns]);
+    ns.iter()
+        .flatten()
+        .copied()
+        .chain(std::iter::once(program))
+        .chain(args.iter().map(String::as_str))
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs an iptables command on `host`; `once` for one that adds a rule (never
+/// repeated after a transport error: it may have run).
+async fn run_on(
+    host: &Host,
+    netns: Option<&str>,
+    program: &str,
+    args: &[String],
+    once: bool,
+) -> Result<String, NetFaultError> {
+    let line = remote_line(netns, program, args);
+    let command = format!("{line} (on node {})", host.node());
+    let ran = if once {
+        host.run_once(&line, REMOTE_DEADLINE).await
+    } else {
+        host.run(&line, REMOTE_DEADLINE).await
+    };
+    let out = ran.map_err(|e| NetFaultError::Spawn {
+        command: command.clone(),
+        message: e.to_string(),
+    })?;
+    if out.ok() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(NetFaultError::Failed {
+            command,
+            stderr: out.said(),
+        })
+    }
+}
+
+/// [`tagged_rules`] in a node's own tables.
+pub async fn tagged_rules_on(
+    host: &Host,
+    netns: Option<&str>,
+    tag: &str,
+) -> Result<Vec<TaggedRule>, NetFaultError> {
+    let args = ["-c", "-t", "filter"].map(String::from);
+    let save = run_on(host, netns, "iptables-save", &args, false).await?;
+    Ok(parse_tagged(&save, tag))
+}
+
+/// [`remove_tagged`] in a node's own tables.
+pub async fn remove_tagged_on(
+    host: &Host,
+    netns: Option<&str>,
+    tag: &str,
+) -> Result<usize, NetFaultError> {
+    let mut removed = 0;
+    for rule in tagged_rules_on(host, netns, tag).await? {
+        let mut argv: Vec<String> = ["-w", "-t", "filter", "-D", &rule.chain]
+            .map(String::from)
+            .to_vec();
+        argv.extend(rule.spec);
+        run_on(host, netns, "iptables", &argv, false).await?;
+        removed += 1;
+    }
+    let left = tagged_rules_on(host, netns, tag).await?.len();
+    if left == 0 {
+        Ok(removed)
+    } else {
+        Err(NetFaultError::Remains {
+            tag: tag.to_string(),
+            count: left,
+        })
+    }
+}
+
 /// Packet counters of a fault's tagged rules, one per rule in listing order.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Counters {
@@ -265,6 +350,8 @@ pub struct InjectedNet {
     pub rules: Vec<Vec<String>>,
     /// The counters read right after the rules went in.
     pub baseline: Counters,
+    /// The node whose tables hold the rules (`None`: this machine's).
+    pub host: Option<Arc<Host>>,
     healed: bool,
 }
 
@@ -279,6 +366,7 @@ pub fn inject(spec: &NetFaultSpec, fault_id: &str) -> Result<InjectedNet, NetFau
             packets: Vec::new(),
             bytes: Vec::new(),
         },
+        host: None,
         healed: false,
     };
     for rule in &spec.drop {
@@ -291,7 +379,52 @@ pub fn inject(spec: &NetFaultSpec, fault_id: &str) -> Result<InjectedNet, NetFau
     Ok(injected)
 }
 
+/// [`inject`] into the tables of `host`, a node over SSH. A rule whose command was
+/// cut off by a transport error may be in place: everything tagged is removed
+/// before the error is returned.
+pub async fn inject_on(
+    host: Arc<Host>,
+    spec: &NetFaultSpec,
+    fault_id: &str,
+) -> Result<InjectedNet, NetFaultError> {
+    let mut injected = InjectedNet {
+        netns: spec.netns.clone(),
+        tag: new_tag(fault_id),
+        rules: Vec::new(),
+        baseline: Counters {
+            packets: Vec::new(),
+            bytes: Vec::new(),
+        },
+        host: Some(host.clone()),
+        healed: false,
+    };
+    let netns = injected.netns.clone();
+    for rule in &spec.drop {
+        let argv = add_argv(rule, &injected.tag);
+        if let Err(e) = run_on(&host, netns.as_deref(), "iptables", &argv, true).await {
+            let _ = remove_tagged_on(&host, netns.as_deref(), &injected.tag).await;
+            injected.healed = true;
+            return Err(e);
+        }
+        injected.rules.push(argv);
+    }
+    injected.baseline = injected.counters_now().await?;
+    Ok(injected)
+}
+
 impl InjectedNet {
+    /// The counters, read wherever the rules are.
+    async fn counters_now(&self) -> Result<Counters, NetFaultError> {
+        let Some(host) = &self.host else {
+            return self.counters();
+        };
+        let rules = tagged_rules_on(host, self.netns.as_deref(), &self.tag).await?;
+        Ok(Counters {
+            packets: rules.iter().map(|r| r.packets).collect(),
+            bytes: rules.iter().map(|r| r.bytes).collect(),
+        })
+    }
+
     /// The packet / byte counters of exactly this fault's tagged rules.
     pub fn counters(&self) -> Result<Counters, NetFaultError> {
         let rules = tagged_rules(self.netns.as_deref(), &self.tag)?;
@@ -302,7 +435,11 @@ impl InjectedNet {
     }
 
     fn observe(&self) -> Observation {
-        let (after, unreadable) = match self.counters() {
+        self.observation(self.counters())
+    }
+
+    fn observation(&self, read: Result<Counters, NetFaultError>) -> Observation {
+        let (after, unreadable) = match read {
             Ok(after) => (after, None),
             Err(e) => (
                 Counters {
@@ -336,6 +473,17 @@ impl InjectedNet {
     /// Polls the counters until they rose above the baseline or `within` passes. No
     /// matching traffic inside the window means not landed.
     pub async fn await_landing(&self, within: Duration) -> Observation {
+        if self.host.is_some() {
+            // Each read is a round trip to the node: polled at its own pace.
+            let deadline = tokio::time::Instant::now() + within;
+            loop {
+                let seen = self.observation(self.counters_now().await);
+                if seen.landed || tokio::time::Instant::now() >= deadline {
+                    return seen;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         super::poll_until(
             within,
             Duration::from_millis(50),
@@ -360,10 +508,45 @@ impl InjectedNet {
     }
 }
 
+impl InjectedNet {
+    /// Heals it wherever the rules are.
+    async fn heal_anywhere(mut self) -> Result<String, NetFaultError> {
+        let Some(host) = self.host.clone() else {
+            return self.heal();
+        };
+        self.healed = true;
+        let removed = remove_tagged_on(&host, self.netns.as_deref(), &self.tag).await?;
+        Ok(format!(
+            "{removed} rule(s) tagged {TAG_PREFIX}{} deleted on node {}{}",
+            self.tag,
+            host.node(),
+            self.netns
+                .as_deref()
+                .map(|ns| format!(" in netns {ns}"))
+                .unwrap_or_default()
+        ))
+    }
+}
+
 impl Drop for InjectedNet {
     fn drop(&mut self) {
-        if !self.healed {
-            let _ = remove_tagged(self.netns.as_deref(), &self.tag);
+        if self.healed {
+            return;
+        }
+        match &self.host {
+            None => {
+                let _ = remove_tagged(self.netns.as_deref(), &self.tag);
+            }
+            // A node is a round trip away: done on the runtime if one runs; otherwise
+            // `faultline heal` removes the rules from the journal's record.
+            Some(host) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let (host, netns, tag) = (host.clone(), self.netns.clone(), self.tag.clone());
+                    runtime.spawn(async move {
+                        let _ = remove_tagged_on(&host, netns.as_deref(), &tag).await;
+                    });
+                }
+            }
         }
     }
 }
@@ -456,7 +639,17 @@ impl Nemesis for NetFaultSpec {
                 *value = cx.expand(value)?;
             }
         }
-        Ok(inject(&spec, fault).map_err(|e| e.to_string()))
+        let host = match cx.host(self.node.as_deref()) {
+            Ok(host) => host,
+            Err(why) => return Ok(Err(why)),
+        };
+        if host.is_local() {
+            return Ok(inject(&spec, fault).map_err(|e| e.to_string()));
+        }
+        Ok(cx
+            .guard(inject_on(host, &spec, fault))
+            .await?
+            .map_err(|e| e.to_string()))
     }
 }
 
@@ -477,6 +670,7 @@ impl HeldFault for InjectedNet {
             netns: self.netns.clone(),
             tag: self.tag.clone(),
             rules,
+            node: self.host.as_ref().map(|h| h.node().to_string()),
         }
     }
 
@@ -494,7 +688,7 @@ impl HeldFault for InjectedNet {
     }
 
     async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
-        InjectedNet::heal(self).map_err(|e| e.to_string())
+        self.heal_anywhere().await.map_err(|e| e.to_string())
     }
 }
 
@@ -505,19 +699,33 @@ pub struct NetUndo {
     pub netns: Option<String>,
     pub tag: String,
     pub rules: Vec<Vec<String>>,
+    /// The node whose tables hold the rules (absent: this machine's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 impl UndoRecord for NetUndo {
     /// Deletes every rule still carrying its tag (in its namespace).
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
         let netns = self.netns.as_deref();
         let tag = self.tag.as_str();
         if tag.is_empty() {
             return Err(format!("{fault}: the net undo record names no tag"));
         }
-        let place = netns
+        let mut place = netns
             .map(|ns| format!(" in netns {ns}"))
             .unwrap_or_default();
+        if let Some(node) = &self.node {
+            place = format!(" on node {node}{place}");
+            let host = reach
+                .host(Some(node))
+                .map_err(|why| format!("{fault}: {why}"))?;
+            return reach
+                .block_on(remove_tagged_on(&host, netns, tag))
+                .map_err(|why| format!("{fault}: node {node}: {why}"))?
+                .map(|n| format!("{fault}: {n} rule(s) tagged {TAG_PREFIX}{tag} deleted{place}"))
+                .map_err(|e| format!("{fault}: {e}{place}"));
+        }
         remove_tagged(netns, tag)
             .map(|n| format!("{fault}: {n} rule(s) tagged {TAG_PREFIX}{tag} deleted{place}"))
             .map_err(|e| format!("{fault}: {e}{place}"))

@@ -3,6 +3,7 @@
 //! victim's state as `/proc` shows it, never the fact that `kill(2)` returned 0.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
@@ -12,6 +13,7 @@ use serde_json::json;
 
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
 use crate::exec;
+use crate::host::Host;
 use crate::runspec::{ProcessFaultSpec, SignalName, TargetSpec};
 
 /// How long a `command` fault target may take to name its victim.
@@ -48,6 +50,8 @@ pub enum ProcessFaultError {
         signal: Signal,
         errno: nix::errno::Errno,
     },
+    #[error("{0}")]
+    Host(#[from] crate::host::HostError),
 }
 
 /// What `/proc` says about the victim.
@@ -62,7 +66,16 @@ pub enum ProcState {
 
 /// Reads the state letter of `/proc/<pid>/stat`.
 pub fn proc_state(pid: i32) -> ProcState {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    state_of(
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .as_deref(),
+    )
+}
+
+/// The state a `/proc/<pid>/stat` line says (`None`: the file is gone).
+pub fn state_of(stat: Option<&str>) -> ProcState {
+    let Some(stat) = stat else {
         return ProcState::Gone;
     };
     // The command name is parenthesised and may itself hold spaces or parentheses.
@@ -117,6 +130,11 @@ fn send(pid: i32, signal: Signal) -> Result<(), ProcessFaultError> {
 pub struct Injected {
     pub pid: i32,
     pub action: Action,
+    /// The node the victim runs on (`None`: this machine).
+    pub host: Option<Arc<Host>>,
+    /// The victim's start time, read before the signal: its undo record's proof that
+    /// a pid is still the same process.
+    pub started: Option<u64>,
     healed: bool,
 }
 
@@ -128,12 +146,71 @@ pub fn inject(target: &Target, action: Action) -> Result<Injected, ProcessFaultE
         Action::Term { .. } => Signal::SIGTERM,
         Action::Pause => Signal::SIGSTOP,
     };
+    let started = exec::start_time(pid);
     send(pid, signal)?;
     Ok(Injected {
         pid,
         action,
+        host: None,
+        started,
         healed: false,
     })
+}
+
+/// [`inject`] on `host`, a node over SSH: the pid (or pidfile) is the node's, and so
+/// is the `/proc` its landing is read from.
+pub async fn inject_on(
+    host: Arc<Host>,
+    target: &Target,
+    action: Action,
+) -> Result<Injected, ProcessFaultError> {
+    let pid = match target {
+        Target::Pid(pid) => *pid,
+        Target::Pidfile(path) => {
+            let shown = path.display().to_string();
+            let text = host
+                .read_file(&shown)
+                .await
+                .map_err(|e| ProcessFaultError::Pidfile {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+            let text = String::from_utf8_lossy(&text);
+            let first = text.lines().next().unwrap_or("").trim();
+            first
+                .parse::<i32>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| ProcessFaultError::Pidfile {
+                    path: path.clone(),
+                    message: format!("line 1: expected a positive pid, found {first:?}"),
+                })?
+        }
+    };
+    let stat = host.proc_stat(pid).await;
+    if matches!(
+        state_of(stat.as_deref()),
+        ProcState::Gone | ProcState::Zombie
+    ) {
+        return Err(ProcessFaultError::NoVictim { pid });
+    }
+    let started = stat.as_deref().and_then(crate::host::parse_start_time);
+    host.signal(pid, signal_of(action)).await?;
+    Ok(Injected {
+        pid,
+        action,
+        host: Some(host),
+        started,
+        healed: false,
+    })
+}
+
+fn signal_of(action: Action) -> Signal {
+    match action {
+        Action::Kill => Signal::SIGKILL,
+        Action::Term { .. } => Signal::SIGTERM,
+        Action::Pause => Signal::SIGSTOP,
+    }
 }
 
 /// Injector-side landing evidence: did the victim reach the state the action implies?
@@ -147,7 +224,26 @@ pub struct Observation {
 impl Injected {
     /// Looks at the victim now.
     pub fn observe(&self) -> Observation {
-        let state = proc_state(self.pid);
+        self.observation(proc_state(self.pid))
+    }
+
+    /// The victim's state, read wherever it runs.
+    async fn state_now(&self) -> ProcState {
+        match &self.host {
+            None => proc_state(self.pid),
+            Some(host) => state_of(host.proc_stat(self.pid).await.as_deref()),
+        }
+    }
+
+    /// `signal` to the victim, wherever it runs.
+    async fn send_now(&self, signal: Signal) -> Result<(), ProcessFaultError> {
+        match &self.host {
+            None => send(self.pid, signal),
+            Some(host) => Ok(host.signal(self.pid, signal).await?),
+        }
+    }
+
+    fn observation(&self, state: ProcState) -> Observation {
         let landed = match self.action {
             Action::Pause => state == ProcState::Stopped,
             Action::Kill | Action::Term { .. } => {
@@ -163,6 +259,17 @@ impl Injected {
 
     /// Polls [`Injected::observe`] until it reports landing or `within` passes.
     pub async fn await_landing(&self, within: Duration) -> Observation {
+        if self.host.is_some() {
+            // Each look is a round trip to the node: polled at its own pace.
+            let deadline = tokio::time::Instant::now() + within;
+            loop {
+                let seen = self.observation(self.state_now().await);
+                if seen.landed || tokio::time::Instant::now() >= deadline {
+                    return seen;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
         super::poll_until(
             within,
             Duration::from_millis(20),
@@ -182,13 +289,13 @@ impl Injected {
 
     async fn heal_now(&self) -> Result<String, ProcessFaultError> {
         match self.action {
-            Action::Pause => match proc_state(self.pid) {
+            Action::Pause => match self.state_now().await {
                 ProcState::Gone | ProcState::Zombie => {
                     Ok(format!("pid {} exited while paused", self.pid))
                 }
                 _ => {
-                    send(self.pid, Signal::SIGCONT)?;
-                    Ok(format!("SIGCONT sent to pid {}", self.pid))
+                    self.send_now(Signal::SIGCONT).await?;
+                    Ok(format!("SIGCONT sent to pid {}{}", self.pid, self.place()))
                 }
             },
             Action::Term { grace } => {
@@ -196,7 +303,7 @@ impl Injected {
                 if seen.landed {
                     Ok(format!("pid {} exited after SIGTERM", self.pid))
                 } else {
-                    send(self.pid, Signal::SIGKILL)?;
+                    self.send_now(Signal::SIGKILL).await?;
                     Ok(format!(
                         "pid {} outlived SIGTERM by {grace:?}: SIGKILL sent",
                         self.pid
@@ -208,17 +315,40 @@ impl Injected {
     }
 }
 
+impl Injected {
+    /// ` on node NAME` for a victim on a node.
+    fn place(&self) -> String {
+        self.host
+            .as_ref()
+            .map(|h| format!(" on node {}", h.node()))
+            .unwrap_or_default()
+    }
+}
+
 impl Drop for Injected {
     fn drop(&mut self) {
         // Last line of defence: never leave a victim stopped or a SIGTERM half done.
-        if !self.healed {
-            let signal = match self.action {
-                Action::Pause => Some(Signal::SIGCONT),
-                Action::Term { .. } => Some(Signal::SIGKILL),
-                Action::Kill => None,
-            };
-            if let Some(signal) = signal {
+        if self.healed {
+            return;
+        }
+        let signal = match self.action {
+            Action::Pause => Signal::SIGCONT,
+            Action::Term { .. } => Signal::SIGKILL,
+            Action::Kill => return,
+        };
+        match &self.host {
+            None => {
                 let _ = kill(Pid::from_raw(self.pid), signal);
+            }
+            // A node is a round trip away: sent on the runtime if one runs; otherwise
+            // `faultline heal` sends it from the journal's record.
+            Some(host) => {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    let (host, pid) = (host.clone(), self.pid);
+                    runtime.spawn(async move {
+                        let _ = host.signal(pid, signal).await;
+                    });
+                }
             }
         }
     }
@@ -251,7 +381,31 @@ impl Nemesis for ProcessFaultSpec {
             },
             SignalName::Stop => Action::Pause,
         };
-        Ok(inject(&target, action).map_err(|e| e.to_string()))
+        // A service's victim is on the service's node; a pid or pidfile on `node`.
+        let node = match &self.target {
+            TargetSpec::Service(service) => cx.service_node(service),
+            TargetSpec::Command(_) => match &target {
+                Target::Pid(pid) => cx
+                    .members()
+                    .into_iter()
+                    .find(|m| cx.service_pgid(m) == Some(*pid))
+                    .and_then(|m| cx.service_node(&m))
+                    .or_else(|| self.node.clone()),
+                Target::Pidfile(_) => self.node.clone(),
+            },
+            _ => self.node.clone(),
+        };
+        let host = match cx.host(node.as_deref()) {
+            Ok(host) => host,
+            Err(why) => return Ok(Err(why)),
+        };
+        if host.is_local() {
+            return Ok(inject(&target, action).map_err(|e| e.to_string()));
+        }
+        Ok(cx
+            .guard(inject_on(host, &target, action))
+            .await?
+            .map_err(|e| e.to_string()))
     }
 }
 
@@ -317,7 +471,8 @@ impl HeldFault for Injected {
         ProcessUndo {
             pid: self.pid,
             action: format!("{:?}", self.action),
-            started: exec::start_time(self.pid),
+            started: self.started,
+            node: self.host.as_ref().map(|h| h.node().to_string()),
         }
     }
 
@@ -349,6 +504,9 @@ pub struct ProcessUndo {
     pub action: String,
     #[serde(default)]
     pub started: Option<u64>,
+    /// The node the victim runs on (absent: this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// The same process the journal recorded: alive and started at the recorded time.
@@ -363,7 +521,15 @@ impl UndoRecord for ProcessUndo {
     const KEYED: bool = false;
 
     /// Resumes a paused victim, finishes a SIGTERM it outlived.
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
+        if let Some(node) = &self.node {
+            let host = reach
+                .host(Some(node))
+                .map_err(|why| format!("{fault}: {why}"))?;
+            return reach
+                .block_on(self.heal_on(fault, &host))
+                .map_err(|why| format!("{fault}: node {node}: {why}"))?;
+        }
         let pid = self.pid;
         let action = self.action.as_str();
         if !same_process(pid, self.started) {
@@ -379,5 +545,32 @@ impl UndoRecord for ProcessUndo {
         } else {
             Ok(format!("{fault}: pid {pid} needs no undo ({action})"))
         }
+    }
+}
+
+impl ProcessUndo {
+    /// [`UndoRecord::heal`] for a victim on a node, over its connection.
+    async fn heal_on(&self, fault: &str, host: &Host) -> Result<String, String> {
+        let (pid, action, node) = (self.pid, self.action.as_str(), host.node());
+        let stat = host.proc_stat(pid).await;
+        let now = stat.as_deref().and_then(crate::host::parse_start_time);
+        if now.is_none() || now != self.started {
+            return Ok(format!(
+                "{fault}: pid {pid} on node {node} is gone; nothing to undo"
+            ));
+        }
+        let signal = if action == "Pause" && state_of(stat.as_deref()) == ProcState::Stopped {
+            Signal::SIGCONT
+        } else if action.starts_with("Term") {
+            Signal::SIGKILL
+        } else {
+            return Ok(format!(
+                "{fault}: pid {pid} on node {node} needs no undo ({action})"
+            ));
+        };
+        host.signal(pid, signal)
+            .await
+            .map(|()| format!("{fault}: {signal} sent to pid {pid} on node {node}"))
+            .map_err(|e| format!("{fault}: {signal} to pid {pid} on node {node}: {e}"))
     }
 }

@@ -427,7 +427,7 @@ pub struct ProxyUndo {
 
 impl UndoRecord for ProxyUndo {
     /// The proxy is a task of the faultline process: it ended with it.
-    fn heal(&self, fault: &str) -> Result<String, String> {
+    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
         Ok(format!(
             "{fault}: proxy {} ran inside faultline and ended with it; no toxic is left",
             self.listen

@@ -152,9 +152,9 @@ macro_rules! nemeses {
 
         impl Undo {
             /// Heals fault `fault` from this record alone.
-            pub fn heal(&self, fault: &str) -> Result<String, String> {
+            pub fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
                 match self {
-                    $(Undo::$Variant(u) => UndoRecord::heal(u, fault),)*
+                    $(Undo::$Variant(u) => UndoRecord::heal(u, fault, reach),)*
                 }
             }
         }

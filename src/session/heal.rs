@@ -17,9 +17,9 @@ use super::event::{
     MarkedEnded, MountRemoved,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
-use super::reach::Reach;
 use super::view::{Scoped, View};
 use crate::exec;
+use crate::host::Reach;
 use crate::nemesis::disk;
 use crate::nemesis::process::same_process;
 
@@ -41,10 +41,15 @@ pub enum HealError {
 }
 
 /// Heals one open fault from its undo record alone, each kind in its own way.
-fn heal_fault(open: &Scoped<FaultInjected>, by: &str, out: &mut Healed) -> FaultHealed {
+fn heal_fault(
+    open: &Scoped<FaultInjected>,
+    reach: &Reach,
+    by: &str,
+    out: &mut Healed,
+) -> FaultHealed {
     let fault = open.item.fault.as_str();
     let result = match &open.item.undo {
-        Some(undo) => undo.heal(fault),
+        Some(undo) => undo.heal(fault, reach),
         None => Err(format!("{fault}: the journal holds no way to undo it")),
     };
     match &result {
@@ -181,9 +186,21 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     // Nodes over SSH are reached from a thread of their own; without any, nothing
     // is spawned (the watchdog heals from a bare process).
     if view.nodes.is_empty() {
-        return Ok(heal_view(dir, &view, &mut journal, None, by, out));
+        return Ok(heal_view(
+            dir,
+            &view,
+            &mut journal,
+            &Reach::default(),
+            by,
+            out,
+        ));
     }
-    Ok(super::reach::with_nodes(&view.nodes, |reach| {
+    let nodes = view
+        .nodes
+        .iter()
+        .map(|(name, n)| (name.clone(), n.spec.clone()))
+        .collect();
+    Ok(crate::host::reach::with_nodes(&nodes, |reach| {
         heal_view(dir, &view, &mut journal, reach, by, out)
     }))
 }
@@ -193,7 +210,7 @@ fn heal_view(
     dir: &Path,
     view: &View,
     journal: &mut Journal,
-    reach: Option<&Reach>,
+    reach: &Reach,
     by: &str,
     mut out: Healed,
 ) -> Healed {
@@ -204,7 +221,7 @@ fn heal_view(
         Event::HealStarted(HealBy { by: by.to_string() }),
     );
     for open in &view.open_faults {
-        let healed = heal_fault(open, by, &mut out);
+        let healed = heal_fault(open, reach, by, &mut out);
         note(
             journal,
             &mut out,
@@ -268,27 +285,26 @@ fn heal_view(
 /// Ends a group on a node if the same process still leads it there; `None` when it
 /// is gone (nothing to do).
 fn end_remote_group(
-    reach: Option<&Reach>,
+    reach: &Reach,
     node: &str,
     pgid: i32,
     started: Option<u64>,
 ) -> Option<Result<(), String>> {
-    let Some(reach) = reach else {
-        return Some(Err(format!("node {node} cannot be reached: no runtime")));
-    };
-    let host = match reach.hosts.get(Some(node)) {
+    let host = match reach.host(Some(node)) {
         Ok(host) => host,
         Err(why) => return Some(Err(why)),
     };
-    reach.block_on(async {
-        let now = host.start_time(pgid).await;
-        if now.is_none() || now != started {
-            return None;
-        }
-        Some(
-            host.signal_group(pgid, Signal::SIGKILL)
-                .await
-                .map_err(|e| e.to_string()),
-        )
-    })
+    reach
+        .block_on(async {
+            let now = host.start_time(pgid).await;
+            if now.is_none() || now != started {
+                return None;
+            }
+            Some(
+                host.signal_group(pgid, Signal::SIGKILL)
+                    .await
+                    .map_err(|e| e.to_string()),
+            )
+        })
+        .unwrap_or_else(|why| Some(Err(why)))
 }

@@ -11,7 +11,6 @@ pub mod heal;
 pub mod journal;
 pub mod operator;
 pub mod outcome;
-pub mod reach;
 pub mod resume;
 pub mod roles;
 pub mod server;

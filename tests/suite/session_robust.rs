@@ -259,6 +259,7 @@ fn heal_goes_past_a_nul_byte_in_the_middle_of_the_journal() {
                         pid,
                         action: "Pause".into(),
                         started: faultline::exec::start_time(pid),
+                        node: None,
                     })),
                     approved: None,
                 }),

@@ -335,6 +335,16 @@ impl Context for Runner<'_> {
         self.services.get(service).map(|running| running.pgid)
     }
 
+    fn service_node(&self, service: &str) -> Option<String> {
+        self.services
+            .get(service)
+            .and_then(|running| running.node().map(str::to_string))
+    }
+
+    fn host(&self, node: Option<&str>) -> Result<Arc<crate::host::Host>, String> {
+        self.ctx.hosts.get(node)
+    }
+
     async fn run_once(
         &mut self,
         name: &str,

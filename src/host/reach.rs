@@ -4,19 +4,29 @@
 
 use std::collections::BTreeMap;
 
-use super::event::NodeConnected;
-use crate::host::ssh::SshHost;
-use crate::host::{Host, Hosts};
+use super::ssh::SshHost;
+use super::{Host, Hosts, NodeSpec};
 
 /// The journal's nodes, connected, and a runtime to drive them on.
+#[derive(Default)]
 pub struct Reach {
     pub hosts: Hosts,
-    runtime: tokio::runtime::Runtime,
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Reach {
-    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
-        self.runtime.block_on(work)
+    /// Runs `work` on the nodes' runtime; an error when there is none (no node was
+    /// recorded, or no runtime could be made).
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> Result<F::Output, String> {
+        match &self.runtime {
+            Some(runtime) => Ok(runtime.block_on(work)),
+            None => Err("no node connection was made (no runtime)".into()),
+        }
+    }
+
+    /// The host of `node` (this machine for `None`), or why it cannot be reached.
+    pub fn host(&self, node: Option<&str>) -> Result<std::sync::Arc<Host>, String> {
+        self.hosts.get(node)
     }
 }
 
@@ -24,8 +34,8 @@ impl Reach {
 /// inside a runtime (stopping on an error) and outside one (`faultline heal`). A node
 /// that cannot be reached is in `hosts.unreachable`, with why.
 pub fn with_nodes<T: Send>(
-    nodes: &BTreeMap<String, NodeConnected>,
-    work: impl FnOnce(Option<&Reach>) -> T + Send,
+    nodes: &BTreeMap<String, NodeSpec>,
+    work: impl FnOnce(&Reach) -> T + Send,
 ) -> T {
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
@@ -36,19 +46,29 @@ pub fn with_nodes<T: Send>(
                 Ok(runtime) => runtime,
                 Err(e) => {
                     tracing::error!(error = %e, "no runtime to reach the nodes");
-                    return work(None);
+                    let mut reach = Reach::default();
+                    for name in nodes.keys() {
+                        reach
+                            .hosts
+                            .unreachable
+                            .insert(name.clone(), format!("no runtime: {e}"));
+                    }
+                    return work(&reach);
                 }
             };
             let mut hosts = Hosts::default();
             for (name, node) in nodes {
-                match runtime.block_on(SshHost::connect(name, node.spec.clone())) {
+                match runtime.block_on(SshHost::connect(name, node.clone())) {
                     Ok(host) => hosts.insert(name, Host::Ssh(Box::new(host))),
                     Err(e) => {
                         hosts.unreachable.insert(name.clone(), e.to_string());
                     }
                 }
             }
-            work(Some(&Reach { hosts, runtime }))
+            work(&Reach {
+                hosts,
+                runtime: Some(runtime),
+            })
         });
         match worker.join() {
             Ok(out) => out,
