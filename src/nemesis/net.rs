@@ -559,12 +559,15 @@ impl Nemesis for NetFaultSpec {
     }
 
     fn privileged(&self, fault: &str) -> Option<String> {
-        let place = self
+        let mut place = self
             .netns
             .as_deref()
             .map_or("the current network namespace".to_string(), |ns| {
                 format!("network namespace `{ns}`")
             });
+        if let Some(node) = &self.node {
+            place = format!("{place} of node `{node}` (over SSH)");
+        }
         let rules: Vec<String> = self
             .drop
             .iter()

@@ -371,3 +371,46 @@ fn an_untrusted_key_stops_the_run_and_an_unreachable_node_blocks_its_scenarios()
     let verdicts = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
     assert!(verdicts.contains("node n3 unreachable"), "{verdicts}");
 }
+
+/// Runs anywhere (no hosts needed): the example lints clean, its nodes known, and the
+/// partitions are listed as privileged actions on node n2; a `node:` nobody declared
+/// is handed back with its field and the declared names.
+#[test]
+fn ssh_cluster_example_lints_clean_and_an_undeclared_node_is_refused() {
+    let lint = |plan: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .arg("lint")
+            .arg(plan)
+            .output()
+            .expect("faultline lint runs")
+    };
+    let out = lint(&example().join("plan.md"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(
+        stdout.contains("Result: runnable (0 warning(s))"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("in the current network namespace of node `n2` (over SSH)"),
+        "{stdout}"
+    );
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.md");
+    std::fs::copy(example().join("plan.md"), &plan).expect("plan");
+    let spec = std::fs::read_to_string(example().join("plan.run.yaml")).expect("spec");
+    let wrong = spec.replacen("node: n2, drop:", "node: n9, drop:", 1);
+    let wrong = wrong.replacen("net:\n          node: n2", "net:\n          node: n9", 1);
+    assert_ne!(wrong, spec, "the test changed nothing");
+    std::fs::write(dir.path().join("plan.run.yaml"), wrong).expect("spec");
+    let out = lint(&plan);
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(65), "{text}");
+    assert!(
+        text.contains("node `n9` is not declared under `nodes:`"),
+        "{text}"
+    );
+    assert!(text.contains("declared: here, n1, n2, n3"), "{text}");
+    assert!(text.contains("faults[0].net.node"), "{text}");
+}
