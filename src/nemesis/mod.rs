@@ -139,6 +139,27 @@ pub trait Nemesis {
     ) -> Result<Result<Self::Held, String>, C::Error>;
 }
 
+/// Injects on the host `node` names: `local` on this machine, `remote` on a node
+/// over SSH (awaited unless the session is interrupted); the error is the injector's
+/// message.
+pub async fn on_host<C: Context, T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
+    cx: &C,
+    node: Option<&str>,
+    local: impl FnOnce() -> Result<T, E>,
+    remote: impl FnOnce(Arc<crate::host::Host>) -> F,
+) -> Result<Result<T, String>, C::Error> {
+    let host = match cx.host(node) {
+        Ok(host) => host,
+        Err(why) => return Ok(Err(why)),
+    };
+    let done = if host.is_local() {
+        local()
+    } else {
+        cx.guard(remote(host)).await?
+    };
+    Ok(done.map_err(|e| e.to_string()))
+}
+
 /// How long an injector-side probe may look: `within` (already cut to the heal),
 /// and the heal's due time to cut any other window to.
 #[derive(Debug, Clone, Copy)]

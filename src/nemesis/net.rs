@@ -358,17 +358,7 @@ pub struct InjectedNet {
 /// Adds the rules of `spec`, tagged with a fresh tag derived from `fault_id`. If one
 /// rule fails, those already added are removed before the error is returned.
 pub fn inject(spec: &NetFaultSpec, fault_id: &str) -> Result<InjectedNet, NetFaultError> {
-    let mut injected = InjectedNet {
-        netns: spec.netns.clone(),
-        tag: new_tag(fault_id),
-        rules: Vec::new(),
-        baseline: Counters {
-            packets: Vec::new(),
-            bytes: Vec::new(),
-        },
-        host: None,
-        healed: false,
-    };
+    let mut injected = InjectedNet::new(spec, fault_id, None);
     for rule in &spec.drop {
         let argv = add_argv(rule, &injected.tag);
         // On error `injected` is dropped, which removes what was added so far.
@@ -387,17 +377,7 @@ pub async fn inject_on(
     spec: &NetFaultSpec,
     fault_id: &str,
 ) -> Result<InjectedNet, NetFaultError> {
-    let mut injected = InjectedNet {
-        netns: spec.netns.clone(),
-        tag: new_tag(fault_id),
-        rules: Vec::new(),
-        baseline: Counters {
-            packets: Vec::new(),
-            bytes: Vec::new(),
-        },
-        host: Some(host.clone()),
-        healed: false,
-    };
+    let mut injected = InjectedNet::new(spec, fault_id, Some(host.clone()));
     let netns = injected.netns.clone();
     for rule in &spec.drop {
         let argv = add_argv(rule, &injected.tag);
@@ -413,6 +393,21 @@ pub async fn inject_on(
 }
 
 impl InjectedNet {
+    /// A fault of `spec` with a fresh tag and no rule yet.
+    fn new(spec: &NetFaultSpec, fault_id: &str, host: Option<Arc<Host>>) -> InjectedNet {
+        InjectedNet {
+            netns: spec.netns.clone(),
+            tag: new_tag(fault_id),
+            rules: Vec::new(),
+            baseline: Counters {
+                packets: Vec::new(),
+                bytes: Vec::new(),
+            },
+            host,
+            healed: false,
+        }
+    }
+
     /// The counters, read wherever the rules are.
     async fn counters_now(&self) -> Result<Counters, NetFaultError> {
         let Some(host) = &self.host else {
@@ -642,17 +637,9 @@ impl Nemesis for NetFaultSpec {
                 *value = cx.expand(value)?;
             }
         }
-        let host = match cx.host(self.node.as_deref()) {
-            Ok(host) => host,
-            Err(why) => return Ok(Err(why)),
-        };
-        if host.is_local() {
-            return Ok(inject(&spec, fault).map_err(|e| e.to_string()));
-        }
-        Ok(cx
-            .guard(inject_on(host, &spec, fault))
-            .await?
-            .map_err(|e| e.to_string()))
+        let node = self.node.as_deref();
+        let local = || inject(&spec, fault);
+        super::on_host(cx, node, local, |host| inject_on(host, &spec, fault)).await
     }
 }
 

@@ -395,17 +395,11 @@ impl Nemesis for ProcessFaultSpec {
             },
             _ => self.node.clone(),
         };
-        let host = match cx.host(node.as_deref()) {
-            Ok(host) => host,
-            Err(why) => return Ok(Err(why)),
-        };
-        if host.is_local() {
-            return Ok(inject(&target, action).map_err(|e| e.to_string()));
-        }
-        Ok(cx
-            .guard(inject_on(host, &target, action))
-            .await?
-            .map_err(|e| e.to_string()))
+        let local = || inject(&target, action);
+        super::on_host(cx, node.as_deref(), local, |host| {
+            inject_on(host, &target, action)
+        })
+        .await
     }
 }
 
