@@ -87,6 +87,7 @@ pub async fn connect(
         .flat_map(|(b, _)| crate::runspec::nodes::named(b))
         .map(|(_, node)| node)
         .collect();
+    let mut connected = Vec::new();
     for (name, (node, _origin)) in &spec.nodes {
         let (used_by, nets) = users.get(name).cloned().unwrap_or_default();
         if node.local {
@@ -133,15 +134,28 @@ pub async fn connect(
             &format!("reached as {address}; host key {key}"),
             &used_by,
         );
-        let host = Host::Ssh(Box::new(host));
-        let mut probes = vec![("kernel", "uname -sr")];
-        if commands_on.contains(name) {
-            probes.push(("setsid", "command -v setsid"));
+        connected.push((
+            name.clone(),
+            Host::Ssh(Box::new(host)),
+            address,
+            used_by,
+            nets,
+        ));
+    }
+    // Then what each node's steps use, once every `${node:NAME}` is known.
+    for (k, v) in &out.vars {
+        vars.set(k, v.clone());
+    }
+    for (name, host, address, used_by, nets) in connected {
+        let mut probes = vec![("kernel".to_string(), "uname -sr".to_string())];
+        if commands_on.contains(&name) {
+            probes.push(("setsid".into(), "command -v setsid".into()));
         }
         if nets {
-            probes.push(("iptables", "iptables -V"));
+            probes.push(("iptables".into(), "iptables -V".into()));
         }
-        for (capability, command) in probes {
+        probes.extend(programs_on(spec, &name, &mut vars));
+        for (capability, command) in &probes {
             let seen = host.run(command, PROBE_WITHIN).await;
             let (present, saw) = match &seen {
                 Ok(out) if out.ok() => (true, out.said()),
@@ -158,12 +172,13 @@ pub async fn connect(
                 saw: saw.clone(),
                 used_by: used_by.clone(),
             }));
+            let asked = format!("`{command}` on the node");
             out.row(
-                name,
+                &name,
                 capability,
                 present,
                 Some(saw.clone()),
-                "probe",
+                &asked,
                 &used_by,
             );
             if !present {
@@ -174,9 +189,83 @@ pub async fn connect(
                 }
             }
         }
-        out.hosts.insert(name, host);
+        out.hosts.insert(&name, host);
     }
     Ok(out)
+}
+
+/// The programs the services and steps on `node` start, as probes (`binary:NAME`,
+/// `command -v` or `test -x` on the node). A command whose `${var}`s are only known
+/// inside an iteration (`${seed}`) is left to fail where it runs.
+fn programs_on(spec: &RunSpec, node: &str, vars: &mut Vars) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (binding, _) in spec.bindings.values() {
+        for command in commands_on(binding, node) {
+            let Ok(line) = vars.expand(&command) else {
+                continue;
+            };
+            let words = shlex::split(&line).unwrap_or_default();
+            let program = words
+                .iter()
+                .find(|w| *w != "exec" && !w.contains('='))
+                .cloned();
+            let Some(program) = program else { continue };
+            let name = program.rsplit('/').next().unwrap_or(&program).to_string();
+            let probe = if program.contains('/') {
+                format!("test -x {0} && echo {0}", crate::host::quote(&program))
+            } else {
+                format!("command -v {}", crate::host::quote(&program))
+            };
+            let capability = format!("binary:{name}");
+            if !out.iter().any(|(c, _)| *c == capability) {
+                out.push((capability, probe));
+            }
+        }
+    }
+    out
+}
+
+/// The command lines a binding (arms included) runs on `node`.
+fn commands_on(binding: &Binding, node: &str) -> Vec<String> {
+    let on = |n: &Option<String>| n.as_deref() == Some(node);
+    let mut out = Vec::new();
+    if let Some(cluster) = &binding.cluster {
+        out.extend(
+            cluster
+                .services
+                .iter()
+                .filter(|s| on(&s.node))
+                .map(|s| s.run.clone()),
+        );
+        out.extend(
+            cluster
+                .health
+                .iter()
+                .filter(|h| on(&h.node))
+                .map(|h| h.run.clone()),
+        );
+    }
+    out.extend(
+        binding
+            .workload
+            .iter()
+            .filter(|w| on(&w.node))
+            .map(|w| w.run.clone()),
+    );
+    for check in binding
+        .before
+        .iter()
+        .chain(&binding.preconditions)
+        .chain(&binding.teardown)
+    {
+        if on(&check.node) {
+            out.push(check.run.clone());
+        }
+    }
+    for arm in binding.arms.values() {
+        out.extend(commands_on(arm, node));
+    }
+    out
 }
 
 impl Nodes {

@@ -192,6 +192,8 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
         );
     }
     assert!(log.contains("| node n2: iptables |"), "{log}");
+    // What each node's services start was looked for on that node.
+    assert!(log.contains("| node n1: binary:faultline |"), "{log}");
     let report = std::fs::read_to_string(session.join("findings/report.md")).expect("report");
     assert!(report.contains("### Nodes"), "{report}");
     let link = report
