@@ -134,7 +134,7 @@ fn took(journal: &[Record], id: &str, arm: bool) -> f64 {
     let Some(first) = scoped.next() else {
         return 0.0;
     };
-    let last = scoped.last().unwrap_or(first);
+    let last = scoped.next_back().unwrap_or(first);
     span(&first.ts, Some(&last.ts)).unwrap_or(0.0)
 }
 
