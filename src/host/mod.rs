@@ -262,7 +262,9 @@ const READ_DEADLINE: Duration = Duration::from_secs(20);
 
 /// `text` quoted for a POSIX shell.
 pub fn quote(text: &str) -> String {
-    shlex::try_quote(text).map_or_else(|_| format!("'{}'", text.replace('\0', "")), Into::into)
+    // Only a NUL byte cannot be quoted; no shell argument can hold one anyway.
+    let clean = text.replace('\0', "");
+    shlex::try_quote(&clean).map_or_else(|_| "''".to_string(), Into::into)
 }
 
 async fn local_run(
