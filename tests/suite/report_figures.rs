@@ -1,0 +1,121 @@
+//! The figures of one seed drawn from a recorded history (demo D3's first seed: a
+//! pause of a spare node, proven, then the primary killed, not proven): the same
+//! bytes on every render, one shaded rectangle per fault window, styled by its
+//! proof, and a legend entry naming each fault.
+
+use faultline::oracle::history::{Op, parse_jsonl};
+use faultline::oracle::series::{self, FaultMark, Series};
+use faultline::report::figures::{self, latency_svg, quantiles_svg, throughput_svg};
+
+const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+
+/// The shading of a proven window, of one not proven, and of an undecided one (fill
+/// colour and opacity as plotters writes them); the legend swatches are darker.
+const PROVEN_SHADE: &str = r##"opacity="0.18" fill="#1F77B4""##;
+const NOT_PROVEN_SHADE: &str = r##"opacity="0.18" fill="#7F7F7F""##;
+const UNDECIDED_SHADE: &str = r##"opacity="0.18" fill="#BCBD22""##;
+
+fn recorded(marks: &[FaultMark]) -> (Vec<Op>, Series) {
+    let source = std::fs::read_to_string(HISTORY).expect("fixture history");
+    let history = parse_jsonl(HISTORY, &source).expect("history");
+    let series = series::of_history(&history.ops, marks);
+    (history.ops, series)
+}
+
+fn marks() -> Vec<FaultMark> {
+    vec![
+        FaultMark {
+            epoch: 1,
+            fault: "pause-spare".into(),
+            proven: Some(true),
+        },
+        FaultMark {
+            epoch: 2,
+            fault: "kill-primary".into(),
+            proven: Some(false),
+        },
+    ]
+}
+
+fn every_figure(ops: &[Op], series: &Series) -> Vec<(&'static str, String)> {
+    figures::render_all(ops, series).expect("figures render")
+}
+
+#[test]
+fn the_same_history_renders_byte_identical_figures() {
+    let (ops, series) = recorded(&marks());
+    let first = every_figure(&ops, &series);
+    let second = every_figure(&ops, &series);
+    assert_eq!(first, second);
+    let names: Vec<&str> = first.iter().map(|f| f.0).collect();
+    assert_eq!(names, ["throughput", "latency", "quantiles"]);
+    for (name, svg) in &first {
+        assert!(svg.starts_with("<svg"), "{name}: {svg:.200}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        insta::assert_snapshot!(format!("report_figures_{name}"), svg);
+    }
+}
+
+#[test]
+fn each_fault_window_is_one_shaded_rect_styled_by_its_proof_with_a_legend_entry() {
+    let (ops, series) = recorded(&marks());
+    assert_eq!(series.windows.len(), 2, "{:?}", series.windows);
+    for (name, svg) in [
+        ("throughput", throughput_svg(&series).expect("throughput")),
+        ("latency", latency_svg(&ops, &series.windows).expect("latency")),
+        ("quantiles", quantiles_svg(&ops, &series).expect("quantiles")),
+    ] {
+        assert_eq!(svg.matches(PROVEN_SHADE).count(), 1, "{name}: {svg}");
+        assert_eq!(svg.matches(NOT_PROVEN_SHADE).count(), 1, "{name}: {svg}");
+        assert_eq!(svg.matches(UNDECIDED_SHADE).count(), 0, "{name}: {svg}");
+        assert_eq!(svg.matches("fault pause-spare (proven)").count(), 1, "{name}");
+        assert_eq!(svg.matches("fault kill-primary (NOT proven)").count(), 1, "{name}");
+    }
+}
+
+#[test]
+fn an_undecided_or_unnamed_fault_is_shaded_apart_and_named_by_its_epoch() {
+    let undecided = [FaultMark {
+        epoch: 1,
+        fault: "pause-spare".into(),
+        proven: None,
+    }];
+    let (ops, series) = recorded(&undecided);
+    let svg = throughput_svg(&series).expect("throughput");
+    assert_eq!(svg.matches(UNDECIDED_SHADE).count(), 2, "{svg}");
+    assert_eq!(svg.matches(PROVEN_SHADE).count(), 0, "{svg}");
+    assert!(svg.contains("fault pause-spare (undecided)"), "{svg}");
+    // Epoch 2 has no mark: its window is still drawn, under its epoch.
+    assert!(svg.contains("fault epoch 2 (undecided)"), "{svg}");
+    let latency = latency_svg(&ops, &series.windows).expect("latency");
+    assert_eq!(latency.matches(UNDECIDED_SHADE).count(), 2);
+}
+
+#[test]
+fn latency_points_are_one_per_op_coloured_by_outcome() {
+    let (ops, series) = recorded(&marks());
+    let svg = latency_svg(&ops, &series.windows).expect("latency");
+    let ok = ops.iter().filter(|o| o.is_acked()).count();
+    let fail = ops.iter().filter(|o| o.is_failed()).count();
+    assert!(ok > 0 && fail > 0, "the fixture has both outcomes");
+    // One circle per op plus the legend's marker of each outcome.
+    let circles = |fill: &str| {
+        svg.lines()
+            .filter(|l| l.starts_with("<circle") && l.contains(fill))
+            .count()
+    };
+    assert_eq!(circles(r##"fill="#2CA02C""##), ok + 1, "{svg}");
+    assert_eq!(circles(r##"fill="#D62728""##), fail + 1, "{svg}");
+    assert!(svg.contains("timeout / unknown"));
+}
+
+#[test]
+fn a_history_with_no_op_still_draws_empty_figures() {
+    let series = series::of_history(&[], &[]);
+    let figures = every_figure(&[], &series);
+    assert_eq!(figures.len(), 3);
+    for (name, svg) in figures {
+        assert!(svg.contains("</svg>"), "{name}");
+        assert!(!svg.contains("fault "), "{name}: no window, no legend entry");
+    }
+}
