@@ -12,7 +12,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
 use crate::oracle::history::Op;
-use crate::oracle::series::{Series, Window};
+use crate::oracle::series::{Bucket, Series, Window};
 
 /// Pixel size of every figure.
 const SIZE: (u32, u32) = (900, 420);
@@ -48,7 +48,7 @@ pub fn render_all(ops: &[Op], series: &Series) -> Result<Vec<(&'static str, Stri
     ])
 }
 
-/// Ops per second in each bucket, stacked by outcome (ok / fail / unknown).
+/// Ops per second in each bucket, one line per outcome (ok / fail / unknown).
 pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
     let span = span_of(series.span_s(), &series.windows);
     let peak = series
@@ -56,14 +56,9 @@ pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
         .iter()
         .map(|b| f64::from(b.total()) / series.bucket_s)
         .fold(1.0, f64::max)
-        * 1.1;
+        / (1.0 - headroom(series.windows.len() + 3));
     draw("throughput", |root| {
-        let mut chart = frame(
-            root,
-            "Throughput (ops/s by outcome)",
-            0.0..span,
-            0.0..peak,
-        )?;
+        let mut chart = frame(root, "Throughput (ops/s by outcome)", 0.0..span, 0.0..peak)?;
         chart
             .configure_mesh()
             .x_desc("seconds from the first invoke")
@@ -72,30 +67,27 @@ pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
             .y_label_formatter(&|v| format!("{v:.1}"))
             .draw()?;
         shade(&mut chart, &series.windows, 0.0, peak)?;
+        // Lines rather than bars, so the shading stays visible under them; a
+        // point sits in the middle of its bucket.
         let width = series.bucket_s;
-        let stacks: Vec<[f64; 4]> = series
-            .buckets
-            .iter()
-            .map(|b| {
-                let ok = f64::from(b.ok) / width;
-                let fail = ok + f64::from(b.fail) / width;
-                let unknown = fail + f64::from(b.unknown) / width;
-                [b.start_s, ok, fail, unknown]
-            })
-            .collect();
-        for (label, colour, low, high) in [
-            ("ok", OK, 0, 1),
-            ("fail", FAIL, 1, 2),
-            ("unknown", UNKNOWN, 2, 3),
+        let rate = |count: fn(&Bucket) -> u32| -> Vec<(f64, f64)> {
+            series
+                .buckets
+                .iter()
+                .map(|b| (b.start_s + width / 2.0, f64::from(count(b)) / width))
+                .collect()
+        };
+        for (label, colour, line) in [
+            ("ok", OK, rate(|b| b.ok)),
+            ("fail", FAIL, rate(|b| b.fail)),
+            ("unknown", UNKNOWN, rate(|b| b.unknown)),
         ] {
-            let bars = stacks.iter().filter(|s| s[high] > s[low]).map(|s| {
-                let bottom = if low == 0 { 0.0 } else { s[low] };
-                Rectangle::new([(s[0], bottom), (s[0] + width, s[high])], colour.filled())
-            });
             chart
-                .draw_series(bars)?
+                .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
                 .label(label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 12, y)], colour.stroke_width(2))
+                });
         }
         legend(&mut chart)
     })
@@ -117,7 +109,10 @@ pub fn latency_svg(ops: &[Op], windows: &[Window]) -> Result<String, FigureError
         .collect();
     let last = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let span = span_of(last, windows);
-    let (low, high) = log_bounds(points.iter().filter_map(|p| p.1));
+    let (low, high) = log_bounds(
+        points.iter().filter_map(|p| p.1),
+        headroom(windows.len() + 3),
+    );
     draw("latency", |root| {
         let mut chart = frame(
             root,
@@ -185,7 +180,10 @@ pub fn quantiles_svg(ops: &[Op], series: &Series) -> Result<String, FigureError>
         })
         .collect();
     let span = span_of(series.span_s(), &series.windows);
-    let (low, high) = log_bounds(lines.iter().flatten().map(|p| p.1));
+    let (low, high) = log_bounds(
+        lines.iter().flatten().map(|p| p.1),
+        headroom(series.windows.len() + QUANTILES.len()),
+    );
     draw("quantiles", |root| {
         let mut chart = frame(
             root,
@@ -342,13 +340,22 @@ fn span_of(last: f64, windows: &[Window]) -> f64 {
     windows.iter().map(|w| w.to_s).fold(last, f64::max).max(1.0)
 }
 
-/// A log axis around `values` (ms), a factor of two of room each side.
-fn log_bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+/// The share of the plot's height the legend of `entries` rows covers at its top,
+/// left empty of data so the legend hides none of it.
+fn headroom(entries: usize) -> f64 {
+    ((entries as f64 * 15.0 + 30.0) / 300.0).min(0.75)
+}
+
+/// A log axis around `values` (ms): a factor of two of room below, and above the
+/// `headroom` share of the height for the legend.
+fn log_bounds(values: impl Iterator<Item = f64>, headroom: f64) -> (f64, f64) {
     let (low, high) = values.fold((f64::MAX, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    if high <= 0.0 {
-        return (FLOOR_MS, 1.0);
-    }
-    ((low / 2.0).max(FLOOR_MS), (high * 2.0).max(low * 10.0))
+    let (low, high) = if high <= 0.0 {
+        (FLOOR_MS, 1.0)
+    } else {
+        ((low / 2.0).max(FLOOR_MS), (high * 2.0).max(low * 10.0))
+    };
+    (low, low * (high / low).powf(1.0 / (1.0 - headroom)))
 }
 
 /// The `q`th percentile (nearest rank) of sorted nanoseconds, in milliseconds.

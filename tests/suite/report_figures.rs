@@ -62,14 +62,28 @@ fn each_fault_window_is_one_shaded_rect_styled_by_its_proof_with_a_legend_entry(
     assert_eq!(series.windows.len(), 2, "{:?}", series.windows);
     for (name, svg) in [
         ("throughput", throughput_svg(&series).expect("throughput")),
-        ("latency", latency_svg(&ops, &series.windows).expect("latency")),
-        ("quantiles", quantiles_svg(&ops, &series).expect("quantiles")),
+        (
+            "latency",
+            latency_svg(&ops, &series.windows).expect("latency"),
+        ),
+        (
+            "quantiles",
+            quantiles_svg(&ops, &series).expect("quantiles"),
+        ),
     ] {
         assert_eq!(svg.matches(PROVEN_SHADE).count(), 1, "{name}: {svg}");
         assert_eq!(svg.matches(NOT_PROVEN_SHADE).count(), 1, "{name}: {svg}");
         assert_eq!(svg.matches(UNDECIDED_SHADE).count(), 0, "{name}: {svg}");
-        assert_eq!(svg.matches("fault pause-spare (proven)").count(), 1, "{name}");
-        assert_eq!(svg.matches("fault kill-primary (NOT proven)").count(), 1, "{name}");
+        assert_eq!(
+            svg.matches("fault pause-spare (proven)").count(),
+            1,
+            "{name}"
+        );
+        assert_eq!(
+            svg.matches("fault kill-primary (NOT proven)").count(),
+            1,
+            "{name}"
+        );
     }
 }
 
@@ -116,6 +130,9 @@ fn a_history_with_no_op_still_draws_empty_figures() {
     assert_eq!(figures.len(), 3);
     for (name, svg) in figures {
         assert!(svg.contains("</svg>"), "{name}");
-        assert!(!svg.contains("fault "), "{name}: no window, no legend entry");
+        assert!(
+            !svg.contains("fault "),
+            "{name}: no window, no legend entry"
+        );
     }
 }
