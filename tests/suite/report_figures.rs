@@ -3,6 +3,7 @@
 //! bytes on every render, one shaded rectangle per fault window, styled by its
 //! proof, and a legend entry naming each fault.
 
+use crate::common;
 use faultline::oracle::history::{Op, parse_jsonl};
 use faultline::oracle::series::{self, FaultMark, Series};
 use faultline::report::figures::{self, latency_svg, quantiles_svg, throughput_svg};
@@ -135,4 +136,39 @@ fn a_history_with_no_op_still_draws_empty_figures() {
             "{name}: no window, no legend entry"
         );
     }
+}
+
+/// The demo run the suite shares wrote each seed's figures beside its metrics: D3's
+/// first seed (a spare paused, the primary killed) shades both windows, named.
+#[test]
+fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
+    let _one = common::demo_lock();
+    let session = common::session_of(&common::demo_run().out);
+    let metrics = session.join("metrics/D3");
+    let seeds: Vec<String> = std::fs::read_dir(&metrics)
+        .expect("D3 metrics")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    assert!(!seeds.is_empty(), "no D3 metrics in {}", metrics.display());
+    for label in &seeds {
+        for name in ["throughput", "latency", "quantiles"] {
+            let path = session.join(format!("figures/D3/{label}-{name}.svg"));
+            let svg = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(svg.trim_end().ends_with("</svg>"), "{}", path.display());
+        }
+    }
+    let latency = std::fs::read_to_string(session.join("figures/D3/seed-1-latency.svg"))
+        .expect("D3 seed-1 latency");
+    let shaded = [PROVEN_SHADE, NOT_PROVEN_SHADE, UNDECIDED_SHADE]
+        .iter()
+        .map(|s| latency.matches(s).count())
+        .sum::<usize>();
+    assert_eq!(shaded, 2, "{latency}");
+    assert!(latency.contains("fault pause-spare ("), "{latency}");
+    assert!(latency.contains("fault kill-primary ("), "{latency}");
 }
