@@ -1,5 +1,5 @@
 //! Figures of a demo-sized session (issue 19: drawing every figure adds under 1 s):
-//! the three SVGs of each seed of a session as large as the demo's (7 scenarios,
+//! the three SVGs and PNGs of each seed of a session as large as the demo's (7 scenarios,
 //! 3 seeds each, every seed the recorded D3 history of 195 ops with two fault
 //! windows), written to a temporary directory. The baseline, timed in the same run,
 //! is what each seed already cost before figures: its series and the metrics JSON
@@ -42,12 +42,16 @@ fn metrics(ops: &[Op], dir: &Path, seed: usize) -> std::io::Result<()> {
     std::fs::write(dir.join(format!("seed-{seed}.csv")), series.to_csv())
 }
 
-/// The figures of each seed, from the same series.
+/// The figures of each seed, SVG and PNG, from the same series.
 fn figures(ops: &[Op], dir: &Path, seed: usize) -> std::io::Result<()> {
     let series = series::of_history(ops, &marks());
-    let drawn = figures::render_all(ops, &series).map_err(std::io::Error::other)?;
-    for (name, svg) in drawn {
+    let svgs = figures::render_all(ops, &series).map_err(std::io::Error::other)?;
+    for (name, svg) in svgs {
         std::fs::write(dir.join(format!("seed-{seed}-{name}.svg")), svg)?;
+    }
+    let pngs = figures::render_all_png(ops, &series).map_err(std::io::Error::other)?;
+    for (name, png) in pngs {
+        std::fs::write(dir.join(format!("seed-{seed}-{name}.png")), png)?;
     }
     Ok(())
 }
@@ -100,7 +104,7 @@ fn main() {
         ops.len()
     );
     println!("  baseline (series + metrics JSON/CSV): {baseline:?}");
-    println!("  figures (3 SVGs per seed):            {drawn:?}");
+    println!("  figures (3 SVGs + 3 PNGs per seed):   {drawn:?}");
     println!("  ratio figures / baseline:             {ratio:.1}");
     let verdict = if drawn < Duration::from_secs(1) {
         "under"

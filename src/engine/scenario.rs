@@ -118,7 +118,7 @@ impl BindingRun<'_> {
     }
 
     /// The seed's throughput and latency over time, beside the session's logs as
-    /// `metrics/<id>/<label>.json` and `.csv`, and drawn as SVG under `figures/<id>/`
+    /// `metrics/<id>/<label>.json` and `.csv`, and drawn as SVG and PNG under `figures/<id>/`
     /// (see `report::figures`). Figures only: a write that fails is
     /// logged and the run goes on (the verdict never rests on them).
     fn write_metrics(&self, stem: &str, label: &str, facts: &IterationFacts) {
@@ -147,13 +147,17 @@ impl BindingRun<'_> {
         if let Err(e) = write() {
             tracing::warn!(dir = %dir.display(), error = %e, "metrics not written");
         }
-        // The same seed as pictures, `figures/<id>/<label>-<figure>.svg`, logged alike.
+        // The same seed as pictures, `figures/<id>/<label>-<figure>.svg|png`, logged alike.
         let dir = self.logs.with_file_name("figures").join(stem);
         let write = || -> Result<(), Box<dyn std::error::Error>> {
-            let figures = crate::report::figures::render_all(&history.ops, &series)?;
+            let svgs = crate::report::figures::render_all(&history.ops, &series)?;
+            let pngs = crate::report::figures::render_all_png(&history.ops, &series)?;
             std::fs::create_dir_all(&dir)?;
-            for (name, svg) in figures {
+            for (name, svg) in svgs {
                 std::fs::write(dir.join(format!("{label}-{name}.svg")), svg)?;
+            }
+            for (name, png) in pngs {
+                std::fs::write(dir.join(format!("{label}-{name}.png")), png)?;
             }
             Ok(())
         };

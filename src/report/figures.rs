@@ -1,11 +1,14 @@
 //! Pictures of one seed's run: throughput, per-op latency and latency quantiles over
 //! time, each with the seed's fault windows shaded (proven, not proven and undecided
-//! drawn apart, one legend entry naming each fault). SVG through plotters: its SVG
-//! backend writes text as `<text>` elements, so no font file is read, and every
-//! coordinate is a whole pixel, so the same input gives the same bytes.
+//! drawn apart, one legend entry naming each fault). SVG and PNG through plotters;
+//! text is measured (and, in a PNG, drawn) with the font shipped in
+//! `assets/fonts/`, never a system one. Every coordinate is a whole pixel and every
+//! label has a fixed format, so the same input gives the same bytes.
 //!
 //! The clock is the series' (seconds from the first invoke, see
 //! [`crate::oracle::series`]), so the windows fall where the ops under them do.
+
+use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
@@ -48,8 +51,33 @@ pub fn render_all(ops: &[Op], series: &Series) -> Result<Vec<(&'static str, Stri
     ])
 }
 
+/// The same figures as [`render_all`], as PNG files.
+pub fn render_all_png(
+    ops: &[Op],
+    series: &Series,
+) -> Result<Vec<(&'static str, Vec<u8>)>, FigureError> {
+    Ok(vec![
+        ("throughput", png("throughput", |r| throughput(r, series))?),
+        (
+            "latency",
+            png("latency", |r| latency(r, ops, &series.windows))?,
+        ),
+        (
+            "quantiles",
+            png("quantiles", |r| quantiles(r, ops, series))?,
+        ),
+    ])
+}
+
 /// Ops per second in each bucket, one line per outcome (ok / fail / unknown).
 pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
+    svg("throughput", |root| throughput(root, series))
+}
+
+fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, series: &Series) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
     let span = span_of(series.span_s(), &series.windows);
     let peak = series
         .buckets
@@ -57,7 +85,7 @@ pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
         .map(|b| f64::from(b.total()) / series.bucket_s)
         .fold(1.0, f64::max)
         / (1.0 - headroom(series.windows.len() + 3));
-    draw("throughput", |root| {
+    {
         let mut chart = frame(root, "Throughput (ops/s by outcome)", 0.0..span, 0.0..peak)?;
         chart
             .configure_mesh()
@@ -90,12 +118,23 @@ pub fn throughput_svg(series: &Series) -> Result<String, FigureError> {
                 });
         }
         legend(&mut chart)
-    })
+    }
 }
 
 /// Every op's latency at its invoke time, log scale, coloured by outcome; an op with
 /// no completion (timed out, in flight) sits on the top edge.
 pub fn latency_svg(ops: &[Op], windows: &[Window]) -> Result<String, FigureError> {
+    svg("latency", |root| latency(root, ops, windows))
+}
+
+fn latency<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    ops: &[Op],
+    windows: &[Window],
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
     let origin = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
     let points: Vec<(f64, Option<f64>, Outcome)> = ops
         .iter()
@@ -113,7 +152,7 @@ pub fn latency_svg(ops: &[Op], windows: &[Window]) -> Result<String, FigureError
         points.iter().filter_map(|p| p.1),
         headroom(windows.len() + 3),
     );
-    draw("latency", |root| {
+    {
         let mut chart = frame(
             root,
             "Latency of each op (ms, log scale)",
@@ -140,12 +179,23 @@ pub fn latency_svg(ops: &[Op], windows: &[Window]) -> Result<String, FigureError
                 .legend(move |(x, y)| Circle::new((x + 6, y), 3, colour.filled()));
         }
         legend(&mut chart)
-    })
+    }
 }
 
 /// The p50 / p90 / p99 / max latency of the ops invoked in each bucket of `series`
 /// that completed (a timed-out op has no latency), log scale.
 pub fn quantiles_svg(ops: &[Op], series: &Series) -> Result<String, FigureError> {
+    svg("quantiles", |root| quantiles(root, ops, series))
+}
+
+fn quantiles<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    ops: &[Op],
+    series: &Series,
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
     const QUANTILES: [(&str, usize, RGBColor); 4] = [
         ("p50", 50, RGBColor(31, 119, 180)),
         ("p90", 90, RGBColor(148, 103, 189)),
@@ -184,7 +234,7 @@ pub fn quantiles_svg(ops: &[Op], series: &Series) -> Result<String, FigureError>
         lines.iter().flatten().map(|p| p.1),
         headroom(series.windows.len() + QUANTILES.len()),
     );
-    draw("quantiles", |root| {
+    {
         let mut chart = frame(
             root,
             "Latency quantiles per bucket (ms, log scale)",
@@ -209,7 +259,7 @@ pub fn quantiles_svg(ops: &[Op], series: &Series) -> Result<String, FigureError>
                 });
         }
         legend(&mut chart)
-    })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,41 +297,94 @@ impl Outcome {
     }
 }
 
-type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
-/// What a figure's painter returns: plotters' errors carry their own message.
-type Drawn = Result<(), Box<dyn std::error::Error>>;
+type Chart<'a, DB, X, Y> = ChartContext<'a, DB, Cartesian2d<X, Y>>;
+/// Plotters' errors carry their own message.
+type Failure = Box<dyn std::error::Error>;
+/// What a figure's painter returns.
+type Drawn = Result<(), Failure>;
 
-/// Renders one figure into a string; any plotters error is named with the figure.
-fn draw(
+/// The font every figure measures and draws its text with, registered once.
+fn font() -> Result<(), String> {
+    static FONT: OnceLock<bool> = OnceLock::new();
+    let registered = *FONT.get_or_init(|| {
+        let bytes = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+    });
+    if registered {
+        Ok(())
+    } else {
+        Err("the font built in from assets/fonts/DejaVuSans.ttf does not parse".into())
+    }
+}
+
+/// Renders one figure into an SVG string; any error is named with the figure.
+fn svg(
     figure: &'static str,
     paint: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Drawn,
 ) -> Result<String, FigureError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        let painted = root
-            .fill(&WHITE)
-            .map_err(Into::into)
-            .and_then(|()| paint(&root))
-            .and_then(|()| root.present().map_err(Into::into));
-        painted.map_err(|e| FigureError {
-            figure,
-            message: e.to_string(),
-        })?;
+        finish(figure, &root, paint)?;
     }
     Ok(svg)
 }
 
+/// Renders one figure into a PNG file's bytes (8-bit RGB).
+fn png(
+    figure: &'static str,
+    paint: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> Drawn,
+) -> Result<Vec<u8>, FigureError> {
+    let failed = |e: &dyn std::fmt::Display| FigureError {
+        figure,
+        message: e.to_string(),
+    };
+    let mut pixels = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, SIZE).into_drawing_area();
+        finish(figure, &root, paint)?;
+    }
+    let mut file = Vec::new();
+    let mut encoder = ::png::Encoder::new(&mut file, SIZE.0, SIZE.1);
+    encoder.set_color(::png::ColorType::Rgb);
+    encoder.set_depth(::png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| failed(&e))?;
+    writer.write_image_data(&pixels).map_err(|e| failed(&e))?;
+    writer.finish().map_err(|e| failed(&e))?;
+    Ok(file)
+}
+
+/// Fills `root` white, paints the figure on it and flushes it.
+fn finish<DB: DrawingBackend>(
+    figure: &'static str,
+    root: &DrawingArea<DB, Shift>,
+    paint: impl FnOnce(&DrawingArea<DB, Shift>) -> Drawn,
+) -> Result<(), FigureError>
+where
+    DB::ErrorType: 'static,
+{
+    font()
+        .map_err(Into::into)
+        .and_then(|()| root.fill(&WHITE).map_err(Into::into))
+        .and_then(|()| paint(root))
+        .and_then(|()| root.present().map_err(Into::into))
+        .map_err(|e: Failure| FigureError {
+            figure,
+            message: e.to_string(),
+        })
+}
+
 /// The titled chart area every figure uses.
-fn frame<'a, 'b, X, Y>(
-    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+fn frame<'a, DB: DrawingBackend + 'a, X, Y>(
+    root: &'a DrawingArea<DB, Shift>,
     title: &str,
     x: X,
     y: Y,
-) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>, Box<dyn std::error::Error>>
+) -> Result<Chart<'a, DB, X::CoordDescType, Y::CoordDescType>, Failure>
 where
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
+    DB::ErrorType: 'static,
 {
     ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
@@ -294,8 +397,14 @@ where
 
 /// One rectangle per fault window over the whole height, in the style of its proof,
 /// and a legend entry naming the fault.
-fn shade<X, Y>(chart: &mut Chart<'_, '_, X, Y>, windows: &[Window], low: f64, high: f64) -> Drawn
+fn shade<DB: DrawingBackend, X, Y>(
+    chart: &mut Chart<'_, DB, X, Y>,
+    windows: &[Window],
+    low: f64,
+    high: f64,
+) -> Drawn
 where
+    DB::ErrorType: 'static,
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
@@ -320,8 +429,9 @@ where
     Ok(())
 }
 
-fn legend<'a, 'b: 'a, X, Y>(chart: &mut Chart<'a, 'b, X, Y>) -> Drawn
+fn legend<'a, DB: DrawingBackend + 'a, X, Y>(chart: &mut Chart<'a, DB, X, Y>) -> Drawn
 where
+    DB::ErrorType: 'static,
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {

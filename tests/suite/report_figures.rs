@@ -1,7 +1,7 @@
 //! The figures of one seed drawn from a recorded history (demo D3's first seed: a
 //! pause of a spare node, proven, then the primary killed, not proven): the same
-//! bytes on every render, one shaded rectangle per fault window, styled by its
-//! proof, and a legend entry naming each fault.
+//! bytes on every render (SVG and PNG), one shaded rectangle per fault window,
+//! styled by its proof, and a legend entry naming each fault.
 
 use crate::common;
 use faultline::oracle::history::{Op, parse_jsonl};
@@ -125,6 +125,38 @@ fn latency_points_are_one_per_op_coloured_by_outcome() {
 }
 
 #[test]
+fn the_pngs_are_the_same_bytes_on_every_render_and_show_the_shading() {
+    let (ops, series) = recorded(&marks());
+    let first = figures::render_all_png(&ops, &series).expect("pngs");
+    let second = figures::render_all_png(&ops, &series).expect("pngs");
+    assert_eq!(first, second);
+    // 900x420 RGB with the proven window's blue mixed into the white background.
+    let shade: Vec<u8> = [0x1f_u8, 0x77, 0xb4]
+        .iter()
+        .map(|c| (255.0 - (255.0 - f64::from(*c)) * 0.18).round() as u8)
+        .collect();
+    for (name, png) in &first {
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}");
+        let decoder = png::Decoder::new(png.as_slice());
+        let mut reader = decoder.read_info().expect("png header");
+        let mut pixels = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut pixels).expect("png frame");
+        assert_eq!((info.width, info.height), (900, 420), "{name}");
+        let near = |p: &[u8]| p.iter().zip(&shade).all(|(a, b)| a.abs_diff(*b) <= 3);
+        assert!(
+            pixels.chunks(3).any(near),
+            "{name}: no pixel of the proven window's shading"
+        );
+        // Text is drawn: black pixels in the title row, none from a system font.
+        let title_row = &pixels[15 * 900 * 3..16 * 900 * 3];
+        assert!(
+            title_row.chunks(3).any(|p| p == [0, 0, 0]),
+            "{name}: no title text"
+        );
+    }
+}
+
+#[test]
 fn a_history_with_no_op_still_draws_empty_figures() {
     let series = series::of_history(&[], &[]);
     let figures = every_figure(&[], &series);
@@ -160,6 +192,9 @@ fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
             let svg = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(svg.trim_end().ends_with("</svg>"), "{}", path.display());
+            let path = path.with_extension("png");
+            let png = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(png.starts_with(b"\x89PNG"), "{}", path.display());
         }
     }
     let latency = std::fs::read_to_string(session.join("figures/D3/seed-1-latency.svg"))
