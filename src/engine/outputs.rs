@@ -264,6 +264,13 @@ impl Outputs {
             Ok(text) => write(&self.shared.dir.path.join("verdicts.json"), &text),
             Err(e) => tracing::warn!("verdicts.json: {e}"),
         }
+        match report::junit(outcome, &records) {
+            Ok(text) => write(
+                &self.shared.dir.path.join("findings").join("junit.xml"),
+                &text,
+            ),
+            Err(e) => tracing::warn!("junit.xml: {e}"),
+        }
         let path = self
             .shared
             .report_path

@@ -5,6 +5,7 @@ mod cells;
 mod derived;
 pub mod figures;
 mod json;
+mod junit;
 mod templates;
 mod view;
 
@@ -74,6 +75,12 @@ pub fn report(
     journal: &[Record],
 ) -> Result<String, RenderError> {
     templates::render("report.md.j2", &view::report(plan, outcome, journal))
+}
+
+/// `findings/junit.xml`: one testcase per scenario and arm, for CI systems; `journal`
+/// gives each case's time.
+pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
+    junit::junit(outcome, journal)
 }
 
 /// Writes `text` to `path` (creating parent directories). When that fails, says so on

@@ -126,6 +126,57 @@ fn assert_metrics_per_seed(session: &Path, records: &[Line]) {
     assert_eq!(names, ["pause-spare", "kill-primary"], "{:?}", d3.windows);
 }
 
+/// `findings/junit.xml` is valid JUnit with one testcase per scenario and arm, each
+/// failed, skipped or passed as its verdict in `verdicts.json` says, its time taken
+/// from the journal and its attachments files that exist.
+fn assert_junit(session: &Path, v: &serde_json::Value) {
+    use crate::report_junit::{junit_outcome, parse, validate};
+    let path = session.join("findings/junit.xml");
+    if let Some(valid) = validate(&path) {
+        assert_eq!(valid, Ok(()), "the demo's junit.xml against the schema");
+    }
+    let doc = parse(&std::fs::read_to_string(&path).expect("junit.xml"));
+    let mut want: BTreeMap<&str, &str> = BTreeMap::new();
+    for s in v["scenarios"].as_array().expect("scenarios") {
+        let runs = s["runs"].as_array().map(|r| r.iter().collect::<Vec<_>>());
+        let decided = runs.filter(|r| !r.is_empty()).unwrap_or_else(|| vec![s]);
+        for r in decided {
+            let id = r["id"].as_str().expect("id");
+            want.insert(id, junit_outcome(r["verdict"].as_str().unwrap_or("none")));
+        }
+    }
+    let got: BTreeMap<&str, &str> = doc
+        .cases
+        .iter()
+        .map(|(id, c)| (id.as_str(), c.outcome.as_str()))
+        .collect();
+    assert_eq!(got, want, "junit.xml testcases against verdicts.json");
+    assert!(
+        want.contains_key("D5/api"),
+        "arms are testcases of their own"
+    );
+    let d3 = &doc.cases["D3"];
+    assert!(
+        d3.failure_type.starts_with("FAIL") && d3.failure_text.contains("(journal #"),
+        "D3's failure carries its reason chain: {d3:#?}"
+    );
+    assert!(doc.cases["D1"].time > 0.0, "D1 took no time");
+    for (id, case) in &doc.cases {
+        let attached: Vec<&str> = case
+            .system_out
+            .lines()
+            .filter_map(|l| l.strip_prefix("[[ATTACHMENT|")?.strip_suffix("]]"))
+            .collect();
+        assert!(!attached.is_empty(), "{id} attaches nothing");
+        for file in attached {
+            assert!(
+                Path::new(file).is_file(),
+                "{id} attaches {file}, not a file"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     let _one = serial();
@@ -279,6 +330,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     ] {
         assert!(session.join(file).is_file(), "{file} missing");
     }
+    assert_junit(&session, &v);
 
     let again = demo();
     assert_eq!(again.status.code(), Some(1));

@@ -218,8 +218,10 @@ faults:
     let (facts, records) = common::run_inline(yaml, dir.path()).await;
     for fault in ["slow-proof", "no-proof"] {
         let held = held_ms(&records, fault);
+        // A heal that waited for the proof would come at 4 s or later; the slack above
+        // 2 s is the heal command and the journal's fsync on a loaded machine.
         assert!(
-            (1800..=2200).contains(&held),
+            (1800..=2700).contains(&held),
             "{fault} held {held} ms, declared 2000"
         );
     }

@@ -68,6 +68,7 @@ mod reduction;
 mod reduction_stop;
 mod references_nemesis;
 mod report_figures;
+mod report_junit;
 mod report_render;
 mod runspec;
 mod runspec_steps;

@@ -282,7 +282,7 @@ fn outcome(scenarios: Vec<ScenarioOutcome>, verdict: SessionVerdict) -> SessionO
     }
 }
 
-fn full_outcome() -> SessionOutcome {
+pub(crate) fn full_outcome() -> SessionOutcome {
     outcome(vec![d1(), d2(), d3(), d4(), d5()], SessionVerdict::Fail)
 }
 

@@ -1,0 +1,302 @@
+//! `findings/junit.xml`: the session as the JUnit report CI systems read (Jenkins,
+//! GitLab). One testsuite for the plan, one testcase per scenario run (a scenario
+//! without arms, or each arm); FAIL is a failure carrying its reason chain,
+//! INCONCLUSIVE / PARTIAL / NOT-RUN are skipped with the reason in words, and each
+//! case's findings file is attached by path (`[[ATTACHMENT|path]]` in system-out).
+
+use std::path::Path;
+
+use chrono::{DateTime, FixedOffset};
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesText, Event};
+
+use crate::session::journal::Record;
+use crate::session::outcome::{Phase, ScenarioOutcome, SessionOutcome};
+use crate::verdict::{ReasonStep, Tier, Verdict, words};
+
+/// One testcase: a scenario without arms, or one arm.
+struct Case<'a> {
+    id: &'a str,
+    scenario: &'a ScenarioOutcome,
+    verdict: Option<Verdict>,
+    tier_met: Option<Tier>,
+    reasons: &'a [ReasonStep],
+    seconds: f64,
+}
+
+/// How a case counts: a failure, skipped, or passed.
+enum Kind {
+    Failed,
+    Skipped,
+    Passed,
+}
+
+impl Case<'_> {
+    fn kind(&self) -> Kind {
+        match self.verdict {
+            Some(v) if v.is_pass() => Kind::Passed,
+            Some(v) if v.is_fail() => Kind::Failed,
+            _ => Kind::Skipped,
+        }
+    }
+}
+
+/// The JUnit XML of `outcome`; `journal` gives each case's time (its first to its
+/// last record).
+pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
+    let cases = cases(outcome, journal);
+    let failures = cases
+        .iter()
+        .filter(|c| matches!(c.kind(), Kind::Failed))
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| matches!(c.kind(), Kind::Skipped))
+        .count();
+    let total = span(&outcome.started, outcome.finished.as_deref())
+        .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
+    let (tests, failures, skipped) = (
+        cases.len().to_string(),
+        failures.to_string(),
+        skipped.to_string(),
+    );
+    let time = seconds(total);
+    let name = clean_line(&outcome.plan_slug);
+
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let counts = [
+        ("tests", tests.as_str()),
+        ("failures", failures.as_str()),
+        ("errors", "0"),
+        ("skipped", skipped.as_str()),
+        ("time", time.as_str()),
+    ];
+    w.create_element("testsuites")
+        .with_attribute(("name", name.as_str()))
+        .with_attributes(counts)
+        .write_inner_content(|w| {
+            let mut suite = w
+                .create_element("testsuite")
+                .with_attribute(("name", name.as_str()))
+                .with_attributes(counts);
+            // xs:dateTime; a start that does not parse is left out rather than guessed.
+            if DateTime::parse_from_rfc3339(&outcome.started).is_ok() {
+                suite = suite.with_attribute(("timestamp", outcome.started.as_str()));
+            }
+            suite.write_inner_content(|w| {
+                properties(w, outcome)?;
+                for case in &cases {
+                    testcase(w, outcome, case)?;
+                }
+                Ok(())
+            })?;
+            Ok(())
+        })?;
+    String::from_utf8(w.into_inner()).map_err(std::io::Error::other)
+}
+
+/// Every scenario run in plan order; a scenario that holds no run yet is one case.
+fn cases<'a>(outcome: &'a SessionOutcome, journal: &[Record]) -> Vec<Case<'a>> {
+    let mut out = Vec::new();
+    for s in &outcome.scenarios {
+        if s.runs.is_empty() {
+            out.push(Case {
+                id: &s.id,
+                scenario: s,
+                verdict: s.verdict,
+                tier_met: s.tier_met,
+                reasons: &s.reasons,
+                seconds: took(journal, &s.id, false),
+            });
+        }
+        for run in &s.runs {
+            let arm = run.id != s.id;
+            out.push(Case {
+                id: &run.id,
+                scenario: s,
+                verdict: run.decision.as_ref().map(|d| d.verdict),
+                tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
+                reasons: run.decision.as_ref().map_or(&[][..], |d| &d.reasons[..]),
+                seconds: took(journal, &run.id, arm),
+            });
+        }
+    }
+    out
+}
+
+/// Seconds from the first to the last record scoped to `id` (0 when none is).
+fn took(journal: &[Record], id: &str, arm: bool) -> f64 {
+    let mut scoped = journal.iter().filter(|r| {
+        let scope = if arm { &r.scope.arm } else { &r.scope.scenario };
+        scope.as_deref() == Some(id)
+    });
+    let Some(first) = scoped.next() else {
+        return 0.0;
+    };
+    let last = scoped.next_back().unwrap_or(first);
+    span(&first.ts, Some(&last.ts)).unwrap_or(0.0)
+}
+
+fn span(from: &str, to: Option<&str>) -> Option<f64> {
+    let parse = |t: &str| DateTime::parse_from_rfc3339(t).ok();
+    let (from, to): (DateTime<FixedOffset>, _) = (parse(from)?, parse(to?)?);
+    let ms = (to - from).num_milliseconds();
+    (ms >= 0).then(|| ms as f64 / 1000.0)
+}
+
+fn seconds(s: f64) -> String {
+    format!("{s:.3}")
+}
+
+/// What a CI page shows beside the counts: the session verdict and where to look.
+fn properties(w: &mut Writer<Vec<u8>>, outcome: &SessionOutcome) -> std::io::Result<()> {
+    let mut props: Vec<(&str, String)> = vec![
+        ("plan", outcome.plan_path.clone()),
+        ("session", outcome.session_dir.clone()),
+        ("tier", outcome.tier.as_str().to_string()),
+        (
+            "session_verdict",
+            outcome
+                .verdict
+                .map_or("none yet", |v| v.as_str())
+                .to_string(),
+        ),
+    ];
+    if let Some(rev) = &outcome.revision {
+        let dirty = if rev.dirty { " (dirty)" } else { "" };
+        props.push(("revision", format!("{}{dirty}", rev.commit)));
+    }
+    if let Some(why) = &outcome.interrupted {
+        props.push(("interrupted", why.clone()));
+    }
+    w.create_element("properties").write_inner_content(|w| {
+        for (name, value) in &props {
+            w.create_element("property")
+                .with_attribute(("name", *name))
+                .with_attribute(("value", clean_line(value).as_str()))
+                .write_empty()?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn testcase(
+    w: &mut Writer<Vec<u8>>,
+    outcome: &SessionOutcome,
+    case: &Case<'_>,
+) -> std::io::Result<()> {
+    let s = case.scenario;
+    let name = clean_line(&format!("{} {}", case.id, s.name));
+    let classname = clean_line(&format!("{}.{}", outcome.plan_slug, s.id));
+    let time = seconds(case.seconds);
+    let sentence = clean_line(&match case.verdict {
+        Some(v) => words::sentence(case.id, v, case.reasons),
+        None => undecided(case.id, s, outcome),
+    });
+    let label = case.verdict.map_or("no verdict", |v| v.as_str());
+    let chain = chain(case);
+    let mut out = format!("{}: {label}", case.id);
+    if let Some(tier) = case.tier_met {
+        out.push_str(&format!(" (tier met: {})", tier.as_str()));
+    }
+    out.push('\n');
+    if let Some(note) = &s.degraded {
+        out.push_str(&format!("degraded: {note}\n"));
+    }
+    out.push_str(&chain);
+    // The findings file exists once the scenario has started (outputs.rs writes it).
+    if s.phase != Phase::Pending {
+        let file = crate::session::dir::file_stem_for_id(case.id);
+        let path = Path::new(&outcome.session_dir)
+            .join("findings")
+            .join(format!("{file}.md"));
+        out.push_str(&format!("[[ATTACHMENT|{}]]\n", path.display()));
+    }
+    w.create_element("testcase")
+        .with_attribute(("name", name.as_str()))
+        .with_attribute(("classname", classname.as_str()))
+        .with_attribute(("time", time.as_str()))
+        .write_inner_content(|w| {
+            match case.kind() {
+                Kind::Failed => {
+                    let mut body = chain.clone();
+                    if let Some(f) = &s.finding {
+                        body.push_str(&finding_text(f));
+                    }
+                    w.create_element("failure")
+                        .with_attribute(("message", sentence.as_str()))
+                        .with_attribute(("type", label))
+                        .write_text_content(BytesText::new(&clean_text(&body)))?;
+                }
+                Kind::Skipped => {
+                    w.create_element("skipped")
+                        .with_attribute(("message", sentence.as_str()))
+                        .write_empty()?;
+                }
+                Kind::Passed => {}
+            }
+            w.create_element("system-out")
+                .write_text_content(BytesText::new(&clean_text(&out)))?;
+            Ok(())
+        })?;
+    Ok(())
+}
+
+/// Why a case holds no verdict: not reached, or stopped before it was decided.
+fn undecided(id: &str, s: &ScenarioOutcome, outcome: &SessionOutcome) -> String {
+    let phase = serde_json::to_value(s.phase)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    match &outcome.interrupted {
+        Some(why) => format!("{id} has no verdict: the session was stopped ({why}) at {phase}"),
+        None => format!("{id} has no verdict yet (phase {phase})"),
+    }
+}
+
+/// The decision tree's steps, one a line, with the journal records they cite.
+fn chain(case: &Case<'_>) -> String {
+    let mut text = String::new();
+    for (i, step) in case.reasons.iter().enumerate() {
+        text.push_str(&format!("{}. {} {}", i + 1, step.question, step.answer));
+        if !step.cites.is_empty() {
+            let cites: Vec<String> = step.cites.iter().map(|c| format!("#{c}")).collect();
+            text.push_str(&format!(" (journal {})", cites.join(", ")));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn finding_text(f: &crate::session::outcome::Finding) -> String {
+    let mut text = format!(
+        "finding {}: {}\nreproducer: {}\n",
+        f.id, f.what_happened, f.reproducer
+    );
+    if let Some(reduction) = &f.reduction {
+        text.push_str(&format!("reduction: {reduction}\n"));
+    }
+    if !f.anomalies.is_empty() {
+        text.push_str(&format!("anomalies ({} in all):\n", f.anomalies_total));
+        for a in &f.anomalies {
+            text.push_str(&format!("- {a}\n"));
+        }
+    }
+    text
+}
+
+/// One line of text fit for an attribute: no control characters (child output may
+/// reach the reasons), nothing XML 1.0 cannot hold.
+fn clean_line(text: &str) -> String {
+    crate::sanitize::line(&text.replace(['\n', '\r'], " "))
+        .chars()
+        .filter(|c| !matches!(c, '\u{fffe}' | '\u{ffff}'))
+        .collect()
+}
+
+/// Multi-line text, each line cleaned as [`clean_line`] does.
+fn clean_text(text: &str) -> String {
+    text.lines().map(clean_line).collect::<Vec<_>>().join("\n")
+}
