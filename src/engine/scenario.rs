@@ -118,7 +118,8 @@ impl BindingRun<'_> {
     }
 
     /// The seed's throughput and latency over time, beside the session's logs as
-    /// `metrics/<id>/<label>.json` and `.csv`. Figures only: a write that fails is
+    /// `metrics/<id>/<label>.json` and `.csv`, and drawn as SVG and PNG under `figures/<id>/`
+    /// (see `report::figures`). Figures only: a write that fails is
     /// logged and the run goes on (the verdict never rests on them).
     fn write_metrics(&self, stem: &str, label: &str, facts: &IterationFacts) {
         let Some(history) = &facts.history else {
@@ -145,6 +146,23 @@ impl BindingRun<'_> {
         };
         if let Err(e) = write() {
             tracing::warn!(dir = %dir.display(), error = %e, "metrics not written");
+        }
+        // The same seed as pictures, `figures/<id>/<label>-<figure>.svg|png`, logged alike.
+        let dir = self.logs.with_file_name("figures").join(stem);
+        let write = || -> Result<(), Box<dyn std::error::Error>> {
+            let svgs = crate::report::figures::render_all(&history.ops, &series)?;
+            let pngs = crate::report::figures::render_all_png(&history.ops, &series)?;
+            std::fs::create_dir_all(&dir)?;
+            for (name, svg) in svgs {
+                std::fs::write(dir.join(format!("{label}-{name}.svg")), svg)?;
+            }
+            for (name, png) in pngs {
+                std::fs::write(dir.join(format!("{label}-{name}.png")), png)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = write() {
+            tracing::warn!(dir = %dir.display(), error = %e, "figures not written");
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod cells;
 mod derived;
+pub mod figures;
 mod json;
 mod junit;
 mod templates;

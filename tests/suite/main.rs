@@ -67,6 +67,7 @@ mod redis_example;
 mod reduction;
 mod reduction_stop;
 mod references_nemesis;
+mod report_figures;
 mod report_junit;
 mod report_render;
 mod runspec;

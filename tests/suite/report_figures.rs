@@ -1,0 +1,209 @@
+//! The figures of one seed drawn from a recorded history (demo D3's first seed: a
+//! pause of a spare node, proven, then the primary killed, not proven): the same
+//! bytes on every render (SVG and PNG), one shaded rectangle per fault window,
+//! styled by its proof, and a legend entry naming each fault.
+
+use crate::common;
+use faultline::oracle::history::{Op, parse_jsonl};
+use faultline::oracle::series::{self, FaultMark, Series};
+use faultline::report::figures::{self, latency_svg, quantiles_svg, throughput_svg};
+
+const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+
+/// The shading of a proven window, of one not proven, and of an undecided one (fill
+/// colour and opacity as plotters writes them); the legend swatches are darker.
+const PROVEN_SHADE: &str = r##"opacity="0.18" fill="#1F77B4""##;
+const NOT_PROVEN_SHADE: &str = r##"opacity="0.18" fill="#7F7F7F""##;
+const UNDECIDED_SHADE: &str = r##"opacity="0.18" fill="#BCBD22""##;
+
+fn recorded(marks: &[FaultMark]) -> (Vec<Op>, Series) {
+    let source = std::fs::read_to_string(HISTORY).expect("fixture history");
+    let history = parse_jsonl(HISTORY, &source).expect("history");
+    let series = series::of_history(&history.ops, marks);
+    (history.ops, series)
+}
+
+fn marks() -> Vec<FaultMark> {
+    vec![
+        FaultMark {
+            epoch: 1,
+            fault: "pause-spare".into(),
+            proven: Some(true),
+        },
+        FaultMark {
+            epoch: 2,
+            fault: "kill-primary".into(),
+            proven: Some(false),
+        },
+    ]
+}
+
+fn every_figure(ops: &[Op], series: &Series) -> Vec<(&'static str, String)> {
+    figures::render_all(ops, series).expect("figures render")
+}
+
+#[test]
+fn the_same_history_renders_byte_identical_figures() {
+    let (ops, series) = recorded(&marks());
+    let first = every_figure(&ops, &series);
+    let second = every_figure(&ops, &series);
+    assert_eq!(first, second);
+    let names: Vec<&str> = first.iter().map(|f| f.0).collect();
+    assert_eq!(names, ["throughput", "latency", "quantiles"]);
+    for (name, svg) in &first {
+        assert!(svg.starts_with("<svg"), "{name}: {svg:.200}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        insta::assert_snapshot!(format!("report_figures_{name}"), svg);
+    }
+}
+
+#[test]
+fn each_fault_window_is_one_shaded_rect_styled_by_its_proof_with_a_legend_entry() {
+    let (ops, series) = recorded(&marks());
+    assert_eq!(series.windows.len(), 2, "{:?}", series.windows);
+    for (name, svg) in [
+        ("throughput", throughput_svg(&series).expect("throughput")),
+        (
+            "latency",
+            latency_svg(&ops, &series.windows).expect("latency"),
+        ),
+        (
+            "quantiles",
+            quantiles_svg(&ops, &series).expect("quantiles"),
+        ),
+    ] {
+        assert_eq!(svg.matches(PROVEN_SHADE).count(), 1, "{name}: {svg}");
+        assert_eq!(svg.matches(NOT_PROVEN_SHADE).count(), 1, "{name}: {svg}");
+        assert_eq!(svg.matches(UNDECIDED_SHADE).count(), 0, "{name}: {svg}");
+        assert_eq!(
+            svg.matches("fault pause-spare (proven)").count(),
+            1,
+            "{name}"
+        );
+        assert_eq!(
+            svg.matches("fault kill-primary (NOT proven)").count(),
+            1,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn an_undecided_or_unnamed_fault_is_shaded_apart_and_named_by_its_epoch() {
+    let undecided = [FaultMark {
+        epoch: 1,
+        fault: "pause-spare".into(),
+        proven: None,
+    }];
+    let (ops, series) = recorded(&undecided);
+    let svg = throughput_svg(&series).expect("throughput");
+    assert_eq!(svg.matches(UNDECIDED_SHADE).count(), 2, "{svg}");
+    assert_eq!(svg.matches(PROVEN_SHADE).count(), 0, "{svg}");
+    assert!(svg.contains("fault pause-spare (undecided)"), "{svg}");
+    // Epoch 2 has no mark: its window is still drawn, under its epoch.
+    assert!(svg.contains("fault epoch 2 (undecided)"), "{svg}");
+    let latency = latency_svg(&ops, &series.windows).expect("latency");
+    assert_eq!(latency.matches(UNDECIDED_SHADE).count(), 2);
+}
+
+#[test]
+fn latency_points_are_one_per_op_coloured_by_outcome() {
+    let (ops, series) = recorded(&marks());
+    let svg = latency_svg(&ops, &series.windows).expect("latency");
+    let ok = ops.iter().filter(|o| o.is_acked()).count();
+    let fail = ops.iter().filter(|o| o.is_failed()).count();
+    assert!(ok > 0 && fail > 0, "the fixture has both outcomes");
+    // One circle per op plus the legend's marker of each outcome.
+    let circles = |fill: &str| {
+        svg.lines()
+            .filter(|l| l.starts_with("<circle") && l.contains(fill))
+            .count()
+    };
+    assert_eq!(circles(r##"fill="#2CA02C""##), ok + 1, "{svg}");
+    assert_eq!(circles(r##"fill="#D62728""##), fail + 1, "{svg}");
+    assert!(svg.contains("timeout / unknown"));
+}
+
+#[test]
+fn the_pngs_are_the_same_bytes_on_every_render_and_show_the_shading() {
+    let (ops, series) = recorded(&marks());
+    let first = figures::render_all_png(&ops, &series).expect("pngs");
+    let second = figures::render_all_png(&ops, &series).expect("pngs");
+    assert_eq!(first, second);
+    // 900x420 RGB with the proven window's blue mixed into the white background.
+    let shade: Vec<u8> = [0x1f_u8, 0x77, 0xb4]
+        .iter()
+        .map(|c| (255.0 - (255.0 - f64::from(*c)) * 0.18).round() as u8)
+        .collect();
+    for (name, png) in &first {
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}");
+        let decoder = png::Decoder::new(png.as_slice());
+        let mut reader = decoder.read_info().expect("png header");
+        let mut pixels = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut pixels).expect("png frame");
+        assert_eq!((info.width, info.height), (900, 420), "{name}");
+        let near = |p: &[u8]| p.iter().zip(&shade).all(|(a, b)| a.abs_diff(*b) <= 3);
+        assert!(
+            pixels.chunks(3).any(near),
+            "{name}: no pixel of the proven window's shading"
+        );
+        // Text is drawn: black pixels in the title row, none from a system font.
+        let title_row = &pixels[15 * 900 * 3..16 * 900 * 3];
+        assert!(
+            title_row.chunks(3).any(|p| p == [0, 0, 0]),
+            "{name}: no title text"
+        );
+    }
+}
+
+#[test]
+fn a_history_with_no_op_still_draws_empty_figures() {
+    let series = series::of_history(&[], &[]);
+    let figures = every_figure(&[], &series);
+    assert_eq!(figures.len(), 3);
+    for (name, svg) in figures {
+        assert!(svg.contains("</svg>"), "{name}");
+        assert!(
+            !svg.contains("fault "),
+            "{name}: no window, no legend entry"
+        );
+    }
+}
+
+/// The demo run the suite shares wrote each seed's figures beside its metrics: D3's
+/// first seed (a spare paused, the primary killed) shades both windows, named.
+#[test]
+fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
+    let _one = common::demo_lock();
+    let session = common::session_of(&common::demo_run().out);
+    let metrics = session.join("metrics/D3");
+    let seeds: Vec<String> = std::fs::read_dir(&metrics)
+        .expect("D3 metrics")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .collect();
+    assert!(!seeds.is_empty(), "no D3 metrics in {}", metrics.display());
+    for label in &seeds {
+        for name in ["throughput", "latency", "quantiles"] {
+            let path = session.join(format!("figures/D3/{label}-{name}.svg"));
+            let svg = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(svg.trim_end().ends_with("</svg>"), "{}", path.display());
+            let path = path.with_extension("png");
+            let png = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(png.starts_with(b"\x89PNG"), "{}", path.display());
+        }
+    }
+    let latency = std::fs::read_to_string(session.join("figures/D3/seed-1-latency.svg"))
+        .expect("D3 seed-1 latency");
+    let shaded = [PROVEN_SHADE, NOT_PROVEN_SHADE, UNDECIDED_SHADE]
+        .iter()
+        .map(|s| latency.matches(s).count())
+        .sum::<usize>();
+    assert_eq!(shaded, 2, "{latency}");
+    assert!(latency.contains("fault pause-spare ("), "{latency}");
+    assert!(latency.contains("fault kill-primary ("), "{latency}");
+}
