@@ -213,6 +213,16 @@ fn testcase(
             .join("findings")
             .join(format!("{file}.md"));
         out.push_str(&format!("[[ATTACHMENT|{}]]\n", path.display()));
+        // Its seeds' figures, as written beside their metrics.
+        let figures = Path::new(&outcome.session_dir).join("figures").join(&file);
+        let mut drawn: Vec<_> = std::fs::read_dir(&figures)
+            .map(|dir| dir.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        drawn.retain(|p| p.extension().is_some_and(|e| e == "svg"));
+        drawn.sort();
+        for figure in drawn {
+            out.push_str(&format!("[[ATTACHMENT|{}]]\n", figure.display()));
+        }
     }
     w.create_element("testcase")
         .with_attribute(("name", name.as_str()))

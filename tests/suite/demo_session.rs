@@ -168,6 +168,12 @@ fn assert_junit(session: &Path, v: &serde_json::Value) {
             .filter_map(|l| l.strip_prefix("[[ATTACHMENT|")?.strip_suffix("]]"))
             .collect();
         assert!(!attached.is_empty(), "{id} attaches nothing");
+        if id == "D3" {
+            assert!(
+                attached.iter().any(|f| f.ends_with("-throughput.svg")),
+                "D3 attaches its figures: {attached:?}"
+            );
+        }
         for file in attached {
             assert!(
                 Path::new(file).is_file(),
