@@ -41,9 +41,19 @@ pub async fn poll_until<T>(
     mut observe: impl FnMut() -> T,
     done: impl Fn(&T) -> bool,
 ) -> T {
+    poll_until_async(within, every, async || observe(), done).await
+}
+
+/// [`poll_until`] for an observation that must be awaited (a round trip to a node).
+pub async fn poll_until_async<T>(
+    within: std::time::Duration,
+    every: std::time::Duration,
+    mut observe: impl AsyncFnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let seen = observe();
+        let seen = observe().await;
         if done(&seen) || tokio::time::Instant::now() >= deadline {
             return seen;
         }

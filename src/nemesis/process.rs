@@ -261,14 +261,13 @@ impl Injected {
     pub async fn await_landing(&self, within: Duration) -> Observation {
         if self.host.is_some() {
             // Each look is a round trip to the node: polled at its own pace.
-            let deadline = tokio::time::Instant::now() + within;
-            loop {
-                let seen = self.observation(self.state_now().await);
-                if seen.landed || tokio::time::Instant::now() >= deadline {
-                    return seen;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            return super::poll_until_async(
+                within,
+                Duration::from_millis(50),
+                async || self.observation(self.state_now().await),
+                |s| s.landed,
+            )
+            .await;
         }
         super::poll_until(
             within,
