@@ -86,14 +86,8 @@ where
         .fold(1.0, f64::max)
         / (1.0 - headroom(series.windows.len() + 3));
     {
-        let mut chart = frame(root, "Throughput (ops/s by outcome)", 0.0..span, 0.0..peak)?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds from the first invoke")
-            .y_desc("ops/s")
-            .x_label_formatter(&|v| format!("{v:.1}"))
-            .y_label_formatter(&|v| format!("{v:.1}"))
-            .draw()?;
+        let title = "Throughput (ops/s by outcome)";
+        let mut chart = frame(root, title, 0.0..span, 0.0..peak, ("ops/s", 1))?;
         shade(&mut chart, &series.windows, 0.0, peak)?;
         // Lines rather than bars, so the shading stays visible under them; a
         // point sits in the middle of its bucket.
@@ -158,14 +152,8 @@ where
             "Latency of each op (ms, log scale)",
             0.0..span,
             (low..high).log_scale(),
+            ("latency (ms)", 3),
         )?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds from the first invoke")
-            .y_desc("latency (ms)")
-            .x_label_formatter(&|v| format!("{v:.1}"))
-            .y_label_formatter(&|v| format!("{v:.3}"))
-            .draw()?;
         shade(&mut chart, windows, low, high)?;
         for outcome in [Outcome::Ok, Outcome::Fail, Outcome::Unknown] {
             let colour = outcome.colour();
@@ -240,14 +228,8 @@ where
             "Latency quantiles per bucket (ms, log scale)",
             0.0..span,
             (low..high).log_scale(),
+            ("latency (ms)", 3),
         )?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds from the first invoke")
-            .y_desc("latency (ms)")
-            .x_label_formatter(&|v| format!("{v:.1}"))
-            .y_label_formatter(&|v| format!("{v:.3}"))
-            .draw()?;
         shade(&mut chart, &series.windows, low, high)?;
         for ((label, _, colour), line) in QUANTILES.iter().zip(lines) {
             let colour = *colour;
@@ -380,19 +362,30 @@ fn frame<'a, DB: DrawingBackend + 'a, X, Y>(
     title: &str,
     x: X,
     y: Y,
+    (y_desc, y_digits): (&str, usize),
 ) -> Result<Chart<'a, DB, X::CoordDescType, Y::CoordDescType>, Failure>
 where
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
     DB::ErrorType: 'static,
 {
-    ChartBuilder::on(root)
+    let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(x, y)
-        .map_err(Into::into)
+        .build_cartesian_2d(x, y)?;
+    // Every figure shares its time axis; the value axis says its unit and precision.
+    chart
+        .configure_mesh()
+        .x_desc("seconds from the first invoke")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| format!("{v:.1}"))
+        .y_label_formatter(&|v| format!("{v:.y_digits$}"))
+        .draw()?;
+    Ok(chart)
 }
 
 /// One rectangle per fault window over the whole height, in the style of its proof,

@@ -8,7 +8,7 @@ use faultline::oracle::history::{Op, parse_jsonl};
 use faultline::oracle::series::{self, FaultMark, Series};
 use faultline::report::figures::{self, latency_svg, quantiles_svg, throughput_svg};
 
-const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+use crate::common::{D3_HISTORY as HISTORY, d3_marks as marks};
 
 /// The shading of a proven window, of one not proven, and of an undecided one (fill
 /// colour and opacity as plotters writes them); the legend swatches are darker.
@@ -21,21 +21,6 @@ fn recorded(marks: &[FaultMark]) -> (Vec<Op>, Series) {
     let history = parse_jsonl(HISTORY, &source).expect("history");
     let series = series::of_history(&history.ops, marks);
     (history.ops, series)
-}
-
-fn marks() -> Vec<FaultMark> {
-    vec![
-        FaultMark {
-            epoch: 1,
-            fault: "pause-spare".into(),
-            proven: Some(true),
-        },
-        FaultMark {
-            epoch: 2,
-            fault: "kill-primary".into(),
-            proven: Some(false),
-        },
-    ]
 }
 
 fn every_figure(ops: &[Op], series: &Series) -> Vec<(&'static str, String)> {

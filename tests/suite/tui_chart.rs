@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::tui_snapshots::text;
-use faultline::oracle::series::{self, FaultMark};
+use faultline::oracle::series;
 use faultline::session::event::{self, Event};
 use faultline::session::journal::{Record, Scope};
 use faultline::tui::state::{AppState, Step};
@@ -14,22 +14,7 @@ use faultline::tui::view::{Chart, draw, live_series, refresh_chart};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-const HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
-
-fn marks() -> Vec<FaultMark> {
-    vec![
-        FaultMark {
-            epoch: 1,
-            fault: "pause-spare".into(),
-            proven: Some(true),
-        },
-        FaultMark {
-            epoch: 2,
-            fault: "kill-primary".into(),
-            proven: Some(false),
-        },
-    ]
-}
+use crate::common::{D3_HISTORY as HISTORY, d3_marks as marks};
 
 #[test]
 fn the_chart_shades_both_fault_windows_of_a_recorded_history() {

@@ -472,3 +472,24 @@ impl AppendKind for faultline::session::journal::Journal {
         )
     }
 }
+
+/// A real demo D3 seed with two faults: the spare paused (proven), then the primary
+/// killed (not proven) — what the chart and figure tests draw.
+pub const D3_HISTORY: &str = "tests/fixtures/histories/demo-d3-two-faults.jsonl";
+
+/// The fault marks of [`D3_HISTORY`]'s two windows.
+pub fn d3_marks() -> Vec<faultline::oracle::series::FaultMark> {
+    use faultline::oracle::series::FaultMark;
+    vec![
+        FaultMark {
+            epoch: 1,
+            fault: "pause-spare".into(),
+            proven: Some(true),
+        },
+        FaultMark {
+            epoch: 2,
+            fault: "kill-primary".into(),
+            proven: Some(false),
+        },
+    ]
+}
