@@ -100,6 +100,7 @@ mod tests {
             ..FaultFacts::default()
         }];
         let anomaly = |ops: Vec<String>| Anomaly {
+            counterexample: None,
             ops,
             why: "lost".into(),
         };

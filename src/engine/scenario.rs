@@ -164,6 +164,21 @@ impl BindingRun<'_> {
         if let Err(e) = write() {
             tracing::warn!(dir = %dir.display(), error = %e, "figures not written");
         }
+        // What the checker found, drawn: `<label>-anomaly-<n>.svg`, `<label>-lost-acks.*`.
+        let Some((report, _)) = &facts.checker else {
+            return;
+        };
+        let write = || -> Result<(), Box<dyn std::error::Error>> {
+            for (name, bytes) in
+                crate::report::figures::of_anomalies(&history.ops, report, &series.windows)?
+            {
+                std::fs::write(dir.join(format!("{label}-{name}")), bytes)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = write() {
+            tracing::warn!(dir = %dir.display(), error = %e, "anomaly figures not written");
+        }
     }
 
     /// Runs every seed of the budget (stopping at the first seed that cannot pass),

@@ -1,5 +1,7 @@
 //! What every checker reports, and the field-requirement contract.
 
+use std::sync::Arc;
+
 use super::history::History;
 use crate::verdict::CheckerRun;
 
@@ -10,6 +12,25 @@ pub struct Anomaly {
     pub ops: Vec<String>,
     /// Why these ops violate the property.
     pub why: String,
+    /// Where a linearizability search stopped (what the anomaly timeline draws);
+    /// never journaled, so shared rather than copied with the report.
+    pub counterexample: Option<Arc<Counterexample>>,
+}
+
+/// How far a linearizability search got on one object before an op could not take
+/// effect. Indices are into the history's ops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counterexample {
+    /// The object searched: `the register` or ``key `k` ``.
+    pub place: String,
+    /// Every op on that object the search considered, in history order.
+    pub ops: Vec<usize>,
+    /// The deepest linearizable prefix, in the order its ops take effect.
+    pub prefix: Vec<usize>,
+    /// The op whose return no order of the ops before it could get past.
+    pub blocked: usize,
+    /// The object's value after the prefix (JSON text).
+    pub state: String,
 }
 
 /// A checker's result, with execution evidence and its declared scope.
@@ -246,6 +267,7 @@ pub fn conjunction(reports: Vec<Option<CheckerReport>>) -> Option<CheckerReport>
             .iter()
             .flat_map(|r| {
                 r.anomalies.iter().map(|a| Anomaly {
+                    counterexample: None,
                     ops: a.ops.clone(),
                     why: format!("{}: {}", r.checker, a.why),
                 })
@@ -274,6 +296,7 @@ mod tests {
             run,
             anomalies: (0..anomalies)
                 .map(|i| Anomaly {
+                    counterexample: None,
                     ops: vec![i.to_string()],
                     why: "bad".into(),
                 })

@@ -56,6 +56,7 @@ pub fn check(history: &History, effects: &Value, params: &Params) -> Result<Chec
         let ids = || ops.iter().map(|o| o.op_id.clone()).collect::<Vec<_>>();
         if n > 1 {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: ids(),
                 why: format!(
                     "duplicate effect: key `{key}` has {n} committed effects after {} attempt(s)",
@@ -64,6 +65,7 @@ pub fn check(history: &History, effects: &Value, params: &Params) -> Result<Chec
             });
         } else if n == 0 && ops.iter().any(|o| o.is_acked()) {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: ids(),
                 why: format!(
                     "lost effect: key `{key}` was acknowledged but has no committed effect"
@@ -71,6 +73,7 @@ pub fn check(history: &History, effects: &Value, params: &Params) -> Result<Chec
             });
         } else if n == 1 && ops.iter().all(|o| o.is_failed()) {
             anomalies.push(Anomaly {
+ counterexample: None,
                 ops: ids(),
                 why: format!(
                     "effect of a rejected request: every attempt with key `{key}` failed, yet one effect is committed"
@@ -81,6 +84,7 @@ pub fn check(history: &History, effects: &Value, params: &Params) -> Result<Chec
     for (key, n) in &counts {
         if !attempts.contains_key(key) {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: Vec::new(),
                 why: format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"),
             });

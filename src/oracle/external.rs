@@ -109,11 +109,16 @@ pub fn parse_external_result(name: &str, stdout: &str) -> Result<CheckerReport, 
                 .and_then(Value::as_str)
                 .unwrap_or("(no reason given)")
                 .to_string();
-            anomalies.push(Anomaly { ops, why });
+            anomalies.push(Anomaly {
+                ops,
+                why,
+                counterexample: None,
+            });
         }
     }
     if !valid && anomalies.is_empty() {
         anomalies.push(Anomaly {
+            counterexample: None,
             ops: Vec::new(),
             why: if reason.is_empty() {
                 "checker reported invalid without listing anomalies".into()

@@ -168,6 +168,7 @@ impl Thresholds {
         }
         whys.into_iter()
             .map(|why| Anomaly {
+                counterexample: None,
                 ops: Vec::new(),
                 why: format!("fault epoch {epoch} ({count} ops): {why}"),
             })

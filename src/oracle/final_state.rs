@@ -44,6 +44,7 @@ pub mod reconciliation {
                     .collect::<Vec<_>>()
                     .join(", ");
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("replicas disagree on `{key}`: {listing}"),
                 });
@@ -114,6 +115,7 @@ pub mod invariant {
                 match v.as_f64() {
                     Some(n) => out.push((k, n)),
                     None => anomalies.push(Anomaly {
+                        counterexample: None,
                         ops: Vec::new(),
                         why: format!("`{k}` holds {v}, not a number"),
                     }),
@@ -125,6 +127,7 @@ pub mod invariant {
             let sum: f64 = numbers(&mut anomalies).iter().map(|(_, n)| n).sum();
             if (sum - want).abs() > 1e-9 {
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("sum of values is {sum}, the invariant says {want}"),
                 });
@@ -138,6 +141,7 @@ pub mod invariant {
                 for (k, n) in numbers(&mut anomalies) {
                     if bad(n, t) {
                         anomalies.push(Anomaly {
+                            counterexample: None,
                             ops: Vec::new(),
                             why: format!("`{k}` = {n} breaks {name} {t}"),
                         });
@@ -149,6 +153,7 @@ pub mod invariant {
             && state.len() as u64 != want
         {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: Vec::new(),
                 why: format!(
                     "{} keys in the final state, the invariant says {want}",
@@ -161,6 +166,7 @@ pub mod invariant {
             for (k, v) in state {
                 if let Some(first) = seen.insert(v.to_string(), k) {
                     anomalies.push(Anomaly {
+                        counterexample: None,
                         ops: Vec::new(),
                         why: format!("`{first}` and `{k}` both hold {v}"),
                     });

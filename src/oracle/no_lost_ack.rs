@@ -66,6 +66,7 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
     for w in writes.iter().filter(|w| w.is_acked()) {
         let Some(key) = &w.key else {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: vec![w.op_id.clone()],
                 why: "acknowledged write has no key".into(),
             });
@@ -73,6 +74,7 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
         };
         match final_state.get(key) {
             None => anomalies.push(Anomaly {
+                counterexample: None,
                 ops: vec![w.op_id.clone()],
                 why: format!(
                     "acknowledged write to `{key}` but the key is absent from the final state"
@@ -87,6 +89,7 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
                     .is_some_and(|at| *at >= w.invoke_ts);
                 if !explained {
                     anomalies.push(Anomaly {
+ counterexample: None,
                         ops: vec![w.op_id.clone()],
                         why: format!(
                             "acknowledged write of {} to `{key}` lost: final value {v} written by no later write",

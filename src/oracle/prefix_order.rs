@@ -98,6 +98,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
                 let k = key(v);
                 if let Some(first) = seen.insert(k.clone(), op.op_id.as_str()) {
                     found.push(Anomaly {
+                        counterexample: None,
                         ops: vec![first.to_string(), op.op_id.clone()],
                         why: format!("consumer {consumer} received {k} twice"),
                     });
@@ -105,6 +106,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
                     observed.push((*p, op));
                 } else if rejected.contains(&k) && !maybe.contains(&k) {
                     found.push(Anomaly {
+                        counterexample: None,
                         ops: vec![op.op_id.clone()],
                         why: format!(
                             "consumer {consumer} received {k}, whose enqueue was rejected"
@@ -112,6 +114,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
                     });
                 } else if !maybe.contains(&k) {
                     found.push(Anomaly {
+                        counterexample: None,
                         ops: vec![op.op_id.clone()],
                         why: format!(
                             "consumer {consumer} received {k}, which no producer enqueued"
@@ -125,6 +128,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
         found.truncate(LISTED_PER_CONSUMER);
         if total > found.len() {
             found.push(Anomaly {
+                counterexample: None,
                 ops: Vec::new(),
                 why: format!(
                     "consumer {consumer}: {} more anomalies not listed",
@@ -158,6 +162,7 @@ fn order_anomalies(
             && pos + window < far
         {
             out.push(Anomaly {
+ counterexample: None,
                 ops: vec![canonical[pos].op_id.clone(), canonical[far].op_id.clone(), op.op_id.clone()],
                 why: format!(
                     "consumer {consumer} received {} (position {pos}) after {} (position {far}, op {}): \
@@ -177,6 +182,7 @@ fn order_anomalies(
     let horizon = observed.len().saturating_sub(window);
     if let Some(skipped) = (0..horizon.min(canonical.len())).find(|p| !got.contains(p)) {
         out.push(Anomaly {
+ counterexample: None,
             ops: vec![canonical[skipped].op_id.clone()],
             why: format!(
                 "consumer {consumer} received {} values but not {} (position {skipped}): not a prefix",

@@ -78,6 +78,7 @@ pub mod monotonic_reads {
                     && v < *prev
                 {
                     anomalies.push(Anomaly {
+                        counterexample: None,
                         ops: vec![prev_op.op_id.clone(), op.op_id.clone()],
                         why: format!(
                             "process {process} read `{key}` at version {} then at the older {}",
@@ -152,6 +153,7 @@ pub mod read_your_writes {
                     continue;
                 }
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: vec![w.op_id.clone(), op.op_id.clone()],
                     why: format!(
                         "stale read: process {process} wrote {} to `{key}`, then read {}, which no \

@@ -125,6 +125,7 @@ pub mod thresholds {
                 && got > t
             {
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("{name} is {got:.3}, above the threshold {t}"),
                 });
@@ -134,6 +135,7 @@ pub mod thresholds {
             && f.throughput < t
         {
             anomalies.push(Anomaly {
+                counterexample: None,
                 ops: Vec::new(),
                 why: format!(
                     "throughput is {:.1} ops/s, below the floor {t}",
@@ -258,6 +260,7 @@ pub mod fairness {
             && f.p99_ms / aggregate.p99_ms > t
         {
             anomalies.push(Anomaly {
+ counterexample: None,
                 ops: Vec::new(),
                 why: format!(
                     "worst_group_p99 / aggregate_p99 = {:.3} ({group} {g}: {:.2} ms vs {:.2} ms) > {t}",
@@ -268,6 +271,7 @@ pub mod fairness {
         if let Some(t) = params.f64("min_group_throughput")? {
             for (g, f) in per.iter().filter(|(_, f)| f.throughput < t) {
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("{group} {g}: throughput {:.1} ops/s < {t}", f.throughput),
                 });
@@ -276,6 +280,7 @@ pub mod fairness {
         if let Some(t) = params.f64("max_group_error_rate")? {
             for (g, f) in per.iter().filter(|(_, f)| f.error_rate > t) {
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("{group} {g}: error rate {:.4} > {t}", f.error_rate),
                 });
@@ -290,6 +295,7 @@ pub mod fairness {
             let spread = if lo > 0.0 { hi / lo } else { f64::INFINITY };
             if spread > t {
                 anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!("max / min group throughput = {spread:.3} > {t}"),
                 });
@@ -301,6 +307,7 @@ pub mod fairness {
                 Err(reason) if anomalies.is_empty() => return Ok(unknown(NAME, SCOPE, reason)),
                 Err(_) => {}
                 Ok((spread, g)) if spread > t => anomalies.push(Anomaly {
+                    counterexample: None,
                     ops: Vec::new(),
                     why: format!(
                         "{group} {g}: max / min throughput across repeats = {spread:.3} > {t}"

@@ -8,12 +8,14 @@
 //! The clock is the series' (seconds from the first invoke, see
 //! [`crate::oracle::series`]), so the windows fall where the ops under them do.
 
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
+use crate::oracle::checker::CheckerReport;
 use crate::oracle::history::Op;
 use crate::oracle::series::{Bucket, Series, Window};
 
@@ -240,6 +242,144 @@ where
                     PathElement::new(vec![(x, y), (x + 12, y)], colour.stroke_width(2))
                 });
         }
+        legend(&mut chart)
+    }
+}
+
+/// Most anomaly timelines drawn per seed (a kv history can fail on every key).
+const MAX_TIMELINES: usize = 10;
+
+/// The pictures of what a checker found, as `(file suffix, bytes)`: a timeline per
+/// linearizability counterexample (`anomaly-<n>.svg`), and the ops every other
+/// anomaly names on the time axis against the faults (`lost-acks.svg|png` for
+/// no-lost-ack, `anomalies.svg|png` otherwise). None when nothing was found.
+pub fn of_anomalies(
+    ops: &[Op],
+    report: &CheckerReport,
+    windows: &[Window],
+) -> Result<Vec<(String, Vec<u8>)>, FigureError> {
+    let mut files = Vec::new();
+    let timelines = report
+        .anomalies
+        .iter()
+        .filter_map(|a| a.counterexample.as_deref())
+        .take(MAX_TIMELINES);
+    for (n, cx) in timelines.enumerate() {
+        let svg = super::timeline::anomaly_svg(ops, cx, windows);
+        files.push((format!("anomaly-{}.svg", n + 1), svg.into_bytes()));
+    }
+    let named: BTreeSet<String> = report
+        .anomalies
+        .iter()
+        .filter(|a| a.counterexample.is_none())
+        .flat_map(|a| a.ops.iter().cloned())
+        .collect();
+    if named.is_empty() {
+        return Ok(files);
+    }
+    let (name, flagged) = if report.checker == "no-lost-ack" {
+        let label = format!("lost: {} acknowledged writes", named.len());
+        let title = "Acknowledged writes lost (no-lost-ack)".to_string();
+        (
+            "lost-acks",
+            Flagged {
+                ops: &named,
+                title,
+                label,
+            },
+        )
+    } else {
+        let label = format!("named by an anomaly: {} ops", named.len());
+        let title = format!("Ops named by anomalies ({})", report.checker);
+        (
+            "anomalies",
+            Flagged {
+                ops: &named,
+                title,
+                label,
+            },
+        )
+    };
+    let svg = svg(name, |root| flagged_ops(root, ops, &flagged, windows))?;
+    files.push((format!("{name}.svg"), svg.into_bytes()));
+    let png = png(name, |root| flagged_ops(root, ops, &flagged, windows))?;
+    files.push((format!("{name}.png"), png));
+    Ok(files)
+}
+
+/// What an anomaly figure marks: the ops a checker named, and how to say so.
+struct Flagged<'a> {
+    /// Ids of the ops the checker's anomalies name.
+    ops: &'a BTreeSet<String>,
+    /// The figure's title, e.g. `Acknowledged writes lost (no-lost-ack)`.
+    title: String,
+    /// The legend entry of the marks, e.g. `lost: 37 acknowledged writes`.
+    label: String,
+}
+
+/// Acknowledged ops over time (a running count at each one's completion), with the
+/// ops `flagged` names marked on that line where they completed (or were invoked,
+/// if they never did), against the fault windows: where lost writes were
+/// acknowledged relative to the kill, say.
+fn flagged_ops<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    ops: &[Op],
+    flagged: &Flagged,
+    windows: &[Window],
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
+    let origin = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
+    let secs = |t: u64| (t - origin) as f64 / 1e9;
+    let mut acked: Vec<f64> = ops
+        .iter()
+        .filter(|o| o.is_acked())
+        .filter_map(|o| o.complete_ts.map(secs))
+        .collect();
+    acked.sort_by(f64::total_cmp);
+    // The running count as a step line: 0 at the origin, +1 at each completion.
+    let mut line = vec![(0.0, 0.0)];
+    for (n, &t) in acked.iter().enumerate() {
+        line.push((t, n as f64));
+        line.push((t, (n + 1) as f64));
+    }
+    let count_at = |t: f64| acked.partition_point(|&a| a <= t) as f64;
+    let marks: Vec<(f64, f64)> = ops
+        .iter()
+        .filter(|o| flagged.ops.contains(&o.op_id))
+        .map(|o| {
+            let t = secs(o.complete_ts.unwrap_or(o.invoke_ts));
+            (t, count_at(t))
+        })
+        .collect();
+    let last = ops
+        .iter()
+        .map(|o| secs(o.complete_ts.unwrap_or(o.invoke_ts)))
+        .fold(0.0, f64::max);
+    let span = span_of(last, windows);
+    let top = (acked.len() as f64).max(1.0) / (1.0 - headroom(windows.len() + 2));
+    {
+        let mut chart = frame(
+            root,
+            &flagged.title,
+            0.0..span,
+            0.0..top,
+            ("acknowledged ops", 0),
+        )?;
+        shade(&mut chart, windows, 0.0, top)?;
+        chart
+            .draw_series(LineSeries::new(line, PROVEN.stroke_width(2)))?
+            .label("acknowledged so far")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], PROVEN.stroke_width(2)));
+        chart
+            .draw_series(
+                marks
+                    .into_iter()
+                    .map(|p| Cross::new(p, 5, FAIL.stroke_width(2))),
+            )?
+            .label(flagged.label.clone())
+            .legend(|(x, y)| Cross::new((x + 6, y), 4, FAIL.stroke_width(2)));
         legend(&mut chart)
     }
 }

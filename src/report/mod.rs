@@ -7,6 +7,7 @@ pub mod figures;
 mod json;
 mod junit;
 mod templates;
+pub mod timeline;
 mod view;
 
 use std::io::Write;

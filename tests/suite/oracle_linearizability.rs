@@ -261,8 +261,57 @@ proptest! {
         victim.op_type = "read".into();
         victim.input = Value::Null;
         victim.output = json!("never-written");
-        prop_assert_eq!(anomalies(&verdict(ops, Model::Register)), 1);
+        let report = check(&history(ops.clone()), Model::Register, Limits::default());
+        prop_assert_eq!(anomalies(&report.run), 1);
+        let cx = report.anomalies[0].counterexample.as_deref().expect("a counterexample");
+        assert_partial_linearization(&ops, cx);
     }
+}
+
+/// The counterexample's prefix is what the search claims: distinct ops of the
+/// object, not the stuck one, in an order real time allows (an op returned before
+/// another was called comes first) and that the register model accepts from null.
+/// Its timeline draws each of the object's ops once, in its role.
+fn assert_partial_linearization(ops: &[Op], cx: &faultline::oracle::checker::Counterexample) {
+    let mut seen = std::collections::BTreeSet::new();
+    for &i in &cx.prefix {
+        assert!(seen.insert(i), "op {i} twice in the prefix");
+        assert!(cx.ops.contains(&i), "op {i} is not the object's");
+    }
+    assert!(!seen.contains(&cx.blocked), "the stuck op is in the prefix");
+    for (k, &a) in cx.prefix.iter().enumerate() {
+        for &c in &cx.ops {
+            if ops[c].complete_ts.is_some_and(|ret| ret < ops[a].invoke_ts) {
+                let at = cx.prefix.iter().position(|&p| p == c);
+                assert!(
+                    at.is_some_and(|at| at < k),
+                    "op {c} returned before op {a} was called"
+                );
+            }
+        }
+    }
+    let mut state = Value::Null;
+    for &i in &cx.prefix {
+        let op = &ops[i];
+        match op.op_type.as_str() {
+            "read" => assert_eq!(op.output, state, "op {i} reads what the prefix left"),
+            "write" => state = op.input.clone(),
+            "cas" => {
+                let (from, to) = (&op.input[0], &op.input[1]);
+                if op.output == json!(true) {
+                    assert_eq!(&state, from, "op {i}: cas from the value there");
+                    state = to.clone();
+                } else {
+                    assert_ne!(&state, from, "op {i}: a refused cas");
+                }
+            }
+            other => panic!("op {i}: {other}"),
+        }
+    }
+    let svg = faultline::report::timeline::anomaly_svg(ops, cx, &[]);
+    assert_eq!(svg.matches("class=\"op ").count(), cx.ops.len());
+    assert_eq!(svg.matches("class=\"op blocked\"").count(), 1);
+    assert_eq!(svg.matches("class=\"op prefix\"").count(), cx.prefix.len());
 }
 
 #[test]

@@ -66,6 +66,43 @@ fn missing_timeout_marker_is_oracle_too_weak_and_edn_is_judged() {
         scenario(&session, "K2")["verdict"],
         "INCONCLUSIVE-oracle-too-weak"
     );
+    // K3's Knossos-style history has a stale read: FAIL, and its timeline is drawn
+    // from the search's own counterexample (one bar per op, the stuck read marked).
+    assert_eq!(
+        common::verdict_of(&session, "K3"),
+        "FAIL-reproducible",
+        "{stdout}"
+    );
+    let figures = session.join("figures").join("K3");
+    let timelines: Vec<_> = std::fs::read_dir(&figures)
+        .expect("K3 figures")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with("-anomaly-1.svg"))
+        .collect();
+    assert!(
+        !timelines.is_empty(),
+        "no timeline in {}",
+        figures.display()
+    );
+    for path in timelines {
+        let svg = std::fs::read_to_string(&path).expect("timeline");
+        assert_eq!(svg.matches("class=\"op ").count(), 80, "{}", path.display());
+        assert_eq!(svg.matches("class=\"op blocked\"").count(), 1);
+        let blocked = svg
+            .split("class=\"op blocked\"><title>")
+            .nth(1)
+            .expect("blocked");
+        assert!(
+            blocked.starts_with("op ") && blocked.contains("output 28"),
+            "{blocked:.200}"
+        );
+        // Three client rows, the 60 ops before the stale read all in the prefix.
+        for client in ["client 0", "client 1", "client 2"] {
+            assert!(svg.contains(&format!(">{client}</text>")), "{client}");
+        }
+        assert!(svg.matches("class=\"op prefix\"").count() >= 60);
+    }
 }
 
 #[test]

@@ -191,4 +191,197 @@ fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
     assert_eq!(shaded, 2, "{latency}");
     assert!(latency.contains("fault pause-spare ("), "{latency}");
     assert!(latency.contains("fault kill-primary ("), "{latency}");
+    // D3 fails: the writes its finding names as lost are marked after the kill…
+    let verdicts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json"),
+    )
+    .expect("json");
+    let d3 = verdicts["scenarios"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "D3"))
+        .expect("D3");
+    let lost = d3["finding"]["anomalies_total"]
+        .as_u64()
+        .expect("anomalies_total");
+    assert!(lost > 0, "{d3}");
+    let marks = std::fs::read_to_string(session.join("figures/D3/seed-1-lost-acks.svg"))
+        .expect("D3 seed-1 lost acks");
+    assert!(
+        marks.contains(&format!("lost: {lost} acknowledged writes")),
+        "{marks:.600}"
+    );
+    assert!(marks.contains("fault kill-primary ("), "{marks:.600}");
+    // …and D2's pause is shaded on every one of its seeds' figures, proven.
+    for seed in 1..=3 {
+        let path = session.join(format!("figures/D2/seed-{seed}-throughput.svg"));
+        let svg = std::fs::read_to_string(&path).expect("D2 throughput");
+        assert_eq!(svg.matches(PROVEN_SHADE).count(), 1, "{}", path.display());
+    }
+}
+
+/// A Knossos-style register history: `clients` clients take turns to write the next
+/// value and read it back (op i takes effect inside its interval), with `pause_ns`
+/// of idle time every `burst` ops, and the read at `stale` answering a value two
+/// writes old. Not linearizable, and only because of that read.
+fn register_history(
+    ops: usize,
+    clients: u64,
+    burst: usize,
+    pause_ns: u64,
+    stale: usize,
+) -> Vec<Op> {
+    use crate::support::ops::op;
+    use serde_json::{Value, json};
+    let mut out = Vec::with_capacity(ops);
+    let mut t = 1_000_000u64;
+    for i in 0..ops {
+        if i > 0 && i % burst == 0 {
+            t += pause_ns;
+        }
+        let id = i as u64;
+        let p = id % clients;
+        // Writes of v = i / 2 on even ops, its read-back on odd ones.
+        let v = (i / 2) as i64;
+        let (call, ret) = (t, t + 1_500_000);
+        t += 1_000_000;
+        if i % 2 == 0 {
+            out.push(op(
+                id,
+                p,
+                call,
+                Some(ret),
+                "write",
+                "r",
+                json!(v),
+                Value::Null,
+            ));
+        } else {
+            let seen = if i == stale { v - 2 } else { v };
+            out.push(op(
+                id,
+                p,
+                call,
+                Some(ret),
+                "read",
+                "r",
+                Value::Null,
+                json!(seen),
+            ));
+        }
+    }
+    out
+}
+
+fn timeline_of(ops: &[Op], windows: &[faultline::oracle::series::Window]) -> String {
+    use faultline::oracle::linearizability::{Limits, Model, check};
+    let report = check(
+        &crate::support::ops::history(ops.to_vec()),
+        Model::Register,
+        Limits::default(),
+    );
+    let cx = report
+        .anomalies
+        .iter()
+        .find_map(|a| a.counterexample.as_deref())
+        .expect("a counterexample");
+    faultline::report::timeline::anomaly_svg(ops, cx, windows)
+}
+
+#[test]
+fn an_anomaly_timeline_is_the_same_bytes_every_time_and_marks_the_stuck_op() {
+    let ops = register_history(24, 3, 8, 400_000_000, 15);
+    let marks = [FaultMark {
+        epoch: 1,
+        fault: "pause-n3".into(),
+        proven: Some(true),
+    }];
+    let mut ops_in_fault = ops.clone();
+    for op in &mut ops_in_fault[8..16] {
+        op.fault_epoch = Some(1);
+    }
+    let windows = series::of_history(&ops_in_fault, &marks).windows;
+    assert_eq!(windows.len(), 1);
+    let svg = timeline_of(&ops_in_fault, &windows);
+    assert_eq!(svg, timeline_of(&ops_in_fault, &windows));
+    assert_eq!(svg.matches("class=\"op ").count(), 24);
+    assert_eq!(svg.matches("class=\"op blocked\"").count(), 1);
+    // Op 15 reads 5 after 6 was written and returned: ops 0–14 (and perhaps the
+    // write overlapping the read) are the deepest prefix.
+    let prefix = svg.matches("class=\"op prefix\"").count();
+    assert!((15..=16).contains(&prefix), "{prefix}: {svg}");
+    assert!(svg.contains("op 15 cannot take effect"), "{svg:.400}");
+    assert_eq!(svg.matches("class=\"fault-window\"").count(), 1);
+    assert!(svg.contains(">fault pause-n3</text>"));
+    // The two pauses of 400 ms between bursts are compressed and marked.
+    assert_eq!(svg.matches("class=\"break\"").count(), 2, "{svg}");
+    insta::assert_snapshot!("report_figures_anomaly_timeline", svg);
+}
+
+#[test]
+fn a_timeline_of_thousands_of_ops_compresses_idle_time() {
+    // 3,000 ops of 3 ms by five clients, a 5 s pause after every 250: uncompressed at
+    // the drawing's scale (a typical op ~48 px) the pauses alone would be ~900,000 px.
+    let ops = register_history(3000, 5, 250, 5_000_000_000, 2501);
+    let svg = timeline_of(&ops, &[]);
+    assert_eq!(svg.matches("class=\"op ").count(), 3000);
+    assert_eq!(svg.matches("class=\"op blocked\"").count(), 1);
+    let prefix = svg.matches("class=\"op prefix\"").count();
+    assert!((2501..=2502).contains(&prefix), "{prefix}");
+    assert_eq!(svg.matches("class=\"break\"").count(), 11);
+    let width: f64 = svg
+        .split("width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("width");
+    // Each op's 3 ms spans its own call, return and its neighbours': at least a few
+    // pixels per instant, at most the cap per pause.
+    assert!((6_000.0..=25_000.0).contains(&width), "width {width}");
+    // Every client has its row, each row's label once.
+    for c in 0..5 {
+        assert_eq!(svg.matches(&format!(">client {c}</text>")).count(), 1);
+    }
+}
+
+#[test]
+fn lost_acked_writes_are_marked_on_the_time_axis_against_the_faults() {
+    use faultline::oracle::no_lost_ack;
+    let (ops, series) = recorded(&marks());
+    // The final state keeps every acknowledged write but those acknowledged in the
+    // half second before the second fault (the kill): what an asynchronous primary
+    // had not shipped yet.
+    let kill = series.windows[1].from_s;
+    let origin = ops.iter().map(|o| o.invoke_ts).min().expect("ops");
+    let unshipped = |o: &Op| {
+        o.complete_ts
+            .is_some_and(|t| ((kill - 0.5)..kill).contains(&((t - origin) as f64 / 1e9)))
+    };
+    let final_state = ops
+        .iter()
+        .filter(|o| o.is_acked() && !unshipped(o))
+        .filter_map(|o| Some((o.key.clone()?, o.input.clone())))
+        .collect();
+    let history = crate::support::ops::history(ops.clone());
+    let report = no_lost_ack::check(&history, &final_state);
+    let lost = ops.iter().filter(|o| o.is_acked() && unshipped(o)).count();
+    assert!(
+        lost > 0,
+        "the fixture acknowledges writes before the kill: {:?}",
+        series.windows
+    );
+    assert_eq!(report.anomalies.len(), lost);
+    let files = figures::of_anomalies(&ops, &report, &series.windows).expect("figures");
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(names, ["lost-acks.svg", "lost-acks.png"]);
+    let svg = String::from_utf8(files[0].1.clone()).expect("utf-8");
+    assert!(
+        svg.contains(&format!("lost: {lost} acknowledged writes")),
+        "{svg:.300}"
+    );
+    assert!(svg.contains("fault kill-primary (NOT proven)"));
+    assert_eq!(svg.matches(PROVEN_SHADE).count(), 1);
+    assert_eq!(svg.matches(NOT_PROVEN_SHADE).count(), 1);
+    let again = figures::of_anomalies(&ops, &report, &series.windows).expect("figures");
+    assert_eq!(files, again, "the same bytes on every render");
+    insta::assert_snapshot!("report_figures_lost_acks", svg);
 }

@@ -6,7 +6,9 @@ pub mod compile;
 pub mod crashed;
 pub mod search;
 
-use super::checker::{Anomaly, CheckerReport, evidence_line, missing_fields_report};
+use super::checker::{
+    Anomaly, CheckerReport, Counterexample, evidence_line, missing_fields_report,
+};
 use super::history::History;
 use crate::verdict::CheckerRun;
 use compile::{Compiled, Interner, MixHasher, NIL, Skip, compile};
@@ -140,10 +142,10 @@ pub fn check_with_figures(
             Outcome::Linearizable => {}
             Outcome::Illegal {
                 blocked,
-                depth,
+                prefix,
                 state,
             } => anomalies.push(counterexample(
-                history, &values, model, key, ops, blocked, depth, state,
+                history, &values, model, key, ops, blocked, &prefix, state,
             )),
             Outcome::Unknown { reason } => {
                 let key_note = match model {
@@ -302,7 +304,7 @@ fn counterexample(
     key: &str,
     ops: &[Compiled],
     blocked: usize,
-    depth: usize,
+    prefix: &[usize],
     state: String,
 ) -> Anomaly {
     const MAX_OVERLAPPING: usize = 8;
@@ -363,14 +365,23 @@ fn counterexample(
             .collect::<Vec<_>>()
             .join("; ")
     };
+    let depth = prefix.len();
+    let why = format!(
+        "not linearizable on {place}: {} cannot take effect in any order of the ops before it \
+         (deepest linearizable prefix: {depth} ops, leaving the value {state}); overlapping: {others}",
+        describe(&stuck),
+    );
+    let origin = |i: &usize| ops[*i].origin;
     Anomaly {
         ops: ids,
-        why: format!(
-            "not linearizable on {place}: {} cannot take effect in any order of the ops before it \
-             (deepest linearizable prefix: {depth} ops, leaving the value {}); overlapping: {others}",
-            describe(&stuck),
-            state
-        ),
+        why,
+        counterexample: Some(std::sync::Arc::new(Counterexample {
+            place,
+            ops: ops.iter().map(|c| c.origin).collect(),
+            prefix: prefix.iter().map(origin).collect(),
+            blocked: stuck.origin,
+            state,
+        })),
     }
 }
 

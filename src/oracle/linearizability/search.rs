@@ -39,11 +39,12 @@ pub struct Budget {
 pub enum Outcome {
     Linearizable,
     /// No linearization; `blocked` is the op (index into the partition) whose
-    /// return the deepest branch could not get past, `depth` how many ops that
-    /// branch had linearized and `state` the register value there (JSON text).
+    /// return the deepest branch could not get past, `prefix` the ops that branch
+    /// had linearized (partition indices, in the order they take effect) and
+    /// `state` the register value there (JSON text).
     Illegal {
         blocked: usize,
-        depth: usize,
+        prefix: Vec<usize>,
         state: String,
     },
     Unknown {
@@ -178,6 +179,10 @@ struct Search<'a> {
     state: Val,
     fp: (u64, u64),
     linearized_completed: usize,
+    /// The calls of the deepest branch so far (see [`Search::save_deepest`]), and
+    /// the shortest the undo stack has been since they were saved.
+    deepest: Vec<u32>,
+    low_water: usize,
 }
 
 impl Search<'_> {
@@ -240,6 +245,7 @@ impl Search<'_> {
     fn backtrack(&mut self) -> Option<u32> {
         loop {
             let frame = self.undo.pop()?;
+            self.low_water = self.low_water.min(self.undo.len());
             let i = (frame.call / 2) as usize;
             self.state = frame.before;
             self.fp = (self.fp.0 ^ self.keys[i].0, self.fp.1 ^ self.keys[i].1);
@@ -253,6 +259,17 @@ impl Search<'_> {
                 return Some(self.list.next[frame.call as usize]);
             }
         }
+    }
+
+    /// Saves the current branch as the deepest. Only what changed since the last
+    /// save is copied — the stack below `low_water` is untouched since — so saving
+    /// costs no more than the pushes and pops that led here, however deep the
+    /// branch and however often the search gets stuck at the same depth.
+    fn save_deepest(&mut self) {
+        self.deepest.truncate(self.low_water);
+        self.deepest
+            .extend(self.undo[self.low_water..].iter().map(|f| f.call / 2));
+        self.low_water = self.undo.len();
     }
 
     /// A call before the first pending return that can take effect without
@@ -295,6 +312,8 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) ->
         state: init,
         fp: (0, 0),
         linearized_completed: 0,
+        deepest: Vec::new(),
+        low_water: 0,
     };
     let mut deepest: Option<(usize, usize, Val)> = None;
     let mut stats = Stats::default();
@@ -338,16 +357,17 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) ->
         // A return entry (or the list's end): the branch is stuck here.
         if !stuck && entry != NIL && deepest.is_none_or(|(d, _, _)| s.undo.len() >= d) {
             deepest = Some((s.undo.len(), (entry / 2) as usize, s.state));
+            s.save_deepest();
         }
         match s.backtrack() {
             Some(resume) => entry = resume,
             None => {
                 stats.configs = s.cache.len();
-                let (depth, blocked, state) = deepest.unwrap_or((0, 0, init));
+                let (_, blocked, state) = deepest.unwrap_or((0, 0, init));
                 return (
                     Outcome::Illegal {
                         blocked,
-                        depth,
+                        prefix: s.deepest.iter().map(|&i| i as usize).collect(),
                         state: s.concat.name(state),
                     },
                     stats,
