@@ -9,7 +9,8 @@
 //! the sorted instants at which something happens (a call, a return, a window's
 //! edge); the space between two of them follows their real distance, but never
 //! less than a few pixels (so every instant stays apart) and never more than a cap
-//! (a longer pause is drawn at the cap and marked `≈` on the axis).
+//! (a longer pause is drawn at the cap, and marked `≈` on the axis when it was
+//! several times longer).
 //!
 //! Written as SVG by hand rather than through plotters: every op carries a `<title>`
 //! (its details on hover in a browser) and a class naming its role, which the HTML
@@ -25,10 +26,10 @@ use crate::oracle::checker::Counterexample;
 use crate::oracle::history::Op;
 use crate::oracle::series::Window;
 
-/// Most ops drawn; beyond it, the ops around the one that cannot take effect.
+/// Most ops drawn; beyond it, the latest before the stuck op's return.
 const MAX_DRAWN: usize = 4000;
-/// Of those, how many come after it (in call order).
-const DRAWN_AFTER: usize = 500;
+/// Ops called after the stuck op returned that are drawn, for context.
+const CONTEXT_AFTER: usize = 24;
 /// Width of the row labels.
 const LEFT: f64 = 120.0;
 const RIGHT: f64 = 40.0;
@@ -37,7 +38,10 @@ const ROW: f64 = 26.0;
 const BAR: f64 = 16.0;
 /// Bounds of the space between two consecutive instants, px.
 const MIN_GAP: f64 = 4.0;
-const MAX_GAP: f64 = 36.0;
+const MAX_GAP: f64 = 28.0;
+/// A pause drawn at the cap is marked `≈` only when it was at least this many
+/// times longer: a little compression needs no mark.
+const MARKED: f64 = 3.0;
 /// A typical (median) op is drawn about this wide…
 const TYPICAL_OP: f64 = 48.0;
 /// …unless the drawing would be wider than this; then narrower, down to the
@@ -305,15 +309,19 @@ pub fn anomaly_svg(ops: &[Op], cx: &Counterexample, windows: &[Window]) -> Strin
 }
 
 /// The ops to draw (history indices in call order), and how many of the object's
-/// ops before and after them are left out.
+/// ops before and after them are left out. Every op called before the stuck op
+/// returned could have been ordered before it, so those are drawn (the last
+/// [`MAX_DRAWN`] of them); of the ops called later, which cannot change the
+/// counterexample, only the first [`CONTEXT_AFTER`].
 fn drawn_ops(ops: &[Op], cx: &Counterexample) -> (Vec<usize>, usize, usize) {
     let mut all: Vec<usize> = cx.ops.iter().copied().filter(|&i| i < ops.len()).collect();
     all.sort_by_key(|&i| (ops[i].invoke_ts, i));
-    if all.len() <= MAX_DRAWN {
-        return (all, 0, 0);
-    }
-    let at = all.iter().position(|&i| i == cx.blocked).unwrap_or(0);
-    let end = (at + DRAWN_AFTER + 1).min(all.len());
+    let stuck_ret = ops
+        .get(cx.blocked)
+        .and_then(|o| o.complete_ts)
+        .unwrap_or(u64::MAX);
+    let relevant = all.partition_point(|&i| ops[i].invoke_ts <= stuck_ret);
+    let end = (relevant + CONTEXT_AFTER).min(all.len());
     let start = end.saturating_sub(MAX_DRAWN);
     let after = all.len() - end;
     (all[start..end].to_vec(), start, after)
@@ -341,13 +349,18 @@ struct Axis {
 
 impl Axis {
     fn new(instants: &[u64], typical_ns: f64) -> Axis {
-        let roomy = Axis::at(instants, typical_ns / TYPICAL_OP, MIN_GAP);
-        if roomy.width <= MAX_WIDTH {
-            return roomy;
+        let mut ns_per_px = typical_ns / TYPICAL_OP;
+        let mut axis = Axis::at(instants, ns_per_px, MIN_GAP);
+        // Too wide: shrink the scale by the excess (the floor and the rounding keep
+        // some of it, so a few times over), never below the floor.
+        for _ in 0..4 {
+            if axis.width <= MAX_WIDTH {
+                break;
+            }
+            ns_per_px *= axis.width / MAX_WIDTH;
+            axis = Axis::at(instants, ns_per_px, MIN_GAP_CROWDED);
         }
-        // Shrink every gap by the excess; the floor keeps instants apart.
-        let shrink = roomy.width / MAX_WIDTH;
-        Axis::at(instants, typical_ns / TYPICAL_OP * shrink, MIN_GAP_CROWDED)
+        axis
     }
 
     fn at(instants: &[u64], ns_per_px: f64, min_gap: f64) -> Axis {
@@ -357,7 +370,7 @@ impl Axis {
         for (k, &t) in instants.iter().enumerate() {
             if k > 0 {
                 let real = (t - instants[k - 1]) as f64 / ns_per_px;
-                if real > MAX_GAP {
+                if real > MAX_GAP * MARKED {
                     breaks.push(k - 1);
                 }
                 // Whole pixels: the same input, the same bytes.

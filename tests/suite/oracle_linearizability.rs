@@ -308,8 +308,21 @@ fn assert_partial_linearization(ops: &[Op], cx: &faultline::oracle::checker::Cou
             other => panic!("op {i}: {other}"),
         }
     }
+    // Drawn: every op called before the stuck op returned (the prefix among them),
+    // and at most 24 called after it.
     let svg = faultline::report::timeline::anomaly_svg(ops, cx, &[]);
-    assert_eq!(svg.matches("class=\"op ").count(), cx.ops.len());
+    let stuck_ret = ops[cx.blocked].complete_ts.unwrap_or(u64::MAX);
+    let relevant = cx
+        .ops
+        .iter()
+        .filter(|&&i| ops[i].invoke_ts <= stuck_ret)
+        .count();
+    let drawn = svg.matches("class=\"op ").count();
+    assert!(
+        (relevant..=relevant + 24).contains(&drawn),
+        "{drawn} drawn, {relevant} relevant"
+    );
+    assert_eq!(drawn.min(cx.ops.len()), drawn);
     assert_eq!(svg.matches("class=\"op blocked\"").count(), 1);
     assert_eq!(svg.matches("class=\"op prefix\"").count(), cx.prefix.len());
 }

@@ -251,6 +251,11 @@ fn handle(node: &Node, request: Request) -> Reply {
                 ..Reply::default()
             }
         }
+        Request::Get { key } => Reply {
+            ok: true,
+            value: lock(&node.state).get(&key).cloned(),
+            ..Reply::default()
+        },
         Request::Dump => Reply {
             ok: true,
             state: Some(lock(&node.state).clone()),

@@ -18,6 +18,10 @@ pub enum Request {
         key: String,
         value: String,
     },
+    /// A key's value as this node holds it (`value`; none when unset).
+    Get {
+        key: String,
+    },
     Ping,
     Dump,
     /// Has every acknowledged write been shipped to the followers?
@@ -31,6 +35,8 @@ pub struct Reply {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
 }
 
 /// Sends one request and reads its reply, each bounded by `timeout`.
