@@ -1,7 +1,7 @@
 //! Keeps the session directory's documents current while the session runs:
 //! `session-log.md` and `findings/<id>.md` are rewritten as journal records arrive
-//! (so a killed run still leaves partial findings); `verdicts.json` and the report
-//! are written at the end.
+//! (so a killed run still leaves partial findings); `verdicts.json`, `junit.xml` and
+//! the report (`report.md`, and `report.html` beside it) are written at the end.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -276,14 +276,32 @@ impl Outputs {
             .report_path
             .clone()
             .unwrap_or_else(|| self.shared.dir.path.join("findings").join("report.md"));
-        let text =
-            report::report(&self.shared.plan, outcome, &records).map_err(|e| e.to_string())?;
+        let figures = report::figure_files(&self.shared.dir.path);
+        let text = report::report(&self.shared.plan, outcome, &records, &figures)
+            .map_err(|e| e.to_string())?;
         // The engine never prints: an unwritable report goes back whole, for whoever
         // owns the terminal to show once it may.
         let mut unwritten = Vec::new();
-        match report::write_report(&path, &text, &mut unwritten) {
+        let written = report::write_report(&path, &text, &mut unwritten);
+        self.write_html(&path, &text);
+        match written {
             Ok(true) => Ok(path),
             Ok(false) | Err(_) => Err(String::from_utf8_lossy(&unwritten).into_owned()),
         }
+    }
+
+    /// `report.html` beside the report at `report` (same stem), its figures read from
+    /// the session's `figures/`. For people only: a failure is logged, nothing else.
+    fn write_html(&self, report: &Path, markdown: &str) {
+        let Some(html) = report::html::html_path(report) else {
+            tracing::warn!(
+                "report.html not written: the report's own path {} ends in .html",
+                report.display()
+            );
+            return;
+        };
+        // report.md's relative links are written from findings/, wherever it goes.
+        let text = report::html::render(markdown, &self.shared.dir.path.join("findings"));
+        write(&html, &text);
     }
 }

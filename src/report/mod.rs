@@ -4,6 +4,7 @@
 mod cells;
 mod derived;
 pub mod figures;
+pub mod html;
 mod json;
 mod junit;
 mod templates;
@@ -18,6 +19,7 @@ use crate::session::journal::Record;
 use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 
 pub use json::verdicts_json;
+pub use view::FigureFiles;
 
 /// A template failed to load or render.
 #[derive(Debug, thiserror::Error)]
@@ -69,13 +71,46 @@ pub fn finding(
     )
 }
 
-/// `findings/report.md` (method §7); `journal` says which nodes ran what.
+/// `findings/report.md` (method §7); `journal` says which nodes ran what, `figures`
+/// which figures there are to link (see [`figure_files`]).
 pub fn report(
     plan: &Plan,
     outcome: &SessionOutcome,
     journal: &[Record],
+    figures: &FigureFiles,
 ) -> Result<String, RenderError> {
-    templates::render("report.md.j2", &view::report(plan, outcome, journal))
+    templates::render(
+        "report.md.j2",
+        &view::report(plan, outcome, journal, figures),
+    )
+}
+
+/// The SVG figures under `<session>/figures/<stem>/`, read from disk here so that
+/// rendering the report stays a function of what it is handed. A directory that
+/// cannot be read counts as holding none.
+pub fn figure_files(session_dir: &Path) -> FigureFiles {
+    let mut files = FigureFiles::default();
+    let Ok(stems) = std::fs::read_dir(session_dir.join("figures")) else {
+        return files;
+    };
+    for stem in stems.flatten() {
+        let (Ok(name), Ok(entries)) = (
+            stem.file_name().into_string(),
+            std::fs::read_dir(stem.path()),
+        ) else {
+            continue;
+        };
+        let mut svgs: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|f| f.ends_with(".svg"))
+            .collect();
+        svgs.sort();
+        if !svgs.is_empty() {
+            files.by_stem.insert(name, svgs);
+        }
+    }
+    files
 }
 
 /// `findings/junit.xml`: one testcase per scenario and arm, for CI systems; `journal`

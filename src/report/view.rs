@@ -57,6 +57,7 @@ pub struct ReportView<'a> {
     pub adequacy: Vec<AdequacyView<'a>>,
     pub confidence: Confidence<'a>,
     pub nodes: Vec<NodeView>,
+    pub figures: FiguresView,
 }
 
 /// A verdict's reason as one sentence (`None` while undecided).
@@ -127,15 +128,17 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
     }
 }
 
-/// The view report.md renders.
+/// The view report.md renders; `files` are the figures found in the session.
 pub fn report<'a>(
     plan: &'a Plan,
     outcome: &'a SessionOutcome,
     journal: &[Record],
+    files: &FigureFiles,
 ) -> ReportView<'a> {
     ReportView {
         plan,
         outcome,
+        figures: figures(outcome, files),
         nodes: nodes(journal, &outcome.session_dir),
         exit_code: outcome.verdict.map(|v| v.exit_code()),
         scenarios: outcome
@@ -280,5 +283,394 @@ pub fn session_log<'a>(
             .iter()
             .map(|s| scenario(plan, s))
             .collect(),
+    }
+}
+
+/// The SVG files under a session's `figures/`, by scenario / arm file stem (`D5-api`),
+/// as [`super::figure_files`] found them: the report links what is there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FigureFiles {
+    pub by_stem: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// One figure file, as report.md links it (relative to `findings/`).
+#[derive(Serialize, Debug, PartialEq)]
+pub struct FigureLink {
+    /// `throughput`, `anomaly-1`, …
+    pub name: String,
+    /// `throughput of D2 seed-1`, escaped for markdown.
+    pub alt: String,
+    /// `../figures/D2/seed-1-throughput.svg`, ready for a markdown link.
+    pub href: String,
+}
+
+/// The figures of one iteration label (`seed-2`, `seed-1-rerun`, `seed-1-reduce-3`).
+#[derive(Serialize, Debug, PartialEq)]
+pub struct LabelFigures {
+    pub label: String,
+    pub figures: Vec<FigureLink>,
+}
+
+/// A scenario's or arm's figures: those of the seed that decided its verdict, shown,
+/// and every other iteration's, linked.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct RunFigures {
+    pub id: String,
+    /// The deciding seed's label, and why it is that one.
+    pub label: String,
+    pub why: &'static str,
+    pub shown: Vec<FigureLink>,
+    pub others: Vec<LabelFigures>,
+}
+
+/// Every run's figures (runs with none are named in `without`).
+#[derive(Serialize, Debug, PartialEq, Default)]
+pub struct FiguresView {
+    pub runs: Vec<RunFigures>,
+    pub without: Vec<String>,
+}
+
+/// What report.md's Figures section shows for `outcome`, from the files found.
+pub fn figures(outcome: &SessionOutcome, files: &FigureFiles) -> FiguresView {
+    let mut view = FiguresView::default();
+    for run in outcome.scenarios.iter().flat_map(|s| &s.runs) {
+        let stem = crate::session::dir::file_stem_for_id(&run.id);
+        let found = files.by_stem.get(&stem).map(Vec::as_slice).unwrap_or(&[]);
+        match run_figures(run, &stem, found) {
+            Some(figures) => view.runs.push(figures),
+            None => view.without.push(run.id.clone()),
+        }
+    }
+    view
+}
+
+fn run_figures(run: &RunOutcome, stem: &str, files: &[String]) -> Option<RunFigures> {
+    // (figure name, file name) by label, the labels in the order they ran.
+    let mut by_label: std::collections::BTreeMap<LabelOrder, Vec<(&str, &str)>> =
+        Default::default();
+    for file in files {
+        // A file this naming does not explain is still linked, under `other`.
+        let (label, name) = split_figure_file(file).unwrap_or(("other", file.as_str()));
+        by_label
+            .entry(label_order(label))
+            .or_default()
+            .push((name, file));
+    }
+    if by_label.is_empty() {
+        return None;
+    }
+    let failing = run
+        .seeds
+        .iter()
+        .find(|s| s.oracle.as_ref().is_some_and(|o| o.anomalies > 0));
+    let (label, why) = match (failing, run.seeds.last()) {
+        (Some(seed), _) => (format!("seed-{}", seed.seed), "the failing seed"),
+        (None, Some(seed)) => (format!("seed-{}", seed.seed), "the last seed run"),
+        // An outcome without its seeds: the last seed drawn.
+        (None, None) => (
+            by_label
+                .keys()
+                .rfind(|k| k.1 == 0)
+                .map_or_else(String::new, |k| k.3.clone()),
+            "the last seed drawn",
+        ),
+    };
+    let mut shown = Vec::new();
+    let mut others = Vec::new();
+    for ((.., this), mut names) in by_label {
+        names.sort_by_key(|(name, _)| figure_order(name));
+        let links: Vec<FigureLink> = names
+            .into_iter()
+            .map(|(name, file)| FigureLink {
+                name: name.to_string(),
+                alt: markdown_text(&format!("{name} of {} {this}", run.id)),
+                href: markdown_destination(&format!("../figures/{stem}/{file}")),
+            })
+            .collect();
+        if this == label {
+            shown = links;
+        } else {
+            others.push(LabelFigures {
+                label: this,
+                figures: links,
+            });
+        }
+    }
+    Some(RunFigures {
+        id: run.id.clone(),
+        label,
+        why,
+        shown,
+        others,
+    })
+}
+
+/// `seed-3-latency.svg` → (`seed-3`, `latency`); the label may also be
+/// `seed-3-rerun` or `seed-3-reduce-2` (the re-run and reduction candidates).
+fn split_figure_file(file: &str) -> Option<(&str, &str)> {
+    let stem = file.strip_suffix(".svg")?;
+    let digits = |s: &str| s.find(|c: char| !c.is_ascii_digit()).filter(|&n| n > 0);
+    let mut at = "seed-".len() + digits(stem.strip_prefix("seed-")?)?;
+    let after = &stem[at..];
+    if after.starts_with("-rerun-") {
+        at += "-rerun".len();
+    } else if let Some(rest) = after.strip_prefix("-reduce-")
+        && let Some(n) = digits(rest)
+        && rest[n..].starts_with('-')
+    {
+        at += "-reduce-".len() + n;
+    }
+    let name = stem[at..].strip_prefix('-').filter(|n| !n.is_empty())?;
+    Some((&stem[..at], name))
+}
+
+/// Seed, kind (0 the seed, 1 its re-run, 2 a reduction run, 3 anything else), the
+/// reduction run's number, and the label itself.
+type LabelOrder = (u64, u8, u64, String);
+
+/// Labels in the order they ran: by seed, the seed before its re-run before its
+/// reduction candidates (by number); anything else last, by name.
+fn label_order(label: &str) -> LabelOrder {
+    let number = |s: &str| s.parse::<u64>().ok();
+    let parsed = label.strip_prefix("seed-").and_then(|rest| {
+        let (seed, tail) = rest.split_once('-').unwrap_or((rest, ""));
+        let seed = number(seed)?;
+        match tail {
+            "" => Some((seed, 0, 0)),
+            "rerun" => Some((seed, 1, 0)),
+            _ => Some((seed, 2, number(tail.strip_prefix("reduce-")?)?)),
+        }
+    });
+    match parsed {
+        Some((seed, kind, n)) => (seed, kind, n, label.to_string()),
+        None => (u64::MAX, 3, 0, label.to_string()),
+    }
+}
+
+/// Known figures first (throughput, latency, quantiles, lost-acks, anomaly-1, …),
+/// then any other by name.
+fn figure_order(name: &str) -> (u8, u64, String) {
+    let known = ["throughput", "latency", "quantiles", "lost-acks"];
+    if let Some(at) = known.iter().position(|k| *k == name) {
+        return (u8::try_from(at).unwrap_or(0), 0, String::new());
+    }
+    match name.strip_prefix("anomaly-").and_then(|n| n.parse().ok()) {
+        Some(n) => (4, n, String::new()),
+        None => (5, 0, name.to_string()),
+    }
+}
+
+/// Text that markdown shows as it is (in a link's text or an image's alt text).
+fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '[' | ']' | '*' | '_' | '`' | '<' | '>' | '!') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A link destination markdown reads whole: in `<…>` when it holds a space or a
+/// parenthesis.
+fn markdown_destination(path: &str) -> String {
+    if path.contains(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>')) {
+        format!("<{}>", path.replace('<', "%3C").replace('>', "%3E"))
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_files_split_into_label_and_name() {
+        let cases = [
+            ("seed-1-throughput.svg", Some(("seed-1", "throughput"))),
+            ("seed-12-anomaly-3.svg", Some(("seed-12", "anomaly-3"))),
+            (
+                "seed-1-rerun-latency.svg",
+                Some(("seed-1-rerun", "latency")),
+            ),
+            (
+                "seed-2-reduce-10-lost-acks.svg",
+                Some(("seed-2-reduce-10", "lost-acks")),
+            ),
+            (
+                "seed-1-reduce-quantiles.svg",
+                Some(("seed-1", "reduce-quantiles")),
+            ),
+            ("seed-1.svg", None),
+            ("seed--x.svg", None),
+            ("notes.svg", None),
+            ("seed-1-throughput.png", None),
+        ];
+        for (file, want) in cases {
+            assert_eq!(split_figure_file(file), want, "{file}");
+        }
+    }
+
+    #[test]
+    fn labels_and_figures_sort_in_the_order_they_are_read() {
+        let mut labels = vec![
+            "seed-10",
+            "seed-2",
+            "other",
+            "seed-1-reduce-10",
+            "seed-1-rerun",
+            "seed-1-reduce-2",
+            "seed-1",
+        ];
+        labels.sort_by_key(|l| label_order(l));
+        assert_eq!(
+            labels,
+            [
+                "seed-1",
+                "seed-1-rerun",
+                "seed-1-reduce-2",
+                "seed-1-reduce-10",
+                "seed-2",
+                "seed-10",
+                "other"
+            ]
+        );
+        let mut names = vec![
+            "zeta",
+            "anomaly-10",
+            "quantiles",
+            "anomaly-2",
+            "lost-acks",
+            "alpha",
+            "latency",
+            "throughput",
+        ];
+        names.sort_by_key(|n| figure_order(n));
+        assert_eq!(
+            names,
+            [
+                "throughput",
+                "latency",
+                "quantiles",
+                "lost-acks",
+                "anomaly-2",
+                "anomaly-10",
+                "alpha",
+                "zeta"
+            ]
+        );
+    }
+
+    #[test]
+    fn markdown_text_and_destinations_stay_whole() {
+        assert_eq!(markdown_text("a_b [c]"), "a\\_b \\[c\\]");
+        assert_eq!(
+            markdown_destination("../figures/D2/x.svg"),
+            "../figures/D2/x.svg"
+        );
+        assert_eq!(
+            markdown_destination("../figures/a b/x.svg"),
+            "<../figures/a b/x.svg>"
+        );
+    }
+}
+
+#[cfg(test)]
+mod figure_tests {
+    use super::*;
+    use crate::session::outcome::{OracleEvidence, SeedRun};
+
+    fn seed(seed: u64, anomalies: u64) -> SeedRun {
+        SeedRun {
+            seed,
+            landing: Vec::new(),
+            oracle: Some(OracleEvidence {
+                checker: "no-lost-ack".into(),
+                ops_checked: 10,
+                ops_produced: 10,
+                anomalies,
+                evidence: String::new(),
+                cites: Vec::new(),
+                listed: Vec::new(),
+            }),
+            env_missing: None,
+            expired_step: None,
+        }
+    }
+
+    fn run(id: &str, seeds: Vec<SeedRun>) -> RunOutcome {
+        RunOutcome {
+            id: id.into(),
+            decision: None,
+            seeds,
+            rerun: None,
+            audits: Vec::new(),
+            artifacts: Vec::new(),
+            reduction: None,
+        }
+    }
+
+    fn files(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn the_failing_seed_is_shown_and_every_other_run_linked_in_order() {
+        let found = files(&[
+            "seed-1-throughput.svg",
+            "seed-2-anomaly-2.svg",
+            "seed-2-rerun-latency.svg",
+            "seed-2-anomaly-1.svg",
+            "seed-2-reduce-1-throughput.svg",
+            "seed-2-latency.svg",
+            "seed-2-lost-acks.svg",
+            "seed-2-throughput.svg",
+            "legend.svg",
+        ]);
+        let got =
+            run_figures(&run("D3", vec![seed(1, 0), seed(2, 4)]), "D3", &found).expect("figures");
+        assert_eq!(
+            (got.label.as_str(), got.why),
+            ("seed-2", "the failing seed")
+        );
+        let shown: Vec<&str> = got.shown.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            shown,
+            [
+                "throughput",
+                "latency",
+                "lost-acks",
+                "anomaly-1",
+                "anomaly-2"
+            ]
+        );
+        assert_eq!(got.shown[0].alt, "throughput of D3 seed-2");
+        assert_eq!(got.shown[0].href, "../figures/D3/seed-2-throughput.svg");
+        let others: Vec<&str> = got.others.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(
+            others,
+            ["seed-1", "seed-2-rerun", "seed-2-reduce-1", "other"]
+        );
+    }
+
+    #[test]
+    fn without_a_failure_the_last_seed_is_shown_and_an_arm_uses_its_file_stem() {
+        let found = files(&["seed-1-throughput.svg", "seed-3-quantiles.svg"]);
+        let arm = run("D5/api", vec![seed(1, 0), seed(2, 0), seed(3, 0)]);
+        let got = run_figures(&arm, "D5-api", &found).expect("figures");
+        assert_eq!(
+            (got.label.as_str(), got.why),
+            ("seed-3", "the last seed run")
+        );
+        assert_eq!(got.shown[0].href, "../figures/D5-api/seed-3-quantiles.svg");
+        assert_eq!(got.shown[0].alt, "quantiles of D5/api seed-3");
+        let none = run_figures(&run("D1", Vec::new()), "D1", &found).expect("figures");
+        assert_eq!(
+            (none.label.as_str(), none.why),
+            ("seed-3", "the last seed drawn")
+        );
+        assert!(run_figures(&arm, "D5-api", &[]).is_none());
     }
 }

@@ -246,6 +246,7 @@ pub async fn attach(
                     ServerMsg::Ended { ending } => {
                         if let Some(report) = &ending.report {
                             state.report_text = std::fs::read_to_string(report).ok();
+                            state.report_path = Some(report.into());
                         }
                         pending = None;
                         queued.clear();

@@ -74,6 +74,9 @@ pub struct AppState {
     pub pending: Option<Question>,
     /// report.md, when the caller knows the session directory.
     pub report_text: Option<String>,
+    /// Where the session's report was written, once it ended (it may be elsewhere
+    /// than `findings/report.md`: `run --report PATH`).
+    pub report_path: Option<std::path::PathBuf>,
     /// Operators attached to the session now (the server says), and who this is.
     pub participants: Vec<crate::session::event::Participant>,
     pub me: Option<crate::session::event::Who>,
@@ -102,6 +105,7 @@ impl AppState {
             problems,
             pending: None,
             report_text: None,
+            report_path: None,
             participants: Vec::new(),
             me: None,
             notice: None,
@@ -219,6 +223,23 @@ impl AppState {
             _ => return false,
         }
         true
+    }
+
+    /// Where report.html is (or will be written): beside the report the session
+    /// ended with, with its stem, else `<session>/findings/report.html`; `None` for a
+    /// report itself named `*.html`, which gets none. (The documents' rule,
+    /// `report::html::html_path`, restated: the UI does not import that layer.)
+    pub fn html_report(&self) -> Option<String> {
+        if let Some(report) = &self.report_path {
+            let html = report.with_extension("html");
+            return (&html != report).then(|| html.display().to_string());
+        }
+        let session = self
+            .view
+            .session_dir
+            .as_ref()
+            .map_or_else(|| "<session>".to_string(), |d| d.display().to_string());
+        Some(format!("{session}/findings/report.html"))
     }
 
     /// The lines `/` searches on the current screen (Report: report.md; Finding: the
@@ -656,6 +677,27 @@ mod tests {
             assert_eq!(s.ui.step, *step);
             assert_eq!(s.ui.scroll, 0);
         }
+    }
+
+    #[test]
+    fn the_html_report_is_named_beside_the_report_or_in_the_session() {
+        let mut s = AppState::new(plan());
+        assert_eq!(
+            s.html_report().as_deref(),
+            Some("<session>/findings/report.html")
+        );
+        s.view.session_dir = Some("/s/demo/1".into());
+        assert_eq!(
+            s.html_report().as_deref(),
+            Some("/s/demo/1/findings/report.html")
+        );
+        s.report_path = Some("/elsewhere/kv-report.md".into());
+        assert_eq!(
+            s.html_report().as_deref(),
+            Some("/elsewhere/kv-report.html")
+        );
+        s.report_path = Some("/elsewhere/report.html".into());
+        assert_eq!(s.html_report(), None, "a report named .html gets none");
     }
 
     #[test]

@@ -68,6 +68,7 @@ mod reduction;
 mod reduction_stop;
 mod references_nemesis;
 mod report_figures;
+mod report_html;
 mod report_junit;
 mod report_render;
 mod runspec;

@@ -362,7 +362,8 @@ fn assert_tables_intact(text: &str) {
 #[test]
 fn report_sections_come_in_method_order_headline_first() {
     let plan = common::demo_plan();
-    let text = report::report(&plan, &full_outcome(), &[]).expect("render");
+    let text = report::report(&plan, &full_outcome(), &[], &report::FigureFiles::default())
+        .expect("render");
     let mut at = 0;
     for heading in SECTIONS {
         let found = text[at..]
@@ -390,7 +391,8 @@ fn report_sections_come_in_method_order_headline_first() {
 #[test]
 fn coverage_summary_names_every_hypothesis() {
     let plan = common::demo_plan();
-    let text = report::report(&plan, &full_outcome(), &[]).expect("render");
+    let text = report::report(&plan, &full_outcome(), &[], &report::FigureFiles::default())
+        .expect("render");
     let coverage = &text[text.find("## Coverage summary").expect("coverage")
         ..text.find("## Surface coverage").expect("surface")];
     for h in &plan.hypotheses {
@@ -415,7 +417,8 @@ fn coverage_summary_names_every_hypothesis() {
 fn an_unexercised_hypothesis_says_why() {
     let plan = common::demo_plan();
     let session = outcome(vec![d1(), d3(), d5()], SessionVerdict::Fail);
-    let text = report::report(&plan, &session, &[]).expect("render");
+    let text =
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert!(
         text.contains("| H2 | Resync gap | D2: not in this session; D4: not in this session | no: D2: not in this session; D4: not in this session |"),
         "{text}"
@@ -438,7 +441,8 @@ fn empty_sections_say_so_for_a_plan_without_arms_or_failures() {
         r.id = "D4".to_string();
     }
     let session = outcome(vec![d1(), d2(), d4], SessionVerdict::Done);
-    let text = report::report(&plan, &session, &[]).expect("render");
+    let text =
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert!(
         text.contains("\nNo findings: no scenario failed.\n"),
         "{text}"
@@ -452,7 +456,8 @@ fn empty_sections_say_so_for_a_plan_without_arms_or_failures() {
 #[test]
 fn release_budget_disclosures_copy_the_plan_verbatim() {
     let plan = common::demo_plan();
-    let text = report::report(&plan, &full_outcome(), &[]).expect("render");
+    let text = report::report(&plan, &full_outcome(), &[], &report::FigureFiles::default())
+        .expect("render");
     let section = &text[text.find("## Release-budget disclosures").expect("section")
         ..text.find("## Adequacy").expect("next")];
     for s in &plan.scenarios {
@@ -476,7 +481,8 @@ fn release_budget_disclosures_copy_the_plan_verbatim() {
 fn table_cells_with_pipes_and_newlines_do_not_break_rows() {
     let plan = common::demo_plan();
     let session = full_outcome();
-    let report_text = report::report(&plan, &session, &[]).expect("render");
+    let report_text =
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert_tables_intact(&report_text);
     assert!(report_text.contains("rate 50 ops/s \\| floor 10 over 3 s"));
     let log = report::session_log(&plan, &session, &journal()).expect("render");
@@ -593,7 +599,13 @@ fn an_unwritable_report_is_printed_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("plain-file");
     std::fs::write(&file, "x").expect("write");
-    let text = report::report(&common::demo_plan(), &full_outcome(), &[]).expect("render");
+    let text = report::report(
+        &common::demo_plan(),
+        &full_outcome(),
+        &[],
+        &report::FigureFiles::default(),
+    )
+    .expect("render");
     let target = file.join("findings/report.md");
     let mut fallback = Vec::new();
     let written = report::write_report(&target, &text, &mut fallback).expect("fallback io");
@@ -620,7 +632,7 @@ fn snapshots() {
     let session = full_outcome();
     insta::assert_snapshot!(
         "report",
-        report::report(&plan, &session, &[]).expect("render")
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render")
     );
     insta::assert_snapshot!(
         "session_log",
@@ -636,7 +648,8 @@ fn snapshots() {
 #[test]
 fn every_verdict_s_reason_is_said_in_words() {
     let plan = common::demo_plan();
-    let text = report::report(&plan, &full_outcome(), &[]).expect("render");
+    let text = report::report(&plan, &full_outcome(), &[], &report::FigureFiles::default())
+        .expect("render");
     assert!(
         text.contains("NOT-RUN — admin arm has no run binding in the run spec"),
         "{text}"
@@ -660,7 +673,8 @@ fn oracle_evidence_is_not_said_twice() {
     oracle.ops_produced = 199;
     oracle.anomalies = 26;
     oracle.evidence = "checked 199 ops, 26 anomalies; p99 4.10 ms".into();
-    let text = report::report(&plan, &session, &[]).expect("render");
+    let text =
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert!(
         text.contains("seed 1: no-lost-ack checked 199 of 199 ops, 26 anomalies; p99 4.10 ms (#9)"),
         "{text}"
@@ -681,7 +695,8 @@ fn an_interruption_is_said_once() {
     ] {
         let mut session = full_outcome();
         session.interrupted = Some(stored.into());
-        let text = report::report(&plan, &session, &[]).expect("render");
+        let text =
+            report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
         assert!(text.contains(said), "{text}");
         assert!(!text.contains("interrupted by interrupted"), "{text}");
     }
@@ -724,9 +739,11 @@ fn nodes_are_listed_with_their_host_keys_and_logs() {
         log.contains("| n3 | unreachable: Connection timed out | — | none |"),
         "{log}"
     );
-    let text = report::report(&plan, &session, &journal).expect("render");
+    let text =
+        report::report(&plan, &session, &journal, &report::FigureFiles::default()).expect("render");
     assert!(text.contains("(../logs/D1/seed-1/n1.stderr.log)"), "{text}");
     assert!(text.contains("unreachable: Connection timed out"), "{text}");
-    let local = report::report(&plan, &session, &[]).expect("render");
+    let local =
+        report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert!(!local.contains("### Nodes"), "{local}");
 }

@@ -416,7 +416,7 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
 }
 
 /// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md,
-/// its tables drawn as aligned columns.
+/// its tables drawn as aligned columns, with the path of report.html between them.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let rows: Vec<Line> = state
         .view
@@ -446,8 +446,24 @@ pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
         .saturating_add(2)
         .min(area.height / 3)
         .max(3);
-    let [top, bottom] =
-        Layout::vertical([Constraint::Length(height), Constraint::Min(0)]).areas(area);
+    // The HTML report's path, on a line of its own (wrapped, never cut short).
+    let html = state.html_report().map(|p| format!(" HTML: {p}"));
+    let html_rows = html.as_ref().map_or(0, |line| {
+        let width = usize::from(area.width.max(1));
+        u16::try_from(line.chars().count().div_ceil(width)).unwrap_or(u16::MAX)
+    });
+    let [top, path, bottom] = Layout::vertical([
+        Constraint::Length(height),
+        Constraint::Length(html_rows.min(3)),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    if let Some(line) = html {
+        frame.render_widget(
+            Paragraph::new(Line::styled(line, theme.dim)).wrap(Wrap { trim: false }),
+            path,
+        );
+    }
     let visible = usize::from(height.saturating_sub(2)).max(1);
     let first = state.ui.selected.saturating_sub(visible - 1);
     frame.render_widget(

@@ -1,0 +1,485 @@
+//! `findings/report.html`: report.md as one self-contained HTML file. The figures
+//! report.md links are read and inlined as `<svg>` elements, the style sheet is inside
+//! the file, and nothing in it makes a browser fetch anything: no script, no external
+//! style or font, no `src=`, and a Content-Security-Policy that forbids every fetch
+//! anyway. Links to the session's own files (logs, findings) stay relative links.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use regex::Regex;
+
+/// Where report.html goes for a report written to `report`: beside it, with the same
+/// stem (`findings/report.md` → `findings/report.html`). `None` when that is the
+/// report's own path (a report named `*.html`): it is not overwritten.
+pub fn html_path(report: &Path) -> Option<PathBuf> {
+    let html = report.with_extension("html");
+    (html != report).then_some(html)
+}
+
+/// The whole HTML document for `markdown`; relative image paths are read from `base`
+/// (the directory report.md's links are relative to: the session's `findings/`).
+pub fn render(markdown: &str, base: &Path) -> String {
+    let title = markdown
+        .lines()
+        .find_map(|l| l.strip_prefix("# "))
+        .unwrap_or("Findings report")
+        .trim();
+    let mut body = String::with_capacity(markdown.len() * 2);
+    pulldown_cmark::html::push_html(&mut body, Rewrite::new(markdown, base).into_iter());
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n\
+         </body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// Nothing may be fetched; only the style sheet inside the file applies.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
+const STYLE: &str = r#"html { background: #fff; }
+body {
+  margin: 0 auto; max-width: 80rem; padding: 1.5rem 2rem 3rem;
+  color: #1a1a1a; background: #fff;
+  font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Arial, sans-serif;
+}
+h1, h2, h3 { line-height: 1.25; margin: 1.6em 0 0.6em; }
+h1 { font-size: 1.9rem; margin-top: 0.4em; }
+h2 { font-size: 1.45rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+h3 { font-size: 1.15rem; }
+a { color: #0645ad; }
+code {
+  font-family: "DejaVu Sans Mono", ui-monospace, Menlo, Consolas, monospace; font-size: 0.88em;
+  background: #f2f2f2; padding: 0.1em 0.3em; border-radius: 3px; overflow-wrap: anywhere;
+}
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: 0.75em; white-space: pre-wrap; }
+pre code { background: none; padding: 0; }
+blockquote { margin: 1em 0; padding: 0.1em 1em; border-left: 4px solid #ccc; color: #333; }
+table { border-collapse: collapse; margin: 1em 0; width: 100%; font-size: 0.9rem; }
+th, td {
+  border: 1px solid #999; padding: 0.35em 0.55em; text-align: left; vertical-align: top;
+  overflow-wrap: break-word;
+}
+th { background: #eee; }
+tbody tr:nth-child(even) td { background: #fafafa; }
+figure { margin: 1.25em 0; }
+svg.figure { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; background: #fff; }
+figcaption { font-size: 0.9rem; color: #444; margin-top: 0.35em; }
+.figure-missing { color: #8b0000; border: 1px dashed #8b0000; padding: 0.5em 0.75em; }
+.figure-note { color: #444; font-style: italic; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 10.5pt; }
+  a { color: inherit; }
+  figure, tr, pre, blockquote { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+  th, td { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+}
+"#;
+
+/// The markdown parser's events, rewritten so that nothing fetches: figures inlined,
+/// raw HTML shown as text, links that leave the session turned into text.
+struct Rewrite<'a> {
+    events: Vec<Event<'a>>,
+    base: &'a Path,
+}
+
+impl<'a> Rewrite<'a> {
+    fn new(markdown: &'a str, base: &'a Path) -> Rewrite<'a> {
+        let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+        Rewrite {
+            events: Parser::new_ext(markdown, options).collect(),
+            base,
+        }
+    }
+
+    fn into_iter(self) -> impl Iterator<Item = Event<'a>> {
+        let mut out = Vec::with_capacity(self.events.len());
+        let mut figures = 0;
+        // The address of the link being shown as text, and how it was written.
+        let mut leaving: Option<(CowStr<'a>, LinkType)> = None;
+        let mut in_table = false;
+        let mut i = 0;
+        while i < self.events.len() {
+            match &self.events[i] {
+                Event::Start(Tag::Paragraph) => {
+                    if let Some(end) = images_only(&self.events, i) {
+                        for (dest, alt) in images(&self.events[i + 1..end]) {
+                            figures += 1;
+                            let html = figure(&dest, &alt, self.base, figures);
+                            out.push(Event::Html(html.into()));
+                        }
+                        i = end + 1;
+                        continue;
+                    }
+                    out.push(self.events[i].clone());
+                }
+                // An image within text stays a link to its file, never a fetch.
+                Event::Start(Tag::Image { dest_url, .. }) => {
+                    let end = matching_end(&self.events, i);
+                    let alt = plain_text(&self.events[i + 1..end]);
+                    out.push(Event::Html(inline_image(dest_url, &alt).into()));
+                    i = end + 1;
+                    continue;
+                }
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url,
+                    ..
+                }) if !is_local(dest_url) => {
+                    leaving = Some((dest_url.clone(), *link_type));
+                }
+                Event::End(TagEnd::Link) if leaving.is_some() => {
+                    if let Some((url, kind)) = leaving.take()
+                        && !matches!(kind, LinkType::Autolink | LinkType::Email)
+                    {
+                        out.push(Event::Text(format!(" ({url})").into()));
+                    }
+                }
+                // Raw HTML in the text (a plan may carry some) is shown, not obeyed.
+                Event::Start(Tag::HtmlBlock) => out.push(Event::Html("<pre>".into())),
+                Event::End(TagEnd::HtmlBlock) => out.push(Event::Html("</pre>\n".into())),
+                Event::Html(text) | Event::InlineHtml(text) => {
+                    out.push(Event::Text(text.clone()));
+                }
+                Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {
+                    in_table = matches!(self.events[i], Event::Start(_));
+                    out.push(self.events[i].clone());
+                }
+                // A cell's `snake_case_names` and paths may break after `_` and `/`,
+                // so a long one does not widen its column past the others.
+                Event::Text(text) if in_table && text.contains(['_', '/']) => {
+                    let html = escape(text).replace('_', "_<wbr>").replace('/', "/<wbr>");
+                    out.push(Event::Html(html.into()));
+                }
+                other => out.push(other.clone()),
+            }
+            i += 1;
+        }
+        out.into_iter()
+    }
+}
+
+/// A destination inside the session: a relative path, or a fragment. Anything with
+/// a scheme (`https:`, `file:`, `mailto:`, `javascript:`) or a host (`//…`) is not.
+fn is_local(dest: &str) -> bool {
+    static SCHEME: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.\-]*:").ok());
+    let has_scheme = SCHEME.as_ref().is_none_or(|re| re.is_match(dest));
+    !dest.is_empty() && !has_scheme && !dest.starts_with("//") && !dest.starts_with('\\')
+}
+
+/// The index of the event that closes the tag opened at `start`.
+fn matching_end(events: &[Event<'_>], start: usize) -> usize {
+    let mut depth = 0usize;
+    for (at, event) in events.iter().enumerate().skip(start) {
+        match event {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => {}
+        }
+    }
+    events.len().saturating_sub(1)
+}
+
+/// When the paragraph opened at `start` holds images and nothing else (line breaks
+/// and blanks aside), the index of its end: such a paragraph becomes figures.
+fn images_only(events: &[Event<'_>], start: usize) -> Option<usize> {
+    let mut at = start + 1;
+    let mut any = false;
+    while let Some(event) = events.get(at) {
+        match event {
+            Event::End(TagEnd::Paragraph) => return any.then_some(at),
+            Event::Start(Tag::Image { .. }) => {
+                any = true;
+                at = matching_end(events, at);
+            }
+            Event::SoftBreak | Event::HardBreak => {}
+            Event::Text(t) if t.trim().is_empty() => {}
+            _ => return None,
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Each image's destination and alt text, in order.
+fn images<'a>(events: &[Event<'a>]) -> Vec<(CowStr<'a>, String)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < events.len() {
+        if let Event::Start(Tag::Image { dest_url, .. }) = &events[at] {
+            let end = matching_end(events, at);
+            out.push((dest_url.clone(), plain_text(&events[at + 1..end])));
+            at = end;
+        }
+        at += 1;
+    }
+    out
+}
+
+/// The text of some inline events (an image's alt text).
+fn plain_text(events: &[Event<'_>]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) => Some(t.as_ref()),
+            Event::SoftBreak | Event::HardBreak => Some(" "),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An image that is not a figure on its own line: a relative link to it, or its
+/// address as text when it is elsewhere.
+fn inline_image(dest: &str, alt: &str) -> String {
+    if is_local(dest) {
+        format!("<a href=\"{}\">{}</a>", escape(dest), escape(alt))
+    } else {
+        format!("{} (image not fetched: {})", escape(alt), escape(dest))
+    }
+}
+
+/// One image paragraph: the SVG inline in a `<figure>` captioned with its alt text,
+/// or a visible note saying why it is not there.
+fn figure(dest: &str, alt: &str, base: &Path, n: usize) -> String {
+    let note = |class: &str, text: String| format!("<p class=\"{class}\">{text}</p>\n");
+    if !is_local(dest) {
+        return note(
+            "figure-note",
+            format!(
+                "{}: image not fetched (this file fetches nothing): {}",
+                escape(alt),
+                escape(dest)
+            ),
+        );
+    }
+    if !dest.to_ascii_lowercase().ends_with(".svg") {
+        return note(
+            "figure-note",
+            format!(
+                "figure not inlined (only SVG is): <a href=\"{}\">{}</a>",
+                escape(dest),
+                escape(alt)
+            ),
+        );
+    }
+    let inlined = std::fs::read_to_string(resolve(base, dest))
+        .map_err(|e| e.to_string())
+        .and_then(|text| inline_svg(&text, alt, n).map_err(str::to_string));
+    match inlined {
+        Ok(svg) => format!(
+            "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
+            escape(alt)
+        ),
+        Err(why) => note(
+            "figure-missing",
+            format!("figure missing: {} ({})", escape(dest), escape(&why)),
+        ),
+    }
+}
+
+/// `dest` (relative) from `base`, `..` taken lexically: the file is found even when
+/// a directory on the way (`findings/` of `findings/../figures`) does not exist.
+fn resolve(base: &Path, dest: &str) -> PathBuf {
+    let mut path = base.to_path_buf();
+    for part in Path::new(dest).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                path.pop();
+            }
+            std::path::Component::Normal(name) => path.push(name),
+            _ => {}
+        }
+    }
+    path
+}
+
+/// An SVG file as an element of the HTML: no XML prolog or doctype, no namespace
+/// declarations (HTML's parser puts `<svg>` in the SVG namespace itself), `href` for
+/// `xlink:href`, class `figure`, a viewBox so it can scale, and its ids (if any)
+/// prefixed with `f<n>-` so two figures' ids cannot collide.
+fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, &'static str> {
+    static XMLNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r#"\s+xmlns(?::[A-Za-z][\w.\-]*)?\s*=\s*(?:"[^"]*"|'[^']*')"#).ok()
+    });
+    static SIZE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r#"\s(width|height)\s*=\s*"([0-9]+(?:\.[0-9]+)?)(?:px)?""#).ok()
+    });
+    static ID: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"(\s)id\s*=\s*"([^"]+)""#).ok());
+    let (Some(xmlns), Some(size), Some(id)) = (XMLNS.as_ref(), SIZE.as_ref(), ID.as_ref()) else {
+        return Err("a pattern did not compile");
+    };
+    let start = text.find("<svg").ok_or("no <svg> element")?;
+    let end = text
+        .rfind("</svg>")
+        .map(|at| at + "</svg>".len())
+        .filter(|&end| end > start)
+        .ok_or("no closing </svg>")?;
+    let svg = &text[start..end];
+    if svg.to_ascii_lowercase().contains("<script") {
+        return Err("it holds a script");
+    }
+    let svg = xmlns.replace_all(svg, "").replace("xlink:href", "href");
+    let open = svg.find('>').ok_or("an unclosed <svg> tag")?;
+    let (root, rest) = svg.split_at(open);
+    let mut tag = root.to_string();
+    if !root.contains("viewBox") {
+        let mut w = None;
+        let mut h = None;
+        for c in size.captures_iter(root) {
+            match &c[1] {
+                "width" => w = Some(c[2].to_string()),
+                _ => h = Some(c[2].to_string()),
+            }
+        }
+        if let (Some(w), Some(h)) = (w, h) {
+            tag.push_str(&format!(" viewBox=\"0 0 {w} {h}\""));
+        }
+    }
+    match tag.find(" class=\"") {
+        Some(at) => tag.insert_str(at + " class=\"".len(), "figure "),
+        None => tag.push_str(" class=\"figure\""),
+    }
+    tag.push_str(&format!(" role=\"img\" aria-label=\"{}\"", escape(alt)));
+    let svg = format!("{tag}{rest}");
+    if !svg.contains("id=") {
+        return Ok(svg);
+    }
+    let prefix = format!("f{n}-");
+    let svg = id.replace_all(&svg, format!("${{1}}id=\"{prefix}${{2}}\""));
+    Ok(svg
+        .replace("url(#", &format!("url(#{prefix}"))
+        .replace("href=\"#", &format!("href=\"#{prefix}")))
+}
+
+/// Text as HTML text or a quoted attribute value.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SVG: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- drawn -->\n\
+        <svg width=\"900\" height=\"420\" xmlns=\"http://www.w3.org/2000/svg\" \
+        xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n<defs><clipPath id=\"c\"><rect/></clipPath></defs>\n\
+        <rect clip-path=\"url(#c)\"/><use xlink:href=\"#c\"/>\n</svg>\n";
+
+    #[test]
+    fn an_svg_is_inlined_without_prolog_or_namespaces_and_with_its_own_ids() {
+        let svg = inline_svg(SVG, "throughput of D2 seed-1", 3).expect("inlined");
+        assert!(svg.starts_with("<svg width=\"900\" height=\"420\" viewBox=\"0 0 900 420\" class=\"figure\" role=\"img\" aria-label=\"throughput of D2 seed-1\">"), "{svg}");
+        assert!(svg.ends_with("</svg>"), "{svg}");
+        for gone in ["<?xml", "<!--", "xmlns", "xlink", "http"] {
+            assert!(!svg.contains(gone), "{gone} left in {svg}");
+        }
+        assert!(
+            svg.contains("id=\"f3-c\"")
+                && svg.contains("url(#f3-c)")
+                && svg.contains("href=\"#f3-c\""),
+            "{svg}"
+        );
+        assert_eq!(
+            inline_svg("<svg><script>x()</script></svg>", "a", 1),
+            Err("it holds a script")
+        );
+        assert_eq!(inline_svg("<html/>", "a", 1), Err("no <svg> element"));
+    }
+
+    #[test]
+    fn figures_are_inlined_and_nothing_is_fetched() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let figures = dir.path().join("figures/D2");
+        std::fs::create_dir_all(&figures).expect("mkdir");
+        std::fs::write(figures.join("seed-1-throughput.svg"), SVG).expect("svg");
+        let findings = dir.path().join("findings");
+        let markdown = "# Findings report: demo\n\n\
+            ![throughput of D2 seed-1](../figures/D2/seed-1-throughput.svg)\n\n\
+            ![latency of D2 seed-1](../figures/D2/seed-1-latency.svg)\n\n\
+            ![remote](https://example.com/x.svg)\n\n\
+            See [the log](../logs/D2/seed-1/workload.stderr.log), [docs](https://example.com/docs) \
+            and <https://example.com/auto>; an ![inline](../figures/D2/seed-1-throughput.svg).\n\n\
+            <img src=\"http://example.com/t.png\"><script>alert(1)</script>\n\n\
+            | a | b |\n|---|---|\n| 1 | 2 |\n";
+        let html = render(markdown, &findings);
+        assert!(
+            html.contains("<title>Findings report: demo</title>"),
+            "{html}"
+        );
+        assert_eq!(html.matches("<svg").count(), 1, "{html}");
+        assert_eq!(html.matches("<figcaption>").count(), 1, "{html}");
+        assert!(html.contains("<figcaption>throughput of D2 seed-1</figcaption>"));
+        assert!(
+            html.contains("figure missing: ../figures/D2/seed-1-latency.svg ("),
+            "{html}"
+        );
+        assert!(html.contains("<a href=\"../logs/D2/seed-1/workload.stderr.log\">the log</a>"));
+        assert!(html.contains("<a href=\"../figures/D2/seed-1-throughput.svg\">inline</a>"));
+        assert!(html.contains("docs (https://example.com/docs)"), "{html}");
+        assert!(
+            html.contains("<table>") && html.contains("<td>2</td>"),
+            "{html}"
+        );
+        // The raw HTML is shown as text: no element of it is left.
+        for fetch in ["<script", "href=\"http", "<img", "<link"] {
+            assert!(!html.contains(fetch), "{fetch} in {html}");
+        }
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn report_html_sits_beside_the_report_with_its_stem() {
+        assert_eq!(
+            html_path(Path::new("/s/findings/report.md")),
+            Some(PathBuf::from("/s/findings/report.html"))
+        );
+        assert_eq!(
+            html_path(Path::new("/x/out")),
+            Some(PathBuf::from("/x/out.html"))
+        );
+        assert_eq!(html_path(Path::new("/x/out.html")), None);
+    }
+
+    #[test]
+    fn only_relative_destinations_are_local() {
+        for local in ["../logs/a.log", "D3.md", "#top", "figures/x.svg"] {
+            assert!(is_local(local), "{local}");
+        }
+        for away in [
+            "https://x",
+            "http://x",
+            "//host/x",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "mailto:a@b",
+            "",
+        ] {
+            assert!(!is_local(away), "{away}");
+        }
+    }
+}
