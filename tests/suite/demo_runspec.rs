@@ -24,7 +24,7 @@ fn demo_plan_is_runnable_and_its_sidecar_binds_every_scenario_but_one_arm() {
         .unwrap_or_else(|errors| panic!("demo run spec invalid: {errors:?}"));
 
     let ids: Vec<&str> = plan.scenarios.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["D1", "D2", "D3", "D4", "D5", "D6", "D7"]);
+    assert_eq!(ids, ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8"]);
     for id in ids {
         assert!(spec.bindings.contains_key(id), "{id} has no binding");
     }

@@ -211,6 +211,20 @@ fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
         "{marks:.600}"
     );
     assert!(marks.contains("fault kill-primary ("), "{marks:.600}");
+    // D8 fails linearizability (n2 serves reads half a second behind): its
+    // counterexample is drawn as a timeline, the stale read marked, with its two
+    // clients (0 writes on the primary, 1 reads on n2).
+    let timeline = std::fs::read_to_string(session.join("figures/D8/seed-1-anomaly-1.svg"))
+        .expect("D8 seed-1 anomaly timeline");
+    assert_eq!(timeline.matches("class=\"op blocked\"").count(), 1);
+    let stuck = timeline
+        .split("class=\"op blocked\"><title>")
+        .nth(1)
+        .expect("the stuck op");
+    assert!(stuck.contains("(client 1): read"), "{stuck:.300}");
+    for row in [">client 0</text>", ">client 1</text>"] {
+        assert!(timeline.contains(row), "{row}");
+    }
     // …and D2's pause is shaded on every one of its seeds' figures, proven.
     for seed in 1..=3 {
         let path = session.join(format!("figures/D2/seed-{seed}-throughput.svg"));

@@ -402,7 +402,7 @@ fn coverage_summary_names_every_hypothesis() {
             h.id
         );
     }
-    assert_eq!(plan.hypotheses.len(), 4);
+    assert_eq!(plan.hypotheses.len(), 5);
     assert!(
         coverage.contains("| D1: PASS-smoke — D1: passed"),
         "{coverage}"

@@ -131,6 +131,21 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     tmux.send(&["C-s"]);
     tmux.wait_for("Question D3.next-action", Duration::from_secs(10));
     tmux.send(&["C-s"]);
+    // D8 fails too (n2's stale reads): its classification, the same questions.
+    tmux.wait_for("Question D8.blame", Duration::from_secs(120));
+    tmux.send(&["SUT", "Enter"]);
+    tmux.wait_for("Question D8.bug-type", Duration::from_secs(10));
+    // The second choice, by arrow: ordering.
+    tmux.send(&["Down", "Enter"]);
+    tmux.wait_for("Question D8.tags", Duration::from_secs(10));
+    tmux.send(&["consistency", "Enter"]);
+    tmux.wait_for("Question D8.severity", Duration::from_secs(10));
+    tmux.send(&["Tab", "Enter"]);
+    tmux.wait_for("Question D8.root-cause", Duration::from_secs(10));
+    tmux.send(&["-l", "n2 serves reads before the primary ships"]);
+    tmux.send(&["C-s"]);
+    tmux.wait_for("Question D8.next-action", Duration::from_secs(10));
+    tmux.send(&["C-s"]);
 
     // The report.
     let screen = tmux.wait_for("Result: FAIL", Duration::from_secs(120));
@@ -164,6 +179,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
             .map(|r| r.data["answer"].as_str().unwrap_or_default().to_string())
     };
     assert_eq!(answer("D3.severity").as_deref(), Some("P0"));
+    assert_eq!(answer("D8.bug-type").as_deref(), Some("ordering"));
     let install = answer("install.binary:fl-client").unwrap_or_default();
     assert!(install.starts_with("edit: cp -- "), "{install}");
     assert_eq!(
