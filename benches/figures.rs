@@ -1,9 +1,10 @@
 //! What drawing every figure adds to a demo run (issue 19: under 1 s). Runs the real
 //! demo once (`faultline demo --headless --yes`, timed: the run with its figures),
 //! then draws every figure of that session again from the session's own files — each
-//! seed's history, its series (metrics/<id>/<label>.json) and, where the seed has a
-//! final-state dump, the no-lost-ack anomalies and their figure — timed over a few
-//! rounds. Prints the run, the figures' time (best round), the ratio of the figures
+//! seed's history, its series (metrics/<id>/<label>.json) and the figures of what its
+//! checker finds (no-lost-ack against the seed's final-state dump where it has one,
+//! else linearizability of a register: D8's timeline) — timed over a few rounds (the
+//! checks run once, before the clock starts: only drawing is timed). Prints the run, the figures' time (best round), the ratio of the figures
 //! to the run without them, and whether they stay under 1 s.
 //!
 //! `cargo bench --bench figures`.
@@ -12,18 +13,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use faultline::oracle::checker::CheckerReport;
 use faultline::oracle::history::{Op, parse_jsonl};
+use faultline::oracle::linearizability::{self, Limits, Model};
 use faultline::oracle::no_lost_ack;
 use faultline::oracle::series::Series;
 use faultline::report::figures;
 
 const ROUNDS: usize = 3;
 
-/// One seed of the session: its history, series and (if dumped) final state.
+/// One seed of the session: its history, series and its checker's report.
 struct Seed {
     ops: Vec<Op>,
     series: Series,
-    final_state: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+    report: CheckerReport,
 }
 
 fn fail(what: impl std::fmt::Display) -> ! {
@@ -58,17 +61,22 @@ fn seeds(session: &Path) -> Vec<Seed> {
             let series: Series = serde_json::from_str(&read(&path))
                 .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
             let history = artifacts.join("history.jsonl");
-            let ops = parse_jsonl(&history.to_string_lossy(), &read(&history))
-                .unwrap_or_else(|e| fail(e))
-                .ops;
+            let history = parse_jsonl(&history.to_string_lossy(), &read(&history))
+                .unwrap_or_else(|e| fail(e));
+            // The seed's checker: no-lost-ack where it dumped a final state, else
+            // linearizability of a register (D8).
             let dump = artifacts.join("final.json");
-            let final_state = dump
-                .exists()
-                .then(|| no_lost_ack::parse_final_state(&read(&dump)).unwrap_or_else(|e| fail(e)));
+            let report = if dump.exists() {
+                let state =
+                    no_lost_ack::parse_final_state(&read(&dump)).unwrap_or_else(|e| fail(e));
+                no_lost_ack::check(&history, &state)
+            } else {
+                linearizability::check(&history, Model::Register, Limits::default())
+            };
             out.push(Seed {
-                ops,
+                ops: history.ops,
                 series,
-                final_state,
+                report,
             });
         }
     }
@@ -76,7 +84,7 @@ fn seeds(session: &Path) -> Vec<Seed> {
 }
 
 /// Draws every figure of every seed as the run does: three SVGs and three PNGs, and
-/// the anomaly figures of a seed whose final state loses acknowledged writes.
+/// the figures of its checker's anomalies.
 /// Returns how many files were drawn.
 fn draw(seeds: &[Seed], dir: &Path) -> usize {
     let mut files = 0;
@@ -94,22 +102,10 @@ fn draw(seeds: &[Seed], dir: &Path) -> usize {
         {
             write(&format!("{name}.png"), &png);
         }
-        if let Some(state) = &seed.final_state {
-            let history = faultline::oracle::history::History {
-                ops: seed.ops.clone(),
-                present_fields: faultline::oracle::history::DEFAULT_FIELDS
-                    .iter()
-                    .map(|f| f.to_string())
-                    .collect(),
-                unknown_fields: Default::default(),
-                source: String::new(),
-            };
-            let report = no_lost_ack::check(&history, state);
-            for (name, bytes) in figures::of_anomalies(&seed.ops, &report, &seed.series.windows)
-                .unwrap_or_else(|e| fail(e))
-            {
-                write(&name, &bytes);
-            }
+        for (name, bytes) in figures::of_anomalies(&seed.ops, &seed.report, &seed.series.windows)
+            .unwrap_or_else(|e| fail(e))
+        {
+            write(&name, &bytes);
         }
     }
     files

@@ -8,9 +8,9 @@
 //! Idle time is compressed so a few thousand ops stay readable: the time axis is
 //! the sorted instants at which something happens (a call, a return, a window's
 //! edge); the space between two of them follows their real distance, but never
-//! less than a few pixels (so every instant stays apart) and never more than a cap
-//! (a longer pause is drawn at the cap, and marked `≈` on the axis when it was
-//! several times longer).
+//! less than a few pixels (so every instant stays apart) and never more than a cap:
+//! a small one where no op is in flight (idle time, marked `≈` on the axis when it
+//! was several times longer), a larger one inside an op, so ops keep their width.
 //!
 //! Written as SVG by hand rather than through plotters: every op carries a `<title>`
 //! (its details on hover in a browser) and a class naming its role, which the HTML
@@ -38,7 +38,10 @@ const ROW: f64 = 26.0;
 const BAR: f64 = 16.0;
 /// Bounds of the space between two consecutive instants, px.
 const MIN_GAP: f64 = 4.0;
+/// Cap of a space where no op is in flight (idle time)…
 const MAX_GAP: f64 = 28.0;
+/// …and of one inside some op's interval, so an op keeps its width.
+const MAX_BUSY_GAP: f64 = 240.0;
 /// A pause drawn at the cap is marked `≈` only when it was at least this many
 /// times longer: a little compression needs no mark.
 const MARKED: f64 = 3.0;
@@ -75,7 +78,8 @@ pub fn anomaly_svg(ops: &[Op], cx: &Counterexample, windows: &[Window]) -> Strin
         .collect();
     instants.sort_unstable();
     instants.dedup();
-    let axis = Axis::new(&instants, typical_duration(ops, &drawn));
+    let busy = busy_gaps(&instants, ops, &drawn);
+    let axis = Axis::new(&instants, &busy, typical_duration(ops, &drawn));
     // An op that never returned reaches past the last instant.
     let open_end = axis.width + 16.0;
 
@@ -229,6 +233,17 @@ pub fn anomaly_svg(ops: &[Op], cx: &Counterexample, windows: &[Window]) -> Strin
                 "",
                 &label,
             );
+        } else if i == cx.blocked {
+            // The one op every reader looks for keeps its label, beside the bar.
+            text(
+                &mut svg,
+                LEFT + x0 + w + 3.0,
+                y + BAR - 4.0,
+                10,
+                "start",
+                "#b00000",
+                &label,
+            );
         }
         if let Some(k) = place
             && k + NUMBERED >= cx.prefix.len()
@@ -327,6 +342,33 @@ fn drawn_ops(ops: &[Op], cx: &Counterexample) -> (Vec<usize>, usize, usize) {
     (all[start..end].to_vec(), start, after)
 }
 
+/// For each space between two consecutive instants, whether some drawn op that
+/// returned is in flight across it (an op that never returned does not count: it
+/// would keep everything after its call from being compressed).
+fn busy_gaps(instants: &[u64], ops: &[Op], drawn: &[usize]) -> Vec<bool> {
+    let mut delta = vec![0i64; instants.len()];
+    for &i in drawn {
+        let Some(ret) = ops[i].complete_ts else {
+            continue;
+        };
+        if let (Ok(a), Ok(b)) = (
+            instants.binary_search(&ops[i].invoke_ts),
+            instants.binary_search(&ret),
+        ) {
+            delta[a] += 1;
+            delta[b] -= 1;
+        }
+    }
+    let mut open = 0;
+    delta
+        .iter()
+        .map(|d| {
+            open += d;
+            open > 0
+        })
+        .collect()
+}
+
 /// The median duration of the drawn ops that returned (ns, at least 1).
 fn typical_duration(ops: &[Op], drawn: &[usize]) -> f64 {
     let mut d: Vec<u64> = drawn
@@ -348,9 +390,9 @@ struct Axis {
 }
 
 impl Axis {
-    fn new(instants: &[u64], typical_ns: f64) -> Axis {
+    fn new(instants: &[u64], busy: &[bool], typical_ns: f64) -> Axis {
         let mut ns_per_px = typical_ns / TYPICAL_OP;
-        let mut axis = Axis::at(instants, ns_per_px, MIN_GAP);
+        let mut axis = Axis::at(instants, busy, ns_per_px, MIN_GAP);
         // Too wide: shrink the scale by the excess (the floor and the rounding keep
         // some of it, so a few times over), never below the floor.
         for _ in 0..4 {
@@ -358,23 +400,25 @@ impl Axis {
                 break;
             }
             ns_per_px *= axis.width / MAX_WIDTH;
-            axis = Axis::at(instants, ns_per_px, MIN_GAP_CROWDED);
+            axis = Axis::at(instants, busy, ns_per_px, MIN_GAP_CROWDED);
         }
         axis
     }
 
-    fn at(instants: &[u64], ns_per_px: f64, min_gap: f64) -> Axis {
+    fn at(instants: &[u64], busy: &[bool], ns_per_px: f64, min_gap: f64) -> Axis {
         let mut xs = Vec::with_capacity(instants.len());
         let mut breaks = Vec::new();
         let mut x = 8.0;
         for (k, &t) in instants.iter().enumerate() {
             if k > 0 {
                 let real = (t - instants[k - 1]) as f64 / ns_per_px;
-                if real > MAX_GAP * MARKED {
+                let in_flight = busy.get(k - 1).copied().unwrap_or(false);
+                let cap = if in_flight { MAX_BUSY_GAP } else { MAX_GAP };
+                if !in_flight && real > MAX_GAP * MARKED {
                     breaks.push(k - 1);
                 }
                 // Whole pixels: the same input, the same bytes.
-                x += real.clamp(min_gap, MAX_GAP).round();
+                x += real.clamp(min_gap, cap).round();
             }
             xs.push(x);
         }
