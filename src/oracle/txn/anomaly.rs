@@ -74,6 +74,8 @@ pub enum Kind {
     IncompatibleOrder,
     /// A read of a value no txn wrote.
     GarbageRead,
+    /// Two or more committed txns read one version of a key and each wrote it.
+    LostUpdate,
 }
 
 impl Kind {
@@ -98,6 +100,7 @@ impl Kind {
             Kind::Duplicate => "duplicate-elements".into(),
             Kind::IncompatibleOrder => "incompatible-order".into(),
             Kind::GarbageRead => "garbage-read".into(),
+            Kind::LostUpdate => "lost-update".into(),
         }
     }
 
@@ -108,7 +111,9 @@ impl Kind {
             Kind::Cycle(_, Order::Process | Order::Realtime) => Some(Level::StrictSerializable),
             Kind::Cycle(CycleClass::G0, _) => Some(Level::ReadUncommitted),
             Kind::Cycle(CycleClass::G1c, _) | Kind::G1a | Kind::G1b => Some(Level::ReadCommitted),
-            Kind::Cycle(CycleClass::GSingle, _) => Some(Level::SnapshotIsolation),
+            Kind::Cycle(CycleClass::GSingle, _) | Kind::LostUpdate => {
+                Some(Level::SnapshotIsolation)
+            }
             Kind::Cycle(CycleClass::G2Item, _) => Some(Level::Serializable),
             Kind::Internal | Kind::Duplicate | Kind::IncompatibleOrder | Kind::GarbageRead => None,
         }

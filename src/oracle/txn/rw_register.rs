@@ -228,6 +228,29 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
             graph.add(other, i, RW, Reason { key: k, a: r, b: v });
         }
     }
+    // Lost update: which of the writes came second is unknown, so the cycle shows
+    // two rw edges (G2-item); in any total order one is a ww edge (G-single).
+    let mut overwrote: HashMap<(u32, u32), Vec<(usize, u32)>> = HashMap::new();
+    for &(i, k, r, v) in &follows {
+        overwrote.entry((k, r)).or_default().push((i, v));
+    }
+    let mut lost: Vec<_> = overwrote.into_iter().filter(|(_, l)| l.len() > 1).collect();
+    lost.sort_unstable();
+    for ((k, r), list) in lost {
+        let each: Vec<String> = list
+            .iter()
+            .map(|&(i, v)| format!("{} wrote {}", t(i), name(v)))
+            .collect();
+        let ids: Vec<usize> = list.iter().map(|&(i, _)| i).collect();
+        let text = format!(
+            "{} txns read key {} as {} and each overwrote it: {}",
+            list.len(),
+            keys.name(k),
+            name(r),
+            each.join(", ")
+        );
+        push(&mut out, Kind::LostUpdate, &ids, text);
+    }
     graph.add_order(txns);
     let text = |s: &Step| {
         let Some(r) = s.reason else {
