@@ -2,9 +2,9 @@
 //!
 //! One node per txn (node index = txn index), at most one edge per ordered pair
 //! carrying every kind of dependency found between them, each with the first
-//! reason seen (what the explanation prints). Cycles: Tarjan's strongly connected
-//! components of the graph restricted to a set of edge kinds, then per component
-//! the cheapest cycle through a pivot edge of the kind that defines the anomaly
+//! reason seen (what the explanation prints). Cycles: the strongly connected
+//! components (Kosaraju) of the graph restricted to a set of edge kinds, then per
+//! component the cheapest cycle through a pivot edge of the kind that defines the anomaly
 //! (A* with rw edges costing far more than the others: fewest rw first, then
 //! shortest).
 
@@ -153,7 +153,9 @@ impl DepGraph {
         let mut seen: HashSet<(Kind, Vec<usize>)> = HashSet::new();
         for (mask, pivot_mask, tries) in families {
             let allowed = EdgeFiltered::from_fn(&self.g, |e| e.weight().kinds & mask != 0);
-            let sccs = petgraph::algo::tarjan_scc(&allowed);
+            // Kosaraju: petgraph's Tarjan recurses per node and overflows the
+            // stack on a long chain of txns (1M).
+            let sccs = petgraph::algo::kosaraju_scc(&allowed);
             let mut comp = vec![usize::MAX; self.g.node_count()];
             for (c, scc) in sccs.iter().enumerate() {
                 if scc.len() > 1 {
