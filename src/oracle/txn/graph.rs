@@ -282,3 +282,55 @@ pub fn kind_name(kind: u8) -> &'static str {
         _ => "realtime",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn txn(id: usize, process: &str, invoke: u64, complete: u64) -> Txn {
+        Txn {
+            id: id.to_string(),
+            process: process.into(),
+            invoke,
+            complete: Some(complete),
+            status: Status::Ok,
+            mops: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn realtime_edges_are_transitively_reduced() {
+        // 0 and 1 overlap; both precede 2, which precedes 3: 0→2, 1→2, 2→3 only.
+        let txns = [
+            txn(0, "a", 0, 10),
+            txn(1, "b", 5, 12),
+            txn(2, "c", 20, 30),
+            txn(3, "d", 40, 50),
+        ];
+        let mut g = DepGraph::new(txns.len());
+        g.add_order(&txns);
+        let mut edges: Vec<(usize, usize)> =
+            g.g.edge_indices()
+                .filter_map(|e| g.g.edge_endpoints(e))
+                .map(|(a, b)| (a.index(), b.index()))
+                .collect();
+        edges.sort_unstable();
+        assert_eq!(edges, vec![(0, 2), (1, 2), (2, 3)]);
+        // An invoke at the instant of a completion is not after it.
+        let txns = [txn(0, "a", 0, 10), txn(1, "b", 10, 20)];
+        let mut g = DepGraph::new(2);
+        g.add_order(&txns);
+        assert_eq!(g.g.edge_count(), 0);
+    }
+
+    #[test]
+    fn a_cycle_is_classified_by_its_edges() {
+        let mut g = DepGraph::new(2);
+        g.add(0, 1, WR, Reason::default());
+        g.add(1, 0, RW, Reason::default());
+        let far = Instant::now() + std::time::Duration::from_secs(5);
+        let found = g.cycles(far).expect("in time");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, Kind::Cycle(CycleClass::GSingle, Order::None));
+    }
+}
