@@ -3,6 +3,7 @@
 use super::history::{History, HistoryError, parse_jsonl};
 use super::jepsen::parse_edn;
 use super::porcupine_log::parse_porcupine;
+use super::txn::history::parse_txn_jsonl;
 
 /// A history file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,16 +14,19 @@ pub enum Format {
     Edn,
     /// Porcupine-style operation log (JSONL).
     Porcupine,
+    /// One JSON object per transaction (`type`, `value` micro-ops).
+    TxnJsonl,
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 3] = ["jsonl", "edn", "porcupine"];
+    pub const NAMES: [&'static str; 4] = ["jsonl", "edn", "porcupine", "txn-jsonl"];
 
     pub fn from_name(name: &str) -> Option<Format> {
         match name {
             "jsonl" => Some(Format::Jsonl),
             "edn" => Some(Format::Edn),
             "porcupine" => Some(Format::Porcupine),
+            "txn-jsonl" => Some(Format::TxnJsonl),
             _ => None,
         }
     }
@@ -42,5 +46,6 @@ pub fn read_history(format: Format, source: &str, text: &str) -> Result<History,
         Format::Jsonl => parse_jsonl(source, text),
         Format::Edn => parse_edn(source, text),
         Format::Porcupine => parse_porcupine(source, text),
+        Format::TxnJsonl => parse_txn_jsonl(source, text),
     }
 }

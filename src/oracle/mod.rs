@@ -22,6 +22,7 @@ pub mod registry;
 pub mod series;
 pub mod session;
 pub mod slo;
+pub mod txn;
 
 pub use checker::{Anomaly, Checker, CheckerReport};
 pub use external::parse_external_result;

@@ -8,6 +8,7 @@ use super::linearizability::{self, Limits, Model};
 use super::params::Params;
 use super::session::{monotonic_reads, read_your_writes};
 use super::slo::{fairness, thresholds};
+use super::txn::{list_append, rw_register};
 use super::{exactly_once, fault_window, no_lost_ack, prefix_order};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -86,6 +87,24 @@ pub const CHECKERS: &[CheckerInfo] = &[
         needs: Needs::History,
         serves: &[("session", "safety"), ("session", "consistency")],
         summary: "a session reads its own acknowledged writes",
+    },
+    CheckerInfo {
+        name: "list-append",
+        needs: Needs::History,
+        serves: &[
+            ("map", "isolation"),
+            ("ledger", "isolation"),
+            ("any", "isolation"),
+        ],
+        summary: "Elle-style dependency cycles of list-append txns \
+                  (params: consistency, time_limit_s)",
+    },
+    CheckerInfo {
+        name: "rw-register",
+        needs: Needs::History,
+        serves: &[("register", "isolation")],
+        summary: "Elle-style dependency cycles of read/write-register txns \
+                  (params: consistency, time_limit_s)",
     },
     CheckerInfo {
         name: "reconciliation",
@@ -261,6 +280,8 @@ pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport
         "prefix-order" => prefix_order::check(history()?, params),
         "monotonic-reads" => monotonic_reads::check(history()?, params),
         "read-your-writes" => read_your_writes::check(history()?, params),
+        "list-append" => list_append::check(history()?, params),
+        "rw-register" => rw_register::check(history()?, params),
         "reconciliation" => reconciliation::check(inputs.replicas, params),
         "invariant" => invariant::check(&final_map()?, inputs.history, inputs.replicas, params),
         "slo" => thresholds::check(history()?, params),

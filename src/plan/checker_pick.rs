@@ -25,16 +25,46 @@ const NAMED_BY: &[(&str, &[&str])] = &[
     ("reconcil", &["reconciliation"]),
     ("invariant", &["invariant"]),
     ("fairness", &["fairness"]),
+    ("list-append", &["list-append"]),
+    ("list append", &["list-append"]),
+    ("rw-register", &["rw-register"]),
+    ("serializab", &["list-append", "rw-register"]),
 ];
 
-/// The claim categories of the claims `s` falsifies, as the registry spells them.
+/// Words of a claim's text that make it transactional whatever its category cell
+/// says ("no lost update across accounts", "serializable transfers").
+const TRANSACTIONAL: &[&str] = &[
+    "serializab",
+    "snapshot isolation",
+    "isolation level",
+    "lost update",
+    "transfer",
+    "write skew",
+    "read skew",
+    "transaction",
+];
+
+/// The claim categories of the claims `s` falsifies, as the registry spells them;
+/// `isolation` last when a claim's text is transactional and no cell said so.
 fn categories(plan: &Plan, s: &Scenario) -> Vec<String> {
-    plan.claims
+    let claims: Vec<_> = plan
+        .claims
         .iter()
         .filter(|c| s.falsifies.contains(&c.id))
+        .collect();
+    let mut out: Vec<String> = claims
+        .iter()
         .flat_map(|c| c.categories.iter())
         .filter_map(|c| serde_json::to_value(c).ok()?.as_str().map(str::to_string))
-        .collect()
+        .collect();
+    let transactional = claims.iter().any(|c| {
+        let text = c.text.to_lowercase();
+        TRANSACTIONAL.iter().any(|w| text.contains(w))
+    });
+    if transactional && !out.iter().any(|c| c == "isolation") {
+        out.push("isolation".into());
+    }
+    out
 }
 
 /// The built-in checker the picker suggests for `s`'s §7.M model and claim

@@ -60,7 +60,9 @@ fn category_word(word: &str) -> Option<Category> {
         }
         "operational" => Category::Operational,
         "idempotency" => Category::Idempotency,
-        "isolation" | "consistency" => Category::Isolation,
+        // Transactional claims: the picker suggests list-append / rw-register.
+        "isolation" | "consistency" | "serializable" | "serializability" | "snapshot"
+        | "transactional" => Category::Isolation,
         "ordering" => Category::Ordering,
         "membership" => Category::Membership,
         "boundary" | "tenancy" | "authz" => Category::Boundary,

@@ -57,6 +57,7 @@ mod oracle_kv_edn;
 mod oracle_linearizability;
 mod oracle_picker_lint;
 mod oracle_run;
+mod oracle_txn;
 mod output_volume;
 mod plan_lint;
 mod plan_parse;

@@ -1,0 +1,180 @@
+//! Elle-class transactional checkers (Kingsbury & Alvaro, VLDB 2020): infer the
+//! write-write, write-read and read-write dependencies between transactions from a
+//! list-append or read-write-register history, add process and real-time order,
+//! and report the cycles (G0, G1c, G-single, G2-item and their process / realtime
+//! variants) plus the non-cycle anomalies (G1a, G1b, internal, duplicates,
+//! incompatible orders), each explained edge by edge.
+
+pub mod anomaly;
+pub mod graph;
+pub mod history;
+pub mod list_append;
+pub mod rw_register;
+
+use super::checker::{Anomaly, CheckerReport, judged};
+use super::params::Params;
+use anomaly::{Found, Kind, Level};
+use graph::{PROCESS, REALTIME, Step, kind_name};
+use history::Txn;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+pub const PARAMS: &[&str] = &["consistency", "time_limit_s"];
+pub const REQUIRED: &[&str] = &[
+    "op_id",
+    "process",
+    "invoke_ts",
+    "complete_ts",
+    "op_type",
+    "input",
+    "output",
+    "error",
+    "timeout",
+];
+const DEFAULT_TIME_LIMIT_S: f64 = 60.0;
+
+/// The parameters both checkers take.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub level: Level,
+    pub deadline: Instant,
+}
+
+pub fn settings(name: &str, params: &Params) -> Result<Settings, String> {
+    params.only(name, PARAMS)?;
+    let level = match params.str("consistency") {
+        None => Level::Serializable,
+        Some(l) => Level::from_name(l).ok_or_else(|| {
+            format!(
+                "parameter `consistency`: `{l}` is not a level (one of: {})",
+                Level::NAMES
+            )
+        })?,
+    };
+    let limit = params.f64("time_limit_s")?.unwrap_or(DEFAULT_TIME_LIMIT_S);
+    Ok(Settings {
+        level,
+        deadline: Instant::now() + Duration::from_secs_f64(limit.max(0.0)),
+    })
+}
+
+/// A txn's name in explanations.
+pub fn tname(t: &Txn) -> String {
+    format!("T{}", t.id)
+}
+
+/// A list as the explanations print it: `[1 2 3]`, the last 8 elements at most.
+pub fn show_list(items: &[&str]) -> String {
+    let skip = items.len().saturating_sub(8);
+    let mut out = String::from("[");
+    if skip > 0 {
+        out.push_str("… ");
+    }
+    out.push_str(&items[skip..].join(" "));
+    out.push(']');
+    out
+}
+
+/// The explanation of an order edge (process / realtime), if `step` is one.
+fn order_text(txns: &[Txn], step: &Step) -> Option<String> {
+    let (a, b) = (&txns[step.from], &txns[step.to]);
+    match step.kind {
+        PROCESS => Some(format!(
+            "process {} ran {} before {}",
+            a.process,
+            tname(a),
+            tname(b)
+        )),
+        REALTIME => Some(format!(
+            "{} completed (at {}) before {} was invoked (at {})",
+            tname(a),
+            a.complete.unwrap_or_default(),
+            tname(b),
+            b.invoke
+        )),
+        _ => None,
+    }
+}
+
+/// A cycle as an anomaly: every hop "T1 < T2 (wr): <why>", the txns' op ids.
+pub fn cycle_found(
+    kind: Kind,
+    txns: &[Txn],
+    steps: &[Step],
+    data_text: impl Fn(&Step) -> String,
+) -> Found {
+    let hops: Vec<String> = steps
+        .iter()
+        .map(|s| {
+            let text = order_text(txns, s).unwrap_or_else(|| data_text(s));
+            format!(
+                "{} < {} ({}): {text}",
+                tname(&txns[s.from]),
+                tname(&txns[s.to]),
+                kind_name(s.kind)
+            )
+        })
+        .collect();
+    Found {
+        kind,
+        ops: steps.iter().map(|s| txns[s.from].id.clone()).collect(),
+        why: format!("{} ({}): {}", kind.name(), kind.violates(), hops.join("; ")),
+    }
+}
+
+/// A non-cycle anomaly.
+pub fn found(kind: Kind, ops: Vec<String>, text: String) -> Found {
+    Found {
+        kind,
+        ops,
+        why: format!("{} ({}): {text}", kind.name(), kind.violates()),
+    }
+}
+
+/// The report: anomalies `level` forbids fail the check; the ones it allows are
+/// named in the evidence only.
+pub fn report(
+    name: &str,
+    scope: &str,
+    level: Level,
+    found: Vec<Found>,
+    checked: u64,
+    produced: u64,
+) -> CheckerReport {
+    let (failing, allowed): (Vec<Found>, Vec<Found>) =
+        found.into_iter().partition(|f| f.kind.fails(level));
+    let counts = |list: &[Found]| {
+        let mut by: BTreeMap<String, usize> = BTreeMap::new();
+        for f in list {
+            *by.entry(f.kind.name()).or_default() += 1;
+        }
+        by.iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let failing_counts = counts(&failing);
+    let allowed_counts = counts(&allowed);
+    let anomalies = failing
+        .into_iter()
+        .map(|f| Anomaly {
+            ops: f.ops,
+            why: f.why,
+            counterexample: None,
+        })
+        .collect();
+    let mut report = judged(name, scope, checked, produced, anomalies);
+    report.evidence.push_str(&format!(" at {}", level.name()));
+    if !failing_counts.is_empty() {
+        report.evidence.push_str(&format!(" ({failing_counts})"));
+    }
+    if !allowed.is_empty() {
+        let first: Vec<&str> = allowed.iter().take(3).map(|f| f.why.as_str()).collect();
+        report.evidence.push_str(&format!(
+            "; allowed at {}: {allowed_counts}, e.g. {}",
+            level.name(),
+            first.join(" | ")
+        ));
+    }
+    report
+}
