@@ -4,9 +4,9 @@
 
 use super::anomaly::{Found, Kind};
 use super::graph::{DepGraph, RW, Reason, Step, WR, WW};
-use super::history::{Mop, Status, Txn, from_history, printed};
-use super::{REQUIRED, cycle_found, found, report, settings, show_list, tname};
-use crate::oracle::checker::{CheckerReport, missing_fields_report, unknown};
+use super::history::{Mop, Status, Txn, printed};
+use super::{cycle_found, found, show_list, tname};
+use crate::oracle::checker::CheckerReport;
 use crate::oracle::history::History;
 use crate::oracle::params::Params;
 use serde_json::Value;
@@ -20,22 +20,7 @@ pub const SCOPE: &str = "infers ww / wr / rw dependencies from list-append reads
 
 /// Judge a list-append history.
 pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-    let settings = settings(NAME, params)?;
-    if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
-        return Ok(r);
-    }
-    let txns = from_history(history)?;
-    Ok(match analyse(&txns.txns, settings.deadline) {
-        Ok(found) => report(
-            NAME,
-            SCOPE,
-            settings.level,
-            found,
-            txns.txns.len() as u64,
-            txns.produced,
-        ),
-        Err(reason) => unknown(NAME, SCOPE, reason),
-    })
+    super::judge(NAME, SCOPE, history, params, analyse)
 }
 
 /// Strings ↔ small ids.

@@ -40,6 +40,33 @@ pub struct Settings {
     pub deadline: Instant,
 }
 
+/// One transactional check: its parameters, the missing-fields contract, the
+/// history's transactions, `analyse` within the budget, and the report.
+pub fn judge(
+    name: &str,
+    scope: &str,
+    history: &super::history::History,
+    params: &Params,
+    analyse: fn(&[Txn], Instant) -> Result<Vec<Found>, String>,
+) -> Result<CheckerReport, String> {
+    let settings = settings(name, params)?;
+    if let Some(r) = super::checker::missing_fields_report(name, scope, history, REQUIRED) {
+        return Ok(r);
+    }
+    let txns = history::from_history(history)?;
+    Ok(match analyse(&txns.txns, settings.deadline) {
+        Ok(found) => report(
+            name,
+            scope,
+            settings.level,
+            found,
+            txns.txns.len() as u64,
+            txns.produced,
+        ),
+        Err(reason) => super::checker::unknown(name, scope, reason),
+    })
+}
+
 pub fn settings(name: &str, params: &Params) -> Result<Settings, String> {
     params.only(name, PARAMS)?;
     let level = match params.str("consistency") {

@@ -6,10 +6,10 @@
 
 use super::anomaly::{Found, Kind};
 use super::graph::{DepGraph, RW, Reason, Step, WR, WW};
-use super::history::{Mop, Status, Txn, from_history, printed};
+use super::history::{Mop, Status, Txn, printed};
 use super::list_append::Interner;
-use super::{REQUIRED, cycle_found, found, report, settings, tname};
-use crate::oracle::checker::{CheckerReport, missing_fields_report, unknown};
+use super::{cycle_found, found, tname};
+use crate::oracle::checker::CheckerReport;
 use crate::oracle::history::History;
 use crate::oracle::params::Params;
 use serde_json::Value;
@@ -26,22 +26,7 @@ const NIL: u32 = u32::MAX;
 
 /// Judge a rw-register history.
 pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-    let settings = settings(NAME, params)?;
-    if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
-        return Ok(r);
-    }
-    let txns = from_history(history)?;
-    Ok(match analyse(&txns.txns, settings.deadline) {
-        Ok(found) => report(
-            NAME,
-            SCOPE,
-            settings.level,
-            found,
-            txns.txns.len() as u64,
-            txns.produced,
-        ),
-        Err(reason) => unknown(NAME, SCOPE, reason),
-    })
+    super::judge(NAME, SCOPE, history, params, analyse)
 }
 
 enum P {
