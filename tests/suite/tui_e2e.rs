@@ -135,8 +135,9 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     tmux.wait_for("Question D8.blame", Duration::from_secs(120));
     tmux.send(&["SUT", "Enter"]);
     tmux.wait_for("Question D8.bug-type", Duration::from_secs(10));
-    // The second choice, by arrow: ordering.
-    tmux.send(&["Down", "Enter"]);
+    // Typed in full (the default is preselected: an answer typed replaces it).
+    tmux.send(&["-l", "ordering"]);
+    tmux.send(&["Enter"]);
     tmux.wait_for("Question D8.tags", Duration::from_secs(10));
     tmux.send(&["consistency", "Enter"]);
     tmux.wait_for("Question D8.severity", Duration::from_secs(10));
