@@ -713,6 +713,9 @@ impl Runner<'_> {
             crate::runspec::HistoryFormat::Porcupine => {
                 crate::oracle::read_history(crate::oracle::Format::Porcupine, &source, &text)
             }
+            crate::runspec::HistoryFormat::TxnJsonl => {
+                crate::oracle::read_history(crate::oracle::Format::TxnJsonl, &source, &text)
+            }
         };
         let parsed = match parsed {
             Ok(h) => h,

@@ -12,15 +12,40 @@ pub struct Anomaly {
     pub ops: Vec<String>,
     /// Why these ops violate the property.
     pub why: String,
-    /// Where a linearizability search stopped (what the anomaly timeline draws);
-    /// never journaled, so shared rather than copied with the report.
+    /// What the anomaly figure draws (a linearizability search's stop, or a
+    /// dependency cycle); never journaled, so shared rather than copied with the report.
     pub counterexample: Option<Arc<Counterexample>>,
+}
+
+/// The structure behind an anomaly, for its figure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counterexample {
+    /// Where a linearizability search got stuck (drawn as a timeline).
+    Stuck(Stuck),
+    /// A cycle of transaction dependencies (drawn as a ring).
+    Cycle(Cycle),
+}
+
+impl Counterexample {
+    pub fn stuck(&self) -> Option<&Stuck> {
+        match self {
+            Counterexample::Stuck(s) => Some(s),
+            Counterexample::Cycle(_) => None,
+        }
+    }
+
+    pub fn cycle(&self) -> Option<&Cycle> {
+        match self {
+            Counterexample::Cycle(c) => Some(c),
+            Counterexample::Stuck(_) => None,
+        }
+    }
 }
 
 /// How far a linearizability search got on one object before an op could not take
 /// effect. Indices are into the history's ops.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counterexample {
+pub struct Stuck {
     /// The object searched: `the register` or ``key `k` ``.
     pub place: String,
     /// Every op on that object the search considered, in history order.
@@ -31,6 +56,37 @@ pub struct Counterexample {
     pub blocked: usize,
     /// The object's value after the prefix (JSON text).
     pub state: String,
+}
+
+/// A dependency cycle: `hops[i]` leads from `txns[i]` to `txns[i + 1]` (the last
+/// back to the first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cycle {
+    /// The anomaly's name, e.g. `G-single`.
+    pub kind: String,
+    /// The levels it violates, e.g. `violates snapshot-isolation and stronger`.
+    pub violates: String,
+    pub txns: Vec<CycleTxn>,
+    pub hops: Vec<Hop>,
+}
+
+/// One transaction of a cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CycleTxn {
+    /// `T<op id>`, as the explanations name it.
+    pub name: String,
+    pub process: String,
+    /// Its micro-ops as committed, e.g. `r 1 [3 4]`, `append 2 5`.
+    pub mops: Vec<String>,
+}
+
+/// One edge of a cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// `ww`, `wr`, `rw`, `process` or `realtime`.
+    pub kind: String,
+    /// Why the edge exists, in words.
+    pub why: String,
 }
 
 /// A checker's result, with execution evidence and its declared scope.

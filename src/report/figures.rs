@@ -246,32 +246,47 @@ where
     }
 }
 
-/// Most anomaly timelines drawn per seed (a kv history can fail on every key).
+/// Most anomaly timelines (and dependency cycles) drawn per seed (a kv history can
+/// fail on every key).
 const MAX_TIMELINES: usize = 10;
 
 /// The pictures of what a checker found, as `(file suffix, bytes)`: a timeline per
-/// linearizability counterexample (`anomaly-<n>.svg`), and the ops every other
-/// anomaly names on the time axis against the faults (`lost-acks.svg|png` for
-/// no-lost-ack, `anomalies.svg|png` otherwise). None when nothing was found.
+/// linearizability counterexample (`anomaly-<n>.svg`), a ring per dependency cycle
+/// (`cycle-<n>.svg`), and the ops every other anomaly names on the time axis
+/// against the faults (`lost-acks.svg|png` for no-lost-ack, `anomalies.svg|png`
+/// otherwise). None when nothing was found.
 pub fn of_anomalies(
     ops: &[Op],
     report: &CheckerReport,
     windows: &[Window],
 ) -> Result<Vec<(String, Vec<u8>)>, FigureError> {
     let mut files = Vec::new();
-    let timelines = report
-        .anomalies
-        .iter()
-        .filter_map(|a| a.counterexample.as_deref())
-        .take(MAX_TIMELINES);
+    let shapes = || {
+        report
+            .anomalies
+            .iter()
+            .filter_map(|a| a.counterexample.as_deref())
+    };
+    let timelines = shapes().filter_map(|c| c.stuck()).take(MAX_TIMELINES);
     for (n, cx) in timelines.enumerate() {
         let svg = super::timeline::anomaly_svg(ops, cx, windows);
         files.push((format!("anomaly-{}.svg", n + 1), svg.into_bytes()));
     }
+    let cycles = shapes().filter_map(|c| c.cycle()).take(MAX_TIMELINES);
+    for (n, cycle) in cycles.enumerate() {
+        let svg = super::cycle::cycle_svg(cycle);
+        files.push((format!("cycle-{}.svg", n + 1), svg.into_bytes()));
+    }
+    // Ops a timeline does not already show, on the time axis.
     let named: BTreeSet<String> = report
         .anomalies
         .iter()
-        .filter(|a| a.counterexample.is_none())
+        .filter(|a| {
+            a.counterexample
+                .as_deref()
+                .and_then(|c| c.stuck())
+                .is_none()
+        })
         .flat_map(|a| a.ops.iter().cloned())
         .collect();
     if named.is_empty() {

@@ -2,6 +2,7 @@
 //! from the templates in `assets/`.
 
 mod cells;
+mod cycle;
 mod derived;
 pub mod figures;
 pub mod html;

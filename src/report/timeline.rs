@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 
 use quick_xml::escape::escape;
 
-use crate::oracle::checker::Counterexample;
+use crate::oracle::checker::Stuck;
 use crate::oracle::history::Op;
 use crate::oracle::series::Window;
 
@@ -56,7 +56,7 @@ const NUMBERED: usize = 8;
 
 /// The timeline of one counterexample of `ops` (the whole history the check read),
 /// with `windows` (seconds from the history's first invoke, as in the series).
-pub fn anomaly_svg(ops: &[Op], cx: &Counterexample, windows: &[Window]) -> String {
+pub fn anomaly_svg(ops: &[Op], cx: &Stuck, windows: &[Window]) -> String {
     let origin = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
     let (drawn, before, after) = drawn_ops(ops, cx);
     let end_of = |i: usize| ops[i].complete_ts;
@@ -328,7 +328,7 @@ pub fn anomaly_svg(ops: &[Op], cx: &Counterexample, windows: &[Window]) -> Strin
 /// returned could have been ordered before it, so those are drawn (the last
 /// [`MAX_DRAWN`] of them); of the ops called later, which cannot change the
 /// counterexample, only the first [`CONTEXT_AFTER`].
-fn drawn_ops(ops: &[Op], cx: &Counterexample) -> (Vec<usize>, usize, usize) {
+fn drawn_ops(ops: &[Op], cx: &Stuck) -> (Vec<usize>, usize, usize) {
     let mut all: Vec<usize> = cx.ops.iter().copied().filter(|&i| i < ops.len()).collect();
     all.sort_by_key(|&i| (ops[i].invoke_ts, i));
     let stuck_ret = ops
@@ -518,7 +518,15 @@ fn row_band(svg: &mut String, y: f64, width: f64, r: usize) {
     }
 }
 
-fn text(svg: &mut String, x: f64, y: f64, size: u32, anchor: &str, fill: &str, body: &str) {
+pub(super) fn text(
+    svg: &mut String,
+    x: f64,
+    y: f64,
+    size: u32,
+    anchor: &str,
+    fill: &str,
+    body: &str,
+) {
     let fill = if fill.is_empty() { "#000000" } else { fill };
     let _ = writeln!(
         svg,
@@ -575,7 +583,7 @@ fn describe(op: &Op, place: Option<usize>, prefix: usize, origin: u64) -> String
     )
 }
 
-fn clip(s: &str, max: usize) -> String {
+pub(super) fn clip(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {

@@ -814,6 +814,9 @@ pub enum HistoryFormat {
     Jsonl,
     Edn,
     Porcupine,
+    /// One JSON object per transaction (references/checkers.md).
+    #[serde(rename = "txn-jsonl")]
+    TxnJsonl,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

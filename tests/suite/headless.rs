@@ -314,8 +314,9 @@ fn session_under(root: &Path) -> Option<PathBuf> {
     Some(session.path())
 }
 
-/// `faultline demo --headless --yes | head -n 5`: the output ends after five lines,
-/// the run does not: no panic, and the session still writes its verdicts.
+/// `faultline demo --headless --yes --only D1,D2 | head -n 5`: the output ends after
+/// five lines, the run does not: no panic, a fault injected and healed after the
+/// pipe closed, and the session still writes its verdicts.
 #[test]
 fn a_closed_stdout_ends_the_output_never_the_run() {
     let _one = common::demo_lock();
@@ -323,7 +324,7 @@ fn a_closed_stdout_ends_the_output_never_the_run() {
     let root = work.path().join("sessions");
     let stderr = std::fs::File::create(work.path().join("stderr")).expect("stderr file");
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(["demo", "--headless", "--yes", "--out"])
+        .args(["demo", "--headless", "--yes", "--only", "D1,D2", "--out"])
         .arg(&root)
         .current_dir(work.path())
         .env_remove("NO_COLOR")
@@ -362,6 +363,15 @@ fn a_closed_stdout_ends_the_output_never_the_run() {
         "every scenario has a verdict: {text}"
     );
     assert!(verdicts["session_verdict"].is_string(), "{text}");
+    // D2's pause came well after the fifth line: injected and healed all the same.
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let count = |kind: &str| journal.matches(&format!("\"kind\":\"{kind}\"")).count();
+    assert!(count("fault-injected") >= 1, "{journal:.2000}");
+    assert_eq!(
+        count("fault-injected"),
+        count("fault-healed"),
+        "{journal:.2000}"
+    );
 }
 
 /// A FAIL's same-seed re-run and the reduction's candidates are not seeds that ran:

@@ -263,7 +263,11 @@ proptest! {
         victim.output = json!("never-written");
         let report = check(&history(ops.clone()), Model::Register, Limits::default());
         prop_assert_eq!(anomalies(&report.run), 1);
-        let cx = report.anomalies[0].counterexample.as_deref().expect("a counterexample");
+        let cx = report.anomalies[0]
+            .counterexample
+            .as_deref()
+            .and_then(|c| c.stuck())
+            .expect("a stuck search");
         assert_partial_linearization(&ops, cx);
     }
 }
@@ -272,7 +276,7 @@ proptest! {
 /// object, not the stuck one, in an order real time allows (an op returned before
 /// another was called comes first) and that the register model accepts from null.
 /// Its timeline draws each of the object's ops once, in its role.
-fn assert_partial_linearization(ops: &[Op], cx: &faultline::oracle::checker::Counterexample) {
+fn assert_partial_linearization(ops: &[Op], cx: &faultline::oracle::checker::Stuck) {
     let mut seen = std::collections::BTreeSet::new();
     for &i in &cx.prefix {
         assert!(seen.insert(i), "op {i} twice in the prefix");

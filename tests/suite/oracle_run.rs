@@ -49,7 +49,7 @@ fn answers(session: &Path, id: &str) -> Vec<String> {
 }
 
 #[test]
-fn missing_timeout_marker_is_oracle_too_weak_and_edn_is_judged() {
+fn missing_timeout_marker_is_oracle_too_weak_and_edn_and_txn_histories_are_judged() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (session, stdout) = run_fixture("oracle-checkers.md", dir.path());
     assert_eq!(
@@ -102,6 +102,38 @@ fn missing_timeout_marker_is_oracle_too_weak_and_edn_is_judged() {
             assert!(svg.contains(&format!(">{client}</text>")), "{client}");
         }
         assert!(svg.matches("class=\"op prefix\"").count() >= 60);
+    }
+    // K4: a txn-jsonl history read through the run spec; the read skew is a G-single
+    // (one wr, one rw), named in the verdict and drawn as a ring of its two txns.
+    assert_eq!(
+        common::verdict_of(&session, "K4"),
+        "FAIL-reproducible",
+        "{stdout}"
+    );
+    assert!(verdicts.contains("G-single"), "{verdicts}");
+    let figures = session.join("figures").join("K4");
+    let rings: Vec<_> = std::fs::read_dir(&figures)
+        .expect("K4 figures")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with("-cycle-1.svg"))
+        .collect();
+    assert!(
+        !rings.is_empty(),
+        "no cycle figure in {}",
+        figures.display()
+    );
+    for path in rings {
+        let svg = std::fs::read_to_string(&path).expect("cycle");
+        assert!(svg.contains(">G-single: a dependency cycle of 2 transactions</text>"));
+        assert_eq!(svg.matches("class=\"txn\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"hop hop-wr\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("class=\"hop hop-rw\"").count(), 1, "{svg}");
+        // Each txn box lists its micro-ops as committed; the edge list says why.
+        assert!(svg.contains(">r x []</text>") && svg.contains(">r y [1]</text>"));
+        assert!(svg.contains(">append x 1</text>") && svg.contains(">append y 1</text>"));
+        assert!(svg.contains("1. T"), "{svg}");
+        assert!(svg.contains("2. T"), "{svg}");
     }
 }
 

@@ -281,6 +281,55 @@ fn g2_item_write_skew() {
     );
 }
 
+/// The write skew's cycle drawn as a ring: both txns with their micro-ops, both
+/// anti-dependencies as numbered arrows explained in the list below, the same bytes
+/// on every render.
+#[test]
+fn a_dependency_cycle_is_drawn_as_a_ring_with_every_edge_explained() {
+    let text = jsonl(
+        &[
+            ("ok", json!([["r", 1, null], ["append", 2, 1]])),
+            ("ok", json!([["r", 2, null], ["append", 1, 1]])),
+            ("ok", json!([["r", 1, [1]], ["r", 2, [1]]])),
+        ],
+        false,
+    );
+    let report = run("list-append", &text, "serializable");
+    let history = parse_txn_jsonl("h.jsonl", &text).expect("parses");
+    let draw = || faultline::report::figures::of_anomalies(&history.ops, &report, &[]);
+    let files = draw().expect("figures");
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"cycle-1.svg"), "{names:?}");
+    assert!(!names.contains(&"cycle-2.svg"), "{names:?}");
+    let svg = files
+        .iter()
+        .find(|(n, _)| n == "cycle-1.svg")
+        .map(|(_, b)| String::from_utf8(b.clone()).expect("utf-8"))
+        .expect("the ring");
+    assert_eq!(draw().expect("figures"), files, "a second render differs");
+    assert!(svg.contains(">G2-item: a dependency cycle of 2 transactions</text>"));
+    assert_eq!(svg.matches("class=\"txn\"").count(), 2);
+    assert_eq!(svg.matches("class=\"hop hop-rw\"").count(), 2);
+    assert_eq!(svg.matches("<polygon ").count(), 2, "one head per arrow");
+    for mop in ["r 1 nil", "append 2 1", "r 2 nil", "append 1 1"] {
+        assert!(svg.contains(&format!(">{mop}</text>")), "{mop}: {svg}");
+    }
+    // The numbered list below the ring carries each edge's reason as the anomaly does.
+    let why = &report.anomalies[0].why;
+    for (n, hop) in why
+        .split(": ")
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(": ")
+        .split("; ")
+        .enumerate()
+    {
+        let line = format!(">{}. {}", n + 1, quick_xml::escape::escape(hop));
+        assert!(svg.contains(&line), "{line} not in {svg}");
+    }
+    insta::assert_snapshot!("oracle_txn_g2_item_cycle", svg);
+}
+
 #[test]
 fn realtime_stale_read() {
     // T1 committed before T2 began, yet T2 does not see its append.

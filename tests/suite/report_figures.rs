@@ -296,8 +296,8 @@ fn timeline_of(ops: &[Op], windows: &[faultline::oracle::series::Window]) -> Str
     let cx = report
         .anomalies
         .iter()
-        .find_map(|a| a.counterexample.as_deref())
-        .expect("a counterexample");
+        .find_map(|a| a.counterexample.as_deref().and_then(|c| c.stuck()))
+        .expect("a stuck search");
     faultline::report::timeline::anomaly_svg(ops, cx, windows)
 }
 

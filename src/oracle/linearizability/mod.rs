@@ -7,7 +7,7 @@ pub mod crashed;
 pub mod search;
 
 use super::checker::{
-    Anomaly, CheckerReport, Counterexample, evidence_line, missing_fields_report,
+    Anomaly, CheckerReport, Counterexample, Stuck, evidence_line, missing_fields_report,
 };
 use super::history::History;
 use crate::verdict::CheckerRun;
@@ -375,13 +375,13 @@ fn counterexample(
     Anomaly {
         ops: ids,
         why,
-        counterexample: Some(std::sync::Arc::new(Counterexample {
+        counterexample: Some(std::sync::Arc::new(Counterexample::Stuck(Stuck {
             place,
             ops: ops.iter().map(|c| c.origin).collect(),
             prefix: prefix.iter().map(origin).collect(),
             blocked: stuck.origin,
             state,
-        })),
+        }))),
     }
 }
 

@@ -133,10 +133,14 @@ impl Kind {
     }
 }
 
+use crate::oracle::checker::Cycle;
+
 /// One anomaly found: its kind, the txns' op ids and the explanation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     pub kind: Kind,
     pub ops: Vec<String>,
     pub why: String,
+    /// The cycle, for its figure (cycle anomalies only).
+    pub cycle: Option<Cycle>,
 }

@@ -11,12 +11,13 @@ pub mod history;
 pub mod list_append;
 pub mod rw_register;
 
-use super::checker::{Anomaly, CheckerReport, judged};
+use super::checker::{Anomaly, CheckerReport, Counterexample, Cycle, CycleTxn, Hop, judged};
 use super::params::Params;
 use anomaly::{Found, Kind, Level};
 use graph::{PROCESS, REALTIME, Step, kind_name};
-use history::Txn;
+use history::{Mop, Txn};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const PARAMS: &[&str] = &["consistency", "time_limit_s"];
@@ -123,29 +124,71 @@ fn order_text(txns: &[Txn], step: &Step) -> Option<String> {
     }
 }
 
-/// A cycle as an anomaly: every hop "T1 < T2 (wr): <why>", the txns' op ids.
+/// A cycle as an anomaly: every hop "T1 < T2 (wr): <why>", the txns' op ids, and
+/// the cycle itself for its figure.
 pub fn cycle_found(
     kind: Kind,
     txns: &[Txn],
     steps: &[Step],
     data_text: impl Fn(&Step) -> String,
 ) -> Found {
-    let hops: Vec<String> = steps
+    let hops: Vec<Hop> = steps
         .iter()
-        .map(|s| {
-            let text = order_text(txns, s).unwrap_or_else(|| data_text(s));
+        .map(|s| Hop {
+            kind: kind_name(s.kind).to_string(),
+            why: order_text(txns, s).unwrap_or_else(|| data_text(s)),
+        })
+        .collect();
+    let said: Vec<String> = steps
+        .iter()
+        .zip(&hops)
+        .map(|(s, hop)| {
             format!(
-                "{} < {} ({}): {text}",
+                "{} < {} ({}): {}",
                 tname(&txns[s.from]),
                 tname(&txns[s.to]),
-                kind_name(s.kind)
+                hop.kind,
+                hop.why
             )
         })
         .collect();
+    let members = steps.iter().map(|s| {
+        let t = &txns[s.from];
+        CycleTxn {
+            name: tname(t),
+            process: t.process.clone(),
+            mops: t.mops.iter().map(mop_text).collect(),
+        }
+    });
     Found {
         kind,
         ops: steps.iter().map(|s| txns[s.from].id.clone()).collect(),
-        why: format!("{} ({}): {}", kind.name(), kind.violates(), hops.join("; ")),
+        why: format!("{} ({}): {}", kind.name(), kind.violates(), said.join("; ")),
+        cycle: Some(Cycle {
+            kind: kind.name(),
+            violates: kind.violates(),
+            txns: members.collect(),
+            hops,
+        }),
+    }
+}
+
+/// A micro-op as a figure prints it: `append 1 3`, `w 2 5`, `r 1 [3 4]`.
+fn mop_text(mop: &Mop) -> String {
+    match mop {
+        Mop::Append { key, value } => format!("append {key} {value}"),
+        Mop::Write { key, value } => format!("w {key} {value}"),
+        Mop::Read { key, value } => {
+            let read = match value {
+                serde_json::Value::Array(items) => {
+                    let items: Vec<String> = items.iter().map(history::printed).collect();
+                    show_list(&items.iter().map(String::as_str).collect::<Vec<_>>())
+                }
+                serde_json::Value::Null => "nil".to_string(),
+                other => history::printed(other),
+            };
+            format!("r {key} {read}")
+        }
     }
 }
 
@@ -155,6 +198,7 @@ pub fn found(kind: Kind, ops: Vec<String>, text: String) -> Found {
         kind,
         ops,
         why: format!("{} ({}): {text}", kind.name(), kind.violates()),
+        cycle: None,
     }
 }
 
@@ -187,7 +231,7 @@ pub fn report(
         .map(|f| Anomaly {
             ops: f.ops,
             why: f.why,
-            counterexample: None,
+            counterexample: f.cycle.map(|c| Arc::new(Counterexample::Cycle(c))),
         })
         .collect();
     let mut report = judged(name, scope, checked, produced, anomalies);
