@@ -454,7 +454,13 @@ pub async fn run(
     if let Err(code) = check_answers(&operator, &args, &known_questions(&plan, &spec, None)) {
         return code;
     }
-    let sut_dir = match args.sut.clone().map_or_else(std::env::current_dir, Ok) {
+    // Absolute: commands run with the SUT directory as their working directory, so a
+    // relative `--sut dir` would make `${sut}/x` point at dir/dir/x.
+    let sut_dir = match args
+        .sut
+        .clone()
+        .map_or_else(std::env::current_dir, std::path::absolute)
+    {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("faultline: cannot resolve the SUT directory: {e}");

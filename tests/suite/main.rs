@@ -61,6 +61,7 @@ mod oracle_txn;
 mod output_volume;
 mod plan_lint;
 mod plan_parse;
+mod postgres_example;
 mod preflight;
 mod privileged;
 mod proxy_substitution;
