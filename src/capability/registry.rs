@@ -190,7 +190,9 @@ static TECHNIQUES: LazyLock<Vec<(Regex, &'static [Capability])>> = LazyLock::new
     use Capability::*;
     let table: &[(&str, &'static [Capability])] = &[
         (
-            r"partition|split[\s-]*brain|isolat|blackhole|drop packets",
+            // "isolate the leader", "network isolation" — never a transaction's
+            // isolation level, which a technique line may name without any cut.
+            r"partition|split[\s-]*brain|isolat(e|es|ed|ing)\b|(network|node|host|leader|primary|replica) isolation|isolation of|blackhole|drop packets",
             &[Iptables, NetNamespaces, CapNetAdmin],
         ),
         (

@@ -9,6 +9,7 @@ use crate::exit;
 use crate::verdict::CheckerRun;
 use clap::builder::PossibleValuesParser;
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Check a recorded history with a built-in checker.
@@ -47,16 +48,24 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// Run the command; returns the exit code.
+/// Run the command; returns the exit code. A reader that goes away (`| head`)
+/// cuts the output short, never the exit code.
 pub fn run(args: &CheckArgs) -> i32 {
     match check(args) {
         Ok(report) => {
-            if args.json {
-                println!("{}", to_json(&report));
+            let mut out = std::io::stdout().lock();
+            let written = if args.json {
+                writeln!(out, "{}", to_json(&report))
             } else {
-                print_text(&report);
+                print_text(&mut out, &report)
+            };
+            match written {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("faultline check: cannot write the result: {e}");
+                    exit::ENVIRONMENT
+                }
+                _ => exit_code(&report.run),
             }
-            exit_code(&report.run)
         }
         Err((code, message)) => {
             eprintln!("faultline check: {message}");
@@ -172,21 +181,35 @@ pub fn to_json(report: &CheckerReport) -> Value {
     out
 }
 
-fn print_text(report: &CheckerReport) {
+/// The report as text; everything taken from the history (op ids, values in the
+/// explanations) is sanitized: a history is outside input.
+fn print_text(out: &mut impl Write, report: &CheckerReport) -> std::io::Result<()> {
     let verdict = match exit_code(&report.run) {
         exit::CHECK_VALID => "valid",
         exit::CHECK_INVALID => "INVALID",
         _ => "unknown",
     };
-    println!("{}: {verdict} — {}", report.checker, report.evidence);
+    let line = crate::sanitize::line;
+    writeln!(
+        out,
+        "{}: {verdict} — {}",
+        line(&report.checker),
+        line(&report.evidence)
+    )?;
     for a in &report.anomalies {
         if a.ops.is_empty() {
-            println!("  anomaly: {}", a.why);
+            writeln!(out, "  anomaly: {}", line(&a.why))?;
         } else {
-            println!("  anomaly (ops {}): {}", a.ops.join(", "), a.why);
+            writeln!(
+                out,
+                "  anomaly (ops {}): {}",
+                line(&a.ops.join(", ")),
+                line(&a.why)
+            )?;
         }
     }
     if !report.scope.is_empty() {
-        println!("scope: {}", report.scope);
+        writeln!(out, "scope: {}", line(&report.scope))?;
     }
+    Ok(())
 }

@@ -134,7 +134,7 @@ pub fn cycle_svg(cycle: &Cycle) -> String {
             "<g class=\"txn\"><title>{}</title>\
              <rect x=\"{left:.1}\" y=\"{top:.1}\" width=\"{NODE_W:.0}\" height=\"{h:.1}\" rx=\"6\" \
              fill=\"#f4f6fb\" stroke=\"#4a5a7a\"/>",
-            escape(&format!(
+            escape(format!(
                 "{} (process {}): {}",
                 txn.name,
                 txn.process,

@@ -90,6 +90,20 @@ fn techniques_map_to_fault_tools() {
     assert_eq!(from_technique("disk fault on fsync"), vec![DmFlakey]);
     assert!(from_technique("restart a container").contains(&Docker));
     assert!(from_technique("SIGKILL the follower").is_empty());
+    // Isolating a node is a cut; a transaction isolation level is not.
+    for cut in [
+        "isolate the leader",
+        "network isolation of n2",
+        "isolation of the primary",
+    ] {
+        assert!(from_technique(cut).contains(&Iptables), "{cut}");
+    }
+    for level in [
+        "list-append at the repeatable read isolation level",
+        "snapshot isolation, serializable isolation",
+    ] {
+        assert!(from_technique(level).is_empty(), "{level}");
+    }
 }
 
 /// Writes an executable shim that logs its argv and prints `output`.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::tree;
 use faultline::session::journal;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+fn serial() -> common::DemoSlot {
     common::demo_lock()
 }
 

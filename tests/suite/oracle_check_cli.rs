@@ -137,3 +137,59 @@ fn help_lists_every_checker() {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
 }
+
+/// `faultline check … | head -n 1` on a history with thousands of anomalies (far more
+/// than a pipe holds): the reader leaving ends the output, not the check — no panic,
+/// the exit code still says INVALID. Values from the history reach the terminal
+/// sanitized: an escape sequence in a key is shown, never sent.
+#[test]
+fn a_closed_pipe_cuts_the_output_never_the_exit_code_and_history_text_is_sanitized() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("aborted-reads.txn.jsonl");
+    let mut text = String::new();
+    for i in 0..3000u64 {
+        let key = if i == 0 {
+            "k\u{1b}]0;owned\u{7}".to_string()
+        } else {
+            format!("k{i}")
+        };
+        let append = serde_json::json!({"op_id": 2 * i, "process": 0, "invoke_ts": 4 * i,
+            "complete_ts": 4 * i + 1, "type": "fail", "value": [["append", key, 1]]});
+        let read = serde_json::json!({"op_id": 2 * i + 1, "process": 1, "invoke_ts": 4 * i + 2,
+            "complete_ts": 4 * i + 3, "type": "ok", "value": [["r", key, [1]]]});
+        text.push_str(&format!("{append}\n{read}\n"));
+    }
+    std::fs::write(&path, text).expect("history");
+    let args = ["check", "--checker", "list-append", "--format", "txn-jsonl"];
+    let full = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("faultline runs");
+    assert_eq!(full.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&full.stdout);
+    assert!(stdout.len() > 200_000, "{} bytes", stdout.len());
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "raw escape"
+    );
+    assert!(stdout.contains("G1a"), "{stdout:.400}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(args)
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("faultline starts");
+    let stdout = child.stdout.take().expect("piped");
+    let first = BufReader::new(stdout).lines().next();
+    assert!(first.is_some_and(|l| l.is_ok_and(|l| l.starts_with("list-append: INVALID"))));
+    // The reader is gone: the rest of the output has nowhere to go.
+    let out = child.wait_with_output().expect("faultline ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

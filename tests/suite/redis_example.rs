@@ -155,12 +155,7 @@ fn redis_example_plan_lints_clean() {
 
 #[test]
 fn redis_failover_example_gives_its_three_verdicts() {
-    if let Some(reason) = missing() {
-        assert!(
-            std::env::var("FAULTLINE_REQUIRE_REDIS").as_deref() != Ok("1"),
-            "FAULTLINE_REQUIRE_REDIS=1 but {reason}"
-        );
-        eprintln!("SKIP: {reason}");
+    if common::skipped("REDIS", missing()) {
         return;
     }
     // Sentinel's timers are a second long: keep the demo runs off the cores meanwhile.

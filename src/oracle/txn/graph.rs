@@ -12,7 +12,7 @@ use super::anomaly::{CycleClass, Kind, Order};
 use super::history::{Status, Txn};
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::{EdgeFiltered, EdgeRef};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
 pub const WW: u8 = 1;
@@ -97,7 +97,8 @@ impl DepGraph {
     /// Txns that failed are not in the graph's order.
     pub fn add_order(&mut self, txns: &[Txn]) {
         let live = |t: &Txn| t.status != Status::Fail;
-        let mut by_process: HashMap<&str, Vec<usize>> = HashMap::new();
+        // Ordered by process: edge order decides which cycle the search meets first.
+        let mut by_process: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, t) in txns.iter().enumerate().filter(|(_, t)| live(t)) {
             by_process.entry(&t.process).or_default().push(i);
         }

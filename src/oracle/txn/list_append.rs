@@ -136,7 +136,14 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
     let orders = version_orders(&mut st, &reads);
     let mut graph = DepGraph::new(txns.len());
     let live = |w: Option<&Writer>| w.filter(|w| txns[w.txn].status != Status::Fail).copied();
-    for (&key, (order, _)) in &orders {
+    // Keys in order: the graph's edge order decides which cycle the search meets
+    // first, and one history must always give the same report.
+    let mut keys: Vec<u32> = orders.keys().copied().collect();
+    keys.sort_unstable();
+    for key in keys {
+        let Some((order, _)) = orders.get(&key) else {
+            continue;
+        };
         for pair in order.windows(2) {
             if let (Some(a), Some(b)) = (
                 live(writers.get(&(key, pair[0]))),
@@ -300,7 +307,7 @@ fn read_anomalies(st: &mut State, writers: &HashMap<(u32, u32), Writer>, r: &Rea
     for &v in &r.list {
         *seen.entry(v).or_default() += 1;
     }
-    if let Some((&v, _)) = seen.iter().find(|(_, n)| **n > 1) {
+    if let Some(v) = seen.iter().filter(|(_, n)| **n > 1).map(|(&v, _)| v).min() {
         let text = format!(
             "{} read key {key} as {}: {} appears more than once",
             st.t(r.txn),

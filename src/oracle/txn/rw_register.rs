@@ -176,16 +176,23 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
         }
     }
     // nil comes first: whoever read nil precedes every write of the key.
+    // Sorted: the graph's edge order decides which cycle the search meets first, and
+    // one history must always give the same report.
     let mut writes_of: HashMap<u32, Vec<(usize, u32)>> = HashMap::new();
-    for (&(k, v), w) in &writers {
+    let mut written: Vec<(&(u32, u32), &Writer)> = writers.iter().collect();
+    written.sort_unstable_by_key(|(kv, _)| **kv);
+    for (&(k, v), w) in written {
         if txns[w.txn].status != Status::Fail {
             writes_of.entry(k).or_default().push((w.txn, v));
         }
     }
-    for (&(k, v), list) in &readers {
-        if v != NIL {
-            continue;
-        }
+    let mut nil_reads: Vec<(u32, &Vec<usize>)> = readers
+        .iter()
+        .filter(|((_, v), _)| *v == NIL)
+        .map(|(&(k, _), list)| (k, list))
+        .collect();
+    nil_reads.sort_unstable_by_key(|(k, _)| *k);
+    for (k, list) in nil_reads {
         for &r in list {
             for &(w, wv) in writes_of.get(&k).map(Vec::as_slice).unwrap_or_default() {
                 graph.add(

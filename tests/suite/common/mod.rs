@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use faultline::plan::{Plan, parse_plan};
@@ -38,6 +38,22 @@ pub fn corpus_path() -> Option<PathBuf> {
     );
     eprintln!("SKIP: ../shared/corpus not found beside the clone: {what}");
     None
+}
+
+/// True when a test cannot run here and must return: `missing` is why, said loudly
+/// as `SKIP: <why>`; under `FAULTLINE_REQUIRE_<capability>=1` (CI) the test fails
+/// with it instead.
+pub fn skipped(capability: &str, missing: Option<String>) -> bool {
+    let Some(reason) = missing else {
+        return false;
+    };
+    let flag = format!("FAULTLINE_REQUIRE_{capability}");
+    assert!(
+        std::env::var(&flag).as_deref() != Ok("1"),
+        "{flag}=1 but {reason}"
+    );
+    eprintln!("SKIP: {reason}");
+    true
 }
 
 /// Parses a plan file given relative to the crate root, named by that relative path.
@@ -279,13 +295,40 @@ pub fn twins_plan() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md")
 }
 
-/// One at a time for the tests that run the whole demo (or most of it) as child
-/// processes: the demo's rate checks should not compete with another demo for 2 cores.
-/// They once had this by living in test binaries of their own, run one after another.
-/// Not reentrant: take it once per test, before [`demo_run`].
-pub fn demo_lock() -> MutexGuard<'static, ()> {
-    static DEMO: Mutex<()> = Mutex::new(());
-    DEMO.lock().unwrap_or_else(PoisonError::into_inner)
+/// How many of the tests that run the whole demo (or most of it), a real cluster
+/// example, or a clock-sensitive end-to-end path may run at once. A demo spends most
+/// of its minute waiting (about 16 % of one core), so two side by side leave the
+/// cores to the rest of the suite; more would let their rate checks and Sentinel's
+/// one-second timers compete with each other. The suite runs with more test threads
+/// than cores (`.cargo/config.toml`) so the other tests fill the waiting time.
+const DEMO_SLOTS: usize = 2;
+
+/// A slot among [`DEMO_SLOTS`], held until dropped.
+pub struct DemoSlot(());
+
+impl Drop for DemoSlot {
+    fn drop(&mut self) {
+        let (taken, freed) = demo_slots();
+        *taken.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        freed.notify_one();
+    }
+}
+
+fn demo_slots() -> &'static (Mutex<usize>, Condvar) {
+    static SLOTS: OnceLock<(Mutex<usize>, Condvar)> = OnceLock::new();
+    SLOTS.get_or_init(|| (Mutex::new(0), Condvar::new()))
+}
+
+/// Waits for one of the [`DEMO_SLOTS`]. Not reentrant: take it once per test, before
+/// [`demo_run`].
+pub fn demo_lock() -> DemoSlot {
+    let (taken, freed) = demo_slots();
+    let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
+    while *taken >= DEMO_SLOTS {
+        taken = freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
+    }
+    *taken += 1;
+    DemoSlot(())
 }
 
 /// Every file under `root` except those under `skip`, with sizes.
