@@ -153,15 +153,7 @@ pub fn cycle_svg(cycle: &Cycle) -> String {
         );
         for (k, mop) in txn.mops.iter().take(MOPS_SHOWN).enumerate() {
             let y = top + 16.0 + LINE * (k + 1) as f64;
-            text(
-                &mut svg,
-                x,
-                y,
-                11,
-                "middle",
-                "#333333",
-                &clip(mop, MOP_CHARS),
-            );
+            text(&mut svg, x, y, 11, "middle", "#333333", &fit(mop));
         }
         if txn.mops.len() > MOPS_SHOWN {
             let more = format!("\u{2026} {} more", txn.mops.len() - MOPS_SHOWN);
@@ -307,6 +299,31 @@ fn on_box(centre: (f64, f64), h: f64, toward: (f64, f64)) -> (f64, f64) {
     };
     let t = tx.min(ty) + 4.0;
     (centre.0 + ux * t, centre.1 + uy * t)
+}
+
+/// A micro-op cut to the box: a long read keeps its verb, key and the end of the
+/// list (the latest elements, the ones the edges talk about).
+fn fit(mop: &str) -> String {
+    let chars: Vec<char> = mop.chars().collect();
+    if chars.len() <= MOP_CHARS {
+        return mop.to_string();
+    }
+    match chars.iter().position(|&c| c == '[') {
+        Some(open) if open + 8 < MOP_CHARS => {
+            let keep = MOP_CHARS - open - 3;
+            let head: String = chars[..=open].iter().collect();
+            let from = chars.len() - keep;
+            let mut tail: String = chars[from..].iter().collect();
+            // Whole elements only: drop a number the cut went through.
+            if chars[from - 1] != ' ' {
+                tail = tail
+                    .split_once(' ')
+                    .map_or(tail.clone(), |(_, rest)| rest.to_string());
+            }
+            format!("{head}\u{2026} {}", tail.trim_start())
+        }
+        _ => clip(mop, MOP_CHARS),
+    }
 }
 
 /// Splits a long explanation into lines of at most [`WRAP`] characters at spaces.
