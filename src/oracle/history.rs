@@ -110,23 +110,24 @@ impl History {
     }
 }
 
+/// The fields every history converted from another format carries (EDN, Porcupine,
+/// txn-jsonl); `key` and `node` only when every op has one.
+pub const CORE_FIELDS: &[&str] = &[
+    "op_id",
+    "process",
+    "invoke_ts",
+    "complete_ts",
+    "op_type",
+    "input",
+    "output",
+    "error",
+    "timeout",
+];
+
 /// The fields a history converted from another recorder (Jepsen EDN, Porcupine
 /// logs) always carries; `key` and `node` only when every op had one.
 pub fn converted_fields(every_op_keyed: bool, every_op_has_node: bool) -> BTreeSet<String> {
-    let mut present: BTreeSet<String> = [
-        "op_id",
-        "process",
-        "invoke_ts",
-        "complete_ts",
-        "op_type",
-        "input",
-        "output",
-        "error",
-        "timeout",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect();
+    let mut present: BTreeSet<String> = CORE_FIELDS.iter().map(|f| f.to_string()).collect();
     if every_op_keyed {
         present.insert("key".into());
     }

@@ -124,35 +124,23 @@ pub fn anomaly_svg(ops: &[Op], cx: &Stuck, windows: &[Window]) -> String {
     // Rows: clients, then one per fault window.
     for (r, name) in rows.keys().enumerate() {
         let y = TOP + ROW * r as f64;
-        row_band(&mut svg, y, width, r);
-        text(
-            &mut svg,
-            LEFT - 8.0,
-            y + ROW / 2.0 + 4.0,
-            11,
-            "end",
-            "",
-            &format!("client {}", clip(name, 12)),
-        );
+        row(&mut svg, y, width, r, &format!("client {}", clip(name, 12)));
     }
     for (k, w) in windows.iter().enumerate() {
         let r = rows.len() + k;
         let y = TOP + ROW * r as f64;
-        row_band(&mut svg, y, width, r);
+        row(
+            &mut svg,
+            y,
+            width,
+            r,
+            &format!("fault {}", clip(&w.fault, 12)),
+        );
         let (fill, stroke, state) = match w.proven {
             Some(true) => ("#c6dbef", "#1f77b4", "proven"),
             Some(false) => ("#e0e0e0", "#7f7f7f", "NOT proven"),
             None => ("#f2f2c0", "#bcbd22", "undecided"),
         };
-        text(
-            &mut svg,
-            LEFT - 8.0,
-            y + ROW / 2.0 + 4.0,
-            11,
-            "end",
-            "",
-            &format!("fault {}", clip(&w.fault, 12)),
-        );
         let (a, b) = fault_ns[k];
         let (x0, x1) = (axis.x(a), axis.x(b).max(axis.x(a) + 2.0));
         let _ = write!(
@@ -509,13 +497,15 @@ fn legend(svg: &mut String, x: f64, y: f64) {
     );
 }
 
-fn row_band(svg: &mut String, y: f64, width: f64, r: usize) {
+/// A row's band (every other one shaded) and its label left of the axis.
+fn row(svg: &mut String, y: f64, width: f64, r: usize, label: &str) {
     if r % 2 == 1 {
         let _ = writeln!(
             svg,
             "<rect x=\"0\" y=\"{y:.1}\" width=\"{width:.0}\" height=\"{ROW:.0}\" fill=\"#f7f7f7\"/>"
         );
     }
+    text(svg, LEFT - 8.0, y + ROW / 2.0 + 4.0, 11, "end", "", label);
 }
 
 pub(super) fn text(

@@ -171,10 +171,9 @@ fn crashed(child: &mut Child) -> bool {
 fn alive_groups(records: &[Line]) -> Vec<i32> {
     records
         .iter()
-        .filter(|r| r.kind == "command-started")
+        .filter(|r| r.kind == "command-started" && common::journaled_group_alive(r))
         .filter_map(|r| r.data["pgid"].as_i64())
         .filter_map(|p| i32::try_from(p).ok())
-        .filter(|g| common::group_alive(*g))
         .collect()
 }
 
@@ -253,9 +252,13 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
             unhealed(&now)
         );
         let alive = alive_groups(&now);
+        let members: Vec<String> = alive
+            .iter()
+            .flat_map(|&g| common::group_members(g))
+            .collect();
         assert!(
             alive.is_empty(),
-            "process groups outlived faultline after {kills:?}: {alive:?}"
+            "process groups outlived faultline after {kills:?}: {alive:?}: {members:?}"
         );
         let cgroups = left_cgroups(&now);
         assert!(

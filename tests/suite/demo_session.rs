@@ -41,10 +41,10 @@ fn records(session: &Path) -> Vec<Line> {
 /// fault has a heal event.
 fn assert_clean_exit(records: &[Line]) {
     for r in records.iter().filter(|r| r.kind == "command-started") {
-        let pgid = r.data["pgid"].as_i64().expect("pgid") as i32;
         assert!(
-            !common::group_alive(pgid),
-            "process group {pgid} ({}) is still alive",
+            !common::journaled_group_alive(r),
+            "process group {} ({}) is still alive",
+            r.data["pgid"],
             r.data["name"]
         );
     }
@@ -61,10 +61,9 @@ fn assert_clean_exit(records: &[Line]) {
 fn live_groups(records: &[Line]) -> Vec<i32> {
     records
         .iter()
-        .filter(|r| r.kind == "command-started")
+        .filter(|r| r.kind == "command-started" && common::journaled_group_alive(r))
         .filter_map(|r| r.data["pgid"].as_i64())
         .map(|p| p as i32)
-        .filter(|p| common::group_alive(*p))
         .collect()
 }
 

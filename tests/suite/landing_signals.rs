@@ -101,12 +101,8 @@ fn fixture(dir: &Path) {
 
 fn python_or_skip() -> bool {
     let found = Command::new("python3").arg("--version").output().is_ok();
-    if !found && std::env::var("FAULTLINE_REQUIRE_PYTHON").as_deref() == Ok("1") {
-        panic!("FAULTLINE_REQUIRE_PYTHON=1 but python3 is not installed");
-    }
-    if !found {
-        eprintln!("SKIP: python3 is not installed; the HTTP landing signals were not tested");
-    }
+    let why = "python3 is not installed; the HTTP landing signals were not tested";
+    common::skipped("PYTHON", (!found).then(|| why.to_string()));
     found
 }
 

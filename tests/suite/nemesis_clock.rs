@@ -21,12 +21,8 @@ fn capable() -> bool {
     if clock::library().is_some() {
         return true;
     }
-    assert!(
-        std::env::var("FAULTLINE_REQUIRE_FAKETIME").as_deref() != Ok("1"),
-        "FAULTLINE_REQUIRE_FAKETIME=1 but libfaketime is not installed"
-    );
-    eprintln!("SKIP: libfaketime is not installed (apt-get install libfaketime)");
-    false
+    let why = "libfaketime is not installed (apt-get install libfaketime)";
+    !common::skipped("FAKETIME", Some(why.to_string()))
 }
 
 /// A victim printing its own clock on stderr every 100 ms.

@@ -113,11 +113,7 @@ struct Pair {
 }
 
 fn require(reason: String) -> Option<Pair> {
-    assert!(
-        std::env::var("FAULTLINE_REQUIRE_NETNS").as_deref() != Ok("1"),
-        "FAULTLINE_REQUIRE_NETNS=1 but: {reason}"
-    );
-    eprintln!("SKIP: {reason}");
+    common::skipped("NETNS", Some(reason));
     None
 }
 

@@ -295,12 +295,8 @@ fn can_mount() -> bool {
     if nix::unistd::Uid::effective().is_root() {
         return true;
     }
-    assert!(
-        std::env::var("FAULTLINE_REQUIRE_MOUNT").as_deref() != Ok("1"),
-        "FAULTLINE_REQUIRE_MOUNT=1 but not root: cannot mount a tmpfs for the logs"
-    );
-    eprintln!("SKIP: not root: cannot mount a tmpfs to fill the logs directory");
-    false
+    let why = "not root: cannot mount a tmpfs to fill the logs directory";
+    !common::skipped("MOUNT", Some(why.to_string()))
 }
 
 #[tokio::test]

@@ -20,6 +20,38 @@ fn session_dir(out: &Path) -> Option<PathBuf> {
 /// Inside the open question `id`: `?` opens the help over it and Esc closes it back
 /// to the question; an answer it does not take is refused with the allowed ones and
 /// the question stays open.
+/// Answers a FAIL's classification questions as an operator types them: blame SUT,
+/// the bug type and one tag typed in full (an answer typed replaces the preselected
+/// default), the first severity Tab offers (P0), the root cause line by line.
+fn classify(tmux: &tmux::Tmux, id: &str, (bug_type, tag): (&str, &str), cause: &[&str]) {
+    let ask = |question: &str, wait: u64| {
+        tmux.wait_for(
+            &format!("Question {id}.{question}"),
+            Duration::from_secs(wait),
+        );
+    };
+    ask("blame", 120);
+    tmux.send(&["SUT", "Enter"]);
+    ask("bug-type", 10);
+    tmux.send(&["-l", bug_type]);
+    tmux.send(&["Enter"]);
+    ask("tags", 10);
+    tmux.send(&["-l", tag]);
+    tmux.send(&["Enter"]);
+    ask("severity", 10);
+    tmux.send(&["Tab", "Enter"]);
+    ask("root-cause", 10);
+    for (n, line) in cause.iter().enumerate() {
+        if n > 0 {
+            tmux.send(&["Enter"]);
+        }
+        tmux.send(&["-l", line]);
+    }
+    tmux.send(&["C-s"]);
+    ask("next-action", 10);
+    tmux.send(&["C-s"]);
+}
+
 fn question_keys_at_80x24(tmux: &tmux::Tmux, id: &str) {
     let title = format!("Question {id}");
     tmux.send(&["?"]);
@@ -114,39 +146,19 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     assert!(!screen.contains("D1 done"), "{screen}");
     assert!(!screen.contains("no fault injected yet"), "{screen}");
 
-    // The run, then the FAIL classification.
-    tmux.wait_for("Question D3.blame", Duration::from_secs(120));
-    tmux.send(&["SUT", "Enter"]);
-    tmux.wait_for("Question D3.bug-type", Duration::from_secs(10));
-    tmux.send(&["crash-recovery", "Enter"]);
-    tmux.wait_for("Question D3.tags", Duration::from_secs(10));
-    tmux.send(&["durability", "Enter"]);
-    tmux.wait_for("Question D3.severity", Duration::from_secs(10));
-    // Tab offers the choices: the first is P0.
-    tmux.send(&["Tab", "Enter"]);
-    tmux.wait_for("Question D3.root-cause", Duration::from_secs(10));
-    tmux.send(&["-l", "acked before replicated"]);
-    tmux.send(&["Enter"]);
-    tmux.send(&["-l", "on the old primary"]);
-    tmux.send(&["C-s"]);
-    tmux.wait_for("Question D3.next-action", Duration::from_secs(10));
-    tmux.send(&["C-s"]);
-    // D8 fails too (n2's stale reads): its classification, the same questions.
-    tmux.wait_for("Question D8.blame", Duration::from_secs(120));
-    tmux.send(&["SUT", "Enter"]);
-    tmux.wait_for("Question D8.bug-type", Duration::from_secs(10));
-    // Typed in full (the default is preselected: an answer typed replaces it).
-    tmux.send(&["-l", "ordering"]);
-    tmux.send(&["Enter"]);
-    tmux.wait_for("Question D8.tags", Duration::from_secs(10));
-    tmux.send(&["consistency", "Enter"]);
-    tmux.wait_for("Question D8.severity", Duration::from_secs(10));
-    tmux.send(&["Tab", "Enter"]);
-    tmux.wait_for("Question D8.root-cause", Duration::from_secs(10));
-    tmux.send(&["-l", "n2 serves reads before the primary ships"]);
-    tmux.send(&["C-s"]);
-    tmux.wait_for("Question D8.next-action", Duration::from_secs(10));
-    tmux.send(&["C-s"]);
+    // The run, then the FAIL classification: D3, then D8 (n2's stale reads).
+    classify(
+        &tmux,
+        "D3",
+        ("crash-recovery", "durability"),
+        &["acked before replicated", "on the old primary"],
+    );
+    classify(
+        &tmux,
+        "D8",
+        ("ordering", "consistency"),
+        &["n2 serves reads before the primary ships"],
+    );
 
     // The report.
     let screen = tmux.wait_for("Result: FAIL", Duration::from_secs(120));

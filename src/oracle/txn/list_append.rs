@@ -81,6 +81,16 @@ impl State<'_> {
         tname(&self.txns[i])
     }
 
+    /// `T3 read key 1 as [4 5]`: how every explanation of a read begins.
+    fn read(&self, r: &ReadOf) -> String {
+        format!(
+            "{} read key {} as {}",
+            self.t(r.txn),
+            self.keys.name(r.key),
+            self.list(&r.list)
+        )
+    }
+
     fn push(&mut self, kind: Kind, txns: &[usize], text: String) {
         let ops = txns.iter().map(|&i| self.txns[i].id.clone()).collect();
         self.found.push(found(kind, ops, text));
@@ -308,30 +318,23 @@ fn read_anomalies(st: &mut State, writers: &HashMap<(u32, u32), Writer>, r: &Rea
         *seen.entry(v).or_default() += 1;
     }
     if let Some(v) = seen.iter().filter(|(_, n)| **n > 1).map(|(&v, _)| v).min() {
-        let text = format!(
-            "{} read key {key} as {}: {} appears more than once",
-            st.t(r.txn),
-            st.list(&r.list),
-            st.vals.name(v)
-        );
+        let text = format!("{}: {} appears more than once", st.read(r), st.vals.name(v));
         st.push(Kind::Duplicate, &[r.txn], text);
     }
     for &v in &r.list {
         match writers.get(&(r.key, v)) {
             None => {
                 let text = format!(
-                    "{} read key {key} as {}: no txn appended {} to key {key}",
-                    st.t(r.txn),
-                    st.list(&r.list),
+                    "{}: no txn appended {} to key {key}",
+                    st.read(r),
                     st.vals.name(v)
                 );
                 st.push(Kind::GarbageRead, &[r.txn], text);
             }
             Some(w) if st.txns[w.txn].status == Status::Fail => {
                 let text = format!(
-                    "{} read key {key} as {}, with {}'s append of {}, and {} failed",
-                    st.t(r.txn),
-                    st.list(&r.list),
+                    "{}, with {}'s append of {}, and {} failed",
+                    st.read(r),
                     st.t(w.txn),
                     st.vals.name(v),
                     st.t(w.txn)
@@ -348,10 +351,9 @@ fn read_anomalies(st: &mut State, writers: &HashMap<(u32, u32), Writer>, r: &Rea
         && st.txns[w.txn].status != Status::Fail
     {
         let text = format!(
-            "{} read key {key} as {}, ending on {}'s append of {}, which {} followed with \
-             another append to key {key}",
-            st.t(r.txn),
-            st.list(&r.list),
+            "{}, ending on {}'s append of {}, which {} followed with another append to key \
+             {key}",
+            st.read(r),
             st.t(w.txn),
             st.vals.name(last),
             st.t(w.txn)
@@ -377,10 +379,8 @@ fn version_orders(st: &mut State, reads: &[ReadOf]) -> HashMap<u32, (Vec<u32>, u
         };
         if !l.list.starts_with(&r.list) && reported.insert((r.key, r.txn)) {
             let text = format!(
-                "{} read key {} as {} and {} read it as {}: neither is a prefix of the other",
-                st.t(r.txn),
-                st.keys.name(r.key),
-                st.list(&r.list),
+                "{} and {} read it as {}: neither is a prefix of the other",
+                st.read(r),
                 st.t(l.txn),
                 st.list(&l.list)
             );

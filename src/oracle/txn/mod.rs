@@ -21,17 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const PARAMS: &[&str] = &["consistency", "time_limit_s"];
-pub const REQUIRED: &[&str] = &[
-    "op_id",
-    "process",
-    "invoke_ts",
-    "complete_ts",
-    "op_type",
-    "input",
-    "output",
-    "error",
-    "timeout",
-];
+/// A transaction needs all of them: its process (process order), both times (real
+/// time), its micro-ops invoked and completed, and how it ended.
+pub const REQUIRED: &[&str] = super::history::CORE_FIELDS;
 const DEFAULT_TIME_LIMIT_S: f64 = 60.0;
 
 /// The parameters both checkers take.

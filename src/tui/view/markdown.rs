@@ -57,7 +57,8 @@ fn cells(line: &str) -> Vec<String> {
 }
 
 /// Inline markdown read as text: `**bold**` loses its stars, `[text](target)` shows
-/// its text (the target is in report.md).
+/// its text (the target is in report.md), and an image `![alt](file)`, which a
+/// terminal cannot draw, says which file holds it: `figure: alt (file)`.
 fn plain(text: &str) -> String {
     let text = text.replace("**", "");
     let mut out = String::with_capacity(text.len());
@@ -68,8 +69,20 @@ fn plain(text: &str) -> String {
             Some((open + mid, open + mid + close))
         });
         let Some((mid, close)) = link else { break };
-        out.push_str(&rest[..open]);
-        out.push_str(&rest[open + 1..mid]);
+        match rest[..open].strip_suffix('!') {
+            Some(before) => {
+                out.push_str(before);
+                out.push_str("figure: ");
+                out.push_str(&rest[open + 1..mid]);
+                out.push_str(" (");
+                out.push_str(&rest[mid + 2..close]);
+                out.push(')');
+            }
+            None => {
+                out.push_str(&rest[..open]);
+                out.push_str(&rest[open + 1..mid]);
+            }
+        }
         rest = &rest[close + 1..];
     }
     out.push_str(rest);
@@ -206,6 +219,10 @@ mod tests {
         assert_eq!(
             super::plain("**Result: FAIL.** see [findings/D3.md](findings/D3.md), [a](b) [c"),
             "Result: FAIL. see findings/D3.md, a [c"
+        );
+        assert_eq!(
+            super::plain("![D2 throughput](../figures/D2/seed-1-throughput.svg) done!"),
+            "figure: D2 throughput (../figures/D2/seed-1-throughput.svg) done!"
         );
     }
 

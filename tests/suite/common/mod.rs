@@ -102,6 +102,51 @@ pub fn group_alive(pgid: i32) -> bool {
     })
 }
 
+/// Whether the group a `command-started` record names still has a live member. The
+/// suite starts thousands of processes with pids wrapping at 32,768: a pid used as a
+/// pgid stays taken while any member of that group lives, so when the process with
+/// the group's number is alive but started at another time than the record's
+/// leader, the old group is gone and the number belongs to someone else.
+pub fn journaled_group_alive(started: &Line) -> bool {
+    let Some(pgid) = started.data["pgid"]
+        .as_i64()
+        .and_then(|p| i32::try_from(p).ok())
+    else {
+        return false;
+    };
+    let reused = match (
+        started.data["started"].as_u64(),
+        faultline::exec::start_time(pgid),
+    ) {
+        (Some(then), Some(now)) => then != now,
+        _ => false,
+    };
+    !reused && group_alive(pgid)
+}
+
+/// `pid: command line` of each live member of group `pgid`, to say in a failure
+/// whose processes they are.
+pub fn group_members(pgid: i32) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let mut rest = stat.rsplit(") ").next().unwrap_or("").split_whitespace();
+                rest.nth(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid)
+            })
+        })
+        .map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            format!("{pid}: {}", cmdline.trim())
+        })
+        .collect()
+}
+
 /// Live `faultline watchdog SESSION` processes watching `session`.
 pub fn watchdogs_of(session: &Path) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

@@ -47,14 +47,7 @@ pub fn unavailable() -> Option<String> {
 pub fn require_docker() -> bool {
     match unavailable() {
         None => true,
-        Some(reason) => {
-            assert!(
-                std::env::var("FAULTLINE_REQUIRE_DOCKER").as_deref() != Ok("1"),
-                "FAULTLINE_REQUIRE_DOCKER=1 but: {reason}"
-            );
-            eprintln!("SKIP: {reason}");
-            false
-        }
+        Some(reason) => !crate::common::skipped("DOCKER", Some(reason)),
     }
 }
 

@@ -16,12 +16,8 @@ pub fn available(what: &str) -> bool {
     if Command::new("tmux").arg("-V").output().is_ok() {
         return true;
     }
-    assert!(
-        std::env::var("FAULTLINE_REQUIRE_TMUX").as_deref() != Ok("1"),
-        "FAULTLINE_REQUIRE_TMUX=1 but tmux is not installed"
-    );
-    eprintln!("SKIP: tmux is not installed; {what} did not run");
-    false
+    let why = format!("tmux is not installed; {what} did not run");
+    !crate::common::skipped("TMUX", Some(why))
 }
 
 /// One detached session, 120×36, running `command` in its only pane.

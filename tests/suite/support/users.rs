@@ -53,12 +53,6 @@ pub fn can_make_users() -> bool {
     let ok = nix::unistd::geteuid().is_root()
         && Command::new("useradd").arg("--help").output().is_ok()
         && Command::new("runuser").arg("--help").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var("FAULTLINE_REQUIRE_USERS").as_deref() != Ok("1"),
-            "FAULTLINE_REQUIRE_USERS=1 but this test cannot create Unix users (needs root, useradd, runuser)"
-        );
-        eprintln!("SKIP: cannot create Unix users here (needs root, useradd, runuser)");
-    }
-    ok
+    let why = "cannot create Unix users here (needs root, useradd, runuser)";
+    !crate::common::skipped("USERS", (!ok).then(|| why.to_string()))
 }
