@@ -2,14 +2,14 @@
 //!
 //! A client blocked in an op is working: the rate of invokes falls because the SUT
 //! does not answer, not because the harness stopped. So gbb-1 tells a quiet bucket
-//! that clients spent *stalled* (an op in flight that timed out, failed, or took far
-//! longer than the usual acknowledgement) from one in which they were idle. The
+//! that clients spent *stalled* (an op in flight that got no answer, or an answer far
+//! later than the usual acknowledgement) from one in which they were idle. The
 //! stalled stretches are also what the findings report as the SUT's outages.
 
 use super::history::{History, Op};
 
 /// An op that takes more than this many times the median acknowledged latency is
-/// stalled, as is every op that timed out or failed…
+/// stalled, whatever its answer, as is every op that got none (timed out)…
 const SLOW_FACTOR: u64 = 10;
 /// …but never one shorter than this (a 2 ms median would make 20 ms "stalled").
 const SLOW_FLOOR_NS: u64 = 100_000_000;
@@ -60,8 +60,11 @@ impl Stalls {
             .iter()
             .zip(ends)
             .filter_map(|(op, end)| {
+                // A prompt refusal is an answer (a database's serialization
+                // failure), not a stall: only no answer, or a late one, stalls.
                 let slow = end.saturating_sub(op.invoke_ts) > threshold;
-                (!op.is_acked() || slow).then_some((op.invoke_ts, end))
+                let unanswered = !op.is_acked() && !op.is_failed();
+                (unanswered || slow).then_some((op.invoke_ts, end))
             })
             .filter(|(s, e)| e > s)
             .collect();

@@ -66,8 +66,9 @@ th, td {
 }
 th { background: #eee; }
 tbody tr:nth-child(even) td { background: #fafafa; }
-figure { margin: 1.25em 0; }
+figure { margin: 1.25em 0; overflow-x: auto; }
 svg.figure { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; background: #fff; }
+svg.figure.anomaly-timeline { max-width: none; }
 figcaption { font-size: 0.9rem; color: #444; margin-top: 0.35em; }
 .figure-missing { color: #8b0000; border: 1px dashed #8b0000; padding: 0.5em 0.75em; }
 .figure-note { color: #444; font-style: italic; }
@@ -75,6 +76,7 @@ figcaption { font-size: 0.9rem; color: #444; margin-top: 0.35em; }
   body { max-width: none; padding: 0; font-size: 10.5pt; }
   a { color: inherit; }
   figure, tr, pre, blockquote { break-inside: avoid; }
+  svg.figure.anomaly-timeline { max-width: 100%; }
   h2, h3 { break-after: avoid; }
   th, td { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
 }
