@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use quick_xml::escape::escape;
 
-use super::timeline::{clip, text};
+use super::timeline::{clip, open_svg, text};
 use crate::oracle::checker::Cycle;
 
 const NODE_W: f64 = 190.0;
@@ -86,17 +86,7 @@ pub fn cycle_svg(cycle: &Cycle) -> String {
     let list_top = reach.1 + shift + 30.0;
     let height = list_top + LINE * list.len() as f64 + 20.0;
 
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"DejaVu Sans, sans-serif\" \
-         class=\"dependency-cycle\">"
-    );
-    let _ = writeln!(
-        svg,
-        "<rect width=\"{width:.0}\" height=\"{height:.0}\" fill=\"#ffffff\"/>"
-    );
+    let mut svg = open_svg(width, height, "dependency-cycle");
     let title = format!(
         "{}: a dependency cycle of {} transactions",
         cycle.kind,

@@ -90,17 +90,7 @@ pub fn anomaly_svg(ops: &[Op], cx: &Stuck, windows: &[Window]) -> String {
         cx.prefix.iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let blocked = &ops[cx.blocked];
 
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"DejaVu Sans, sans-serif\" \
-         class=\"anomaly-timeline\">"
-    );
-    let _ = writeln!(
-        svg,
-        "<rect width=\"{width:.0}\" height=\"{height:.0}\" fill=\"#ffffff\"/>"
-    );
+    let mut svg = open_svg(width, height, "anomaly-timeline");
     let title = format!(
         "Not linearizable on {}: op {} cannot take effect",
         cx.place, blocked.op_id
@@ -506,6 +496,22 @@ fn row(svg: &mut String, y: f64, width: f64, r: usize, label: &str) {
         );
     }
     text(svg, LEFT - 8.0, y + ROW / 2.0 + 4.0, 11, "end", "", label);
+}
+
+/// A hand-drawn figure's `<svg>` root on a white background, `class` naming it.
+pub(super) fn open_svg(width: f64, height: f64, class: &str) -> String {
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
+         viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"DejaVu Sans, sans-serif\" \
+         class=\"{class}\">"
+    );
+    let _ = writeln!(
+        svg,
+        "<rect width=\"{width:.0}\" height=\"{height:.0}\" fill=\"#ffffff\"/>"
+    );
+    svg
 }
 
 pub(super) fn text(

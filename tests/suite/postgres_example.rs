@@ -155,18 +155,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 /// with no privileged action (loopback only, no faults).
 #[test]
 fn postgres_example_plan_lints_clean() {
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("lint")
-        .arg(example().join("plan.md"))
-        .output()
-        .expect("faultline lint runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("bindings: P1, P2, P3"), "{stdout}");
-    assert!(
-        stdout.contains("Result: runnable (0 warning(s))"),
-        "{stdout}"
-    );
+    let stdout = common::lint_example(&example().join("plan.md"), "P1, P2, P3");
     assert!(
         stdout.contains("picker: list-append for isolation"),
         "{stdout}"

@@ -133,18 +133,7 @@ fn landings(entry: &Value) -> Vec<&Value> {
 #[test]
 fn redis_example_plan_lints_clean() {
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis/plan.md");
-    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .arg("lint")
-        .arg(&plan)
-        .output()
-        .expect("faultline lint runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("bindings: R1, R2, R3"), "{stdout}");
-    assert!(
-        stdout.contains("Result: runnable (0 warning(s))"),
-        "{stdout}"
-    );
+    let stdout = common::lint_example(&plan, "R1, R2, R3");
     for twin in [
         "-s 127.0.1.1 -d 127.0.2.0/24",
         "-s 127.0.9.1 -d 127.0.2.0/24",

@@ -56,6 +56,27 @@ pub fn skipped(capability: &str, missing: Option<String>) -> bool {
     true
 }
 
+/// `faultline lint` of an example's plan: asserts it binds `bindings` (as lint lists
+/// them, `P1, P2, P3`) and is runnable with no warning; returns what lint printed.
+pub fn lint_example(plan: &Path, bindings: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("lint")
+        .arg(plan)
+        .output()
+        .expect("faultline lint runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(&format!("bindings: {bindings}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Result: runnable (0 warning(s))"),
+        "{stdout}"
+    );
+    stdout
+}
+
 /// Parses a plan file given relative to the crate root, named by that relative path.
 pub fn plan_at(relative: &str) -> Plan {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
