@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit;
 use crate::session::client::{self, Link};
+use crate::session::runtime::Found;
 use crate::session::wire::{ClientMsg, Ending, Hello, ServerMsg};
 
 /// How long a starting server may take to say where its session is.
@@ -60,23 +61,28 @@ pub fn print_ending(ending: &Ending) {
 /// Starts this same command as the session's server (`--serve`, its own session,
 /// no terminal), waits for it to say where the session is, then attaches the UI —
 /// or, with no UI (`--detach`), prints the session directory and returns.
-pub async fn start_and_attach(
-    plan: crate::plan::Plan,
-    setup: Option<crate::tui::app::Setup>,
-) -> i32 {
+pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
     let dir = match start_server().await {
         Ok(dir) => dir,
         Err(code) => return code,
     };
+    let found = match client::find(Some(&dir.display().to_string()), None) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("faultline: {e}");
+            say(&format!("session: {}", dir.display()));
+            return refused_code(&e);
+        }
+    };
     let Some(setup) = setup else {
         say(&format!(
             "the run goes on in the background; attach with: faultline attach {}",
-            dir.display()
+            found.entry.short
         ));
         say(&format!("session: {}", dir.display()));
         return exit::OK;
     };
-    attach_tui(&dir, plan, setup, Hello::default()).await
+    attach_tui(&found, setup, Hello::default()).await
 }
 
 async fn start_server() -> Result<PathBuf, i32> {
@@ -153,14 +159,9 @@ fn leave_on_signals() -> CancellationToken {
     token
 }
 
-async fn attach_tui(
-    dir: &Path,
-    plan: crate::plan::Plan,
-    setup: crate::tui::app::Setup,
-    hello: Hello,
-) -> i32 {
+async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) -> i32 {
     let link = match client::connect(
-        dir,
+        found,
         Hello {
             client: "tui".into(),
             ..hello
@@ -174,12 +175,13 @@ async fn attach_tui(
             return refused_code(&e);
         }
     };
+    let plan = crate::plan::parse::parse_plan(&found.entry.plan, &link.plan_text);
     let leave = leave_on_signals();
     match crate::tui::app::attach(link, plan, setup, leave).await {
         crate::tui::app::Left::Detached => {
             say(&format!(
                 "detached; the run goes on: faultline attach {}",
-                dir.display()
+                found.entry.short
             ));
             exit::OK
         }
@@ -197,7 +199,9 @@ async fn attach_tui(
 
 fn refused_code(e: &client::AttachError) -> i32 {
     match e {
-        client::AttachError::Denied { .. } => REFUSED,
+        client::AttachError::Denied { .. }
+        | client::AttachError::Impostor { .. }
+        | client::AttachError::Unsafe(_) => REFUSED,
         _ => exit::UNREADABLE,
     }
 }
@@ -205,9 +209,9 @@ fn refused_code(e: &client::AttachError) -> i32 {
 /// What `faultline attach` takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AttachArgs {
-    /// The session directory (default: the newest running session under the session
-    /// root).
-    pub session: Option<PathBuf>,
+    /// The session's short name (`faultline sessions`) or directory (default: the
+    /// newest running session you may attach to).
+    pub session: Option<String>,
     /// JSON lines instead of the UI: every message from the session on stdout, and
     /// client messages (`{"type":"answer","id":…,"text":…}`, `{"type":"stop"}`) read
     /// from stdin.
@@ -221,7 +225,7 @@ pub struct AttachArgs {
     /// `viewer`: watch only, never answer, whatever the session's list allows.
     #[arg(long, value_parser = ["viewer"])]
     pub role: Option<String>,
-    /// The session root to look in (default: `./test-sessions`).
+    /// Only sessions under this session root.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Terminal UI theme.
@@ -232,17 +236,13 @@ pub struct AttachArgs {
     pub config: Option<PathBuf>,
 }
 
-fn root(out: Option<&Path>) -> PathBuf {
-    out.map_or_else(|| PathBuf::from("test-sessions"), Path::to_path_buf)
-}
-
 /// `faultline attach [SESSION]`.
 pub async fn attach(args: AttachArgs) -> i32 {
-    let dir = match client::choose(args.session.as_deref(), &root(args.out.as_deref())) {
-        Ok(dir) => dir,
+    let found = match client::find(args.session.as_deref(), args.out.as_deref()) {
+        Ok(found) => found,
         Err(e) => {
             eprintln!("faultline: {e}");
-            return exit::UNREADABLE;
+            return refused_code(&e);
         }
     };
     let hello = Hello {
@@ -252,35 +252,44 @@ pub async fn attach(args: AttachArgs) -> i32 {
         client: if args.json { "json" } else { "tui" }.into(),
     };
     if args.json {
-        return attach_json(&dir, hello).await;
+        return attach_json(&found, hello).await;
     }
-    let saved = match crate::session::resume::load(&dir) {
-        Ok(saved) => saved,
-        Err(e) => {
-            eprintln!("faultline: cannot read session {}: {e}", dir.display());
-            return exit::UNREADABLE;
-        }
-    };
-    let source = saved.input.plan_label.display().to_string();
-    let plan = crate::plan::parse::parse_plan(&source, &saved.input.plan_text);
     let setup = match crate::tui::app::setup_for(args.theme.as_deref(), args.config.as_deref()) {
         Ok(setup) => setup,
         Err(code) => return code,
     };
-    attach_tui(&dir, plan, setup, hello).await
+    attach_tui(&found, setup, hello).await
 }
 
 /// `faultline attach --json`: the session's messages as JSON lines; stdin's lines
 /// are sent as client messages. Ends with the run (its exit code), when the server
 /// goes, or when stdout is closed.
-async fn attach_json(dir: &Path, hello: Hello) -> i32 {
-    let Link { mut rx, tx } = match client::connect(dir, hello).await {
+async fn attach_json(found: &Found, hello: Hello) -> i32 {
+    let Link {
+        mut rx,
+        tx,
+        who,
+        status,
+        plan_text,
+    } = match client::connect(found, hello).await {
         Ok(link) => link,
         Err(e) => {
             eprintln!("faultline: {e}");
             return refused_code(&e);
         }
     };
+    // The welcome first, as the server sent it (a JSON reader sees every message).
+    let welcome = ServerMsg::Welcome {
+        who,
+        status,
+        plan_text,
+    };
+    let mut out = std::io::stdout();
+    if let Ok(line) = serde_json::to_string(&welcome)
+        && writeln!(out, "{line}").and_then(|()| out.flush()).is_err()
+    {
+        return exit::OK;
+    }
     tokio::spawn(async move {
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -305,7 +314,6 @@ async fn attach_json(dir: &Path, hello: Hello) -> i32 {
         std::future::pending::<()>().await;
     });
     let leave = leave_on_signals();
-    let mut out = std::io::stdout();
     loop {
         let msg = tokio::select! {
             msg = rx.recv() => msg,
@@ -333,10 +341,10 @@ async fn attach_json(dir: &Path, hello: Hello) -> i32 {
     }
 }
 
-/// What `faultline sessions` and `faultline stop` take.
+/// What `faultline sessions` takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SessionsArgs {
-    /// The session root to look in (default: `./test-sessions`).
+    /// Only sessions under this session root.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// One JSON object per session.
@@ -344,37 +352,61 @@ pub struct SessionsArgs {
     pub json: bool,
 }
 
-/// `faultline sessions`: every running session under the root, newest first, with
-/// its plan, start, state, pending questions and attached operators.
+/// `faultline sessions`: every running session the caller may attach to, newest
+/// first, with its short name, directory, plan, owner, state, pending questions and
+/// attached operators.
 pub async fn sessions(args: SessionsArgs) -> i32 {
-    let root = root(args.out.as_deref());
-    let running = client::running(&root);
-    if running.is_empty() {
-        say(&format!("no running session under {}", root.display()));
+    let root = args
+        .out
+        .as_deref()
+        .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.to_path_buf()));
+    let visible: Vec<Found> = crate::session::runtime::visible()
+        .into_iter()
+        .filter(|f| {
+            root.as_ref()
+                .is_none_or(|r| Path::new(&f.entry.session).starts_with(r))
+        })
+        .collect();
+    if visible.is_empty() {
+        say(&match &root {
+            Some(root) => format!(
+                "no running session you may attach to under {}",
+                root.display()
+            ),
+            None => "no running session you may attach to".to_string(),
+        });
         return exit::OK;
     }
-    for session in running {
-        let status = status(&session.dir).await;
+    for found in visible {
+        let status = status(&found).await;
+        let entry = &found.entry;
         if args.json {
             let value = serde_json::json!({
-                "session": session.dir.display().to_string(),
-                "pid": session.server.pid,
-                "plan": session.server.plan,
-                "started": session.server.started,
-                "owner": session.server.owner,
+                "short": entry.short,
+                "session": entry.session,
+                "socket": found.socket().display().to_string(),
+                "pid": entry.pid,
+                "plan": entry.plan,
+                "started": entry.started,
+                "owner": entry.owner,
                 "status": status.as_ref().ok(),
                 "error": status.as_ref().err(),
             });
             say(&value.to_string());
             continue;
         }
-        say(&session.dir.display().to_string());
+        let clean = crate::sanitize::line;
+        say(&format!(
+            "{}  {}",
+            clean(&entry.short),
+            clean(&entry.session)
+        ));
         say(&format!(
             "  plan {}  started {}  owner {}  pid {}",
-            crate::sanitize::line(&session.server.plan),
-            session.server.started,
-            crate::sanitize::line(&session.server.owner),
-            session.server.pid
+            clean(&entry.plan),
+            clean(&entry.started),
+            clean(&entry.owner),
+            entry.pid
         ));
         match status {
             Ok(status) => {
@@ -386,54 +418,50 @@ pub async fn sessions(args: SessionsArgs) -> i32 {
                 let who: Vec<String> = status
                     .participants
                     .iter()
-                    .map(|p| crate::sanitize::line(&p.who.to_string()))
+                    .map(|p| p.who.to_string())
                     .collect();
-                say(&format!("  state: {}{pending}", status.state));
-                say(&format!(
+                say(&clean(&format!("  state: {}{pending}", status.state)));
+                say(&clean(&format!(
                     "  attached: {}",
                     if who.is_empty() {
                         "nobody".to_string()
                     } else {
                         who.join("; ")
                     }
-                ));
+                )));
             }
-            Err(why) => say(&format!("  state: unknown ({why})")),
+            Err(why) => say(&clean(&format!("  state: unknown ({why})"))),
         }
     }
     exit::OK
 }
 
-async fn status(dir: &Path) -> Result<crate::session::wire::Status, String> {
+async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
     let hello = Hello {
         client: "status".into(),
         ..Hello::default()
     };
-    let mut link = client::connect(dir, hello)
+    client::connect(found, hello)
         .await
-        .map_err(|e| e.to_string())?;
-    match tokio::time::timeout(Duration::from_secs(5), link.rx.recv()).await {
-        Ok(Some(ServerMsg::Welcome { status, .. })) => Ok(status),
-        Ok(Some(ServerMsg::Bye { why })) => Err(why),
-        _ => Err("no answer from its server".into()),
-    }
+        .map(|link| link.status)
+        .map_err(|e| e.to_string())
 }
 
 /// `faultline stop [SESSION]`: stops a running session as `q` → stop does (heal,
 /// write the documents, end), waits for the end and exits like `run`.
-pub async fn stop(session: Option<PathBuf>, out: Option<PathBuf>) -> i32 {
-    let dir = match client::choose(session.as_deref(), &root(out.as_deref())) {
-        Ok(dir) => dir,
+pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
+    let found = match client::find(session.as_deref(), out.as_deref()) {
+        Ok(found) => found,
         Err(e) => {
             eprintln!("faultline: {e}");
-            return exit::UNREADABLE;
+            return refused_code(&e);
         }
     };
     let hello = Hello {
         client: "stop".into(),
         ..Hello::default()
     };
-    let mut link = match client::connect(&dir, hello).await {
+    let mut link = match client::connect(&found, hello).await {
         Ok(link) => link,
         Err(e) => {
             eprintln!("faultline: {e}");
@@ -442,8 +470,9 @@ pub async fn stop(session: Option<PathBuf>, out: Option<PathBuf>) -> i32 {
     };
     let _ = link.tx.send(ClientMsg::Stop);
     say(&format!(
-        "stopping {}: healing and writing the documents",
-        dir.display()
+        "stopping {} ({}): healing and writing the documents",
+        crate::sanitize::line(&found.entry.short),
+        crate::sanitize::line(&found.entry.session)
     ));
     while let Some(msg) = link.rx.recv().await {
         match msg {
@@ -453,7 +482,7 @@ pub async fn stop(session: Option<PathBuf>, out: Option<PathBuf>) -> i32 {
                 return ending.exit;
             }
             ServerMsg::Refused { id: None, why } | ServerMsg::Bye { why } => {
-                eprintln!("faultline: {why}");
+                eprintln!("faultline: {}", crate::sanitize::line(&why));
                 return REFUSED;
             }
             _ => {}

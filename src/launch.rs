@@ -553,7 +553,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
                 Err(code) => return code,
             }
         };
-        return crate::attach::start_and_attach(request.plan.clone(), setup).await;
+        return crate::attach::start_and_attach(setup).await;
     }
     if !args.headless && !std::io::stdout().is_terminal() {
         eprintln!("faultline: stdout is not a terminal; running headless");
@@ -647,6 +647,21 @@ async fn served(
     printer: Option<tokio::sync::mpsc::UnboundedSender<crate::session::journal::Record>>,
     caught: &AtomicI32,
 ) -> Served {
+    // A runtime directory that is not safely ours stops everything before anything
+    // is made: a session nobody could attach to safely is not started.
+    if let Err(e) = crate::session::runtime::RuntimeDir::own() {
+        if let Some(ready) = ready {
+            eprintln!("faultline: {e}; nothing was started");
+            ready(Path::new(""));
+        }
+        return Served {
+            ending: crate::session::wire::Ending {
+                exit: exit::ENVIRONMENT,
+                notes: vec![format!("faultline: {e}; nothing was started")],
+                ..Default::default()
+            },
+        };
+    }
     let opened = match driver::open(request) {
         Ok(opened) => opened,
         Err(e) => {
@@ -671,15 +686,14 @@ async fn served(
         &dir,
         &opened.journal,
         roles,
-        &plan,
+        (&plan, &request.plan_text),
         cancel.clone(),
     ) {
         Ok(server) => Some(server),
         Err(e) => {
+            // The session directory is as private as ever; only attaching is lost.
             tracing::warn!("no session server: {e}");
-            if ready.is_some() {
-                eprintln!("faultline: {e}");
-            }
+            eprintln!("faultline: {e}; the run goes on without attach");
             None
         }
     };
@@ -849,9 +863,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
                 Err(code) => return code,
             }
         };
-        let source = saved.input.plan_label.display().to_string();
-        let plan = plan::parse::parse_plan(&source, &saved.input.plan_text);
-        return crate::attach::start_and_attach(plan, setup).await;
+        return crate::attach::start_and_attach(setup).await;
     }
     // Armed before healing: a resume killed mid-heal is healed all the same.
     let _ = crate::session::watchdog::arm(session);

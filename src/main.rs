@@ -66,16 +66,18 @@ enum Command {
     /// Exits like `run` when the run ends while attached, 0 when you detach, 77 when
     /// the session refuses you, 66 when there is no such running session.
     Attach(faultline::attach::AttachArgs),
-    /// List the running sessions under the session root: plan, start, state, the
-    /// questions waiting and who is attached.
+    /// List the running sessions you may attach to, from any directory: your own
+    /// and those whose owner listed you; short name, directory, plan, owner, state,
+    /// the questions waiting and who is attached.
     Sessions(faultline::attach::SessionsArgs),
     /// Stop a running session as `q` → stop does: heal, write the documents, end.
     ///
     /// Exits like `run`; 77 when you may not stop it (a viewer).
     Stop {
-        /// The session directory (default: the newest running session).
-        session: Option<PathBuf>,
-        /// The session root to look in (default: `./test-sessions`).
+        /// The session's short name (`faultline sessions`) or directory (default:
+        /// the newest running session you may attach to).
+        session: Option<String>,
+        /// Only sessions under this session root.
         #[arg(long)]
         out: Option<PathBuf>,
     },

@@ -1,29 +1,43 @@
-//! The client side of the attach protocol: find a running session, connect, say
-//! hello, and get its messages on a channel (answers and stops go the other way).
+//! The client side of the attach protocol: find a running session in the runtime
+//! registry, connect, check that the server at the other end is the session's own
+//! (its uid and pid, by the kernel's word), say hello, and get its messages on a
+//! channel (answers and stops go the other way).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::codec::{FramedRead, LinesCodec};
 
-use super::wire::{ClientMsg, Hello, SERVER_FILE, ServerFile, ServerMsg};
+use super::event::Who;
+use super::runtime::{self, Found, RuntimeError};
+use super::wire::{ClientMsg, Hello, ServerMsg, Status};
+
+/// How long a server has to welcome a client.
+const WELCOME_WAIT: Duration = Duration::from_secs(10);
+/// The longest line a client reads from a server: a journal record with its text
+/// (a long question, a long reason) stays far below it.
+const MAX_LINE: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
     #[error(
-        "{0}: not a session directory faultline is serving (no {SERVER_FILE}); it ended, or never started"
+        "no running session you may attach to is named or at `{0}` (`faultline sessions` lists those you may)"
     )]
-    NotServed(PathBuf),
-    #[error("{path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    NotFound(String),
+    #[error("no running session you may attach to{0} (`faultline sessions` lists them)")]
+    NoneRunning(String),
+    #[error("{0}")]
+    Unsafe(#[from] RuntimeError),
     #[error(
-        "{socket}: permission denied: you are not on this session's list (ask its owner to start it with --approver / --viewer naming you)"
+        "{socket}: the process serving it is not the session's server ({why}); refused, nothing was sent"
     )]
-    Denied { socket: PathBuf },
+    Impostor { socket: PathBuf, why: String },
+    #[error("{socket}: {why}")]
+    Denied { socket: PathBuf, why: String },
     #[error(
         "{socket}: the session's server is gone ({source}); `faultline heal` / `faultline resume` take it from its journal"
     )]
@@ -31,55 +45,51 @@ pub enum AttachError {
         socket: PathBuf,
         source: std::io::Error,
     },
-    #[error("no running session under {0}; name one (`faultline sessions` lists them)")]
-    NoneRunning(PathBuf),
 }
 
-/// A connection to a session server.
+/// A connection to a session server, welcomed.
 pub struct Link {
     pub rx: UnboundedReceiver<ServerMsg>,
     pub tx: UnboundedSender<ClientMsg>,
+    /// Who the server says this client is, and its role.
+    pub who: Who,
+    pub status: Status,
+    pub plan_text: String,
 }
 
-/// Reads `server.json` of a session directory.
-pub fn server_file(dir: &Path) -> Result<ServerFile, AttachError> {
-    let path = dir.join(SERVER_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(AttachError::NotServed(dir.to_path_buf()));
-        }
-        Err(source) => {
-            if source.kind() == std::io::ErrorKind::PermissionDenied {
-                return Err(AttachError::Denied { socket: path });
-            }
-            return Err(AttachError::Read { path, source });
-        }
-    };
-    serde_json::from_str(&text).map_err(|e| AttachError::Read {
-        path,
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-    })
-}
-
-/// Connects to the session at `dir` and says `hello`.
-pub async fn connect(dir: &Path, hello: Hello) -> Result<Link, AttachError> {
-    let file = server_file(dir)?;
-    let socket = PathBuf::from(&file.socket);
-    let stream = UnixStream::connect(&socket).await.map_err(|source| {
-        if source.kind() == std::io::ErrorKind::PermissionDenied {
-            AttachError::Denied {
-                socket: socket.clone(),
-            }
-        } else {
-            AttachError::Gone {
-                socket: socket.clone(),
-                source,
-            }
-        }
+/// Connects to `found`'s server, checks it is the session's, says `hello` and waits
+/// for the welcome.
+pub async fn connect(found: &Found, hello: Hello) -> Result<Link, AttachError> {
+    found.recheck()?;
+    let socket = found.socket();
+    let stream = UnixStream::connect(&socket)
+        .await
+        .map_err(|source| AttachError::Gone {
+            socket: socket.clone(),
+            source,
+        })?;
+    // Both ends check the other: the server by its peer's uid, we by the server's
+    // uid and pid against what the owner's registry says.
+    let cred = stream.peer_cred().map_err(|source| AttachError::Gone {
+        socket: socket.clone(),
+        source,
     })?;
+    let expected = &found.entry;
+    let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
+    if cred.uid() != expected.owner_uid || pid != Some(expected.pid) {
+        return Err(AttachError::Impostor {
+            socket,
+            why: format!(
+                "uid {} pid {}, where the session's server is uid {} pid {}",
+                cred.uid(),
+                pid.map_or_else(|| "?".to_string(), |p| p.to_string()),
+                expected.owner_uid,
+                expected.pid
+            ),
+        });
+    }
     let (read, mut write) = stream.into_split();
-    let (in_tx, rx) = unbounded_channel();
+    let (in_tx, mut rx) = unbounded_channel();
     let (tx, mut out_rx) = unbounded_channel::<ClientMsg>();
     let _ = tx.send(ClientMsg::Hello(hello));
     tokio::spawn(async move {
@@ -94,8 +104,8 @@ pub async fn connect(dir: &Path, hello: Hello) -> Result<Link, AttachError> {
         }
     });
     tokio::spawn(async move {
-        let mut lines = BufReader::new(read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
+        while let Some(Ok(line)) = lines.next().await {
             match serde_json::from_str::<ServerMsg>(&line) {
                 Ok(msg) => {
                     if in_tx.send(msg).is_err() {
@@ -106,61 +116,61 @@ pub async fn connect(dir: &Path, hello: Hello) -> Result<Link, AttachError> {
             }
         }
     });
-    Ok(Link { rx, tx })
-}
-
-/// A session some server is serving now.
-#[derive(Debug, Clone)]
-pub struct Running {
-    pub dir: PathBuf,
-    pub server: ServerFile,
-}
-
-/// Every session under `root` (`<root>/<plan>/<stamp>/`) whose server still runs,
-/// newest first.
-pub fn running(root: &Path) -> Vec<Running> {
-    let mut out = Vec::new();
-    let Ok(plans) = std::fs::read_dir(root) else {
-        return out;
-    };
-    for plan in plans.flatten() {
-        let Ok(sessions) = std::fs::read_dir(plan.path()) else {
-            continue;
-        };
-        for session in sessions.flatten() {
-            let dir = session.path();
-            let Ok(server) = server_file(&dir) else {
-                continue;
-            };
-            if alive(server.pid) {
-                out.push(Running { dir, server });
-            }
-        }
+    match tokio::time::timeout(WELCOME_WAIT, rx.recv()).await {
+        Ok(Some(ServerMsg::Welcome {
+            who,
+            status,
+            plan_text,
+        })) => Ok(Link {
+            rx,
+            tx,
+            who,
+            status,
+            plan_text,
+        }),
+        Ok(Some(ServerMsg::Bye { why })) => Err(AttachError::Denied { socket, why }),
+        Ok(_) | Err(_) => Err(AttachError::Gone {
+            socket,
+            source: std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "it did not welcome this client",
+            ),
+        }),
     }
-    out.sort_by(|a, b| {
-        b.server
-            .started
-            .cmp(&a.server.started)
-            .then(b.dir.cmp(&a.dir))
-    });
-    out
 }
 
-fn alive(pid: u32) -> bool {
-    i32::try_from(pid).is_ok_and(|pid| {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-            || nix::errno::Errno::last() == nix::errno::Errno::EPERM
-    })
-}
-
-/// The session to attach to: the one named, else the newest running under `root`.
-pub fn choose(named: Option<&Path>, root: &Path) -> Result<PathBuf, AttachError> {
+/// The session to attach to: the one `named` (a short name, or a session directory),
+/// else the newest running one (under `root` when given).
+pub fn find(named: Option<&str>, root: Option<&Path>) -> Result<Found, AttachError> {
+    let visible = runtime::visible();
     match named {
-        Some(dir) => Ok(dir.to_path_buf()),
-        None => running(root)
-            .into_iter()
-            .next()
-            .map(|r| r.dir)
-            .ok_or_else(|| AttachError::NoneRunning(root.to_path_buf())),
+        Some(name) => {
+            let path = std::path::absolute(name).unwrap_or_else(|_| PathBuf::from(name));
+            let canonical = std::fs::canonicalize(&path).ok();
+            visible
+                .into_iter()
+                .find(|f| {
+                    f.entry.short == name || {
+                        let session = Path::new(&f.entry.session);
+                        session == path || canonical.as_deref() == Some(session)
+                    }
+                })
+                .ok_or_else(|| AttachError::NotFound(crate::sanitize::line(name)))
+        }
+        None => {
+            let root = root.map(|r| std::path::absolute(r).unwrap_or_else(|_| r.to_path_buf()));
+            visible
+                .into_iter()
+                .find(|f| {
+                    root.as_ref()
+                        .is_none_or(|r| Path::new(&f.entry.session).starts_with(r))
+                })
+                .ok_or_else(|| {
+                    AttachError::NoneRunning(
+                        root.map(|r| format!(" under {}", r.display()))
+                            .unwrap_or_default(),
+                    )
+                })
+        }
     }
 }

@@ -232,10 +232,48 @@ impl Journal {
         }
         inner.write(scope, event)
     }
+
+    /// Appends `events` in order with one sync for all of them (records of little
+    /// weight that come in bursts: clients joining and leaving).
+    pub fn append_all(&mut self, scope: Scope, events: Vec<Event>) -> Result<(), JournalError> {
+        let mut inner = self.inner();
+        let mut written = Vec::with_capacity(events.len());
+        for event in events {
+            written.push(inner.put(scope.clone(), event)?);
+        }
+        let path = inner.path.clone();
+        inner
+            .file
+            .sync_data()
+            .map_err(|source| JournalError::Io { path, source })?;
+        for record in written {
+            inner.published(record);
+        }
+        Ok(())
+    }
 }
 
 impl Inner {
     fn write(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
+        let record = self.put(scope, event)?;
+        let path = self.path.clone();
+        self.file
+            .sync_data()
+            .map_err(|source| JournalError::Io { path, source })?;
+        self.published(record.clone());
+        Ok(record)
+    }
+
+    /// On disk (after the sync): crash testing, then the tap.
+    fn published(&self, record: Record) {
+        crash_point(&record);
+        if let Some(tap) = &self.tap {
+            let _ = tap.send(record);
+        }
+    }
+
+    /// Writes one record's line, unsynced.
+    fn put(&mut self, scope: Scope, event: Event) -> Result<Record, JournalError> {
         let record = Record {
             seq: self.next_seq,
             ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -260,13 +298,8 @@ impl Inner {
             let _ = self.file.set_len(self.len);
             return Err(io_err(e));
         }
-        self.file.sync_data().map_err(io_err)?;
         self.len += line.len() as u64;
         self.next_seq += 1;
-        crash_point(&record);
-        if let Some(tap) = &self.tap {
-            let _ = tap.send(record.clone());
-        }
         Ok(record)
     }
 }

@@ -13,6 +13,7 @@ pub mod operator;
 pub mod outcome;
 pub mod resume;
 pub mod roles;
+pub mod runtime;
 pub mod server;
 pub mod summary;
 pub mod view;

@@ -7,21 +7,31 @@
 //! name; the session's [`Roles`] decide what each may do. A client that goes away or
 //! reads slowly never holds the run up: broadcasts never block, and a client that
 //! fell behind is caught up from the journal file.
+//!
+//! Everything a client sends is bounded: a line is at most [`MAX_LINE`] bytes, before
+//! hello as after it; a client has [`HELLO_WAIT`] to say hello; each user may hold
+//! [`PER_USER`] connections and all together a quarter of the process's descriptor
+//! limit (at most [`MAX_CLIENTS`]), so the run's own files and children never go
+//! short. Joins and leaves are journaled in batches, and clients get the
+//! participant list once (in `welcome`) and then only its changes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, oneshot};
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 
 use super::event::{self, Event, Participant, Role, Who};
 use super::journal::{Journal, Record, Scope};
 use super::roles::{Roles, user_name};
-use super::wire::{ClientMsg, Ending, Hello, SERVER_FILE, SOCKET, ServerFile, ServerMsg, Status};
+use super::runtime::{self, Slot};
+use super::wire::{ClientMsg, Ending, Hello, ServerMsg, Status};
 use crate::session::operator::{Answer, Operator, Question, Unanswered};
 
 /// How many messages a client may fall behind before it is caught up from the file.
@@ -30,8 +40,14 @@ const BACKLOG: usize = 1024;
 const HELLO_WAIT: Duration = Duration::from_secs(10);
 /// How long clients get to read `ended` before the server goes.
 const GOODBYE_WAIT: Duration = Duration::from_secs(2);
-/// Longest socket path the kernel takes (`sun_path`, less its NUL).
-const SUN_PATH_MAX: usize = 107;
+/// The longest line a client may send (an answer is a few words).
+pub const MAX_LINE: usize = 64 * 1024;
+/// Connections one user may hold at once.
+pub const PER_USER: usize = 32;
+/// Connections all users together may hold, whatever the descriptor limit.
+pub const MAX_CLIENTS: usize = 256;
+/// How often batched joins and leaves reach the journal.
+const JOURNAL_EVERY: Duration = Duration::from_millis(500);
 
 /// A question waiting for its first valid answer.
 struct Pending {
@@ -48,6 +64,12 @@ struct State {
     next_client: u64,
     ending: Option<Ending>,
     stopping: bool,
+    /// Open connections per uid (hello said or not).
+    connections: BTreeMap<u32, usize>,
+    /// Connections refused per uid and why, beyond the first (journaled at the end).
+    refused: BTreeMap<(u32, String), u64>,
+    /// Joins and leaves waiting for the next batch.
+    later: Vec<Event>,
 }
 
 struct Shared {
@@ -58,9 +80,14 @@ struct Shared {
     roles: Roles,
     plan: String,
     started: String,
+    plan_text: String,
     tx: broadcast::Sender<Arc<ServerMsg>>,
     state: Mutex<State>,
     stop: CancellationToken,
+    /// Cancelled when the server ends: every client task goes with it.
+    closing: CancellationToken,
+    /// Connections all clients together may hold.
+    max_clients: usize,
 }
 
 impl Shared {
@@ -82,6 +109,73 @@ impl Shared {
         if let Err(e) = journal.append(Scope::default(), event) {
             tracing::warn!("session server: journal: {e}");
         }
+    }
+
+    /// Journals `event` with the next batch.
+    fn journal_later(&self, event: Event) {
+        self.state().later.push(event);
+    }
+
+    /// Writes the batch waiting (one sync for all of it).
+    fn flush(&self) {
+        let events = std::mem::take(&mut self.state().later);
+        if events.is_empty() {
+            return;
+        }
+        let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(journal) = journal.as_mut() else {
+            tracing::info!(
+                "session server: after the run: {} joins / leaves not journaled",
+                events.len()
+            );
+            return;
+        };
+        if let Err(e) = journal.append_all(Scope::default(), events) {
+            tracing::warn!("session server: journal: {e}");
+        }
+    }
+
+    /// Takes a connection from `uid`, or says why not (over a cap).
+    fn admit(self: &Arc<Self>, uid: u32) -> Result<Ticket, String> {
+        let mut state = self.state();
+        let total: usize = state.connections.values().sum();
+        let mine = state.connections.get(&uid).copied().unwrap_or(0);
+        let why = if state.ending.is_some() {
+            Some("the run has ended".to_string())
+        } else if mine >= PER_USER {
+            Some(format!(
+                "{} already holds {PER_USER} connections to this session (the most one user may)",
+                user_name(uid)
+            ))
+        } else if total >= self.max_clients {
+            Some(format!(
+                "the session already serves {} connections (the most it takes)",
+                self.max_clients
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            let first = {
+                let count = state.refused.entry((uid, why.clone())).or_insert(0);
+                *count += 1;
+                *count == 1
+            };
+            drop(state);
+            if first {
+                self.journal_later(Event::ParticipantRefused(event::ParticipantRefused {
+                    uid,
+                    user: user_name(uid),
+                    why: why.clone(),
+                }));
+            }
+            return Err(why);
+        }
+        *state.connections.entry(uid).or_insert(0) += 1;
+        Ok(Ticket {
+            shared: self.clone(),
+            uid,
+        })
     }
 
     fn send(&self, msg: ServerMsg) {
@@ -108,17 +202,8 @@ impl Shared {
             },
             pending,
             participants: state.participants.iter().map(|(_, p)| p.clone()).collect(),
+            refused: state.refused.values().sum(),
         }
-    }
-
-    fn participants_changed(&self) {
-        let participants = self
-            .state()
-            .participants
-            .iter()
-            .map(|(_, p)| p.clone())
-            .collect();
-        self.send(ServerMsg::Participants { participants });
     }
 
     /// Takes `text` as the answer to `id` from `who`, or says why not.
@@ -174,72 +259,113 @@ impl Shared {
     }
 }
 
+/// One open connection, counted against its user's and the total cap until dropped.
+struct Ticket {
+    shared: Arc<Shared>,
+    uid: u32,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut state = self.shared.state();
+        if let Some(n) = state.connections.get_mut(&self.uid) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                state.connections.remove(&self.uid);
+            }
+        }
+    }
+}
+
 /// A running session server.
 pub struct Server {
     shared: Arc<Shared>,
-    socket: PathBuf,
+    /// The session's place in the runtime registry; dropping it unregisters.
+    slot: Slot,
     accept: tokio::task::JoinHandle<()>,
 }
 
 /// Why the server could not start listening.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot listen on {path}: {source}")]
-pub struct ListenError {
-    pub path: PathBuf,
-    pub source: std::io::Error,
+#[error("the session cannot be attached to: {0}")]
+pub struct ListenError(#[from] pub runtime::RuntimeError);
+
+/// How many connections the clients may hold together: a quarter of the descriptor
+/// limit, so the run keeps three quarters for its own files and children.
+fn client_cap() -> usize {
+    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map_or(1024, |(soft, _)| soft);
+    usize::try_from(soft / 4)
+        .unwrap_or(MAX_CLIENTS)
+        .clamp(4, MAX_CLIENTS)
 }
 
 impl Server {
-    /// Listens on the session's socket; `stop` is cancelled when an owner or approver
-    /// asks the run to stop.
+    /// Registers the session in the caller's runtime directory and listens on its
+    /// socket there; `stop` is cancelled when an owner or approver asks the run to
+    /// stop.
     pub fn start(
         dir: &Path,
         journal: &Journal,
         roles: Roles,
-        plan: &str,
+        plan: (&str, &str),
         stop: CancellationToken,
     ) -> Result<Server, ListenError> {
-        let socket = socket_path(dir);
-        let listen_err = |source| ListenError {
-            path: socket.clone(),
-            source,
-        };
-        if let Some(parent) = socket.parent() {
-            std::fs::create_dir_all(parent).map_err(listen_err)?;
-        }
-        // A socket left by a killed server of this session is stale: nobody answers it.
-        let _ = std::fs::remove_file(&socket);
-        let listener = UnixListener::bind(&socket).map_err(listen_err)?;
-        let access = super::roles::restrict(dir, &socket, &roles);
-        let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        let file = ServerFile {
-            pid: std::process::id(),
-            socket: socket.display().to_string(),
-            plan: plan.to_string(),
-            started: started.clone(),
-            owner: roles.owner.clone(),
-        };
-        let text = serde_json::to_string_pretty(&file).unwrap_or_default();
-        std::fs::write(dir.join(SERVER_FILE), text).map_err(listen_err)?;
+        let (plan, plan_text) = plan;
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let (slot, listener) = runtime::register(&absolute, plan, &roles)?;
+        let listener =
+            UnixListener::from_std(listener).map_err(|source| runtime::RuntimeError::Io {
+                path: slot.socket.clone(),
+                source,
+            })?;
         let (tx, _) = broadcast::channel(BACKLOG);
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             journal: Mutex::new(Some(journal.share())),
             roles,
             plan: plan.to_string(),
-            started,
+            started: slot.entry.started.clone(),
+            plan_text: plan_text.to_string(),
             tx,
             state: Mutex::new(State::default()),
             stop,
+            closing: CancellationToken::new(),
+            max_clients: client_cap(),
         });
+        let listed: Vec<&String> = shared.roles.listed().collect();
         shared.journal(Event::SessionRoles(event::SessionRoles {
             owner: shared.roles.owner.clone(),
             owner_uid: shared.roles.owner_uid,
             approvers: shared.roles.approvers.clone(),
             viewers: shared.roles.viewers.clone(),
-            socket: socket.display().to_string(),
-            access,
+            socket: slot.socket.display().to_string(),
+            access: if listed.is_empty() {
+                format!(
+                    "socket mode 0600 in a 0700 slot of {}: the owner only",
+                    runtime::base().display()
+                )
+            } else {
+                format!(
+                    "socket mode 0600 in a 0700 slot, ACL entries for {} (short name {})",
+                    listed
+                        .iter()
+                        .map(|u| u.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    slot.entry.short
+                )
+            },
         }));
+        let flusher = shared.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(JOURNAL_EVERY) => flusher.flush(),
+                    () = flusher.closing.cancelled() => return,
+                }
+            }
+        });
         // Stopping (a client's stop, a signal): every waiting question is withdrawn,
         // so the engine, which is waiting on one, sees it unanswered and winds down.
         let withdraw = shared.clone();
@@ -262,9 +388,14 @@ impl Server {
         let accept = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(Server {
             shared,
-            socket,
+            slot,
             accept,
         })
+    }
+
+    /// The name `attach` and `stop` take for this session.
+    pub fn short_name(&self) -> &str {
+        &self.slot.entry.short
     }
 
     /// The operator that asks the attached clients.
@@ -287,6 +418,24 @@ impl Server {
     /// The run is over: lets go of the journal (its lock, and the tap the engine's
     /// records came through).
     pub fn release_journal(&self) {
+        // Refusals beyond each user's first were only counted: their sums now.
+        let refused: Vec<((u32, String), u64)> = self
+            .shared
+            .state()
+            .refused
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(k, n)| (k.clone(), *n))
+            .collect();
+        for ((uid, why), n) in refused {
+            self.shared
+                .journal_later(Event::ParticipantRefused(event::ParticipantRefused {
+                    uid,
+                    user: user_name(uid),
+                    why: format!("{why} (refused {n} times in all)"),
+                }));
+        }
+        self.shared.flush();
         let journal = self
             .shared
             .journal
@@ -307,25 +456,11 @@ impl Server {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         self.accept.abort();
-        let _ = std::fs::remove_file(&self.socket);
-        let _ = std::fs::remove_file(self.shared.dir.join(SERVER_FILE));
+        // Whoever is still connected (a client that never read `ended`, one that
+        // never said hello) goes now, with the registry entry.
+        self.shared.closing.cancel();
+        drop(self.slot);
     }
-}
-
-/// `<session>/control.sock`, or (when that path is too long for a socket) one under
-/// the runtime directory named after the session.
-pub fn socket_path(dir: &Path) -> PathBuf {
-    let inside = dir.join(SOCKET);
-    if inside.as_os_str().len() <= SUN_PATH_MAX {
-        return inside;
-    }
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(dir.as_os_str().as_encoded_bytes());
-    let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-        .join(format!("faultline-{}", nix::unistd::getuid()));
-    base.join(format!("{name}.sock"))
 }
 
 /// The operator of a served session: each question goes to every attached client
@@ -393,7 +528,26 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(serve_client(stream, shared.clone()));
+                let uid = match stream.peer_cred() {
+                    Ok(cred) => cred.uid(),
+                    Err(e) => {
+                        tracing::warn!("session server: no peer credentials: {e}");
+                        continue;
+                    }
+                };
+                match shared.admit(uid) {
+                    Ok(ticket) => {
+                        tokio::spawn(serve_client(stream, shared.clone(), ticket));
+                    }
+                    // Said without waiting (a fresh socket's buffer is empty), then closed:
+                    // a refused client never holds a descriptor.
+                    Err(why) => {
+                        if let Ok(mut line) = serde_json::to_vec(&ServerMsg::Bye { why }) {
+                            line.push(b'\n');
+                            let _ = stream.try_write(&line);
+                        }
+                    }
+                }
             }
             Err(e) => {
                 // Out of descriptors and the like: back off rather than spin.
@@ -413,7 +567,30 @@ async fn write(out: &mut tokio::net::unix::OwnedWriteHalf, msg: &ServerMsg) -> b
     out.write_all(&line).await.is_ok()
 }
 
-async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
+type Lines = FramedRead<tokio::net::unix::OwnedReadHalf, LinesCodec>;
+
+/// The next line from the client: `Err` with what to tell it when the line is over
+/// the limit, `Ok(None)` when it is gone.
+async fn next_line(lines: &mut Lines) -> Result<Option<String>, String> {
+    match lines.next().await {
+        Some(Ok(line)) => Ok(Some(line)),
+        Some(Err(LinesCodecError::MaxLineLengthExceeded)) => Err(format!(
+            "a line longer than {MAX_LINE} bytes: this server reads no such message"
+        )),
+        Some(Err(LinesCodecError::Io(_))) | None => Ok(None),
+    }
+}
+
+async fn serve_client(stream: UnixStream, shared: Arc<Shared>, ticket: Ticket) {
+    let closing = shared.closing.clone();
+    tokio::select! {
+        () = client(stream, shared) => {}
+        () = closing.cancelled() => {}
+    }
+    drop(ticket);
+}
+
+async fn client(stream: UnixStream, shared: Arc<Shared>) {
     let cred = match stream.peer_cred() {
         Ok(cred) => cred,
         Err(e) => {
@@ -424,8 +601,8 @@ async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
     let uid = cred.uid();
     let user = user_name(uid);
     let (read, mut out) = stream.into_split();
-    let mut lines = BufReader::new(read).lines();
-    let hello: Hello = match tokio::time::timeout(HELLO_WAIT, lines.next_line()).await {
+    let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
+    let hello: Hello = match tokio::time::timeout(HELLO_WAIT, next_line(&mut lines)).await {
         Ok(Ok(Some(line))) => match serde_json::from_str::<ClientMsg>(&line) {
             Ok(ClientMsg::Hello(hello)) => hello,
             _ => {
@@ -434,6 +611,10 @@ async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
                 return;
             }
         },
+        Ok(Err(why)) => {
+            write(&mut out, &ServerMsg::Bye { why }).await;
+            return;
+        }
         _ => return,
     };
     let Some(listed) = shared.roles.role_of(uid, &user) else {
@@ -441,7 +622,7 @@ async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
             "{user} (uid {uid}) is not on this session's list ({})",
             shared.roles.describe()
         );
-        shared.journal(Event::ParticipantRefused(event::ParticipantRefused {
+        shared.journal_later(Event::ParticipantRefused(event::ParticipantRefused {
             uid,
             user,
             why: why.clone(),
@@ -459,18 +640,17 @@ async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
     // Subscribed before the replay is read, so nothing falls between the two.
     let mut live = shared.tx.subscribe();
     let status = shared.status();
-    if !write(
-        &mut out,
-        &ServerMsg::Welcome {
-            who: who.clone(),
-            status,
+    let status_only = hello.client == "status";
+    let welcome = ServerMsg::Welcome {
+        who: who.clone(),
+        status,
+        plan_text: if status_only {
+            String::new()
+        } else {
+            shared.plan_text.clone()
         },
-    )
-    .await
-    {
-        return;
-    }
-    if hello.client == "status" {
+    };
+    if !write(&mut out, &welcome).await || status_only {
         return;
     }
     let participant = Participant {
@@ -484,12 +664,14 @@ async fn serve_client(stream: UnixStream, shared: Arc<Shared>) {
         state.participants.push((id, participant.clone()));
         id
     };
-    shared.journal(Event::ParticipantJoined(participant.clone()));
-    shared.participants_changed();
+    shared.journal_later(Event::ParticipantJoined(participant.clone()));
+    shared.send(ServerMsg::Joined {
+        participant: participant.clone(),
+    });
     session(&shared, &who, hello.after, &mut live, &mut lines, &mut out).await;
     shared.state().participants.retain(|(i, _)| *i != id);
-    shared.journal(Event::ParticipantLeft(participant));
-    shared.participants_changed();
+    shared.journal_later(Event::ParticipantLeft(participant.clone()));
+    shared.send(ServerMsg::Left { participant });
 }
 
 /// Replay, the live marker, the pending questions, then live traffic both ways until
@@ -499,7 +681,7 @@ async fn session(
     who: &Who,
     after: u64,
     live: &mut broadcast::Receiver<Arc<ServerMsg>>,
-    lines: &mut tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+    lines: &mut Lines,
     out: &mut tokio::net::unix::OwnedWriteHalf,
 ) {
     let Some(mut last) = catch_up(shared, after, out).await else {
@@ -537,9 +719,14 @@ async fn session(
                 }
                 Err(broadcast::error::RecvError::Closed) => return,
             },
-            line = lines.next_line() => {
-                let Ok(Some(line)) = line else {
-                    return;
+            line = next_line(lines) => {
+                let line = match line {
+                    Ok(Some(line)) => line,
+                    Ok(None) => return,
+                    Err(why) => {
+                        write(out, &ServerMsg::Bye { why }).await;
+                        return;
+                    }
                 };
                 let reply = match serde_json::from_str::<ClientMsg>(&line) {
                     Ok(ClientMsg::Answer { id, text }) => match shared.answer(who, &id, &text) {

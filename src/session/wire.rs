@@ -12,11 +12,6 @@ use super::event::{Participant, Who};
 use super::journal::Record;
 use crate::session::operator::Question;
 
-/// The socket's file name inside the session directory.
-pub const SOCKET: &str = "control.sock";
-/// Where a running session says where it listens (and who serves it).
-pub const SERVER_FILE: &str = "server.json";
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ClientMsg {
@@ -54,6 +49,8 @@ pub struct Status {
     pub state: String,
     pub pending: Vec<String>,
     pub participants: Vec<Participant>,
+    /// Connections refused so far (over a cap, not on the list).
+    pub refused: u64,
 }
 
 /// How the run ended, as the engine reported it.
@@ -79,6 +76,10 @@ pub enum ServerMsg {
     Welcome {
         who: Who,
         status: Status,
+        /// The plan as the run read it (so a client need not read the session
+        /// directory); empty for a status query.
+        #[serde(default)]
+        plan_text: String,
     },
     /// A journal record (replayed or live), in the journal's own line shape.
     Record {
@@ -105,8 +106,13 @@ pub enum ServerMsg {
         id: Option<String>,
         why: String,
     },
-    Participants {
-        participants: Vec<Participant>,
+    /// Someone attached (the list itself came with `welcome`).
+    Joined {
+        participant: Participant,
+    },
+    /// Someone left.
+    Left {
+        participant: Participant,
     },
     Ended {
         ending: Ending,
@@ -115,15 +121,4 @@ pub enum ServerMsg {
     Bye {
         why: String,
     },
-}
-
-/// What `server.json` holds while a session runs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ServerFile {
-    pub pid: u32,
-    pub socket: String,
-    pub plan: String,
-    pub started: String,
-    pub owner: String,
 }

@@ -159,7 +159,15 @@ pub async fn attach(
     let theme = setup.theme;
     let mut state = AppState::new(plan);
     state.keymap = setup.keymap;
-    let Link { mut rx, tx } = link;
+    let Link {
+        mut rx,
+        tx,
+        who,
+        status,
+        ..
+    } = link;
+    state.participants = status.participants;
+    state.me = Some(who);
     let mut terminal = ratatui::init();
     let mouse = MouseCapture::start(setup.mouse);
     let mut keys = key_events();
@@ -193,10 +201,8 @@ pub async fn attach(
                     break Left::Lost("the session's server went away before the run ended".into());
                 };
                 match msg {
-                    ServerMsg::Welcome { who, status } => {
-                        state.participants = status.participants;
-                        state.me = Some(who);
-                    }
+                    // The welcome came with the link; a server sends one only.
+                    ServerMsg::Welcome { .. } => {}
                     ServerMsg::Record { record } => state.apply(&record),
                     ServerMsg::Live { .. } => {}
                     ServerMsg::Question { question } => {
@@ -242,7 +248,12 @@ pub async fn attach(
                             state.ask(Question { error: Some(why), ..question.clone() });
                         }
                     }
-                    ServerMsg::Participants { participants } => state.participants = participants,
+                    ServerMsg::Joined { participant } => state.participants.push(participant),
+                    ServerMsg::Left { participant } => {
+                        if let Some(i) = state.participants.iter().position(|p| *p == participant) {
+                            state.participants.remove(i);
+                        }
+                    }
                     ServerMsg::Ended { ending } => {
                         if let Some(report) = &ending.report {
                             state.report_text = std::fs::read_to_string(report).ok();

@@ -78,6 +78,7 @@ mod runspec_steps;
 mod runspec_vars;
 mod session_dir;
 mod session_robust;
+mod session_security;
 mod ssh_cluster;
 mod ssh_hosts;
 mod toolbox;

@@ -61,10 +61,30 @@ fn cpu_percent(pids: &[i32], window: Duration) -> Vec<(i32, f64)> {
         .collect()
 }
 
+/// The server's pid and socket, as the session's registry entry names them.
+fn served_by(session: &Path) -> (i32, PathBuf) {
+    let out = Command::new(EXE)
+        .args(["sessions", "--json"])
+        .output()
+        .expect("faultline sessions runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let entry: serde_json::Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["session"].as_str() == Some(session.to_str().expect("utf-8")))
+        .unwrap_or_else(|| {
+            panic!(
+                "{} is not among the running sessions:\n{text}",
+                session.display()
+            )
+        });
+    let pid = i32::try_from(entry["pid"].as_i64().expect("pid")).expect("pid fits");
+    let socket = entry["socket"].as_str().expect("socket").into();
+    (pid, socket)
+}
+
 fn server_pid(session: &Path) -> i32 {
-    let text = std::fs::read_to_string(session.join("server.json")).expect("server.json");
-    let value: serde_json::Value = serde_json::from_str(&text).expect("server.json is JSON");
-    i32::try_from(value["pid"].as_i64().expect("pid")).expect("pid fits")
+    served_by(session).0
 }
 
 /// Starts `faultline <args> --detach`; the session directory it prints.
@@ -291,7 +311,7 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
     let mut listed = vec![approver.name.clone(), viewer.name.clone()];
     listed.sort();
     assert_eq!(named, listed);
-    let socket_mode = std::fs::metadata(session.join("control.sock"))
+    let socket_mode = std::fs::metadata(served_by(&session).1)
         .expect("socket")
         .permissions()
         .mode();
@@ -301,12 +321,26 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         "the socket is open to others: {socket_mode:o}"
     );
 
-    // Not on the list: the file system keeps them out.
+    // Not on the list: the file system keeps them out, and does not even tell them
+    // the session exists (the same words as for a session that never was).
     let nobody = ["runuser", "-u", "nobody", "--"];
     let mut stranger = JsonClient::start(&session, &nobody, &[]);
-    assert_eq!(stranger.exit(Duration::from_secs(20)), Some(77));
+    assert_eq!(stranger.exit(Duration::from_secs(20)), Some(66));
     let said = stranger.stderr();
-    assert!(said.contains("not on this session's list"), "{said}");
+    assert!(
+        said.contains("no running session you may attach to"),
+        "{said}"
+    );
+    let mut ghost = JsonClient::start(&session.with_file_name("19700101T000000Z"), &nobody, &[]);
+    assert_eq!(ghost.exit(Duration::from_secs(20)), Some(66));
+    assert_eq!(
+        ghost.stderr().replace("19700101T000000Z", "X"),
+        said.replace(
+            session.file_name().and_then(|n| n.to_str()).expect("name"),
+            "X"
+        ),
+        "an unlisted user tells a hidden session from a missing one"
+    );
 
     // The viewer sees the question; its answer is refused and journaled as refused.
     let wrap = viewer.runuser();

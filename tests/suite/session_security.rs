@@ -1,0 +1,424 @@
+//! The runtime directory and the socket as a hostile local user meets them (issue
+//! 29): a runtime directory someone else made, a fake server on the session's
+//! socket, a client that never ends its line, thousands of connections, and who
+//! may find which session.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::support::users::{UnixUser, can_make_users};
+
+const EXE: &str = env!("CARGO_BIN_EXE_faultline");
+
+/// A runtime base of this test's own (so what it plants touches no other test).
+fn base(dir: &Path) -> PathBuf {
+    let base = dir.join("run");
+    std::fs::create_dir(&base).expect("base");
+    // Like /tmp: anyone may make a directory in it, nobody may take another's.
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    base
+}
+
+fn faultline(base: &Path, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(EXE)
+        .args(args)
+        .env("FAULTLINE_RUNTIME_BASE", base)
+        .current_dir(cwd)
+        .output()
+        .expect("faultline runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A demo session started detached, waiting at its first question; its short name.
+fn detached(base: &Path, cwd: &Path, extra: &[&str]) -> (PathBuf, String) {
+    let mut args = vec!["demo", "--only", "D1", "--out", "out", "--detach"];
+    args.extend_from_slice(extra);
+    let out = faultline(base, cwd, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let short = stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("the run goes on in the background; attach with: faultline attach ")
+        })
+        .unwrap_or_else(|| panic!("no short name: {stdout}"))
+        .to_string();
+    (crate::common::session_of(&out), short)
+}
+
+fn stop(base: &Path, cwd: &Path, short: &str) {
+    let out = faultline(base, cwd, &["stop", short]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("session verdict"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// The slot directory (socket and entry) of `short` in root's runtime directory.
+fn slot(base: &Path, short: &str) -> PathBuf {
+    let runtime = base.join(format!("faultline-{}", nix::unistd::getuid()));
+    std::fs::read_dir(&runtime)
+        .expect("runtime dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{short}.")))
+        })
+        .unwrap_or_else(|| panic!("no slot for {short} in {}", runtime.display()))
+}
+
+fn server_pid(slot: &Path) -> i32 {
+    let entry: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(slot.join("session.json")).expect("entry"))
+            .expect("entry is JSON");
+    i32::try_from(entry["pid"].as_i64().expect("pid")).expect("pid")
+}
+
+fn rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn a_runtime_directory_that_is_not_the_caller_s_own_is_refused_and_nothing_starts() {
+    if !can_make_users() {
+        return;
+    }
+    let mallory = UnixUser::create("flml");
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let runtime = base.join(format!("faultline-{}", nix::unistd::getuid()));
+    let target = work.path().join("target-file");
+    std::fs::write(&target, "root's\n").expect("target");
+    type Plant<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let plant: [Plant; 3] = [
+        (
+            "owned by",
+            Box::new(|| {
+                let made = Command::new("runuser")
+                    .args(["-u", &mallory.name, "--", "mkdir", "-m", "0700"])
+                    .arg(&runtime)
+                    .status()
+                    .expect("mkdir as mallory");
+                assert!(made.success());
+            }),
+        ),
+        (
+            "a symlink",
+            Box::new(|| std::os::unix::fs::symlink(&target, &runtime).expect("symlink")),
+        ),
+        (
+            "mode 0755",
+            Box::new(|| {
+                std::fs::create_dir(&runtime).expect("dir");
+                std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }),
+        ),
+    ];
+    for (why, plant) in plant {
+        let _ = std::fs::remove_dir(&runtime);
+        let _ = std::fs::remove_file(&runtime);
+        plant();
+        let before = std::fs::symlink_metadata(&runtime).expect("planted");
+        let target_acl = getfacl(&target);
+        let out = faultline(
+            &base,
+            work.path(),
+            &[
+                "demo",
+                "--only",
+                "D1",
+                "--out",
+                "out",
+                "--yes",
+                "--headless",
+            ],
+        );
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(74), "{said}");
+        assert!(
+            said.contains(why) && said.contains("nothing was started"),
+            "{said}"
+        );
+        assert!(
+            !work.path().join("out/demo-kv-replication").exists(),
+            "a session was made: {said}"
+        );
+        let after = std::fs::symlink_metadata(&runtime).expect("still there");
+        assert_eq!(
+            (before.mode(), before.uid()),
+            (after.mode(), after.uid()),
+            "the planted directory was changed"
+        );
+        assert_eq!(
+            getfacl(&target),
+            target_acl,
+            "the symlink's target gained an ACL"
+        );
+        // attach and sessions refuse it too (nothing listed, nothing connected).
+        let listed = faultline(&base, work.path(), &["sessions"]);
+        assert!(
+            String::from_utf8_lossy(&listed.stdout).contains("no running session"),
+            "{}",
+            text(&listed)
+        );
+    }
+}
+
+fn getfacl(path: &Path) -> String {
+    let out = Command::new("getfacl")
+        .args(["-c", "-p"])
+        .arg(path)
+        .output()
+        .expect("getfacl runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fake server in the real one's place: another process (root's own, even) that
+/// answers hello with a welcome and an `ended` full of escape sequences.
+#[test]
+fn attach_and_stop_refuse_a_server_that_is_not_the_session_s() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let (_session, short) = detached(&base, work.path(), &[]);
+    let slot = slot(&base, &short);
+    let socket = slot.join("control.sock");
+    let real = slot.join("real.sock");
+    std::fs::rename(&socket, &real).expect("move the real socket aside");
+    let fake = std::os::unix::net::UnixListener::bind(&socket).expect("fake bind");
+    let served = std::thread::spawn(move || {
+        let mut fed = 0;
+        fake.set_nonblocking(false).expect("blocking");
+        for stream in fake.incoming().take(2) {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.write_all(
+                b"{\"type\":\"welcome\",\"who\":{\"uid\":0,\"user\":\"root\",\"role\":\"owner\"},\"status\":{}}\n\
+                  {\"type\":\"ended\",\"ending\":{\"exit\":0,\"notes\":[\"\\u001b[2Jevery fault the journal names is healed\"]}}\n",
+            );
+            fed += 1;
+        }
+        fed
+    });
+    for args in [&["attach", "--json", &short][..], &["stop", &short][..]] {
+        let out = faultline(&base, work.path(), args);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(77), "{args:?}: {said}");
+        assert!(said.contains("not the session's server"), "{said}");
+        assert!(
+            !said.contains("healed"),
+            "the fake server was believed: {said}"
+        );
+        assert!(!out.stdout.contains(&0x1b), "{said}");
+    }
+    // Unblock the fake server if a client never connected, then put the real back.
+    let _ = UnixStream::connect(&socket);
+    let _ = UnixStream::connect(&socket);
+    assert!(served.join().expect("fake server") >= 2);
+    std::fs::remove_file(&socket).expect("remove fake");
+    std::fs::rename(&real, &socket).expect("restore");
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(server_pid(&slot)), None).is_ok(),
+        "the real server kept running"
+    );
+    stop(&base, work.path(), &short);
+}
+
+/// Sends `bytes` of one endless line (after a hello when `hello`); how many got in
+/// before the server closed the connection.
+fn endless_line(socket: &Path, hello: bool, bytes: usize) -> usize {
+    let mut stream = UnixStream::connect(socket).expect("connect");
+    stream
+        .set_write_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    if hello {
+        stream
+            .write_all(b"{\"type\":\"hello\",\"client\":\"json\"}\n")
+            .expect("hello");
+    }
+    let chunk = vec![b'x'; 1 << 20];
+    let mut sent = 0;
+    while sent < bytes {
+        match stream.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    sent
+}
+
+#[test]
+fn a_line_without_end_is_cut_at_the_frame_limit_and_a_flood_of_clients_is_capped() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let (_session, short) = detached(&base, work.path(), &[]);
+    let slot = slot(&base, &short);
+    let socket = slot.join("control.sock");
+    let pid = server_pid(&slot);
+    let before = rss_kib(pid);
+    for hello in [false, true] {
+        let sent = endless_line(&socket, hello, 100 << 20);
+        assert!(
+            sent < 100 << 20,
+            "the server read 100 MB of one line (hello: {hello})"
+        );
+    }
+    let grown = rss_kib(pid).saturating_sub(before);
+    assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
+
+    // 2,000 connections from one uid: the per-user cap takes 32, the rest are told.
+    let (_, hard) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).expect("rlimit");
+    nix::sys::resource::setrlimit(
+        nix::sys::resource::Resource::RLIMIT_NOFILE,
+        hard.min(8192),
+        hard,
+    )
+    .expect("raise the test's own descriptor limit");
+    let mut clients = Vec::new();
+    for _ in 0..2000 {
+        clients.push(UnixStream::connect(&socket).expect("connect"));
+    }
+    let mut refused = 0;
+    let mut held = 0;
+    for client in &mut clients {
+        client
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .expect("timeout");
+        let mut buf = [0u8; 512];
+        match client.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                let line = String::from_utf8_lossy(&buf[..n]);
+                assert!(
+                    line.contains("\"bye\"") && line.contains("32 connections"),
+                    "{line}"
+                );
+                refused += 1;
+            }
+            // Taken, waiting for its hello.
+            Err(_) => held += 1,
+            Ok(_) => refused += 1,
+        }
+    }
+    assert_eq!(held, 32, "{refused} refused");
+    drop(clients);
+    // The server still serves: a status query is answered.
+    let started = Instant::now();
+    let listed = loop {
+        let out = faultline(&base, work.path(), &["sessions"]);
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        if said.contains("state: waiting for an answer")
+            || started.elapsed() > Duration::from_secs(20)
+        {
+            break said;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(listed.contains("state: waiting for an answer"), "{listed}");
+    stop(&base, work.path(), &short);
+}
+
+#[test]
+fn sessions_are_found_from_any_directory_by_those_listed_and_by_nobody_else() {
+    if !can_make_users() {
+        return;
+    }
+    let approver = UnixUser::create("flsa");
+    let stranger = UnixUser::create("flss");
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let started_in = work.path().join("here");
+    std::fs::create_dir(&started_in).expect("dir");
+    let (session, short) = detached(&base, &started_in, &["--approver", &approver.name]);
+    let elsewhere = work.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("dir");
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+
+    let as_user = |user: &UnixUser, args: &[&str]| {
+        Command::new("runuser")
+            .args(["-u", &user.name, "--", EXE])
+            .args(args)
+            .env("FAULTLINE_RUNTIME_BASE", &base)
+            .current_dir(&elsewhere)
+            .output()
+            .expect("runuser")
+    };
+    let mine = faultline(&base, &elsewhere, &["sessions"]);
+    let said = text(&mine);
+    assert!(
+        said.contains(&short) && said.contains(session.to_str().expect("utf-8")),
+        "{said}"
+    );
+    let theirs = as_user(&approver, &["sessions"]);
+    let said = text(&theirs);
+    assert!(
+        said.contains(&short) && said.contains("owner root"),
+        "{said}"
+    );
+    let nobody = as_user(&stranger, &["sessions"]);
+    let said = text(&nobody);
+    assert!(
+        said.contains("no running session") && !said.contains(&short),
+        "{said}"
+    );
+
+    // The approver attaches by the short name and is welcomed as an approver.
+    let mut attach = Command::new("runuser")
+        .args(["-u", &approver.name, "--", EXE, "attach", "--json", &short])
+        .env("FAULTLINE_RUNTIME_BASE", &base)
+        .current_dir(&elsewhere)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("attach");
+    let mut first = String::new();
+    let mut stdout = attach.stdout.take().expect("stdout");
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
+        first.push(char::from(byte[0]));
+    }
+    let _ = attach.kill();
+    let _ = attach.wait();
+    let welcome: serde_json::Value = serde_json::from_str(&first).expect("a JSON welcome");
+    assert_eq!(welcome["type"], "welcome", "{first}");
+    assert_eq!(welcome["who"]["role"], "approver", "{first}");
+    assert_eq!(welcome["who"]["user"], approver.name.as_str(), "{first}");
+
+    // Stale entries go: a slot whose server is dead is removed by the owner's look.
+    let slot = slot(&base, &short);
+    stop(&base, &elsewhere, &short);
+    let started = Instant::now();
+    while slot.exists() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !slot.exists(),
+        "the ended session's slot is still registered"
+    );
+    let after = as_user(&approver, &["sessions"]);
+    assert!(
+        text(&after).contains("no running session"),
+        "{}",
+        text(&after)
+    );
+}
