@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::exit;
 use crate::session::client::{self, Link};
 use crate::session::wire::{ClientMsg, Ending, Hello, ServerMsg};
+use crate::term_out::Clean;
 
 /// How long a starting server may take to say where its session is.
 const READY_WAIT: Duration = Duration::from_secs(60);
@@ -20,41 +21,59 @@ const READY_WAIT: Duration = Duration::from_secs(60);
 /// tried to stop it): sysexits' EX_NOPERM.
 pub const REFUSED: i32 = 77;
 
-/// Prints one line, ignoring a stdout that went away (a closed terminal or pipe
-/// must not turn leaving into a panic).
+/// Prints one line through the terminal writer (sanitized), ignoring a stdout that
+/// went away (a closed terminal or pipe must not turn leaving into a panic).
 pub fn say(line: &str) {
     crate::say!("{line}");
 }
 
 /// The engine's lines for the operator: errors on stderr, the rest on stdout.
 pub fn print_notes(notes: &[String]) {
+    let _ = write_notes(std::io::stdout().lock(), std::io::stderr().lock(), notes);
+}
+
+/// [`print_notes`] to any pair of writers, each line sanitized: a note can quote a
+/// plan, a child or the socket.
+pub fn write_notes(out: impl Write, err: impl Write, notes: &[String]) -> std::io::Result<()> {
+    let (mut out, mut err) = (Clean::new(out), Clean::new(err));
     for note in notes {
         if note.starts_with("faultline:") {
-            let _ = writeln!(std::io::stderr(), "{note}");
+            writeln!(err, "{note}")?;
         } else {
-            say(note);
+            writeln!(out, "{note}")?;
         }
     }
+    out.flush()?;
+    err.flush()
 }
 
 /// How a run ended, as `faultline run` has always said it.
 pub fn print_ending(ending: &Ending) {
+    let _ = write_ending(std::io::stdout().lock(), std::io::stderr().lock(), ending);
+}
+
+/// [`print_ending`] to any pair of writers, each line sanitized: the ending comes
+/// from the session's server over its socket.
+pub fn write_ending(out: impl Write, err: impl Write, ending: &Ending) -> std::io::Result<()> {
+    let (mut out, mut err) = (Clean::new(out), Clean::new(err));
     if let Some(question) = &ending.unanswered
         && ending.verdict.is_none()
     {
-        let _ = writeln!(std::io::stderr(), "faultline: {question}");
+        writeln!(err, "faultline: {question}")?;
     }
     match (&ending.report, &ending.unwritten) {
-        (Some(path), _) => say(&format!("report: {path}")),
-        (None, Some(text)) => say(text),
+        (Some(path), _) => writeln!(out, "report: {path}")?,
+        (None, Some(text)) => writeln!(out, "{text}")?,
         (None, None) => {}
     }
     if let Some(verdict) = ending.verdict {
-        say(&format!("session verdict: {verdict}"));
+        writeln!(out, "session verdict: {verdict}")?;
     }
     if !ending.session.is_empty() {
-        say(&format!("session: {}", ending.session));
+        writeln!(out, "session: {}", ending.session)?;
     }
+    out.flush()?;
+    err.flush()
 }
 
 /// Starts this same command as the session's server (`--serve`, its own session,
@@ -117,7 +136,7 @@ async fn start_server() -> Result<PathBuf, i32> {
                     tokio::time::timeout(Duration::from_secs(5), stderr.read_to_string(&mut said))
                         .await;
             }
-            let _ = std::io::stderr().write_all(said.as_bytes());
+            crate::say_err!(raw "{said}");
             let code = match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
                 Ok(Ok(status)) => status.code().unwrap_or(1),
                 _ => 1,
@@ -170,7 +189,7 @@ async fn attach_tui(
     {
         Ok(link) => link,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -189,7 +208,7 @@ async fn attach_tui(
             ending.exit
         }
         crate::tui::app::Left::Lost(why) => {
-            let _ = writeln!(std::io::stderr(), "faultline: {why}");
+            crate::say_err!("faultline: {why}");
             REFUSED
         }
     }
