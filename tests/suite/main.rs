@@ -80,6 +80,7 @@ mod session_dir;
 mod session_robust;
 mod ssh_cluster;
 mod ssh_hosts;
+mod terminal_writers;
 mod toolbox;
 mod tui_chart;
 mod tui_config;
