@@ -273,6 +273,15 @@ fn a_servers_notes_and_ending_are_written_without_escapes() {
     );
     assert_eq!(err, "faultline: heal failed\nfaultline: classify.S1\n");
 
+    // `attach --json` writes serde_json's line as it is: control characters are
+    // escaped (`\u001b`, `\u0007`), so the ending arrives whole and never raw.
+    let line = serde_json::to_string(&faultline::session::wire::ServerMsg::Ended {
+        ending: ending.clone(),
+    })
+    .expect("encodes");
+    assert!(!line.contains(['\x1b', '\x07']), "{line}");
+    assert!(line.contains(r"\u001b]0;pwned\u0007"), "{line}");
+
     let report = faultline::session::wire::Ending {
         report: Some(hostile("/r/", "report.html")),
         ..ending
