@@ -13,6 +13,7 @@ use crate::exit;
 use crate::session::client::{self, Link};
 use crate::session::runtime::Found;
 use crate::session::wire::{ClientMsg, Ending, Hello, ServerMsg};
+use crate::term_out::Clean;
 
 /// How long a starting server may take to say where its session is.
 const READY_WAIT: Duration = Duration::from_secs(60);
@@ -21,41 +22,59 @@ const READY_WAIT: Duration = Duration::from_secs(60);
 /// tried to stop it): sysexits' EX_NOPERM.
 pub const REFUSED: i32 = 77;
 
-/// Prints one line, ignoring a stdout that went away (a closed terminal or pipe
-/// must not turn leaving into a panic).
+/// Prints one line through the terminal writer (sanitized), ignoring a stdout that
+/// went away (a closed terminal or pipe must not turn leaving into a panic).
 pub fn say(line: &str) {
     crate::say!("{line}");
 }
 
 /// The engine's lines for the operator: errors on stderr, the rest on stdout.
 pub fn print_notes(notes: &[String]) {
+    let _ = write_notes(std::io::stdout().lock(), std::io::stderr().lock(), notes);
+}
+
+/// [`print_notes`] to any pair of writers, each line sanitized: a note can quote a
+/// plan, a child or the socket.
+pub fn write_notes(out: impl Write, err: impl Write, notes: &[String]) -> std::io::Result<()> {
+    let (mut out, mut err) = (Clean::new(out), Clean::new(err));
     for note in notes {
         if note.starts_with("faultline:") {
-            let _ = writeln!(std::io::stderr(), "{note}");
+            writeln!(err, "{note}")?;
         } else {
-            say(note);
+            writeln!(out, "{note}")?;
         }
     }
+    out.flush()?;
+    err.flush()
 }
 
 /// How a run ended, as `faultline run` has always said it.
 pub fn print_ending(ending: &Ending) {
+    let _ = write_ending(std::io::stdout().lock(), std::io::stderr().lock(), ending);
+}
+
+/// [`print_ending`] to any pair of writers, each line sanitized: the ending comes
+/// from the session's server over its socket.
+pub fn write_ending(out: impl Write, err: impl Write, ending: &Ending) -> std::io::Result<()> {
+    let (mut out, mut err) = (Clean::new(out), Clean::new(err));
     if let Some(question) = &ending.unanswered
         && ending.verdict.is_none()
     {
-        let _ = writeln!(std::io::stderr(), "faultline: {question}");
+        writeln!(err, "faultline: {question}")?;
     }
     match (&ending.report, &ending.unwritten) {
-        (Some(path), _) => say(&format!("report: {path}")),
-        (None, Some(text)) => say(text),
+        (Some(path), _) => writeln!(out, "report: {path}")?,
+        (None, Some(text)) => writeln!(out, "{text}")?,
         (None, None) => {}
     }
     if let Some(verdict) = ending.verdict {
-        say(&format!("session verdict: {verdict}"));
+        writeln!(out, "session verdict: {verdict}")?;
     }
     if !ending.session.is_empty() {
-        say(&format!("session: {}", ending.session));
+        writeln!(out, "session: {}", ending.session)?;
     }
+    out.flush()?;
+    err.flush()
 }
 
 /// Starts this same command as the session's server (`--serve`, its own session,
@@ -69,7 +88,7 @@ pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
     let found = match client::find(Some(&dir.display().to_string()), None) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             say(&format!("session: {}", dir.display()));
             return refused_code(&e);
         }
@@ -87,7 +106,7 @@ pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
 
 async fn start_server() -> Result<PathBuf, i32> {
     let exe = std::env::current_exe().map_err(|e| {
-        eprintln!("faultline: cannot find its own executable: {e}");
+        crate::say_err!("faultline: cannot find its own executable: {e}");
         exit::ENVIRONMENT
     })?;
     let mut child = tokio::process::Command::new(exe)
@@ -98,7 +117,7 @@ async fn start_server() -> Result<PathBuf, i32> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| {
-            eprintln!("faultline: cannot start the session server: {e}");
+            crate::say_err!("faultline: cannot start the session server: {e}");
             exit::ENVIRONMENT
         })?;
     let stdout = child.stdout.take();
@@ -123,13 +142,13 @@ async fn start_server() -> Result<PathBuf, i32> {
                     tokio::time::timeout(Duration::from_secs(5), stderr.read_to_string(&mut said))
                         .await;
             }
-            let _ = std::io::stderr().write_all(said.as_bytes());
+            crate::say_err!(raw "{said}");
             let code = match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
                 Ok(Ok(status)) => status.code().unwrap_or(1),
                 _ => 1,
             };
             if code == 0 {
-                eprintln!("faultline: the session server ended before its session started");
+                crate::say_err!("faultline: the session server ended before its session started");
                 return Err(1);
             }
             Err(code)
@@ -171,7 +190,7 @@ async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) 
     {
         Ok(link) => link,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -191,7 +210,7 @@ async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) 
             ending.exit
         }
         crate::tui::app::Left::Lost(why) => {
-            let _ = writeln!(std::io::stderr(), "faultline: {why}");
+            crate::say_err!("faultline: {why}");
             REFUSED
         }
     }
@@ -241,7 +260,7 @@ pub async fn attach(args: AttachArgs) -> i32 {
     let found = match client::find(args.session.as_deref(), args.out.as_deref()) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -274,7 +293,7 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
     } = match client::connect(found, hello).await {
         Ok(link) => link,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -303,8 +322,7 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
                     }
                 }
                 Err(e) => {
-                    let _ = writeln!(
-                        std::io::stderr(),
+                    crate::say_err!(
                         "faultline: stdin: not a client message ({e}); expected {{\"type\":\"answer\",\"id\":…,\"text\":…}} or {{\"type\":\"stop\"}}"
                     );
                 }
@@ -320,10 +338,7 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
             () = leave.cancelled() => return exit::OK,
         };
         let Some(msg) = msg else {
-            let _ = writeln!(
-                std::io::stderr(),
-                "faultline: the session's server went away"
-            );
+            crate::say_err!("faultline: the session's server went away");
             return exit::UNREADABLE;
         };
         let Ok(line) = serde_json::to_string(&msg) else {
@@ -453,7 +468,7 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
     let found = match client::find(session.as_deref(), out.as_deref()) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -464,7 +479,7 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
     let mut link = match client::connect(&found, hello).await {
         Ok(link) => link,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return refused_code(&e);
         }
     };
@@ -482,12 +497,12 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
                 return ending.exit;
             }
             ServerMsg::Refused { id: None, why } | ServerMsg::Bye { why } => {
-                eprintln!("faultline: {}", crate::sanitize::line(&why));
+                crate::say_err!("faultline: {}", crate::sanitize::line(&why));
                 return REFUSED;
             }
             _ => {}
         }
     }
-    eprintln!("faultline: the session's server went away before it said how the run ended");
+    crate::say_err!("faultline: the session's server went away before it said how the run ended");
     exit::UNREADABLE
 }

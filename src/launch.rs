@@ -179,16 +179,12 @@ pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
     let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
     let found = crate::plan::discover::plans(&sut);
     if args.headless || !std::io::stdout().is_terminal() {
-        eprintln!("faultline: name a PLAN to run (no terminal for the picker); found:");
+        crate::say_err!("faultline: name a PLAN to run (no terminal for the picker); found:");
         for f in &found {
-            eprintln!(
-                "  {}  {}",
-                f.path.display(),
-                crate::sanitize::line(&f.title)
-            );
+            crate::say_err!("  {}  {}", f.path.display(), f.title);
         }
         if found.is_empty() {
-            eprintln!(
+            crate::say_err!(
                 "  none under {}/docs/testing-plans/ and no markdown file titled \"Test Plan:\"",
                 sut.display()
             );
@@ -197,7 +193,7 @@ pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
     }
     let setup = ui_setup(args)?;
     crate::tui::picker::pick(&sut, found, &setup.theme, &setup.keymap).ok_or_else(|| {
-        eprintln!("faultline: no plan picked; nothing was started");
+        crate::say_err!("faultline: no plan picked; nothing was started");
         exit::USAGE
     })
 }
@@ -213,13 +209,13 @@ pub use crate::session::resume::PlanInput;
 /// Reads a plan file and its sidecar `<plan>.run.yaml` (if present).
 pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
     let plan_text = plan::read_text(path).map_err(|e| {
-        eprintln!("faultline: cannot read plan {}: {e}", path.display());
+        crate::say_err!("faultline: cannot read plan {}: {e}", path.display());
         exit::UNREADABLE
     })?;
     let sidecar = runspec::sidecar_path(path);
     let spec = if sidecar.exists() {
         let text = plan::read_text(&sidecar).map_err(|e| {
-            eprintln!("faultline: cannot read run spec {}: {e}", sidecar.display());
+            crate::say_err!("faultline: cannot read run spec {}: {e}", sidecar.display());
             exit::UNREADABLE
         })?;
         Some((sidecar.display().to_string(), text))
@@ -246,16 +242,16 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
             let setup = ui_setup(args)?;
             crate::tui::app::hand_back(parsed.clone(), &setup);
         }
-        eprint!("{}", plan::render::lint_text(&parsed, &problems));
-        eprintln!("faultline: plan handed back; nothing was started");
+        crate::say_err!(raw "{}", plan::render::lint_text(&parsed, &problems));
+        crate::say_err!("faultline: plan handed back; nothing was started");
         return Err(exit::HANDED_BACK);
     }
     let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
     let spec = runspec::load(&parsed, sidecar).map_err(|errors| {
         for e in &errors {
-            eprintln!("{e}");
+            crate::say_err!("{e}");
         }
-        eprintln!("faultline: run spec rejected; nothing was started");
+        crate::say_err!("faultline: run spec rejected; nothing was started");
         exit::HANDED_BACK
     })?;
     // What lint calls a trap would spend a cluster run on a verdict known now; only
@@ -273,8 +269,8 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
         .collect();
     // An answers template only lists questions: nothing runs that a trap would waste.
     if !traps.is_empty() && !args.answers_template {
-        eprint!("{}", plan::render::lint_text(&parsed, &traps));
-        eprintln!("faultline: run spec handed back; nothing was started");
+        crate::say_err!(raw "{}", plan::render::lint_text(&parsed, &traps));
+        crate::say_err!("faultline: run spec handed back; nothing was started");
         return Err(exit::HANDED_BACK);
     }
     Ok((parsed, spec))
@@ -314,9 +310,9 @@ fn check_answers(
         return Ok(());
     }
     for b in &bad {
-        eprintln!("faultline: {b}");
+        crate::say_err!("faultline: {b}");
     }
-    eprintln!("faultline: answers file refused; nothing was started");
+    crate::say_err!("faultline: answers file refused; nothing was started");
     Err(exit::USAGE)
 }
 
@@ -335,14 +331,14 @@ fn operator(args: &RunArgs) -> Result<Scripted, i32> {
     };
     if let Some(path) = &args.answers {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            eprintln!(
+            crate::say_err!(
                 "faultline: cannot read answers file {}: {e}",
                 path.display()
             );
             exit::UNREADABLE
         })?;
         let parsed = parse_answers_at(&path.display().to_string(), &text).map_err(|e| {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             exit::USAGE
         })?;
         for (id, (answer, line)) in parsed {
@@ -463,7 +459,7 @@ pub async fn run(
     {
         Ok(dir) => dir,
         Err(e) => {
-            eprintln!("faultline: cannot resolve the SUT directory: {e}");
+            crate::say_err!("faultline: cannot resolve the SUT directory: {e}");
             return exit::UNREADABLE;
         }
     };
@@ -537,7 +533,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
     use std::io::IsTerminal;
     for user in args.approvers.iter().chain(&args.viewers) {
         if let Err(why) = crate::session::roles::check_user(user) {
-            eprintln!("faultline: --approver / --viewer: {why}; nothing was started");
+            crate::say_err!("faultline: --approver / --viewer: {why}; nothing was started");
             return exit::USAGE;
         }
     }
@@ -556,7 +552,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         return crate::attach::start_and_attach(setup).await;
     }
     if !args.headless && !std::io::stdout().is_terminal() {
-        eprintln!("faultline: stdout is not a terminal; running headless");
+        crate::say_err!("faultline: stdout is not a terminal; running headless");
     }
     let cancel = CancellationToken::new();
     let caught = watch_signals(cancel.clone());
@@ -583,7 +579,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
     let ending = result.ending;
     crate::attach::print_notes(&ending.notes);
     if let Some(question) = &ending.unanswered {
-        eprintln!("faultline: {question}");
+        crate::say_err!("faultline: {question}");
     }
     crate::attach::print_ending(&ending);
     ending.exit
@@ -651,7 +647,7 @@ async fn served(
     // is made: a session nobody could attach to safely is not started.
     if let Err(e) = crate::session::runtime::RuntimeDir::own() {
         if let Some(ready) = ready {
-            eprintln!("faultline: {e}; nothing was started");
+            crate::say_err!("faultline: {e}; nothing was started");
             ready(Path::new(""));
         }
         return Served {
@@ -667,7 +663,7 @@ async fn served(
         Err(e) => {
             if let Some(ready) = ready {
                 // Said on stderr before the pipes go: the starter relays it.
-                eprintln!("faultline: {e}");
+                crate::say_err!("faultline: {e}");
                 ready(Path::new(""));
             }
             let (code, notes) = stopped(&e);
@@ -693,7 +689,7 @@ async fn served(
         Err(e) => {
             // The session directory is as private as ever; only attaching is lost.
             tracing::warn!("no session server: {e}");
-            eprintln!("faultline: {e}; the run goes on without attach");
+            crate::say_err!("faultline: {e}; the run goes on without attach");
             None
         }
     };
@@ -848,7 +844,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
     let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
-            eprintln!("faultline: cannot resume {}: {e}", session.display());
+            crate::say_err!("faultline: cannot resume {}: {e}", session.display());
             return exit::UNREADABLE;
         }
     };
@@ -877,7 +873,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
             }
         }
         Err(e) => {
-            eprintln!("faultline: cannot heal {}: {e}", session.display());
+            crate::say_err!("faultline: cannot heal {}: {e}", session.display());
             return exit::UNREADABLE;
         }
     }
@@ -935,12 +931,12 @@ pub fn report(session: &Path) -> i32 {
     let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
-            eprintln!("faultline: cannot read session {}: {e}", session.display());
+            crate::say_err!("faultline: cannot read session {}: {e}", session.display());
             return exit::UNREADABLE;
         }
     };
     let Some(outcome) = saved.outcome else {
-        eprintln!(
+        crate::say_err!(
             "faultline: {}: its journal holds no outcome yet (none is journaled before \
              the preflight ends, and journals older than format 3 hold none): nothing to report",
             session.display()
@@ -959,7 +955,7 @@ pub fn report(session: &Path) -> i32 {
             exit::OK
         }
         Err(why) => {
-            eprintln!("faultline: {why}");
+            crate::say_err!("faultline: {why}");
             1
         }
     }
@@ -1032,7 +1028,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
     let results = match crate::author::author(&req, &mut operator).await {
         Ok(results) => results,
         Err(e) => {
-            eprintln!("faultline: {e}");
+            crate::say_err!("faultline: {e}");
             return 1;
         }
     };
@@ -1072,7 +1068,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
     if !diff.is_empty() {
         crate::say!("staged, not committed:");
         for line in diff.lines() {
-            crate::say!("{}", crate::sanitize::line(line));
+            crate::say!("{line}");
         }
     }
     if refused { 1 } else { exit::OK }

@@ -5,23 +5,29 @@
 //! and the operation-history checkers; the engine that drives a session plugs into
 //! these seams.
 
-/// `print!` / `println!` for stdout that a closed pipe (`| head`) cannot turn into a
-/// panic: the text is dropped instead. `say!(...)` ends the line, `say!(raw ...)`
-/// writes the text as it is.
+/// `print!` / `println!` for stdout through the one terminal writer
+/// ([`term_out`]): every line sanitized, and a closed pipe (`| head`) drops the text
+/// instead of panicking. `say!(...)` ends the line, `say!(raw ...)` writes the text
+/// as it is (line ends included).
 #[macro_export]
 macro_rules! say {
-    (raw $($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, $($arg)*);
-        let _ = out.flush();
-    }};
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*);
-        let _ = out.flush();
-    }};
+    (raw $($arg:tt)*) => {
+        $crate::term_out::stdout(&format!($($arg)*))
+    };
+    ($($arg:tt)*) => {
+        $crate::term_out::stdout(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// [`say!`] for stderr (`eprint!` / `eprintln!`): sanitized, never a panic.
+#[macro_export]
+macro_rules! say_err {
+    (raw $($arg:tt)*) => {
+        $crate::term_out::stderr(&format!($($arg)*))
+    };
+    ($($arg:tt)*) => {
+        $crate::term_out::stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
 }
 
 pub mod attach;
@@ -41,6 +47,7 @@ pub mod report;
 pub mod runspec;
 pub mod sanitize;
 pub mod session;
+pub mod term_out;
 pub mod toolbox;
 pub mod tui;
 pub mod verdict;

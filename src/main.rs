@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use faultline::verdict::Tier;
-use faultline::{exit, plan};
+use faultline::{exit, plan, say, say_err};
 
 /// Executes distributed-system test plans for real.
 #[derive(Parser)]
@@ -199,7 +199,7 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
     {
         Ok(runtime) => runtime.block_on(fut),
         Err(e) => {
-            eprintln!("faultline: cannot start the async runtime: {e}");
+            say_err!("faultline: cannot start the async runtime: {e}");
             1
         }
     }
@@ -209,13 +209,13 @@ fn heal(session: &std::path::Path) -> i32 {
     match faultline::session::heal::heal_session(session) {
         Ok(healed) => {
             for skipped in &healed.skipped {
-                println!("journal {skipped}; healed from the records around it");
+                say!("journal {skipped}; healed from the records around it");
             }
             for line in &healed.actions {
-                println!("healed: {line}");
+                say!("healed: {line}");
             }
             for line in &healed.failures {
-                println!("FAILED: {line}");
+                say!("FAILED: {line}");
             }
             if healed.failures.is_empty() {
                 exit::OK
@@ -224,7 +224,7 @@ fn heal(session: &std::path::Path) -> i32 {
             }
         }
         Err(e) => {
-            eprintln!("faultline: {e}");
+            say_err!("faultline: {e}");
             exit::UNREADABLE
         }
     }
@@ -234,20 +234,20 @@ fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
     let found = match faultline::toolbox::discover(dir) {
         Ok(found) => found,
         Err(err) => {
-            eprintln!("faultline: {err}");
+            say_err!("faultline: {err}");
             return exit::UNREADABLE;
         }
     };
     if json {
         match serde_json::to_string_pretty(&found) {
-            Ok(out) => println!("{out}"),
+            Ok(out) => say!("{out}"),
             Err(err) => {
-                eprintln!("faultline: cannot encode the toolbox: {err}");
+                say_err!("faultline: cannot encode the toolbox: {err}");
                 return 1;
             }
         }
     } else {
-        print!("{}", faultline::toolbox::render_text(&found));
+        say!(raw "{}", faultline::toolbox::render_text(&found));
     }
     exit::OK
 }
@@ -359,9 +359,9 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
             None => serde_json::Value::Null,
         };
         match serde_json::to_string_pretty(&value) {
-            Ok(out) => println!("{out}"),
+            Ok(out) => say!("{out}"),
             Err(err) => {
-                eprintln!("faultline: cannot encode lint result: {err}");
+                say_err!("faultline: cannot encode lint result: {err}");
                 return 1;
             }
         }
@@ -369,7 +369,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
         // Which run spec lint read, and what it binds: a missing sidecar is said, not
         // guessed at.
         match &bindings {
-            Some(ids) => println!(
+            Some(ids) => say!(
                 "Run spec: {} ({}), {} block(s) in the plan; bindings: {}",
                 sidecar.display(),
                 if input.spec.is_some() {
@@ -384,19 +384,19 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
                     ids.join(", ")
                 }
             ),
-            None => println!(
+            None => say!(
                 "Run spec: {} did not load (its problems are listed below)",
                 sidecar.display()
             ),
         }
-        print!("{}", plan::render::lint_text(&parsed, &problems));
+        say!(raw "{}", plan::render::lint_text(&parsed, &problems));
         if !privileged.is_empty() {
-            println!(
+            say!(
                 "\nPrivileged fault actions (each asked as privileged.<id> before the run; \
                  --approve-privileged approves them, --yes declines):"
             );
             for (id, actions) in &privileged {
-                println!("  {id}: {}", actions.join(" | "));
+                say!("  {id}: {}", actions.join(" | "));
             }
         }
     }

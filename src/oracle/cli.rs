@@ -53,7 +53,7 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> i32 {
     match check(args) {
         Ok(report) => {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::term_out::Clean::new(std::io::stdout().lock());
             let written = if args.json {
                 writeln!(out, "{}", to_json(&report))
             } else {
@@ -61,14 +61,14 @@ pub fn run(args: &CheckArgs) -> i32 {
             };
             match written {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    eprintln!("faultline check: cannot write the result: {e}");
+                    crate::say_err!("faultline check: cannot write the result: {e}");
                     exit::ENVIRONMENT
                 }
                 _ => exit_code(&report.run),
             }
         }
         Err((code, message)) => {
-            eprintln!("faultline check: {message}");
+            crate::say_err!("faultline check: {message}");
             code
         }
     }

@@ -486,7 +486,7 @@ fn quit_question() -> Question {
 pub fn setup_for(flag: Option<&str>, config: Option<&std::path::Path>) -> Result<Setup, i32> {
     let config = match super::config::locate(config) {
         Some(path) => super::config::load(&path).map_err(|e| {
-            eprintln!("faultline: config {e}");
+            crate::say_err!("faultline: config {e}");
             crate::exit::USAGE
         })?,
         None => super::config::Config::default(),
@@ -496,7 +496,7 @@ pub fn setup_for(flag: Option<&str>, config: Option<&std::path::Path>) -> Result
         .or(config.theme)
         .unwrap_or_else(|| "dark".to_string());
     let theme = theme(&name).map_err(|e| {
-        eprintln!("faultline: {e}");
+        crate::say_err!("faultline: {e}");
         crate::exit::USAGE
     })?;
     Ok(Setup {

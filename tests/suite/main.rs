@@ -81,6 +81,7 @@ mod session_robust;
 mod session_security;
 mod ssh_cluster;
 mod ssh_hosts;
+mod terminal_writers;
 mod toolbox;
 mod tui_chart;
 mod tui_config;
