@@ -545,6 +545,18 @@ fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
     // JSON lines over SSH: the replay from the first record, the live marker, live events.
     let wrap = sshd.ssh(&keys.join("script"));
     let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    // Found over SSH from the login's own directory, by the registry.
+    let listed = Command::new(wrap[0])
+        .args(&wrap[1..])
+        .args([EXE, "sessions"])
+        .output()
+        .expect("faultline sessions over ssh");
+    let said = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        said.contains(session.to_str().expect("utf-8")) && said.contains("demo-kv-replication-"),
+        "{said}\n{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
     let mut script = JsonClient::start(&session, &wrap, &[]);
     let question = script
         .question(Duration::from_secs(30))
@@ -582,11 +594,18 @@ fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
         answered["by"].as_str().is_some_and(|b| b.contains("alice")),
         "{answered}"
     );
+    // The engine journals the answer once it has it: a moment after the broadcast.
     let journal = session.join("journal.jsonl");
-    let taken = common::lines(&journal)
-        .into_iter()
-        .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
-        .expect("journaled");
+    let taken = || {
+        common::lines(&journal)
+            .into_iter()
+            .find(|l| l.kind == "operator-answer" && l.data["question"] == id.as_str())
+    };
+    assert!(
+        wait(Duration::from_secs(10), || taken().is_some()),
+        "journaled"
+    );
+    let taken = taken().expect("journaled");
     assert_eq!(taken.data["who"]["label"], "alice");
     assert_eq!(taken.data["who"]["user"], "root");
 
