@@ -268,7 +268,7 @@ fn endless_line(socket: &Path, hello: bool, bytes: usize) -> usize {
 }
 
 #[test]
-fn a_line_without_end_is_cut_at_the_frame_limit_and_a_flood_of_clients_is_capped() {
+fn a_line_without_end_is_cut_at_the_frame_limit_before_and_after_hello() {
     let work = tempfile::tempdir().expect("tempdir");
     let base = base(work.path());
     let (_session, short) = detached(&base, work.path(), &[]);
@@ -286,7 +286,46 @@ fn a_line_without_end_is_cut_at_the_frame_limit_and_a_flood_of_clients_is_capped
     let grown = rss_kib(pid).saturating_sub(before);
     assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
 
-    // 2,000 connections from one uid: the per-user cap takes 32, the rest are told.
+    stop(&base, work.path(), &short);
+}
+
+/// Opens `n` connections to `socket` and sorts them: refused with a `bye` naming
+/// the cap, or held (taken, waiting for a hello).
+fn flood(socket: &Path, n: usize) -> (Vec<UnixStream>, usize) {
+    let mut clients = Vec::new();
+    for _ in 0..n {
+        clients.push(UnixStream::connect(socket).expect("connect"));
+    }
+    let mut refused = 0;
+    let mut held = Vec::new();
+    for mut client in clients {
+        client
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut buf = [0u8; 512];
+        match client.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                let line = String::from_utf8_lossy(&buf[..n]);
+                assert!(
+                    line.contains("\"bye\"") && line.contains("connections"),
+                    "{line}"
+                );
+                refused += 1;
+            }
+            Err(_) => held.push(client),
+            Ok(_) => refused += 1,
+        }
+    }
+    (held, refused)
+}
+
+/// 2,000 connections from one uid against a run whose descriptor limit is 256: the
+/// per-user cap takes 32, the rest are told and closed, and the run's verdict is
+/// what it is without them.
+#[test]
+fn a_flood_of_connections_is_capped_and_the_run_s_verdict_is_unchanged() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
     let (_, hard) =
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).expect("rlimit");
     nix::sys::resource::setrlimit(
@@ -295,47 +334,73 @@ fn a_line_without_end_is_cut_at_the_frame_limit_and_a_flood_of_clients_is_capped
         hard,
     )
     .expect("raise the test's own descriptor limit");
-    let mut clients = Vec::new();
-    for _ in 0..2000 {
-        clients.push(UnixStream::connect(&socket).expect("connect"));
-    }
-    let mut refused = 0;
-    let mut held = 0;
-    for client in &mut clients {
-        client
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .expect("timeout");
-        let mut buf = [0u8; 512];
-        match client.read(&mut buf) {
-            Ok(n) if n > 0 => {
-                let line = String::from_utf8_lossy(&buf[..n]);
-                assert!(
-                    line.contains("\"bye\"") && line.contains("32 connections"),
-                    "{line}"
-                );
-                refused += 1;
-            }
-            // Taken, waiting for its hello.
-            Err(_) => held += 1,
-            Ok(_) => refused += 1,
-        }
-    }
-    assert_eq!(held, 32, "{refused} refused");
-    drop(clients);
-    // The server still serves: a status query is answered.
+    let _slot = crate::common::demo_lock();
+    let mut run = Command::new("prlimit")
+        .args([
+            "--nofile=256:256",
+            "--",
+            EXE,
+            "demo",
+            "--only",
+            "D1",
+            "--out",
+            "out",
+            "--yes",
+            "--headless",
+        ])
+        .env("FAULTLINE_RUNTIME_BASE", &base)
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the run starts");
+    let runtime = base.join(format!("faultline-{}", nix::unistd::getuid()));
     let started = Instant::now();
-    let listed = loop {
-        let out = faultline(&base, work.path(), &["sessions"]);
-        let said = String::from_utf8_lossy(&out.stdout).into_owned();
-        if said.contains("state: waiting for an answer")
-            || started.elapsed() > Duration::from_secs(20)
-        {
-            break said;
+    let socket = loop {
+        let found = std::fs::read_dir(&runtime).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path().join("control.sock"))
+                .find(|p| p.exists())
+        });
+        if let Some(socket) = found {
+            break socket;
         }
-        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no socket appeared"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(listed.contains("state: waiting for an answer"), "{listed}");
-    stop(&base, work.path(), &short);
+    let (held, refused) = flood(&socket, 2000);
+    assert_eq!(held.len(), 32, "{refused} refused");
+    assert_eq!(refused, 2000 - 32);
+    let status = run.wait().expect("the run ends");
+    let mut stdout = String::new();
+    run.stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("stdout");
+    drop(held);
+    // D1 alone ends DONE_WITH_CONCERNS (exit 2) whatever the clients do.
+    assert_eq!(status.code(), Some(2), "{stdout}");
+    let session = work.path().join(crate::common::session_of(&Output {
+        status,
+        stdout: stdout.clone().into_bytes(),
+        stderr: Vec::new(),
+    }));
+    let verdicts = crate::common::verdicts_by_id(&session);
+    assert_eq!(verdicts["D1"], "PASS-smoke", "{stdout}");
+    // The refusals are counted in the journal, not one record each.
+    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
+    let refusals: Vec<&str> = journal
+        .lines()
+        .filter(|l| l.contains("participant-refused"))
+        .collect();
+    assert!(
+        (1..=2).contains(&refusals.len())
+            && refusals.iter().any(|l| l.contains("refused 1968 times")),
+        "{refusals:?}"
+    );
 }
 
 #[test]
