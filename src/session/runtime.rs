@@ -259,6 +259,8 @@ impl RuntimeDir {
             .into_iter()
             .filter(|(_, e)| e.alive())
             .flat_map(|(_, e)| e.listed)
+            // A user deleted since that session started has no entry to keep.
+            .filter(|u| uid_of(u).is_some())
             .collect();
         users.sort();
         users.dedup();
