@@ -647,7 +647,7 @@ async fn served(
     printer: Option<tokio::sync::mpsc::UnboundedSender<crate::session::journal::Record>>,
     caught: &AtomicI32,
 ) -> Served {
-    let opened = match driver::open(request) {
+    let opened = match driver::open(request, &roles) {
         Ok(opened) => opened,
         Err(e) => {
             if let Some(ready) = ready {

@@ -210,7 +210,8 @@ impl Server {
         // A socket left by a killed server of this session is stale: nobody answers it.
         let _ = std::fs::remove_file(&socket);
         let listener = UnixListener::bind(&socket).map_err(listen_err)?;
-        let access = super::roles::restrict(dir, &socket, &roles);
+        // The session directory was made private when it was created.
+        super::roles::open_socket(&socket, &roles).map_err(listen_err)?;
         let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let file = ServerFile {
             pid: std::process::id(),
@@ -232,14 +233,6 @@ impl Server {
             state: Mutex::new(State::default()),
             stop,
         });
-        shared.journal(Event::SessionRoles(event::SessionRoles {
-            owner: shared.roles.owner.clone(),
-            owner_uid: shared.roles.owner_uid,
-            approvers: shared.roles.approvers.clone(),
-            viewers: shared.roles.viewers.clone(),
-            socket: socket.display().to_string(),
-            access,
-        }));
         // Stopping (a client's stop, a signal): every waiting question is withdrawn,
         // so the engine, which is waiting on one, sees it unanswered and winds down.
         let withdraw = shared.clone();
