@@ -270,27 +270,38 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         ],
     );
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&session)
-        .expect("session dir")
-        .permissions()
-        .mode();
+    let mode_of = |path: &Path| {
+        std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+    };
+    // Others may traverse the session directory (to reach artifacts/), never list it;
+    // the journal and the private directories are closed to them.
+    let mode = mode_of(&session);
     assert_eq!(
         mode & 0o007,
-        0,
+        0o001,
         "the session directory is open to others: {mode:o}"
     );
-    // Named users in the ACL: exactly the two listed (the group bits show its mask).
-    let acl = exacl::getfacl(&session, None).expect("the session directory's ACL");
-    let mut named: Vec<String> = acl
-        .iter()
-        .filter(|e| e.kind == exacl::AclEntryKind::User && !e.name.is_empty())
-        .filter(|e| !e.flags.contains(exacl::Flag::DEFAULT))
-        .map(|e| e.name.clone())
-        .collect();
-    named.sort();
+    for private in ["journal.jsonl", "input", "findings", "logs", "metrics"] {
+        let mode = mode_of(&session.join(private));
+        assert_eq!(mode & 0o007, 0, "{private} is open to others: {mode:o}");
+    }
+    // Named users in the ACLs: exactly the two listed (the group bits show its mask).
     let mut listed = vec![approver.name.clone(), viewer.name.clone()];
     listed.sort();
-    assert_eq!(named, listed);
+    for path in [session.clone(), session.join("journal.jsonl")] {
+        let acl = exacl::getfacl(&path, None).expect("the ACL");
+        let mut named: Vec<String> = acl
+            .iter()
+            .filter(|e| e.kind == exacl::AclEntryKind::User && !e.name.is_empty())
+            .filter(|e| !e.flags.contains(exacl::Flag::DEFAULT))
+            .map(|e| e.name.clone())
+            .collect();
+        named.sort();
+        assert_eq!(named, listed, "{}", path.display());
+    }
     let socket_mode = std::fs::metadata(session.join("control.sock"))
         .expect("socket")
         .permissions()

@@ -16,9 +16,17 @@ fn layout_follows_policy_and_never_reuses_a_directory() {
     let b = session::dir::create(root.path(), "demo-kv", now).expect("create again");
     assert_eq!(a.path, root.path().join("demo-kv/20261201T020304Z"));
     assert_eq!(b.path, root.path().join("demo-kv/20261201T020304Z-2"));
+    // Private from the first mkdir, whatever the umask: restricting opens it later.
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o7777;
+    assert_eq!(mode(&a.path), 0o700);
     for sub in session::dir::SUBDIRS {
         assert!(a.path.join(sub).is_dir(), "{sub} missing");
+        assert_eq!(mode(&a.path.join(sub)), 0o700, "{sub}");
     }
+    // The plan's directory faultline made above it lets others traverse, not list.
+    assert_eq!(mode(&root.path().join("demo-kv")), 0o711);
     assert_eq!(a.findings_file("S5/api"), a.path.join("findings/S5-api.md"));
 }
 
