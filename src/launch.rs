@@ -677,9 +677,11 @@ async fn served(
         Ok(server) => Some(server),
         Err(e) => {
             tracing::warn!("no session server: {e}");
-            if ready.is_some() {
-                eprintln!("faultline: {e}");
-            }
+            // The directory was made private when it was created: only attaching is lost.
+            eprintln!(
+                "faultline: {e}: attach is unavailable for this session; its directory is \
+                 private all the same"
+            );
             None
         }
     };
