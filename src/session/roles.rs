@@ -2,7 +2,10 @@
 //! the file-system side of it: the session directory and its control socket let in
 //! only the owner and the listed users.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
+
+use exacl::{AclEntry, Perm};
 
 use super::event::Role;
 
@@ -83,9 +86,8 @@ pub fn check_user(name: &str) -> Result<(), String> {
     }
 }
 
-/// Files and directories faultline keeps in a session directory: owner-only, plus
-/// read (directories: read and traverse) for the listed users. `artifacts/` is not
-/// among them: the system under test writes there, whatever uid it runs as.
+/// The one entry of a session directory that is not private: the system under test
+/// writes there, whatever uid it runs as.
 const ARTIFACTS: &str = "artifacts";
 /// How deep the private tree is walked (logs/<stem>/seed-<n>/… is four levels).
 const MAX_DEPTH: usize = 8;
@@ -110,8 +112,7 @@ pub fn restrict(dir: &Path, roles: &Roles) -> String {
         }
     };
     let acls = match private_tree(&root, &listed, 0) {
-        Ok(()) => Ok(()),
-        Err(e) if is_unsupported(&e) => Err(e),
+        Ok(applied) => applied,
         Err(e) => {
             return format!(
                 "cannot make the session's files private ({e}): the session directory \
@@ -121,10 +122,7 @@ pub fn restrict(dir: &Path, roles: &Roles) -> String {
     };
     let opened = open_at(&root, ARTIFACTS)
         .and_then(|fd| chmod(&fd, 0o711))
-        .and_then(|()| match &acls {
-            Ok(()) => set_acl(&root, 0o711, &listed, Perm::READ | Perm::EXECUTE, true),
-            Err(_) => chmod(&root, 0o711),
-        });
+        .and_then(|()| apply(&root, 0o711, &listed, Perm::READ | Perm::EXECUTE, true));
     if let Err(e) = opened {
         return format!(
             "the session's files are private, but the session directory could not be \
@@ -137,12 +135,12 @@ pub fn restrict(dir: &Path, roles: &Roles) -> String {
             |_| "no journal.jsonl yet".to_string(),
             |st| format!("journal.jsonl mode {:04o}", st.st_mode & 0o7777),
         );
-    let mut text = match (&acls, listed.is_empty()) {
-        (Ok(()), true) => format!(
+    let mut text = match (acls, listed.is_empty()) {
+        (true, true) => format!(
             "session directory 0711 (others may traverse to artifacts/, never list); \
              {journal}; input/, findings/, logs/, metrics/ 0700: the owner only"
         ),
-        (Ok(()), false) => format!(
+        (true, false) => format!(
             "session directory 0711 (others may traverse to artifacts/, never list); \
              {journal} (the group bits are the ACL mask; the owning group has none); \
              input/, findings/, logs/, metrics/ the owner plus ACL read entries for {}",
@@ -152,10 +150,11 @@ pub fn restrict(dir: &Path, roles: &Roles) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        (Err(e), _) => format!(
-            "no ACL support here ({e}): session directory 0711, {journal}, private \
-             directories 0700: the listed users cannot read the session's files \
-             directly (they attach over the socket)"
+        (false, _) => format!(
+            "no ACL support on this file system: session directory 0711, {journal}, \
+             private directories 0700, by mode alone: the listed users cannot read the \
+             session's files directly (they attach over the socket), and what is written \
+             later has the umask's mode"
         ),
     };
     text.push_str("; artifacts/ 0711, each seed's directory in it 1777 (the system under test writes there as any uid)");
@@ -185,17 +184,13 @@ pub fn open_socket(socket: &Path, roles: &Roles) -> std::io::Result<()> {
         )));
     }
     let listed: Vec<&String> = roles.listed().collect();
-    match set_acl(&fd, 0o600, &listed, Perm::READ | Perm::WRITE, false) {
+    if !apply(&fd, 0o600, &listed, Perm::READ | Perm::WRITE, false)? && !listed.is_empty() {
         // No ACLs here: everyone may connect, and the server's peer-credential check
         // refuses who is not listed.
-        Err(e) if is_unsupported(&e) && !listed.is_empty() => chmod(&fd, 0o666),
-        other => other,
+        chmod(&fd, 0o666)?;
     }
+    Ok(())
 }
-
-use std::os::fd::{AsRawFd, OwnedFd};
-
-use exacl::{AclEntry, Perm};
 
 /// `path` (relative to `at`, or as is) without following a symlink in its last
 /// component: an O_PATH descriptor, for fstat, chmod and ACLs through /proc/self/fd.
@@ -225,20 +220,17 @@ fn chmod(fd: &OwnedFd, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(proc_path(fd), std::fs::Permissions::from_mode(mode))
 }
 
-fn is_unsupported(e: &std::io::Error) -> bool {
-    e.raw_os_error() == Some(nix::libc::EOPNOTSUPP)
-}
-
-/// Sets `fd`'s whole access ACL from `mode` plus `perms` for each listed user (and,
-/// for a directory, the same as its default ACL): earlier entries are replaced, so a
-/// resumed session lists only its own users.
-fn set_acl(
+/// Sets `fd`'s mode, then its whole access ACL from `mode` plus `perms` for each listed
+/// user (and, for a directory, a default ACL so what is made in it later is the same):
+/// earlier entries are replaced, so a resumed session lists only its own users.
+/// `false`: this file system has no ACLs, and the mode alone holds.
+fn apply(
     fd: &OwnedFd,
     mode: u32,
     users: &[&String],
     perms: Perm,
     directory: bool,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     let mut entries = exacl::from_mode(mode);
     for user in users {
         entries.push(AclEntry::allow_user(user, perms, None));
@@ -248,34 +240,36 @@ fn set_acl(
     }
     if directory {
         let inherited = exacl::Flag::DEFAULT;
-        let mut defaults = vec![
+        entries.extend([
             AclEntry::allow_user("", Perm::READ | Perm::WRITE | Perm::EXECUTE, inherited),
             AclEntry::allow_group("", Perm::empty(), inherited),
             AclEntry::allow_other(Perm::empty(), inherited),
-        ];
+        ]);
         for user in users {
-            defaults.push(AclEntry::allow_user(
+            entries.push(AclEntry::allow_user(
                 user,
                 Perm::READ | Perm::EXECUTE,
                 inherited,
             ));
         }
         if !users.is_empty() {
-            defaults.push(AclEntry::allow_mask(Perm::READ | Perm::EXECUTE, inherited));
+            entries.push(AclEntry::allow_mask(Perm::READ | Perm::EXECUTE, inherited));
         }
-        entries.extend(defaults);
     }
-    // The mode first: without ACL support it is the whole answer.
     chmod(fd, mode)?;
-    exacl::setfacl(&[proc_path(fd)], &entries, None)
+    match exacl::setfacl(&[proc_path(fd)], &entries, None) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(nix::libc::EOPNOTSUPP) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Every entry of the session directory but `artifacts/`, depth first: files 0600,
-/// directories 0700, plus the listed users' read entries. Symlinks, sockets and
-/// fifos are left alone (the socket is the server's).
-fn private_tree(dir: &OwnedFd, users: &[&String], depth: usize) -> std::io::Result<()> {
-    let entries = std::fs::read_dir(proc_path(dir))?;
-    for entry in entries {
+/// directories 0700, plus the listed users' read entries; whether ACLs could be set.
+/// Symlinks, sockets and fifos are left alone (the socket is the server's).
+fn private_tree(dir: &OwnedFd, users: &[&String], depth: usize) -> std::io::Result<bool> {
+    let mut acls = true;
+    for entry in std::fs::read_dir(proc_path(dir))? {
         let name = entry?.file_name();
         if depth == 0 && name == ARTIFACTS {
             continue;
@@ -284,14 +278,14 @@ fn private_tree(dir: &OwnedFd, users: &[&String], depth: usize) -> std::io::Resu
         let kind = nix::sys::stat::fstat(&fd)?.st_mode & nix::libc::S_IFMT;
         if kind == nix::libc::S_IFDIR {
             if depth < MAX_DEPTH {
-                private_tree(&fd, users, depth + 1)?;
+                acls &= private_tree(&fd, users, depth + 1)?;
             }
-            set_acl(&fd, 0o700, users, Perm::READ | Perm::EXECUTE, true)?;
+            acls &= apply(&fd, 0o700, users, Perm::READ | Perm::EXECUTE, true)?;
         } else if kind == nix::libc::S_IFREG {
-            set_acl(&fd, 0o600, users, Perm::READ, false)?;
+            acls &= apply(&fd, 0o600, users, Perm::READ, false)?;
         }
     }
-    Ok(())
+    Ok(acls)
 }
 
 /// The first directory from `/` down to `dir` that `uid` (primary group `gid`) may not
