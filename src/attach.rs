@@ -85,7 +85,7 @@ pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
         Ok(dir) => dir,
         Err(code) => return code,
     };
-    let found = match client::find(Some(&dir.display().to_string()), None) {
+    let found = match client::find(Some(&dir.display().to_string()), None, true) {
         Ok(found) => found,
         Err(e) => {
             crate::say_err!("faultline: {e}");
@@ -257,7 +257,7 @@ pub struct AttachArgs {
 
 /// `faultline attach [SESSION]`.
 pub async fn attach(args: AttachArgs) -> i32 {
-    let found = match client::find(args.session.as_deref(), args.out.as_deref()) {
+    let found = match client::find(args.session.as_deref(), args.out.as_deref(), false) {
         Ok(found) => found,
         Err(e) => {
             crate::say_err!("faultline: {e}");
@@ -456,7 +456,7 @@ async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
         client: "status".into(),
         ..Hello::default()
     };
-    client::connect(found, hello)
+    client::connect_within(found, hello, Duration::from_secs(2))
         .await
         .map(|link| link.status)
         .map_err(|e| e.to_string())
@@ -465,7 +465,7 @@ async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
 /// `faultline stop [SESSION]`: stops a running session as `q` → stop does (heal,
 /// write the documents, end), waits for the end and exits like `run`.
 pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
-    let found = match client::find(session.as_deref(), out.as_deref()) {
+    let found = match client::find(session.as_deref(), out.as_deref(), false) {
         Ok(found) => found,
         Err(e) => {
             crate::say_err!("faultline: {e}");

@@ -658,7 +658,7 @@ async fn served(
             },
         };
     }
-    let opened = match driver::open(request) {
+    let opened = match driver::open(request, &roles) {
         Ok(opened) => opened,
         Err(e) => {
             if let Some(ready) = ready {
@@ -689,7 +689,11 @@ async fn served(
         Err(e) => {
             // The session directory is as private as ever; only attaching is lost.
             tracing::warn!("no session server: {e}");
-            crate::say_err!("faultline: {e}; the run goes on without attach");
+            // The directory was made private when it was created: only attaching is lost.
+            crate::say_err!(
+                "faultline: {e}: attach is unavailable for this session; its directory is \
+                 private all the same"
+            );
             None
         }
     };

@@ -24,12 +24,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-# Data directories of nodes running as root live here, named by the node's pid.
-TMP_PREFIX = "faultline-pg-"
 # The superuser initdb creates and every client logs in as (trust auth, loopback only).
 DB_USER = "faultline"
 DB_NAME = "postgres"
@@ -117,25 +114,6 @@ def cmd_check(_args):
 # --- node ------------------------------------------------------------------------------
 
 
-def pid_is_node(pid):
-    """Is `pid` a live pg_append.py node (a reused pid of something else is not)?"""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-    except OSError:
-        return False
-    return any(a.endswith(b"pg_append.py") for a in argv) and b"node" in argv
-
-
-def remove_stale_dirs():
-    """Data directories left by nodes that were killed before they could clean up."""
-    for path in glob.glob(os.path.join("/tmp", TMP_PREFIX + "*")):
-        m = re.match(re.escape(TMP_PREFIX) + r"(\d+)-", os.path.basename(path))
-        if m and not pid_is_node(int(m.group(1))):
-            log(f"removing {path}, left by node pid {m.group(1)} (no longer running)")
-            shutil.rmtree(path, ignore_errors=True)
-
-
 class Node:
     """One throwaway PostgreSQL: initdb, postgres in the foreground, cleanup on a signal."""
 
@@ -144,8 +122,9 @@ class Node:
         self.child = None
         self.stopping = False
         self.as_root = os.geteuid() == 0
-        # The directory the node made and deletes when it stops.
-        self.tmp = None
+        # The directory the node made (under the seed's artifacts) and deletes when it
+        # stops.
+        self.home = None
 
     def on_signal(self, signum, _frame):
         log(f"got {signal.Signals(signum).name}: stopping postgres")
@@ -169,20 +148,13 @@ class Node:
         os.makedirs(self.args.artifacts, exist_ok=True)
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, self.on_signal)
+        self.home = os.path.join(self.args.artifacts, "pg")
+        shutil.rmtree(self.home, ignore_errors=True)
+        os.makedirs(self.home)
         if self.as_root:
-            # faultline's session directory is mode 0700 and root's: the postgres user
-            # could not reach a data directory inside it. So it lives under /tmp,
-            # named by this node's pid, and a note in the artifacts says where.
-            remove_stale_dirs()
-            self.tmp = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir="/tmp")
-            shutil.chown(self.tmp, "postgres", "postgres")
-            data = os.path.join(self.tmp, "data")
-        else:
-            # Not root: run as ourselves, the data directory inside the artifacts.
-            self.tmp = os.path.join(self.args.artifacts, "pg")
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            os.makedirs(self.tmp)
-            data = os.path.join(self.tmp, "data")
+            # initdb and postgres run as the postgres user: the directory is theirs.
+            shutil.chown(self.home, "postgres", "postgres")
+        data = os.path.join(self.home, "data")
         note = os.path.join(self.args.artifacts, "pg-node.json")
         try:
             return self.serve(bindir, data, note)
@@ -191,9 +163,9 @@ class Node:
                 # Leaving by an exception: never leave a server behind.
                 self.child.kill()
                 self.child.wait()
-            if self.tmp is not None:
-                shutil.rmtree(self.tmp, ignore_errors=True)
-                log(f"removed {self.tmp}")
+            if self.home is not None:
+                shutil.rmtree(self.home, ignore_errors=True)
+                log(f"removed {self.home}")
 
     def serve(self, bindir, data, note):
         if self.stopping:
@@ -249,7 +221,7 @@ class Node:
             json.dump(
                 {
                     "data_dir": data,
-                    "tmp_dir": self.tmp,
+                    "node_dir": self.home,
                     "postmaster_pid": self.child.pid,
                     "node_pid": os.getpid(),
                     "port": self.args.port,

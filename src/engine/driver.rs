@@ -24,6 +24,7 @@ use crate::session::operator::{
 use crate::session::outcome::{
     AnomalyNote, Finding, Phase, Reduction, RunOutcome, ScenarioOutcome, SessionOutcome,
 };
+use crate::session::roles::Roles;
 use crate::session::view::View;
 use crate::verdict::{Decision, ReasonStep, Tier, Verdict, aggregate_arms, session_verdict};
 
@@ -176,8 +177,9 @@ pub struct Opened {
 }
 
 /// Creates the session directory (or reopens the one being resumed), saves the
-/// inputs, marks children for the watchdog and opens the journal.
-pub fn open(req: &Request) -> Result<Opened, DriverError> {
+/// inputs, marks children for the watchdog, opens the journal and makes the directory
+/// private to the owner and the listed `roles` (journaled), before any server listens.
+pub fn open(req: &Request, roles: &Roles) -> Result<Opened, DriverError> {
     let now = chrono::Utc::now();
     let dir = match &req.resume {
         Some(from) => SessionDir {
@@ -206,7 +208,20 @@ pub fn open(req: &Request) -> Result<Opened, DriverError> {
     if req.watchdog {
         crate::exec::mark::mark_children(&dir.path);
     }
-    let journal = Journal::open(&dir.path.join("journal.jsonl"))?;
+    let mut journal = Journal::open(&dir.path.join("journal.jsonl"))?;
+    let access = crate::session::roles::restrict(&dir.path, roles);
+    journal.append(
+        Scope::default(),
+        Event::SessionRoles(event::SessionRoles {
+            owner: roles.owner.clone(),
+            owner_uid: roles.owner_uid,
+            approvers: roles.approvers.clone(),
+            viewers: roles.viewers.clone(),
+            // Journaled again, with the socket, once the server listens.
+            socket: String::new(),
+            access,
+        }),
+    )?;
     Ok(Opened { dir, journal, now })
 }
 

@@ -3,7 +3,7 @@
 //! cluster down. Every step is journaled; the facts returned cite journal records.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -148,6 +148,57 @@ impl Runner<'_> {
                 id: self.ctx.id.clone(),
                 source,
             })
+    }
+
+    /// `text` expanded with `${artifacts}` naming `dir` (a `user:` service's own).
+    fn expand_with_artifacts(&mut self, text: &str, dir: &Path) -> Result<String, EngineError> {
+        let shared = self.ctx.artifacts.display().to_string();
+        self.ctx.vars.set("artifacts", dir.display().to_string());
+        let expanded = self.expand(text);
+        self.ctx.vars.set("artifacts", shared);
+        expanded
+    }
+
+    /// A `user:` service's own `artifacts/<service>/`, owned by its uid; why not, when
+    /// it cannot be made or, for a command that names `${artifacts}`, that uid cannot
+    /// reach it (a private directory above the session that faultline did not create
+    /// and does not change).
+    fn own_artifacts(
+        &self,
+        service: &crate::runspec::model::Service,
+        user: &str,
+        identity: &exec::Identity,
+    ) -> Result<PathBuf, String> {
+        let own = crate::session::dir::make_owned(
+            &self.ctx.artifacts,
+            &service.name,
+            identity.uid,
+            identity.gid,
+        )
+        .map_err(|e| format!("cannot make its artifacts directory: {e}"))?;
+        if !service.run.contains("${artifacts}") {
+            return Ok(own);
+        }
+        match crate::session::roles::blocked_ancestor(identity.uid, identity.gid, user, &own) {
+            Some(why) => Err(format!(
+                "{why}, so it cannot reach its artifacts directory {}",
+                own.display()
+            )),
+            None => Ok(own),
+        }
+    }
+
+    /// The seed ends before anything starts: `service` cannot run as its user.
+    fn user_missing(&mut self, service: &str, why: &str) -> Result<bool, EngineError> {
+        let name = format!("service {service} runs as its user");
+        let seq = self.log(Event::Precondition(event::Precondition {
+            name: format!("{name}: {why}"),
+            ok: false,
+            cites: Vec::new(),
+        }))?;
+        self.facts.preconditions.push(seq);
+        self.facts.env_missing = Some((format!("{name}: {why}"), seq));
+        Ok(false)
     }
 
     async fn spawn(
@@ -303,7 +354,6 @@ impl Runner<'_> {
     async fn cluster_up(&mut self, binding: &Binding) -> Result<bool, EngineError> {
         let services = binding.cluster.iter().flat_map(|c| c.services.iter());
         for service in services {
-            let command = self.expand(&service.run)?;
             if let Some(node) = service.node.as_deref().filter(|n| self.remote(n)) {
                 if service.faketime || service.user.is_some() {
                     return Err(self.io(format!(
@@ -312,6 +362,7 @@ impl Runner<'_> {
                         service.name
                     )));
                 }
+                let command = self.expand(&service.run)?;
                 let running = self
                     .spawn_remote(Some(node), &service.name, &command)
                     .await?;
@@ -319,11 +370,15 @@ impl Runner<'_> {
                 continue;
             }
             let env = if service.faketime {
-                let control = self
-                    .ctx
-                    .artifacts
-                    .join("faketime")
-                    .join(format!("{}.control", service.name));
+                // faultline's own directory in the shared one: nobody else writes in it.
+                let euid = nix::unistd::geteuid().as_raw();
+                let egid = nix::unistd::getegid().as_raw();
+                let control =
+                    crate::session::dir::make_owned(&self.ctx.artifacts, "faketime", euid, egid)
+                        .map_err(|e| {
+                            self.io(format!("service `{}` (faketime: true): {e}", service.name))
+                        })?
+                        .join(format!("{}.control", service.name));
                 let env = clock::prepare(&control).map_err(|e| {
                     self.io(format!("service `{}` (faketime: true): {e}", service.name))
                 })?;
@@ -342,17 +397,15 @@ impl Runner<'_> {
                         .set(&format!("{}_uid", service.name), identity.uid.to_string());
                     Some(identity)
                 }
-                Some(Err(why)) => {
-                    let name = format!("service {} runs as its user", service.name);
-                    let seq = self.log(Event::Precondition(event::Precondition {
-                        name: format!("{name}: {why}"),
-                        ok: false,
-                        cites: Vec::new(),
-                    }))?;
-                    self.facts.preconditions.push(seq);
-                    self.facts.env_missing = Some((format!("{name}: {why}"), seq));
-                    return Ok(false);
-                }
+                Some(Err(why)) => return self.user_missing(&service.name, &why),
+            };
+            let command = match (&user, service.user.as_deref()) {
+                (Some(identity), Some(name)) => match self.own_artifacts(service, name, identity) {
+                    // `${artifacts}` is its own directory, owned by its user.
+                    Ok(own) => self.expand_with_artifacts(&service.run, &own)?,
+                    Err(why) => return self.user_missing(&service.name, &why),
+                },
+                _ => self.expand(&service.run)?,
             };
             let cgroup = self.service_cgroup(&service.name)?;
             let running = self.spawn_in(&service.name, &command, env, cgroup, user)?;
@@ -691,7 +744,8 @@ impl Runner<'_> {
         }
         let path = PathBuf::from(self.expand(&history.path)?);
         // A missing history is journaled, never read as an empty (clean) one.
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::session::dir::read_untrusted(&path, crate::session::dir::READ_LIMIT)
+        {
             Ok(text) => text,
             Err(e) => {
                 let path = path.display().to_string();
@@ -792,9 +846,10 @@ impl Runner<'_> {
 
     fn no_lost_ack(&mut self, history: &History) -> Result<Option<CheckerReport>, EngineError> {
         let final_path = self.ctx.artifacts.join("final.json");
-        let state = std::fs::read_to_string(&final_path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| no_lost_ack::parse_final_state(&t));
+        let state =
+            crate::session::dir::read_untrusted(&final_path, crate::session::dir::READ_LIMIT)
+                .map_err(|e| e.to_string())
+                .and_then(|t| no_lost_ack::parse_final_state(&t));
         match state {
             Ok(state) => Ok(Some(no_lost_ack::check(history, &state))),
             Err(e) => {
@@ -833,7 +888,8 @@ pub async fn run(
     ctx: &mut IterationCtx,
     journal: &mut Journal,
 ) -> Result<IterationFacts, EngineError> {
-    std::fs::create_dir_all(&ctx.artifacts).map_err(|e| EngineError::Io {
+    // The system under test writes here as whatever uid it runs as or drops to.
+    crate::session::dir::make_shared(&ctx.artifacts).map_err(|e| EngineError::Io {
         id: ctx.id.clone(),
         message: e.to_string(),
     })?;

@@ -309,7 +309,7 @@ pub fn run_in_session(
     let final_state = match needs {
         Needs::HistoryAndFinalState | Needs::FinalState => {
             let path = artifacts.join("final.json");
-            let text = std::fs::read_to_string(&path)
+            let text = crate::session::dir::read_untrusted(&path, crate::session::dir::READ_LIMIT)
                 .map_err(|e| format!("final state {}: {e}", path.display()))?;
             Some(
                 serde_json::from_str::<Value>(&text)
@@ -332,21 +332,34 @@ pub fn run_in_session(
     run(&name, &inputs, &params)
 }
 
-/// Every `*.json` in `dir`, by file name; a missing directory is no replicas.
+/// Every `*.json` in `dir`, by file name; a missing directory is no replicas. The
+/// system under test wrote them where any uid may make names: neither the directory
+/// nor a dump is read through a symlink.
 fn replica_dumps(dir: &std::path::Path) -> Result<Vec<Dump>, String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+    use crate::session::dir::{READ_LIMIT, open_dir_nofollow, read_untrusted_at};
+    use std::os::fd::AsRawFd;
+    let fd = match open_dir_nofollow(dir) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("replicas {}: {e}", dir.display())),
     };
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+    let listing = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    let entries =
+        std::fs::read_dir(listing).map_err(|e| format!("replicas {}: {e}", dir.display()))?;
+    let mut names: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| {
+            std::path::Path::new(n)
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
         .collect();
-    paths.sort();
-    paths
+    names.sort();
+    names
         .iter()
-        .map(|p| {
-            let name = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{name}: {e}"))?;
+        .map(|n| {
+            let name = dir.join(n).display().to_string();
+            let text = read_untrusted_at(&fd, n, READ_LIMIT).map_err(|e| format!("{name}: {e}"))?;
             super::final_state::parse_dump(&name, &text).map(|d| (name, d))
         })
         .collect()

@@ -28,6 +28,8 @@ pub enum AttachError {
         "no running session you may attach to is named or at `{0}` (`faultline sessions` lists those you may)"
     )]
     NotFound(String),
+    #[error("`{0}` names more than one session ({1}): name one as owner/short")]
+    Ambiguous(String, String),
     #[error("no running session you may attach to{0} (`faultline sessions` lists them)")]
     NoneRunning(String),
     #[error("{0}")]
@@ -38,6 +40,8 @@ pub enum AttachError {
     Impostor { socket: PathBuf, why: String },
     #[error("{socket}: {why}")]
     Denied { socket: PathBuf, why: String },
+    #[error("{socket}: its server is running but did not answer within {wait:?}")]
+    Silent { socket: PathBuf, wait: Duration },
     #[error(
         "{socket}: the session's server is gone ({source}); `faultline heal` / `faultline resume` take it from its journal"
     )]
@@ -60,6 +64,15 @@ pub struct Link {
 /// Connects to `found`'s server, checks it is the session's, says `hello` and waits
 /// for the welcome.
 pub async fn connect(found: &Found, hello: Hello) -> Result<Link, AttachError> {
+    connect_within(found, hello, WELCOME_WAIT).await
+}
+
+/// [`connect`], waiting at most `wait` for the welcome.
+pub async fn connect_within(
+    found: &Found,
+    hello: Hello,
+    wait: Duration,
+) -> Result<Link, AttachError> {
     found.recheck()?;
     let socket = found.socket();
     let stream = UnixStream::connect(&socket)
@@ -116,7 +129,7 @@ pub async fn connect(found: &Found, hello: Hello) -> Result<Link, AttachError> {
             }
         }
     });
-    match tokio::time::timeout(WELCOME_WAIT, rx.recv()).await {
+    match tokio::time::timeout(wait, rx.recv()).await {
         Ok(Some(ServerMsg::Welcome {
             who,
             status,
@@ -129,31 +142,56 @@ pub async fn connect(found: &Found, hello: Hello) -> Result<Link, AttachError> {
             plan_text,
         }),
         Ok(Some(ServerMsg::Bye { why })) => Err(AttachError::Denied { socket, why }),
-        Ok(_) | Err(_) => Err(AttachError::Gone {
-            socket,
-            source: std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "it did not welcome this client",
-            ),
-        }),
+        Ok(_) | Err(_) => Err(AttachError::Silent { socket, wait }),
     }
 }
 
-/// The session to attach to: the one `named` (a short name, or a session directory),
-/// else the newest running one (under `root` when given).
-pub fn find(named: Option<&str>, root: Option<&Path>) -> Result<Found, AttachError> {
-    let visible = runtime::visible();
+/// The session to attach to: the one `named` (a short name, `owner/short`, or a
+/// session directory), else the newest running one (under `root` when given).
+/// `mine`: only the caller's own (the launcher looking for the server it started).
+///
+/// Another user may list you on a session of theirs and name it anything: a short
+/// name two owners use is refused as ambiguous (say `owner/short`), and a session
+/// directory matches only an entry whose owner owns that directory.
+pub fn find(named: Option<&str>, root: Option<&Path>, mine: bool) -> Result<Found, AttachError> {
+    let me = nix::unistd::getuid().as_raw();
+    let visible: Vec<Found> = runtime::visible()
+        .into_iter()
+        .filter(|f| !mine || f.entry.owner_uid == me)
+        .collect();
     match named {
         Some(name) => {
             let path = std::path::absolute(name).unwrap_or_else(|_| PathBuf::from(name));
             let canonical = std::fs::canonicalize(&path).ok();
+            let by_name: Vec<&Found> = visible
+                .iter()
+                .filter(|f| {
+                    f.entry.short == name || format!("{}/{}", f.entry.owner, f.entry.short) == name
+                })
+                .collect();
+            if let [one] = by_name.as_slice() {
+                return Ok((*one).clone());
+            }
+            if by_name.len() > 1 {
+                return Err(AttachError::Ambiguous(
+                    crate::sanitize::line(name),
+                    by_name
+                        .iter()
+                        .map(|f| {
+                            crate::sanitize::line(&format!("{}/{}", f.entry.owner, f.entry.short))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ));
+            }
             visible
                 .into_iter()
                 .find(|f| {
-                    f.entry.short == name || {
-                        let session = Path::new(&f.entry.session);
-                        session == path || canonical.as_deref() == Some(session)
-                    }
+                    let session = Path::new(&f.entry.session);
+                    (session == path || canonical.as_deref() == Some(session))
+                        && std::fs::symlink_metadata(session).is_ok_and(|m| {
+                            std::os::unix::fs::MetadataExt::uid(&m) == f.entry.owner_uid
+                        })
                 })
                 .ok_or_else(|| AttachError::NotFound(crate::sanitize::line(name)))
         }

@@ -1,6 +1,8 @@
 //! The session directory (method §2.4, policy §8):
 //! `<root>/<plan_slug>/<YYYYMMDDTHHMMSSZ>/` with `logs/`, `metrics/`, `artifacts/`,
-//! `findings/`, created as soon as a plan is accepted.
+//! `findings/`, created as soon as a plan is accepted: private from the first mkdir
+//! (0700), then opened as [`super::roles::restrict`] says — 0711, the journal and
+//! every directory but `artifacts/` the owner's and the listed users' only.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,12 +52,23 @@ pub fn safe_slug(slug: &str) -> String {
 }
 
 /// Creates a fresh session directory under `root`. Two sessions started in the same
-/// second get `…Z-2`, `…Z-3`: an existing session is never reused.
+/// second get `…Z-2`, `…Z-3`: an existing session is never reused. Everything is made
+/// 0700 at mkdir (so no umask opens a window); [`super::roles::restrict`] then opens
+/// what it should. Directories above it that do not exist yet are made 0711 (listed
+/// users and the system under test traverse them); existing ones are left as they are.
 pub fn create(root: &Path, slug: &str, now: DateTime<Utc>) -> std::io::Result<SessionDir> {
+    use std::os::unix::fs::DirBuilderExt;
     let parent = root.join(safe_slug(slug));
-    std::fs::create_dir_all(&parent)?;
+    if !parent.is_dir() {
+        make_ancestors(&parent)?;
+    }
     let stamp = now.format("%Y%m%dT%H%M%SZ").to_string();
     let mut attempt = 1;
+    let private = || {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.mode(0o700);
+        builder
+    };
     let path = loop {
         let name = if attempt == 1 {
             stamp.clone()
@@ -63,16 +76,162 @@ pub fn create(root: &Path, slug: &str, now: DateTime<Utc>) -> std::io::Result<Se
             format!("{stamp}-{attempt}")
         };
         let candidate = parent.join(name);
-        match std::fs::create_dir(&candidate) {
+        match private().create(&candidate) {
             Ok(()) => break candidate,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => attempt += 1,
             Err(e) => return Err(e),
         }
     };
     for sub in SUBDIRS {
-        std::fs::create_dir(path.join(sub))?;
+        private().create(path.join(sub))?;
     }
     Ok(SessionDir { path })
+}
+
+/// `dir` and the missing directories above it, each 0711 whatever the umask (set on
+/// the descriptor of the directory just made, never through a symlink).
+fn make_ancestors(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(up) = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        make_ancestors(up)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        // Another session made it meanwhile: theirs to keep as it is.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    let fd = open_dir_nofollow(dir)?;
+    nix::sys::stat::fchmod(&fd, nix::sys::stat::Mode::from_bits_truncate(0o711))?;
+    Ok(())
+}
+
+/// `dir` as a directory descriptor, refused when its last component is a symlink.
+pub fn open_dir_nofollow(dir: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    Ok(nix::fcntl::open(dir, flags, nix::sys::stat::Mode::empty())?)
+}
+
+/// A per-seed artifacts directory the system under test writes in as any uid: made
+/// (with what is missing above it, by faultline, in its own 0711 `artifacts/`) and set
+/// 1777 through its descriptor: sticky, like /tmp, so no uid removes another's files.
+/// Refused when it is a symlink or not faultline's.
+pub fn make_shared(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let fd = open_dir_nofollow(dir)?;
+    let owner = nix::sys::stat::fstat(&fd)?.st_uid;
+    if owner != nix::unistd::geteuid().as_raw() {
+        return Err(std::io::Error::other(format!(
+            "{} is owned by uid {owner}, not by faultline",
+            dir.display()
+        )));
+    }
+    nix::sys::stat::fchmod(&fd, nix::sys::stat::Mode::from_bits_truncate(0o1777))?;
+    Ok(())
+}
+
+/// `<dir>/<name>/`, owned by `uid`/`gid`: a `user:` service's own artifacts directory
+/// inside the shared (1777) seed directory. Made with mkdirat and changed through its
+/// O_NOFOLLOW descriptor; an existing one is taken only when it is that user's or
+/// faultline's own (anyone may have made a name in a 1777 directory).
+pub fn make_owned(dir: &Path, name: &str, uid: u32, gid: u32) -> std::io::Result<PathBuf> {
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    let parent = open_dir_nofollow(dir)?;
+    match nix::sys::stat::mkdirat(&parent, name, Mode::from_bits_truncate(0o700)) {
+        Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::openat(&parent, name, flags, Mode::empty())?;
+    let owner = nix::sys::stat::fstat(&fd)?.st_uid;
+    if owner != uid && owner != nix::unistd::geteuid().as_raw() {
+        return Err(std::io::Error::other(format!(
+            "{}/{name} already exists, owned by uid {owner}",
+            dir.display()
+        )));
+    }
+    nix::unistd::fchown(
+        &fd,
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )?;
+    nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(0o755))?;
+    Ok(dir.join(name))
+}
+
+/// Most faultline reads of one file the system under test wrote (a history, a final
+/// state): larger is refused, not truncated.
+pub const READ_LIMIT: u64 = 1 << 30;
+
+fn untrusted_flags() -> nix::fcntl::OFlag {
+    use nix::fcntl::OFlag;
+    // O_NONBLOCK: a fifo planted under the name does not hang the open.
+    OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC
+}
+
+/// Reads a file the system under test wrote, where any uid may have made the name:
+/// never through a symlink as its last component, a regular file only, at most
+/// `limit` bytes.
+pub fn read_untrusted(path: &Path, limit: u64) -> std::io::Result<String> {
+    let fd = nix::fcntl::open(path, untrusted_flags(), nix::sys::stat::Mode::empty())?;
+    read_fd(fd, limit)
+}
+
+/// [`read_untrusted`] of `name` in the directory `dir` (a descriptor).
+pub fn read_untrusted_at(
+    dir: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    limit: u64,
+) -> std::io::Result<String> {
+    let fd = nix::fcntl::openat(dir, name, untrusted_flags(), nix::sys::stat::Mode::empty())?;
+    read_fd(fd, limit)
+}
+
+fn read_fd(fd: std::os::fd::OwnedFd, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::other(format!("larger than {limit} bytes")));
+    }
+    Ok(text)
+}
+
+/// Replaces `<dir>/<name>` with `bytes` where any uid may have made names (a seed's
+/// artifacts directory): written to a fresh file (O_EXCL, O_NOFOLLOW) and renamed over
+/// the name, so a symlink or someone else's file there is replaced, never written
+/// through.
+pub fn write_untrusted(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use nix::fcntl::OFlag;
+    use std::io::Write;
+    let parent = open_dir_nofollow(dir)?;
+    let tmp = format!(".{name}.faultline-{}", std::process::id());
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mode = nix::sys::stat::Mode::from_bits_truncate(0o644);
+    let fd = nix::fcntl::openat(&parent, tmp.as_str(), flags, mode)?;
+    let written = std::fs::File::from(fd).write_all(bytes);
+    let renamed = written.and_then(|()| {
+        nix::fcntl::renameat(&parent, tmp.as_str(), &parent, name).map_err(std::io::Error::from)
+    });
+    if renamed.is_err() {
+        let _ = nix::unistd::unlinkat(
+            &parent,
+            tmp.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+    renamed
 }
 
 /// The commit under test and whether the work tree had uncommitted changes.

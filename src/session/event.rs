@@ -376,7 +376,8 @@ pub struct SessionRoles {
     pub owner_uid: u32,
     pub approvers: Vec<String>,
     pub viewers: Vec<String>,
-    /// The control socket clients attach on.
+    /// The control socket clients attach on (empty in the record made with the
+    /// session directory; the server journals its own once it listens).
     pub socket: String,
     /// How the file system keeps everyone else out (ACL entries, or the mode alone).
     pub access: String,

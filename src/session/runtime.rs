@@ -32,6 +32,10 @@ const PREFIX: &str = "faultline-";
 const INDEX: &str = "for-";
 /// A registry entry is a few hundred bytes; anything much larger is not ours.
 const ENTRY_MAX: u64 = 64 * 1024;
+/// Longest socket path the kernel takes (`sun_path`, less its NUL).
+const SUN_PATH_MAX: usize = 107;
+/// Longest plan slug in a short name (the socket path must stay short).
+const SLUG_MAX: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
@@ -219,7 +223,9 @@ impl RuntimeDir {
             .take(ENTRY_MAX)
             .read_to_string(&mut text)
             .ok()?;
-        let entry: Entry = serde_json::from_str(&text).ok()?;
+        let mut entry: Entry = serde_json::from_str(&text).ok()?;
+        // The owner is whoever owns the directory; what the file says of it is ignored.
+        entry.owner = super::roles::user_name(self.uid);
         (entry.owner_uid == self.uid).then_some(entry)
     }
 
@@ -264,7 +270,7 @@ impl RuntimeDir {
             .collect();
         users.sort();
         users.dedup();
-        set_acl(&self.via(""), &users, exacl::Perm::EXECUTE, false).map_err(io(&self.path))
+        set_acl(&self.fd, 0o700, &users, exacl::Perm::EXECUTE).map_err(io(&self.path))
     }
 }
 
@@ -275,39 +281,16 @@ fn uid_of(user: &str) -> Option<u32> {
         .map(|u| u.uid.as_raw())
 }
 
-/// Replaces the named-user entries of `path`'s ACL with `users` at `perms` (the mask
-/// to match); with `default`, new files inside inherit owner-only plus those users.
-fn set_acl(
-    path: &Path,
-    users: &[String],
-    perms: exacl::Perm,
-    default: bool,
-) -> std::io::Result<()> {
-    use exacl::{AclEntry, AclOption, Perm};
-    let own = Perm::READ | Perm::WRITE | Perm::EXECUTE;
-    let owner = if default {
-        own
-    } else {
-        // The owner keeps what the mode gives it (rw for files, rwx for directories).
-        exacl::getfacl(path, None)?
-            .iter()
-            .find(|e| e.kind == exacl::AclEntryKind::User && e.name.is_empty())
-            .map_or(own, |e| e.perms)
-    };
-    let mut acl = vec![
-        AclEntry::allow_user("", owner, None),
-        AclEntry::allow_group("", Perm::empty(), None),
-        AclEntry::allow_other(Perm::empty(), None),
-    ];
-    if !users.is_empty() {
-        acl.push(AclEntry::allow_mask(perms, None));
-        acl.extend(users.iter().map(|u| AclEntry::allow_user(u, perms, None)));
-    }
-    exacl::setfacl(&[path], &acl, None)?;
-    if default {
-        exacl::setfacl(&[path], &acl, Some(AclOption::DEFAULT_ACL))?;
-    }
-    Ok(())
+/// Sets the mode of what `fd` names and an ACL giving each of `users` `perms`
+/// (earlier named entries replaced).
+fn set_acl(fd: &OwnedFd, mode: u32, users: &[String], perms: exacl::Perm) -> std::io::Result<()> {
+    let users: Vec<&String> = users.iter().collect();
+    super::roles::apply(fd, mode, &users, perms, false).map(|_| ())
+}
+
+/// An `O_PATH` descriptor of `path`, its last component never followed.
+fn path_fd(path: &Path) -> std::io::Result<OwnedFd> {
+    super::roles::open_nofollow(None, path)
 }
 
 /// A registered session: removed from the registry when dropped.
@@ -332,7 +315,10 @@ pub fn register(
         .parent()
         .and_then(Path::file_name)
         .and_then(OsStr::to_str)
-        .map_or_else(|| "session".to_string(), super::dir::safe_slug);
+        .map_or_else(|| "session".to_string(), super::dir::safe_slug)
+        .chars()
+        .take(SLUG_MAX)
+        .collect::<String>();
     let taken: Vec<String> = runtime.slots().into_iter().map(|(_, e)| e.short).collect();
     let short = (1..)
         .map(|n| format!("{slug}-{n}"))
@@ -340,6 +326,16 @@ pub fn register(
         .unwrap_or(slug);
     let name = format!("{short}.{}", random_hex()?);
     let path = runtime.path.join(&name);
+    let socket = path.join(SOCKET);
+    let length = socket.as_os_str().len();
+    if length > SUN_PATH_MAX {
+        return Err(RuntimeError::Unsafe {
+            path: socket,
+            why: format!(
+                "{length} bytes, longer than a socket path may be ({SUN_PATH_MAX}): clients could not connect"
+            ),
+        });
+    }
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(runtime.via(&name))
@@ -422,15 +418,13 @@ impl Slot {
             return Ok(());
         }
         let err = io(&self.socket);
-        set_acl(&self.inside(""), listed, Perm::READ | Perm::EXECUTE, false).map_err(&err)?;
-        set_acl(&self.inside(ENTRY), listed, Perm::READ, false).map_err(&err)?;
-        set_acl(
-            &self.inside(SOCKET),
-            listed,
-            Perm::READ | Perm::WRITE,
-            false,
-        )
-        .map_err(&err)?;
+        let grant = |name: &str, mode: u32, perms: Perm| {
+            path_fd(&self.inside(name)).and_then(|fd| set_acl(&fd, mode, listed, perms))
+        };
+        let slot = opened(&self.runtime.path.join(&self.name), self.runtime.uid)?;
+        set_acl(&slot, 0o700, listed, Perm::READ | Perm::EXECUTE).map_err(&err)?;
+        grant(ENTRY, 0o600, Perm::READ).map_err(&err)?;
+        grant(SOCKET, 0o600, Perm::READ | Perm::WRITE).map_err(&err)?;
         for user in listed {
             let Some(uid) = uid_of(user) else { continue };
             let index = format!("{INDEX}{uid}");
@@ -445,10 +439,10 @@ impl Slot {
             let dir = opened(&self.runtime.path.join(&index), self.runtime.uid)?;
             let via = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
             set_acl(
-                &via,
+                &dir,
+                0o700,
                 std::slice::from_ref(user),
                 Perm::READ | Perm::EXECUTE,
-                false,
             )
             .map_err(&err)?;
             std::fs::OpenOptions::new()
@@ -561,10 +555,12 @@ pub fn visible() -> Vec<Found> {
                 }),
         );
     }
+    // The caller's own first, then by start; `started` is the entry's own word, so
+    // another user's entry can never sort before the caller's own sessions.
     out.sort_by(|a, b| {
-        b.entry
-            .started
-            .cmp(&a.entry.started)
+        (b.entry.owner_uid == me)
+            .cmp(&(a.entry.owner_uid == me))
+            .then(b.entry.started.cmp(&a.entry.started))
             .then(b.entry.short.cmp(&a.entry.short))
     });
     out

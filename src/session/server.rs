@@ -46,6 +46,11 @@ pub const MAX_LINE: usize = 64 * 1024;
 pub const PER_USER: usize = 32;
 /// Connections all users together may hold, whatever the descriptor limit.
 pub const MAX_CLIENTS: usize = 256;
+/// How long a client may leave a message unread before it is let go.
+const WRITE_WAIT: Duration = Duration::from_secs(10);
+/// The longest `--as` label or client kind a hello may carry (both are journaled
+/// with every join and leave).
+const HELLO_FIELD_MAX: usize = 64;
 /// How often batched joins and leaves reach the journal.
 const JOURNAL_EVERY: Duration = Duration::from_millis(500);
 
@@ -558,13 +563,17 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
     }
 }
 
-/// Writes one message as a line; false when the client is gone.
+/// Writes one message as a line; false when the client is gone, or has not read
+/// for [`WRITE_WAIT`] (it is let go: the journal has what it missed).
 async fn write(out: &mut tokio::net::unix::OwnedWriteHalf, msg: &ServerMsg) -> bool {
     let Ok(mut line) = serde_json::to_vec(msg) else {
         return true;
     };
     line.push(b'\n');
-    out.write_all(&line).await.is_ok()
+    matches!(
+        tokio::time::timeout(WRITE_WAIT, out.write_all(&line)).await,
+        Ok(Ok(()))
+    )
 }
 
 type Lines = FramedRead<tokio::net::unix::OwnedReadHalf, LinesCodec>;
@@ -604,7 +613,20 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
     let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
     let hello: Hello = match tokio::time::timeout(HELLO_WAIT, next_line(&mut lines)).await {
         Ok(Ok(Some(line))) => match serde_json::from_str::<ClientMsg>(&line) {
-            Ok(ClientMsg::Hello(hello)) => hello,
+            Ok(ClientMsg::Hello(hello))
+                if hello.client.len() <= HELLO_FIELD_MAX
+                    && hello
+                        .label
+                        .as_ref()
+                        .is_none_or(|l| l.len() <= HELLO_FIELD_MAX) =>
+            {
+                hello
+            }
+            Ok(ClientMsg::Hello(_)) => {
+                let why = format!("a hello's label and client are at most {HELLO_FIELD_MAX} bytes");
+                write(&mut out, &ServerMsg::Bye { why }).await;
+                return;
+            }
             _ => {
                 let why = "the first line must be a hello".to_string();
                 write(&mut out, &ServerMsg::Bye { why }).await;
@@ -634,7 +656,11 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
         uid,
         user,
         role: if hello.viewer { Role::Viewer } else { listed },
-        label: hello.label.clone().filter(|l| !l.trim().is_empty()),
+        label: hello
+            .label
+            .as_deref()
+            .map(crate::sanitize::line)
+            .filter(|l| !l.trim().is_empty()),
         pid: cred.pid(),
     };
     // Subscribed before the replay is read, so nothing falls between the two.
@@ -655,7 +681,7 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
     }
     let participant = Participant {
         who: who.clone(),
-        client: hello.client.clone(),
+        client: crate::sanitize::line(&hello.client),
     };
     let id = {
         let mut state = shared.state();

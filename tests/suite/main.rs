@@ -77,6 +77,7 @@ mod runspec;
 mod runspec_steps;
 mod runspec_vars;
 mod session_dir;
+mod session_privacy;
 mod session_robust;
 mod session_security;
 mod ssh_cluster;

@@ -290,27 +290,38 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         ],
     );
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&session)
-        .expect("session dir")
-        .permissions()
-        .mode();
+    let mode_of = |path: &Path| {
+        std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+    };
+    // Others may traverse the session directory (to reach artifacts/), never list it;
+    // the journal and the private directories are closed to them.
+    let mode = mode_of(&session);
     assert_eq!(
         mode & 0o007,
-        0,
+        0o001,
         "the session directory is open to others: {mode:o}"
     );
-    // Named users in the ACL: exactly the two listed (the group bits show its mask).
-    let acl = exacl::getfacl(&session, None).expect("the session directory's ACL");
-    let mut named: Vec<String> = acl
-        .iter()
-        .filter(|e| e.kind == exacl::AclEntryKind::User && !e.name.is_empty())
-        .filter(|e| !e.flags.contains(exacl::Flag::DEFAULT))
-        .map(|e| e.name.clone())
-        .collect();
-    named.sort();
+    for private in ["journal.jsonl", "input", "findings", "logs", "metrics"] {
+        let mode = mode_of(&session.join(private));
+        assert_eq!(mode & 0o007, 0, "{private} is open to others: {mode:o}");
+    }
+    // Named users in the ACLs: exactly the two listed (the group bits show its mask).
     let mut listed = vec![approver.name.clone(), viewer.name.clone()];
     listed.sort();
-    assert_eq!(named, listed);
+    for path in [session.clone(), session.join("journal.jsonl")] {
+        let acl = exacl::getfacl(&path, None).expect("the ACL");
+        let mut named: Vec<String> = acl
+            .iter()
+            .filter(|e| e.kind == exacl::AclEntryKind::User && !e.name.is_empty())
+            .filter(|e| !e.flags.contains(exacl::Flag::DEFAULT))
+            .map(|e| e.name.clone())
+            .collect();
+        named.sort();
+        assert_eq!(named, listed, "{}", path.display());
+    }
     let socket_mode = std::fs::metadata(served_by(&session).1)
         .expect("socket")
         .permissions()
@@ -401,9 +412,20 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         .find(|l| l.kind == "answer-refused")
         .expect("the viewer's refusal is journaled");
     assert_eq!(refused.data["who"]["uid"], viewer.uid);
-    assert!(lines.iter().any(|l| l.kind == "participant-joined"
-        && l.data["who"]["user"] == viewer.name.as_str()
-        && l.data["who"]["role"] == "viewer"));
+    // Joins are journaled in batches, every half second.
+    let joined = |lines: &[common::Line]| {
+        lines.iter().any(|l| {
+            l.kind == "participant-joined"
+                && l.data["who"]["user"] == viewer.name.as_str()
+                && l.data["who"]["role"] == "viewer"
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !joined(&lines) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        lines = common::lines(&journal);
+    }
+    assert!(joined(&lines), "the viewer's join is journaled");
 
     // 200 answers to the next question from two clients at once: one is taken,
     // every other is told who won.

@@ -365,9 +365,14 @@ fn postgres_example_gives_its_three_verdicts() {
     for note in &notes {
         let data = note["data_dir"].as_str().expect("data_dir");
         assert!(!Path::new(data).exists(), "{data} left behind");
-        if let Some(tmp) = note["tmp_dir"].as_str() {
-            assert!(!Path::new(tmp).exists(), "{tmp} left behind");
-        }
+        // Under the seed's artifacts, as any user would put it (run as root, it is the
+        // postgres user's: the session lets the system under test in there).
+        assert!(
+            Path::new(data).starts_with(session.join("artifacts")),
+            "{data} is not under the session's artifacts"
+        );
+        let home = note["node_dir"].as_str().expect("node_dir");
+        assert!(!Path::new(home).exists(), "{home} left behind");
         let left = processes_mentioning(data);
         assert!(left.is_empty(), "still running: {left:?}");
     }

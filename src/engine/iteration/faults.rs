@@ -127,7 +127,8 @@ impl Runner<'_> {
     }
 
     pub(super) fn write_epoch(&self, text: &str) -> Result<(), EngineError> {
-        std::fs::write(self.ctx.artifacts.join("fault_epoch"), text).map_err(|e| self.io(e))
+        crate::session::dir::write_untrusted(&self.ctx.artifacts, "fault_epoch", text.as_bytes())
+            .map_err(|e| self.io(e))
     }
 
     /// Journals the intent, injects the fault and journals how to undo it. `None` when
