@@ -24,6 +24,7 @@ macro_rules! say {
     }};
 }
 
+pub mod atomic;
 pub mod attach;
 pub mod author;
 pub mod capability;
