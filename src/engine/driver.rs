@@ -441,20 +441,25 @@ impl Driver<'_> {
         arming: &crate::session::watchdog::Arming,
     ) -> Result<(), DriverError> {
         use crate::session::watchdog::Arming;
-        let data = match arming {
-            Arming::Armed { pid } => event::WatchdogEvent {
-                armed: true,
-                pid: Some(*pid),
-                why: None,
-            },
-            Arming::Off { why } | Arming::Failed { why } => event::WatchdogEvent {
+        let records = match arming {
+            Arming::Armed { pids } => pids
+                .iter()
+                .map(|pid| event::WatchdogEvent {
+                    armed: true,
+                    pid: Some(*pid),
+                    why: None,
+                })
+                .collect(),
+            Arming::Off { why } | Arming::Failed { why } => vec![event::WatchdogEvent {
                 armed: false,
                 pid: None,
                 why: Some(why.clone()),
-            },
+            }],
         };
-        self.journal
-            .append(Scope::default(), Event::Watchdog(data))?;
+        for data in records {
+            self.journal
+                .append(Scope::default(), Event::Watchdog(data))?;
+        }
         Ok(())
     }
 
