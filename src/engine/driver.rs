@@ -334,6 +334,7 @@ async fn drive(
     if let Some(arming) = watchdog {
         driver.watchdog_armed(&arming)?;
     }
+    driver.containment()?;
     let (stop, early) = match driver.preflight(operator).await? {
         Some(question) => (
             Some(format!("stopped: question `{}` unanswered", question.id)),
@@ -435,6 +436,42 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
+    /// Journals which containment this run's services get, for the capability
+    /// matrix: a cgroup per service where cgroup v2 is delegated to this process,
+    /// else their process groups and the session-mark sweep at every clean end (a
+    /// child that clears its environment and leaves its group escapes that one).
+    fn containment(&mut self) -> Result<(), DriverError> {
+        let (saw, present) = match crate::exec::cgroup::base() {
+            Ok(base) => (
+                format!("cgroup: one per service under {}", base.display()),
+                true,
+            ),
+            Err(why) => (
+                format!(
+                    "session-mark sweep: process groups, then every process bearing the \
+                     session's mark ended at the clean end (no cgroup: {why})"
+                ),
+                false,
+            ),
+        };
+        self.journal.append(
+            Scope::default(),
+            Event::Capability(event::CapabilitySeen {
+                need: "what ends a service and everything it started".into(),
+                capability: CONTAINMENT.into(),
+                present,
+                version: None,
+                meets_floor: None,
+                command: "cgroup v2 delegation (/proc/self/mountinfo, /proc/self/cgroup, \
+                          write access to its cgroup.procs)"
+                    .into(),
+                saw: crate::sanitize::line(&saw),
+                used_by: vec!["services".into()],
+            }),
+        )?;
+        Ok(())
+    }
+
     /// Journals whether a watchdog will heal the session should this process die.
     fn watchdog_armed(
         &mut self,
@@ -1299,6 +1336,12 @@ impl Driver<'_> {
                 verdict: s.verdict,
             })
             .collect();
+        // What left its group without a cgroup to hold it is ended before the verdict.
+        let swept =
+            crate::session::heal::sweep_marked_at_clean_end(&self.dir.path, &mut self.journal);
+        for failed in &swept.failures {
+            tracing::warn!("clean-end sweep: {failed}");
+        }
         self.journal_outcome()?;
         self.journal.append(
             Scope::default(),
@@ -1315,6 +1358,9 @@ impl Driver<'_> {
         })
     }
 }
+
+/// The capability record that says which containment a run's services got.
+pub const CONTAINMENT: &str = "containment";
 
 /// A finding's classification field when a stop came before it was asked.
 const NOT_ASKED: &str = "not asked: the session was stopped";

@@ -121,10 +121,26 @@ fn heal_cgroups(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) 
 /// Ends every process still carrying the session's mark: one started too late for
 /// its `command-started` record, or one that left its process group.
 fn end_marked(dir: &Path, journal: &mut Journal, by: &str, out: &mut Healed) {
+    end_marked_since(dir, 0, journal, by, out);
+}
+
+/// The sweep of a clean end: every process this process started for the session at
+/// `dir` has ended with its service, except one that left its process group and
+/// had no cgroup to hold it (no cgroup v2 delegation, an unprivileged run). Those
+/// still bearing the mark, started since this process did, are ended and journaled.
+/// Returns what was done and what failed.
+pub fn sweep_marked_at_clean_end(dir: &Path, journal: &mut Journal) -> Healed {
+    let since = exec::start_time(std::process::id().cast_signed()).unwrap_or(u64::MAX);
+    let mut out = Healed::default();
+    end_marked_since(dir, since, journal, "faultline (clean end)", &mut out);
+    out
+}
+
+fn end_marked_since(dir: &Path, since: u64, journal: &mut Journal, by: &str, out: &mut Healed) {
     // A few passes: a marked process may fork while its siblings are being ended,
     // and /proc hides one mid-exec.
     for _ in 0..MARK_PASSES {
-        let found = exec::mark::marked(dir);
+        let found = exec::mark::marked_since(dir, since);
         if found.is_empty() {
             break;
         }

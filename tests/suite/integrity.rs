@@ -250,3 +250,80 @@ scenarios:
         "a watchdog outlived its heal"
     );
 }
+
+/// A run as a real unprivileged user (no cgroup v2 delegated to it): a service's
+/// `setsid` child, out of its service's process group and in no cgroup, is ended at
+/// the clean end by the session-mark sweep, which the journal records; the run's
+/// capability records say which containment it got.
+#[test]
+fn an_unprivileged_run_s_setsid_child_is_gone_at_the_clean_end() {
+    use crate::support::users::{UnixUser, can_make_users};
+    use std::os::unix::fs::PermissionsExt;
+    if !can_make_users() {
+        return;
+    }
+    let user = UnixUser::create("flint");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let sidecar = r#"version: 1
+scenarios:
+  D1:
+    cluster:
+      services:
+        - name: daemon
+          run: "setsid sh -c 'echo $$ > daemon.pid; while :; do sleep 0.1; done' >/dev/null 2>&1 &"
+        - { name: plain, run: "exec sleep 600" }
+    workload: { run: "sleep 2", deadline: 60s }
+    tiers:
+      smoke: { duration: 1s }
+"#;
+    let plan = dir.path().join("plan.md");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
+        &plan,
+    )
+    .expect("plan copied");
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar).expect("sidecar");
+    let runuser = user.runuser();
+    let status = Command::new(&runuser[0])
+        .args(&runuser[1..])
+        .arg(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--only", "D1", "--sut"])
+        .arg(dir.path())
+        .current_dir(dir.path())
+        .stdout(std::fs::File::create(dir.path().join("run.out")).expect("run.out"))
+        .stderr(std::fs::File::create(dir.path().join("run.err")).expect("run.err"))
+        .status()
+        .expect("faultline runs as the user");
+    assert!(status.code().is_some(), "{}", said(dir.path()));
+    let pid = std::fs::read_to_string(dir.path().join("daemon.pid"))
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .unwrap_or_else(|| panic!("the daemon never ran: {}", said(dir.path())));
+    let left = common::pid_alive(pid);
+    if left {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    assert!(!left, "the setsid child {pid} outlived the clean end");
+    let session = session_in(dir.path()).expect("session");
+    let records = common::lines(&session.join("journal.jsonl"));
+    let containment = records
+        .iter()
+        .find(|r| r.kind == "capability" && r.data["capability"] == "containment")
+        .expect("the run says which containment it got");
+    assert!(
+        containment.data["saw"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("session-mark sweep")),
+        "{:?}",
+        containment.data
+    );
+    let swept = records
+        .iter()
+        .find(|r| r.kind == "marked-ended" && r.data["pid"] == pid)
+        .expect("the sweep journaled ending the setsid child");
+    assert_eq!(swept.data["by"], "faultline (clean end)");
+    drop(user);
+}
