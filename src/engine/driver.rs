@@ -442,10 +442,20 @@ impl Driver<'_> {
     /// child that clears its environment and leaves its group escapes that one).
     fn containment(&mut self) -> Result<(), DriverError> {
         let (saw, present) = match crate::exec::cgroup::base() {
-            Ok(base) => (
-                format!("cgroup: one per service under {}", base.display()),
-                true,
-            ),
+            Ok(base) => {
+                // A root service can move itself out of a cgroup (into an ancestor's
+                // cgroup.procs) unless cgroup namespaces bound it.
+                let bound = if crate::exec::cgroup::namespaces_bound_services() {
+                    "each in a cgroup namespace of its own, which it cannot leave"
+                } else {
+                    "each in a cgroup namespace of its own, which a root service can \
+                     still leave (cgroup v2 is not mounted with nsdelegate)"
+                };
+                (
+                    format!("cgroup: one per service under {}, {bound}", base.display()),
+                    true,
+                )
+            }
             Err(why) => (
                 format!(
                     "session-mark sweep: process groups, then every process bearing the \
