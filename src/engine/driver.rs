@@ -436,38 +436,13 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
-    /// Journals which containment this run's services get, for the capability
-    /// matrix: a cgroup per service where cgroup v2 is delegated to this process,
-    /// else their process groups and the session-mark sweep at every clean end (a
-    /// child that clears its environment and leaves its group escapes that one).
+    /// Journals which containment this run's services get (see [`containment`]).
     fn containment(&mut self) -> Result<(), DriverError> {
-        let (saw, present) = match crate::exec::cgroup::base() {
-            Ok(base) => {
-                // A root service can move itself out of a cgroup (into an ancestor's
-                // cgroup.procs) unless cgroup namespaces bound it.
-                let bound = if crate::exec::cgroup::namespaces_bound_services() {
-                    "each in a cgroup namespace of its own, which it cannot leave"
-                } else {
-                    "each in a cgroup namespace of its own, which a root service can \
-                     still leave (cgroup v2 is not mounted with nsdelegate)"
-                };
-                (
-                    format!("cgroup: one per service under {}, {bound}", base.display()),
-                    true,
-                )
-            }
-            Err(why) => (
-                format!(
-                    "session-mark sweep: process groups, then every process bearing the \
-                     session's mark ended at the clean end (no cgroup: {why})"
-                ),
-                false,
-            ),
-        };
+        let (saw, present) = containment();
         self.journal.append(
             Scope::default(),
             Event::Capability(event::CapabilitySeen {
-                need: "what ends a service and everything it started".into(),
+                need: CONTAINMENT_NEED.into(),
                 capability: CONTAINMENT.into(),
                 present,
                 version: None,
@@ -674,7 +649,8 @@ impl Driver<'_> {
     ) -> Result<Option<Unanswered>, DriverError> {
         let ctx = preflight_ctx(self.req, &self.dir, &self.cancel);
         match preflight::run(&ctx, &mut self.journal, operator).await {
-            Ok(found) => {
+            Ok(mut found) => {
+                found.matrix.push(containment_row());
                 self.outcome.toolbox = found
                     .toolbox
                     .as_ref()
@@ -1371,6 +1347,52 @@ impl Driver<'_> {
 
 /// The capability record that says which containment a run's services got.
 pub const CONTAINMENT: &str = "containment";
+
+const CONTAINMENT_NEED: &str = "what ends a service and everything it started";
+
+/// Which containment this run's services get, and whether it is a cgroup: one per
+/// service where cgroup v2 is delegated to this process, else their process groups
+/// and the session-mark sweep at every clean end (a child that clears its
+/// environment and leaves its group escapes that one).
+fn containment() -> (String, bool) {
+    match crate::exec::cgroup::base() {
+        Ok(base) => {
+            // A root service can move itself out of a cgroup (into an ancestor's
+            // cgroup.procs) unless cgroup namespaces bound it.
+            let bound = if crate::exec::cgroup::namespaces_bound_services() {
+                "each in a cgroup namespace of its own, which it cannot leave"
+            } else {
+                "each in a cgroup namespace of its own, which a root service can still \
+                 leave (cgroup v2 is not mounted with nsdelegate)"
+            };
+            (
+                format!("cgroup: one per service under {}, {bound}", base.display()),
+                true,
+            )
+        }
+        Err(why) => (
+            format!(
+                "session-mark sweep: process groups, then every process bearing the \
+                 session's mark ended at the clean end (no cgroup: {why})"
+            ),
+            false,
+        ),
+    }
+}
+
+/// The capability matrix's row for [`containment`].
+fn containment_row() -> crate::capability::matrix::MatrixRow {
+    let (saw, present) = containment();
+    crate::capability::matrix::MatrixRow {
+        requirement: format!("{CONTAINMENT} ({CONTAINMENT_NEED})"),
+        capability: Some(CONTAINMENT.into()),
+        present: Some(present),
+        version: None,
+        source: "probe".into(),
+        used_by: Vec::new(),
+        note: saw,
+    }
+}
 
 /// A finding's classification field when a stop came before it was asked.
 const NOT_ASKED: &str = "not asked: the session was stopped";

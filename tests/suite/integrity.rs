@@ -320,6 +320,13 @@ scenarios:
         "{:?}",
         containment.data
     );
+    // And the capability matrix of its session log and report.
+    let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with("| containment (") && l.contains("session-mark sweep")),
+        "{log}"
+    );
     let swept = records
         .iter()
         .find(|r| r.kind == "marked-ended" && r.data["pid"] == pid)
