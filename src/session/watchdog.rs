@@ -12,9 +12,12 @@
 //! journal's last record is the first one's `heal-finished`) and leaves it.
 //!
 //! Two, so that killing faultline and a watchdog at the same instant (before faultline
-//! replaces the one that died, see [`watch_the_watchdog`]) still leaves a healer:
-//! faultline and its watchdogs watch each other, and any one of the three that lives
-//! heals or re-arms.
+//! replaces the one that died, a look every 200 ms) still leaves a healer: faultline
+//! re-arms a watchdog that died, each watchdog heals when faultline dies, so while
+//! any one of the three lives the session is healed or its watchdogs re-armed.
+//! (Killing all three at the same instant is not covered.) The stdin pipe closes
+//! exactly when faultline dies, as a pidfd on it would say: its write end is
+//! close-on-exec, so no child of faultline ever holds it open.
 //!
 //! A parent-death signal on each child would not do: it fires when the spawning
 //! *thread* ends (tokio retires idle threads), and it cannot undo an iptables rule.
