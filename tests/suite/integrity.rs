@@ -161,8 +161,39 @@ fn armed_watchdogs(session: &Path) -> Vec<i32> {
 /// are the watchdogs.
 #[test]
 fn faultline_and_its_watchdog_killed_together_leave_nothing() {
-    if !common::can_contain() {
+    killed_with(true);
+}
+
+/// faultline alone SIGKILLed, both watchdogs alive: the same, and the session is
+/// healed once (one watchdog heals, the other finds the journal healed and leaves it).
+#[test]
+fn faultline_killed_alone_is_healed_once() {
+    let Some((_dir, session)) = killed_with(false) else {
         return;
+    };
+    let records = common::lines(&session.join("journal.jsonl"));
+    let heals: Vec<_> = records
+        .iter()
+        .filter(|r| r.kind == "heal-started" || r.kind == "heal-finished")
+        .map(|r| (r.kind.clone(), r.data["by"].clone()))
+        .collect();
+    let by = serde_json::json!(faultline::session::watchdog::HEALER);
+    assert_eq!(
+        heals,
+        vec![
+            ("heal-started".to_string(), by.clone()),
+            ("heal-finished".to_string(), by)
+        ]
+    );
+}
+
+/// Runs D2 with a paused service and a `setsid` daemon, SIGKILLs faultline (and, with
+/// `watchdog_too`, its first watchdog at the same instant), asserts nothing is left
+/// within 5 s; the session (and the directory holding it), or `None` when cgroups are
+/// not usable here.
+fn killed_with(watchdog_too: bool) -> Option<(tempfile::TempDir, PathBuf)> {
+    if !common::can_contain() {
+        return None;
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let sidecar = r#"version: 1
@@ -213,7 +244,9 @@ scenarios:
     let faultline = Pid::from_raw(i32::try_from(run.id()).expect("pid"));
     let killed = Instant::now();
     kill(faultline, Signal::SIGKILL).expect("SIGKILL faultline");
-    kill(Pid::from_raw(watchdogs[0]), Signal::SIGKILL).expect("SIGKILL its watchdog");
+    if watchdog_too {
+        kill(Pid::from_raw(watchdogs[0]), Signal::SIGKILL).expect("SIGKILL its watchdog");
+    }
     let _ = run.wait();
 
     let within = Duration::from_secs(5);
@@ -249,6 +282,7 @@ scenarios:
         common::watchdogs_of(&session).is_empty(),
         "a watchdog outlived its heal"
     );
+    Some((dir, session))
 }
 
 /// A run as a real unprivileged user (no cgroup v2 delegated to it): a service's
