@@ -160,12 +160,16 @@ pub fn spawn_in(
             source,
         })?;
         // SAFETY: the closure runs in the forked child before exec, where only
-        // async-signal-safe calls are allowed: it makes one write(2) on a descriptor
-        // the parent opened (close-on-exec), allocating nothing and taking no lock.
-        // Writing `0` moves the writer itself, before the command can fork; a write
-        // from the parent after spawn would leave a window for an early daemon.
+        // async-signal-safe calls are allowed: one write(2) on a descriptor the
+        // parent opened (close-on-exec), then unshare(2) and geteuid(2), allocating
+        // nothing and taking no lock. Writing `0` moves the writer itself, before the
+        // command can fork; a write from the parent after spawn would leave a window
+        // for an early daemon.
         unsafe {
-            cmd.pre_exec(move || (&procs).write_all(b"0"));
+            cmd.pre_exec(move || {
+                (&procs).write_all(b"0")?;
+                stay_in_own_cgroup()
+            });
         }
     }
     let child = cmd.spawn().map_err(|source| match &cgroup {
@@ -197,6 +201,18 @@ pub fn spawn_in(
         leader: Leader::Local(child),
         reaped: false,
     })
+}
+
+/// Roots the child's cgroup namespace at the cgroup it was just moved into, so that
+/// neither it nor anything it starts can leave it: the kernel refuses a move to a
+/// cgroup outside the mover's namespace (ENOENT), even as root, when writing an
+/// ancestor's `cgroup.procs`. Needs CAP_SYS_ADMIN: a service run as another user
+/// (which cannot write faultline's cgroups anyway) goes without.
+fn stay_in_own_cgroup() -> std::io::Result<()> {
+    match nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWCGROUP) {
+        Err(nix::errno::Errno::EPERM) if !nix::unistd::geteuid().is_root() => Ok(()),
+        other => other.map_err(std::io::Error::from),
+    }
 }
 
 /// Sends `signal` to every process of group `pgid`. A group that no longer exists is

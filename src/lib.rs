@@ -30,6 +30,7 @@ macro_rules! say_err {
     };
 }
 
+pub mod atomic;
 pub mod attach;
 pub mod author;
 pub mod capability;

@@ -349,6 +349,7 @@ async fn drive(
     if let Some(arming) = watchdog {
         driver.watchdog_armed(&arming)?;
     }
+    driver.containment()?;
     let (stop, early) = match driver.preflight(operator).await? {
         Some(question) => (
             Some(format!("stopped: question `{}` unanswered", question.id)),
@@ -450,26 +451,52 @@ fn pending(s: &Scenario) -> ScenarioOutcome {
 impl Driver<'_> {
     /// Journals how a killed session is picked up: the scenarios kept as they were,
     /// the ones interrupted mid-way.
+    /// Journals which containment this run's services get (see [`containment`]).
+    fn containment(&mut self) -> Result<(), DriverError> {
+        let (saw, present) = containment();
+        self.journal.append(
+            Scope::default(),
+            Event::Capability(event::CapabilitySeen {
+                need: CONTAINMENT_NEED.into(),
+                capability: CONTAINMENT.into(),
+                present,
+                version: None,
+                meets_floor: None,
+                command: "cgroup v2 delegation (/proc/self/mountinfo, /proc/self/cgroup, \
+                          write access to its cgroup.procs)"
+                    .into(),
+                saw: crate::sanitize::line(&saw),
+                used_by: vec!["services".into()],
+            }),
+        )?;
+        Ok(())
+    }
+
     /// Journals whether a watchdog will heal the session should this process die.
     fn watchdog_armed(
         &mut self,
         arming: &crate::session::watchdog::Arming,
     ) -> Result<(), DriverError> {
         use crate::session::watchdog::Arming;
-        let data = match arming {
-            Arming::Armed { pid } => event::WatchdogEvent {
-                armed: true,
-                pid: Some(*pid),
-                why: None,
-            },
-            Arming::Off { why } | Arming::Failed { why } => event::WatchdogEvent {
+        let records = match arming {
+            Arming::Armed { pids } => pids
+                .iter()
+                .map(|pid| event::WatchdogEvent {
+                    armed: true,
+                    pid: Some(*pid),
+                    why: None,
+                })
+                .collect(),
+            Arming::Off { why } | Arming::Failed { why } => vec![event::WatchdogEvent {
                 armed: false,
                 pid: None,
                 why: Some(why.clone()),
-            },
+            }],
         };
-        self.journal
-            .append(Scope::default(), Event::Watchdog(data))?;
+        for data in records {
+            self.journal
+                .append(Scope::default(), Event::Watchdog(data))?;
+        }
         Ok(())
     }
 
@@ -637,7 +664,8 @@ impl Driver<'_> {
     ) -> Result<Option<Unanswered>, DriverError> {
         let ctx = preflight_ctx(self.req, &self.dir, &self.cancel);
         match preflight::run(&ctx, &mut self.journal, operator).await {
-            Ok(found) => {
+            Ok(mut found) => {
+                found.matrix.push(containment_row());
                 self.outcome.toolbox = found
                     .toolbox
                     .as_ref()
@@ -1309,6 +1337,12 @@ impl Driver<'_> {
                 verdict: s.verdict,
             })
             .collect();
+        // What left its group without a cgroup to hold it is ended before the verdict.
+        let swept =
+            crate::session::heal::sweep_marked_at_clean_end(&self.dir.path, &mut self.journal);
+        for failed in &swept.failures {
+            tracing::warn!("clean-end sweep: {failed}");
+        }
         self.journal_outcome()?;
         self.journal.append(
             Scope::default(),
@@ -1323,6 +1357,55 @@ impl Driver<'_> {
             unanswered,
             report,
         })
+    }
+}
+
+/// The capability record that says which containment a run's services got.
+pub const CONTAINMENT: &str = "containment";
+
+const CONTAINMENT_NEED: &str = "what ends a service and everything it started";
+
+/// Which containment this run's services get, and whether it is a cgroup: one per
+/// service where cgroup v2 is delegated to this process, else their process groups
+/// and the session-mark sweep at every clean end (a child that clears its
+/// environment and leaves its group escapes that one).
+fn containment() -> (String, bool) {
+    match crate::exec::cgroup::base() {
+        Ok(base) => {
+            // A root service can move itself out of a cgroup (into an ancestor's
+            // cgroup.procs) unless cgroup namespaces bound it.
+            let bound = if crate::exec::cgroup::namespaces_bound_services() {
+                "each in a cgroup namespace of its own, which it cannot leave"
+            } else {
+                "each in a cgroup namespace of its own, which a root service can still \
+                 leave (cgroup v2 is not mounted with nsdelegate)"
+            };
+            (
+                format!("cgroup: one per service under {}, {bound}", base.display()),
+                true,
+            )
+        }
+        Err(why) => (
+            format!(
+                "session-mark sweep: process groups, then every process bearing the \
+                 session's mark ended at the clean end (no cgroup: {why})"
+            ),
+            false,
+        ),
+    }
+}
+
+/// The capability matrix's row for [`containment`].
+fn containment_row() -> crate::capability::matrix::MatrixRow {
+    let (saw, present) = containment();
+    crate::capability::matrix::MatrixRow {
+        requirement: format!("{CONTAINMENT} ({CONTAINMENT_NEED})"),
+        capability: Some(CONTAINMENT.into()),
+        present: Some(present),
+        version: None,
+        source: "probe".into(),
+        used_by: Vec::new(),
+        note: saw,
     }
 }
 

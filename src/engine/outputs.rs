@@ -91,10 +91,17 @@ enum Only<'a> {
     Scenario(&'a str),
 }
 
-fn write(path: &Path, text: &str) {
-    if let Err(e) = std::fs::write(path, text) {
-        tracing::warn!("cannot write {}: {e}", path.display());
-    }
+/// Replaces the document at `path` whole (a full disk leaves its previous version);
+/// a failure is logged and returned, naming the file.
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    crate::atomic::write(path, text.as_bytes()).map_err(|e| {
+        let why = format!(
+            "{} could not be written (its previous version, if any, is kept): {e}",
+            path.display()
+        );
+        tracing::warn!("{why}");
+        why
+    })
 }
 
 impl Outputs {
@@ -167,7 +174,9 @@ impl Outputs {
         if whole || due {
             let started = Instant::now();
             match report::session_log(plan, outcome, &state.records) {
-                Ok(text) => write(&self.shared.dir.path.join("session-log.md"), &text),
+                Ok(text) => {
+                    let _ = write(&self.shared.dir.path.join("session-log.md"), &text);
+                }
                 Err(e) => tracing::warn!("session log: {e}"),
             }
             state.log_written = Some(Instant::now());
@@ -190,7 +199,9 @@ impl Outputs {
                 state.settled.insert(scenario.id.clone());
             }
             match report::finding(plan, outcome, scenario) {
-                Ok(text) => write(&self.shared.dir.findings_file(&scenario.id), &text),
+                Ok(text) => {
+                    let _ = write(&self.shared.dir.findings_file(&scenario.id), &text);
+                }
                 Err(e) => tracing::warn!("findings for {}: {e}", scenario.id),
             }
             // Each arm also gets its own file (`S5-api.md`), holding only that arm.
@@ -207,7 +218,9 @@ impl Outputs {
                     ..scenario.clone()
                 };
                 match report::finding(plan, outcome, &arm) {
-                    Ok(text) => write(&self.shared.dir.findings_file(&run.id), &text),
+                    Ok(text) => {
+                        let _ = write(&self.shared.dir.findings_file(&run.id), &text);
+                    }
                     Err(e) => tracing::warn!("findings for {}: {e}", run.id),
                 }
             }
@@ -259,17 +272,25 @@ impl Outputs {
         self.render(&mut state, Only::All, true);
         let records = std::mem::take(&mut state.records);
         drop(state);
+        // Every final document is tried; those that could not be written are named
+        // with the report's own outcome.
+        let mut unwritten = Vec::new();
         let json = report::verdicts_json(outcome);
         match serde_json::to_string_pretty(&json) {
-            Ok(text) => write(&self.shared.dir.path.join("verdicts.json"), &text),
-            Err(e) => tracing::warn!("verdicts.json: {e}"),
+            Ok(text) => {
+                unwritten.extend(write(&self.shared.dir.path.join("verdicts.json"), &text).err())
+            }
+            Err(e) => unwritten.push(format!("verdicts.json: {e}")),
         }
         match report::junit(outcome, &records) {
-            Ok(text) => write(
-                &self.shared.dir.path.join("findings").join("junit.xml"),
-                &text,
+            Ok(text) => unwritten.extend(
+                write(
+                    &self.shared.dir.path.join("findings").join("junit.xml"),
+                    &text,
+                )
+                .err(),
             ),
-            Err(e) => tracing::warn!("junit.xml: {e}"),
+            Err(e) => unwritten.push(format!("junit.xml: {e}")),
         }
         let path = self
             .shared
@@ -281,27 +302,34 @@ impl Outputs {
             .map_err(|e| e.to_string())?;
         // The engine never prints: an unwritable report goes back whole, for whoever
         // owns the terminal to show once it may.
-        let mut unwritten = Vec::new();
-        let written = report::write_report(&path, &text, &mut unwritten);
-        self.write_html(&path, &text);
+        let mut fallback = Vec::new();
+        let written = report::write_report(&path, &text, &mut fallback);
+        unwritten.extend(self.write_html(&path, &text).err());
         match written {
-            Ok(true) => Ok(path),
-            Ok(false) | Err(_) => Err(String::from_utf8_lossy(&unwritten).into_owned()),
+            Ok(true) if unwritten.is_empty() => Ok(path),
+            Ok(true) => {
+                unwritten.push(format!("report: {}", path.display()));
+                Err(unwritten.join("\n"))
+            }
+            Ok(false) | Err(_) => {
+                unwritten.push(String::from_utf8_lossy(&fallback).into_owned());
+                Err(unwritten.join("\n"))
+            }
         }
     }
 
     /// `report.html` beside the report at `report` (same stem), its figures read from
-    /// the session's `figures/`. For people only: a failure is logged, nothing else.
-    fn write_html(&self, report: &Path, markdown: &str) {
+    /// the session's `figures/`. A failure is logged and returned.
+    fn write_html(&self, report: &Path, markdown: &str) -> Result<(), String> {
         let Some(html) = report::html::html_path(report) else {
             tracing::warn!(
                 "report.html not written: the report's own path {} ends in .html",
                 report.display()
             );
-            return;
+            return Ok(());
         };
         // report.md's relative links are written from findings/, wherever it goes.
         let text = report::html::render(markdown, &self.shared.dir.path.join("findings"));
-        write(&html, &text);
+        write(&html, &text)
     }
 }

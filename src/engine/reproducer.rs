@@ -24,7 +24,7 @@ pub fn write(
     let dir = session.join("artifacts").join(stem).join("reduced");
     std::fs::create_dir_all(&dir)?;
     let plan = dir.join("plan.md");
-    std::fs::write(&plan, &req.plan_text)?;
+    crate::atomic::write(&plan, req.plan_text.as_bytes())?;
     let mut reduced = binding.clone();
     reduced
         .faults
@@ -55,7 +55,7 @@ pub fn write(
         "scenarios": { id: reduced },
     });
     let text = serde_json::to_string_pretty(&spec).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("plan.run.yaml"), text)?;
+    crate::atomic::write(&dir.join("plan.run.yaml"), text.as_bytes())?;
     Ok(format!(
         "faultline run {} --only {id} --tier {} --sut {}",
         plan.display(),

@@ -65,6 +65,24 @@ fn find_base() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// Whether the cgroup v2 hierarchy treats cgroup namespaces as delegation boundaries
+/// (mounted with `nsdelegate`, as systemd mounts it): only then does the kernel refuse
+/// a service, even one running as root, that writes itself into a `cgroup.procs`
+/// above its own cgroup namespace (see `exec::stay_in_own_cgroup`).
+pub fn namespaces_bound_services() -> bool {
+    std::fs::read_to_string("/proc/self/mountinfo").is_ok_and(|mountinfo| {
+        mountinfo.lines().any(|line| {
+            line.split_once(" - ").is_some_and(|(_, after)| {
+                let mut fields = after.split_whitespace();
+                fields.next() == Some("cgroup2")
+                    && fields
+                        .nth(1)
+                        .is_some_and(|options| options.split(',').any(|o| o == "nsdelegate"))
+            })
+        })
+    })
+}
+
 /// `(root, mount point)` of a `/proc/self/mountinfo` line for a cgroup2 mount.
 fn cgroup2_mount(line: &str) -> Option<(PathBuf, PathBuf)> {
     let (fields, after) = line.split_once(" - ")?;

@@ -48,6 +48,13 @@ pub struct Marked {
 /// Live processes (zombies excluded) that carry the mark of `session`, except this
 /// process itself.
 pub fn marked(session: &Path) -> Vec<Marked> {
+    marked_since(session, 0)
+}
+
+/// [`marked`], only those started at or after `since` (clock ticks since boot, as
+/// [`super::start_time`]): at a clean end, what this very process started, never a
+/// process an earlier run of the session or anyone else left with the same mark.
+pub fn marked_since(session: &Path, since: u64) -> Vec<Marked> {
     let want = format!("{VAR}={}", value(session));
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -57,6 +64,7 @@ pub fn marked(session: &Path) -> Vec<Marked> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| u32::try_from(*pid).is_ok_and(|p| p != me))
+        .filter(|pid| since == 0 || super::start_time(*pid).is_some_and(|t| t >= since))
         .filter(|pid| {
             std::fs::read(proc_path(*pid, "environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))

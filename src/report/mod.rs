@@ -120,14 +120,15 @@ pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<St
     junit::junit(outcome, journal)
 }
 
-/// Writes `text` to `path` (creating parent directories). When that fails, says so on
+/// Writes `text` to `path` (creating parent directories), whole or not at all (see
+/// [`crate::atomic::write`]: a failed write leaves the previous report). When that fails, says so on
 /// `fallback` and prints the whole text there instead, returning `Ok(false)`.
 pub fn write_report(path: &Path, text: &str, fallback: &mut dyn Write) -> std::io::Result<bool> {
     let written = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir),
         _ => Ok(()),
     }
-    .and_then(|()| std::fs::write(path, text));
+    .and_then(|()| crate::atomic::write(path, text.as_bytes()));
     match written {
         Ok(()) => Ok(true),
         Err(reason) => {

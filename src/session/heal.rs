@@ -121,10 +121,26 @@ fn heal_cgroups(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) 
 /// Ends every process still carrying the session's mark: one started too late for
 /// its `command-started` record, or one that left its process group.
 fn end_marked(dir: &Path, journal: &mut Journal, by: &str, out: &mut Healed) {
+    end_marked_since(dir, 0, journal, by, out);
+}
+
+/// The sweep of a clean end: every process this process started for the session at
+/// `dir` has ended with its service, except one that left its process group and
+/// had no cgroup to hold it (no cgroup v2 delegation, an unprivileged run). Those
+/// still bearing the mark, started since this process did, are ended and journaled.
+/// Returns what was done and what failed.
+pub fn sweep_marked_at_clean_end(dir: &Path, journal: &mut Journal) -> Healed {
+    let since = exec::start_time(std::process::id().cast_signed()).unwrap_or(u64::MAX);
+    let mut out = Healed::default();
+    end_marked_since(dir, since, journal, "faultline (clean end)", &mut out);
+    out
+}
+
+fn end_marked_since(dir: &Path, since: u64, journal: &mut Journal, by: &str, out: &mut Healed) {
     // A few passes: a marked process may fork while its siblings are being ended,
     // and /proc hides one mid-exec.
     for _ in 0..MARK_PASSES {
-        let found = exec::mark::marked(dir);
+        let found = exec::mark::marked_since(dir, since);
         if found.is_empty() {
             break;
         }
@@ -172,12 +188,30 @@ pub fn heal_session(dir: &Path) -> Result<Healed, HealError> {
 /// Damaged journal lines are passed over (and named in `skipped`): every intact
 /// record around them is healed.
 pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
+    heal(dir, by, false).map(|healed| healed.unwrap_or_default())
+}
+
+/// [`heal_session_as`], unless the journal's last record is a heal by `by` that
+/// finished: faultline's other watchdog healed the session a moment ago, and nobody
+/// wrote since (`None`).
+pub fn heal_unless_healed(dir: &Path, by: &str) -> Result<Option<Healed>, HealError> {
+    heal(dir, by, true)
+}
+
+fn heal(dir: &Path, by: &str, unless_healed: bool) -> Result<Option<Healed>, HealError> {
     let path = dir.join("journal.jsonl");
     // Refuses a directory without a journal before creating anything in it.
     journal::read(&path)?;
     // Then the lock: the records read next are the last anyone wrote.
     let mut journal = Journal::open(&path)?;
     let contents = journal::read(&path)?;
+    let healed = contents
+        .records
+        .last()
+        .is_some_and(|r| matches!(&r.event, Event::HealFinished(h) if h.by == by));
+    if unless_healed && healed {
+        return Ok(None);
+    }
     let view = View::of(&contents.records);
     let out = Healed {
         skipped: contents.skipped,
@@ -186,23 +220,23 @@ pub fn heal_session_as(dir: &Path, by: &str) -> Result<Healed, HealError> {
     // Nodes over SSH are reached from a thread of their own; without any, nothing
     // is spawned (the watchdog heals from a bare process).
     if view.nodes.is_empty() {
-        return Ok(heal_view(
+        return Ok(Some(heal_view(
             dir,
             &view,
             &mut journal,
             &Reach::default(),
             by,
             out,
-        ));
+        )));
     }
     let nodes = view
         .nodes
         .iter()
         .map(|(name, n)| (name.clone(), n.spec.clone()))
         .collect();
-    Ok(crate::host::reach::with_nodes(&nodes, |reach| {
+    Ok(Some(crate::host::reach::with_nodes(&nodes, |reach| {
         heal_view(dir, &view, &mut journal, reach, by, out)
-    }))
+    })))
 }
 
 /// Heals what `view` says is left, on this machine and (through `reach`) on nodes.

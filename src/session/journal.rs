@@ -164,8 +164,16 @@ impl Journal {
             file.set_len(keep as u64).map_err(io_err)?;
             file.sync_data().map_err(io_err)?;
         }
+        // A last record intact but for its newline (a crash between the bytes of one
+        // write, a hand edit) is kept: the newline goes on before any new record, which
+        // would otherwise glue itself onto it and take both out of every later read.
+        let mut len = file.metadata().map_err(io_err)?.len();
+        if existing.torn_tail.is_none() && len > 0 && !ends_with_newline(path).map_err(io_err)? {
+            (&file).write_all(b"\n").map_err(io_err)?;
+            file.sync_data().map_err(io_err)?;
+            len += 1;
+        }
         let next_seq = existing.records.last().map_or(1, |r| r.seq + 1);
-        let len = file.metadata().map_err(io_err)?.len();
         let mut journal = Journal {
             inner: std::sync::Arc::new(std::sync::Mutex::new(Inner {
                 path: path.to_path_buf(),
@@ -330,6 +338,19 @@ fn crash_point(record: &Record) {
     {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
+}
+
+/// Whether the file at `path` ends with a newline (its last byte only is read).
+fn ends_with_newline(path: &Path) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    if file.seek(SeekFrom::End(0))? == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
 }
 
 /// Takes the exclusive lock on `lock_path`, polling until `wait` has passed.

@@ -59,20 +59,12 @@ pub fn save_inputs(
 ) -> std::io::Result<()> {
     let dir = session.join(INPUT_DIR);
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("plan.md"), plan_text)?;
+    crate::atomic::write(&dir.join("plan.md"), plan_text.as_bytes())?;
     if let Some(text) = spec {
-        std::fs::write(dir.join("plan.run.yaml"), text)?;
+        crate::atomic::write(&dir.join("plan.run.yaml"), text.as_bytes())?;
     }
     let json = serde_json::to_vec_pretty(saved).map_err(std::io::Error::other)?;
-    write_atomically(&dir.join("request.json"), &json)
-}
-
-/// Replaces `path` whole or not at all: a crash mid-write leaves the old file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::File::open(&tmp)?.sync_data()?;
-    std::fs::rename(&tmp, path)
+    crate::atomic::write(&dir.join("request.json"), &json)
 }
 
 fn read(path: &Path) -> Result<String, String> {

@@ -361,3 +361,166 @@ fn without_cgroup_v2_the_run_says_so_once_and_ends_groups() {
         "the plain service outlived the run"
     );
 }
+
+/// What an escaper run saw: the escaper, the session, the cgroups it wrote itself
+/// into (none when refused), and its service cgroup's members while it ran.
+struct Escape {
+    escaper: Daemon,
+    session: PathBuf,
+    escaped: String,
+    members: std::collections::BTreeSet<i32>,
+    cgroup: PathBuf,
+}
+
+/// Runs D1 with one root service whose `setsid` child writes its pid into every
+/// ancestor cgroup's `cgroup.procs` — faultline's own cgroup and the root of the
+/// cgroup v2 mount — then sleeps; with `clear_env`, it also drops the session's mark.
+fn escape_run(dir: &Path, clear_env: bool) -> Escape {
+    let base = faultline::exec::cgroup::base().expect("cgroup v2 usable");
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("mountinfo")
+        .lines()
+        .find(|l| l.contains(" - cgroup2 "))
+        .and_then(|l| l.split_whitespace().nth(4).map(PathBuf::from))
+        .expect("a cgroup2 mount");
+    let env = if clear_env {
+        "env -i PATH=/usr/bin:/bin "
+    } else {
+        ""
+    };
+    let escaper = format!(
+        "setsid {env}sh -c 'echo $$ > escaper.pid; for c in {} {}; do \
+         echo $$ > $c/cgroup.procs 2>/dev/null && echo $c >> escaped; done; \
+         echo tried > escape.tried; exec sleep 600' >/dev/null 2>&1 &",
+        base.display(),
+        mount.display()
+    );
+    let spec = format!(
+        r#"version: 1
+scenarios:
+  D1:
+    cluster:
+      services:
+        - name: escaper
+          run: "{}"
+    workload: {{ run: "sleep 3", deadline: 900s }}
+    tiers:
+      smoke: {{ duration: 1s }}
+"#,
+        escaper.replace('"', "\\\"")
+    );
+    let plan = dir.join("plan.md");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/plan.md"),
+        &plan,
+    )
+    .expect("plan copied");
+    std::fs::write(dir.join("plan.run.yaml"), spec).expect("sidecar");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--only", "D1", "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .stdout(std::fs::File::create(dir.join("run.out")).expect("run.out"))
+        .stderr(std::fs::File::create(dir.join("run.err")).expect("run.err"))
+        .spawn()
+        .expect("faultline runs");
+    let end = Instant::now() + Duration::from_secs(60);
+    while !dir.join("escape.tried").exists() {
+        assert!(
+            Instant::now() < end && run.try_wait().expect("try_wait").is_none(),
+            "the escaper never tried: {}",
+            said(dir)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(dir.join("escaper.pid"))
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .expect("escaper.pid");
+    let escaper = Daemon::of(pid);
+    let escaped = std::fs::read_to_string(dir.join("escaped")).unwrap_or_default();
+    let session = session_in(dir).expect("session");
+    let cgroup = records(&session)
+        .iter()
+        .find(|r| r.kind == "cgroup-created" && r.data["service"] == "escaper")
+        .and_then(|r| r.data["path"].as_str().map(PathBuf::from))
+        .expect("the escaper's cgroup");
+    let members = faultline::exec::cgroup::members(&cgroup);
+    run.wait().expect("faultline ends");
+    Escape {
+        escaper,
+        session,
+        escaped,
+        members,
+        cgroup,
+    }
+}
+
+/// A root service that writes itself into an ancestor cgroup's `cgroup.procs` but
+/// keeps the session's mark is ended at the clean end wherever it went: held in its
+/// cgroup (its cgroup namespace refuses the move where cgroup v2 is mounted with
+/// `nsdelegate`), or else found by the clean end's session-mark sweep, journaled.
+#[test]
+fn a_service_writing_into_an_ancestor_cgroup_is_ended_with_the_session() {
+    if !common::can_contain() || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = escape_run(dir.path(), false);
+    let pid = run.escaper.0;
+    let end = Instant::now() + Duration::from_secs(5);
+    while common::pid_alive(pid) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !common::pid_alive(pid),
+        "escaper {pid} outlived the session"
+    );
+    if run.escaped.is_empty() {
+        assert!(run.members.contains(&pid), "{:?}", run.members);
+    } else {
+        assert!(
+            !run.members.contains(&pid),
+            "it did leave {}",
+            run.cgroup.display()
+        );
+        let swept = records(&run.session)
+            .into_iter()
+            .find(|r| r.kind == "marked-ended" && r.data["pid"] == pid)
+            .expect("the clean end's sweep journaled the escaper");
+        assert_eq!(swept.data["by"], "faultline (clean end)");
+    }
+}
+
+/// The same escaper without the session's mark: only the cgroup can hold it. It
+/// stays in its service's cgroup (each write is refused: its cgroup namespace is
+/// rooted at that cgroup) and is ended with the session. The kernel enforces that
+/// boundary only where cgroup v2 is mounted with `nsdelegate` (systemd's default);
+/// elsewhere the test says so and skips.
+#[test]
+fn an_unmarked_service_writing_into_an_ancestor_cgroup_stays_contained() {
+    if !common::can_contain() || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let unbound = "cgroup v2 is not mounted with nsdelegate: the kernel lets a root \
+                   process leave its cgroup namespace's root cgroup";
+    if common::skipped(
+        "NSDELEGATE",
+        (!faultline::exec::cgroup::namespaces_bound_services()).then(|| unbound.to_string()),
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = escape_run(dir.path(), true);
+    let pid = run.escaper.0;
+    assert!(run.escaped.is_empty(), "moved itself into {}", run.escaped);
+    assert!(
+        run.members.contains(&pid),
+        "escaper {pid} left {}: {:?}",
+        run.cgroup.display(),
+        run.members
+    );
+    nothing_left(&run.escaper, &run.session, None);
+}

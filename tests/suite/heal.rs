@@ -102,3 +102,55 @@ fn heal_resumes_runs_heal_commands_ends_groups_and_spares_strangers() {
         let _ = child.wait();
     }
 }
+
+/// A journal whose last record lost its newline (the `fault-injected` undo record of
+/// the second fault): the next writer (here a resume's first record) puts the newline
+/// back before its own, so `faultline heal` still finds and heals both faults and no
+/// line of the journal is damaged.
+#[test]
+fn a_journal_missing_its_last_newline_heals_every_fault() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let scope = Scope {
+        scenario: Some("X1".into()),
+        arm: None,
+    };
+    let mut journal = Journal::open(&path).expect("journal");
+    for flag in ["first-healed", "second-healed"] {
+        journal
+            .append_kind(
+                scope.clone(),
+                "fault-injected",
+                &json!({"fault": flag, "pid": null,
+                "undo": {"heal": format!("touch {flag}"), "cwd": dir.path().display().to_string()}}),
+            )
+            .expect("append");
+    }
+    drop(journal);
+    let bytes = std::fs::read(&path).expect("journal bytes");
+    assert_eq!(bytes.last(), Some(&b'\n'));
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).expect("newline cut");
+
+    let mut journal = Journal::open(&path).expect("reopened");
+    journal
+        .append_kind(scope, "step", &json!({"what": "resumed"}))
+        .expect("append");
+    drop(journal);
+    let contents = faultline::session::journal::read(&path).expect("read");
+    assert!(contents.skipped.is_empty(), "{:?}", contents.skipped);
+    assert_eq!(contents.records.len(), 3);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("heal")
+        .arg(dir.path())
+        .output()
+        .expect("faultline heal");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for flag in ["first-healed", "second-healed"] {
+        assert!(dir.path().join(flag).exists(), "{flag} never ran: {text}");
+    }
+    let records = common::lines(&path);
+    let healed = records.iter().filter(|r| r.kind == "fault-healed").count();
+    assert_eq!(healed, 2, "{text}");
+}

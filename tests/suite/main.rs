@@ -36,6 +36,7 @@ mod fuzz_regressions;
 mod headless;
 mod heal;
 mod host_ssh;
+mod integrity;
 mod journal;
 mod landing_and_sanitize;
 mod landing_signals;
