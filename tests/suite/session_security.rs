@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::support::sshd::{Sshd, keygen};
 use crate::support::users::{UnixUser, can_make_users};
 
 const EXE: &str = env!("CARGO_BIN_EXE_faultline");
@@ -442,6 +443,28 @@ fn sessions_are_found_from_any_directory_by_those_listed_and_by_nobody_else() {
         said.contains(&short) && said.contains("owner root"),
         "{said}"
     );
+    // The approver over the real sshd, logged in as herself with her own key.
+    let keys = work.path().join("sshd");
+    std::fs::create_dir(&keys).expect("sshd dir");
+    std::fs::set_permissions(&keys, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    keygen(&keys.join("approver"));
+    approver.may_log_in();
+    let public = std::fs::read_to_string(keys.join("approver.pub")).expect("pub key");
+    if let Some(sshd) = Sshd::start(&keys, &public, "listing sessions over a real sshd") {
+        let login = sshd.ssh_as(&keys.join("approver"), &approver.name);
+        let remote = format!("FAULTLINE_RUNTIME_BASE={} {EXE} sessions", base.display());
+        let over = Command::new(&login[0])
+            .args(&login[1..])
+            .arg(remote)
+            .output()
+            .expect("ssh");
+        let said = text(&over);
+        assert!(
+            said.contains(&short) && said.contains("owner root"),
+            "{said}\nsshd:\n{}",
+            sshd.log()
+        );
+    }
     let nobody = as_user(&stranger, &["sessions"]);
     let said = text(&nobody);
     assert!(

@@ -81,6 +81,12 @@ impl Sshd {
 
     /// `ssh` to root on it with `key`, host key pinned from its file.
     pub fn ssh(&self, key: &Path) -> Vec<String> {
+        self.ssh_as(key, "root")
+    }
+
+    /// `ssh` to `user` on it with `key` (the user must be able to log in:
+    /// `UnixUser::may_log_in`, and read the authorized keys file).
+    pub fn ssh_as(&self, key: &Path, user: &str) -> Vec<String> {
         vec![
             "ssh".into(),
             "-i".into(),
@@ -95,7 +101,7 @@ impl Sshd {
             "BatchMode=yes".into(),
             "-o".into(),
             "IdentitiesOnly=yes".into(),
-            "root@127.0.0.1".into(),
+            format!("{user}@127.0.0.1"),
         ]
     }
 }

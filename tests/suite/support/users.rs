@@ -31,6 +31,22 @@ impl UnixUser {
         UnixUser { name, uid }
     }
 
+    /// A login shell and an unlocked (password-less, key-only) account, so a real
+    /// sshd without PAM lets this user in.
+    pub fn may_log_in(&self) {
+        let out = Command::new("usermod")
+            .args(["--shell", "/bin/sh", "--password", "*"])
+            .arg(&self.name)
+            .output()
+            .expect("usermod runs");
+        assert!(
+            out.status.success(),
+            "usermod {}: {}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     pub fn runuser(&self) -> Vec<String> {
         vec![
             "runuser".into(),
