@@ -10,6 +10,8 @@ pub const USAGE: i32 = 64;
 pub const HANDED_BACK: i32 = 65;
 /// An input file could not be read.
 pub const UNREADABLE: i32 = 66;
+/// A file to be written exists or cannot be created (sysexits' EX_CANTCREAT).
+pub const CANT_CREATE: i32 = 73;
 /// The session root cannot take the session: full, read-only or not writable
 /// (sysexits' EX_IOERR). Every fault is healed first.
 pub const ENVIRONMENT: i32 = 74;

@@ -31,6 +31,21 @@ enum Command {
         #[arg(long)]
         sut: Option<PathBuf>,
     },
+    /// Write a minimal plan and run spec for a system of your own: three members, a
+    /// smoke scenario and one proven pause, every value only you know marked FILL IN.
+    /// `faultline lint` accepts them as written; references/getting-started.md goes on
+    /// from there.
+    ///
+    /// Exits 0, 64 for a name that cannot be a file name, 73 when a file exists
+    /// (nothing is overwritten) or cannot be created.
+    New {
+        /// The system's name (letters, digits, `.`, `_`, `-`): the plan is `<name>.md`.
+        system: String,
+        /// Where to write (default: `docs/testing-plans`, where `faultline run` without
+        /// a plan looks).
+        #[arg(long, default_value = "docs/testing-plans")]
+        dir: PathBuf,
+    },
     /// Discover the SUT repository's own toolbox: cluster, workload, chaos and smoke
     /// drivers in its scripts, Makefile / justfile / xtask targets and CI definitions.
     Toolbox {
@@ -156,6 +171,7 @@ fn main() {
     };
     let code = match cli.command {
         Command::Lint { plan, json, sut } => lint(&plan, json, sut.as_deref()),
+        Command::New { system, dir } => new(&system, &dir),
         Command::Toolbox { dir, json } => toolbox(&dir, json),
         Command::Run { plan, args } => {
             match plan.map_or_else(|| faultline::launch::choose_plan(&args), Ok) {
@@ -314,6 +330,32 @@ fn toolbox_problems(
         parsed, spec,
     ));
     problems
+}
+
+fn new(system: &str, dir: &std::path::Path) -> i32 {
+    if let Err(why) = plan::scaffold::check_name(system) {
+        say_err!("faultline new: {why}");
+        return exit::USAGE;
+    }
+    let today = chrono::Local::now().format("%Y-%m-%d").to_string();
+    match plan::scaffold::write(system, dir, &today) {
+        Ok(written) => {
+            say!(
+                "wrote {} and {}\nnext: replace each FILL IN (the run spec's vars, the landing \
+                 pattern, the plan's header), then\n  faultline lint {}\n  faultline run {} --only S1\n\
+                 references/getting-started.md walks through it",
+                written.plan.display(),
+                written.run_spec.display(),
+                written.plan.display(),
+                written.plan.display()
+            );
+            exit::OK
+        }
+        Err(why) => {
+            say_err!("faultline new: {why}");
+            exit::CANT_CREATE
+        }
+    }
 }
 
 fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {

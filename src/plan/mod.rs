@@ -8,6 +8,7 @@ pub mod model;
 mod norm;
 pub mod parse;
 pub mod render;
+pub mod scaffold;
 
 pub use lint::{Problem, Severity, hands_back, lint};
 pub use model::*;

@@ -40,6 +40,20 @@ pub fn traps(spec: &RunSpec) -> Vec<Problem> {
     }
     // The run spec's own values may name variables too.
     for (name, value) in &spec.vars {
+        // faultline sets these for each run after the run spec's own: such a var
+        // would be silently replaced (a `final_state` command run as a path).
+        if BUILT_IN_VARS.contains(&name.as_str()) {
+            out.push(problem(
+                None,
+                None,
+                &format!("vars.{name}"),
+                format!(
+                    "`{name}` is set by faultline for every run (its built-in variables: {}), \
+                     so this value would never be used; choose another name",
+                    BUILT_IN_VARS.join(", ")
+                ),
+            ));
+        }
         for unknown in unknown_vars(value, &known) {
             out.push(problem(
                 None,

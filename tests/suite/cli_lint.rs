@@ -209,6 +209,7 @@ fn usage_error_exits_64() {
 fn run_spec_traps_are_handed_back_with_file_line_and_field() {
     let dir = machine_checkable_plan();
     let sidecar = "version: 1\n\
+                   vars: { final_state: \"dump --all\" }\n\
                    scenarios:\n  \
                      S1:\n    \
                        workload: { run: \"client --dir ${log_dir}\" }\n    \
@@ -244,8 +245,16 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
             "{line}"
         );
     }
+    // A var named like one faultline sets would never be used.
+    assert!(
+        text.lines().any(|l| l.contains("vars.final_state")
+            && l.contains("[hand-back]")
+            && l.contains("is set by faultline for every run")),
+        "{text}"
+    );
     // Fixed, the same plan is runnable.
     let fixed = sidecar
+        .replace("final_state: ", "dump: ")
         .replace("${log_dir}", "${artifacts}")
         .replace("no-lost-acks", "no-lost-ack")
         .replace("seeds: 2", "seeds: 3");

@@ -59,6 +59,7 @@ mod oracle_linearizability;
 mod oracle_picker_lint;
 mod oracle_run;
 mod oracle_txn;
+mod new_plan;
 mod output_volume;
 mod plan_lint;
 mod plan_parse;
