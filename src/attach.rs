@@ -483,9 +483,23 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
             return refused_code(&e);
         }
     };
+    // The server refuses a viewer's stop too; said here before anything reads as done.
+    if link.who.role == crate::session::event::Role::Viewer {
+        crate::say_err!(
+            "faultline: you are attached as a viewer of {}'s session {}: viewers cannot stop the run",
+            crate::sanitize::line(&found.entry.owner),
+            crate::sanitize::line(&found.entry.short)
+        );
+        return REFUSED;
+    }
     let _ = link.tx.send(ClientMsg::Stop);
+    let whose = if found.entry.owner_uid == nix::unistd::getuid().as_raw() {
+        String::new()
+    } else {
+        format!("{}'s session ", crate::sanitize::line(&found.entry.owner))
+    };
     say(&format!(
-        "stopping {} ({}): healing and writing the documents",
+        "stopping {whose}{} ({}): healing and writing the documents",
         crate::sanitize::line(&found.entry.short),
         crate::sanitize::line(&found.entry.session)
     ));

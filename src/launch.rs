@@ -645,7 +645,7 @@ async fn served(
 ) -> Served {
     // A runtime directory that is not safely ours stops everything before anything
     // is made: a session nobody could attach to safely is not started.
-    if let Err(e) = crate::session::runtime::RuntimeDir::own() {
+    if let Err(e) = crate::session::runtime::RuntimeDir::own().and_then(|r| r.fits_sockets()) {
         if let Some(ready) = ready {
             crate::say_err!("faultline: {e}; nothing was started");
             ready(Path::new(""));

@@ -343,6 +343,10 @@ fn replica_dumps(dir: &std::path::Path) -> Result<Vec<Dump>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("replicas {}: {e}", dir.display())),
     };
+    let owner = nix::sys::stat::fstat(&fd)
+        .map_err(|e| format!("replicas {}: {e}", dir.display()))?
+        .st_uid;
+    crate::session::dir::believed(dir, owner).map_err(|e| format!("replicas: {e}"))?;
     let listing = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
     let entries =
         std::fs::read_dir(listing).map_err(|e| format!("replicas {}: {e}", dir.display()))?;

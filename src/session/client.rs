@@ -160,55 +160,94 @@ pub fn find(named: Option<&str>, root: Option<&Path>, mine: bool) -> Result<Foun
         .filter(|f| !mine || f.entry.owner_uid == me)
         .collect();
     match named {
+        // An existing directory is a path, whatever else it could be read as; a short
+        // name (never holding a `/`) or `owner/short` otherwise.
+        Some(name) if name.contains('/') && std::fs::symlink_metadata(name).is_ok() => {
+            by_path(visible, name)
+        }
         Some(name) => {
-            let path = std::path::absolute(name).unwrap_or_else(|_| PathBuf::from(name));
-            let canonical = std::fs::canonicalize(&path).ok();
-            let by_name: Vec<&Found> = visible
+            let wanted = match name.split_once('/') {
+                Some((owner, short)) => (Some(owner), short),
+                None => (None, name),
+            };
+            if !runtime::valid_short(wanted.1) {
+                return by_path(visible, name);
+            }
+            let by_name: Vec<Found> = visible
                 .iter()
                 .filter(|f| {
-                    f.entry.short == name || format!("{}/{}", f.entry.owner, f.entry.short) == name
+                    f.entry.short == wanted.1 && wanted.0.is_none_or(|o| o == f.entry.owner)
                 })
+                .cloned()
                 .collect();
-            if let [one] = by_name.as_slice() {
-                return Ok((*one).clone());
+            // The caller's own session of that name before anyone else's: another user
+            // may name an entry after it, never take its place.
+            let me = nix::unistd::getuid().as_raw();
+            if let [own] = by_name
+                .iter()
+                .filter(|f| f.entry.owner_uid == me)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                return Ok((*own).clone());
             }
-            if by_name.len() > 1 {
-                return Err(AttachError::Ambiguous(
-                    crate::sanitize::line(name),
-                    by_name
-                        .iter()
-                        .map(|f| {
-                            crate::sanitize::line(&format!("{}/{}", f.entry.owner, f.entry.short))
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ));
+            match by_name.as_slice() {
+                // A session directory named without a `/` (from inside its parent).
+                [] if std::fs::symlink_metadata(name).is_ok() => by_path(visible, name),
+                [] => Err(AttachError::NotFound(crate::sanitize::line(name))),
+                [one] => Ok(one.clone()),
+                many => Err(ambiguous(name, &many.iter().collect::<Vec<_>>())),
             }
-            visible
-                .into_iter()
-                .find(|f| {
-                    let session = Path::new(&f.entry.session);
-                    (session == path || canonical.as_deref() == Some(session))
-                        && std::fs::symlink_metadata(session).is_ok_and(|m| {
-                            std::os::unix::fs::MetadataExt::uid(&m) == f.entry.owner_uid
-                        })
-                })
-                .ok_or_else(|| AttachError::NotFound(crate::sanitize::line(name)))
         }
         None => {
             let root = root.map(|r| std::path::absolute(r).unwrap_or_else(|_| r.to_path_buf()));
-            visible
+            let under: Vec<Found> = visible
                 .into_iter()
-                .find(|f| {
+                .filter(|f| {
                     root.as_ref()
                         .is_none_or(|r| Path::new(&f.entry.session).starts_with(r))
                 })
-                .ok_or_else(|| {
-                    AttachError::NoneRunning(
-                        root.map(|r| format!(" under {}", r.display()))
-                            .unwrap_or_default(),
-                    )
-                })
+                .collect();
+            // The caller's own newest first (its own word on when it started); another
+            // user's session only when it is the one there is, since what its entry
+            // says of itself could be made to sort first.
+            let me = nix::unistd::getuid().as_raw();
+            if let Some(own) = under.iter().find(|f| f.entry.owner_uid == me) {
+                return Ok(own.clone());
+            }
+            match under.as_slice() {
+                [] => Err(AttachError::NoneRunning(
+                    root.map(|r| format!(" under {}", r.display()))
+                        .unwrap_or_default(),
+                )),
+                [one] => Ok(one.clone()),
+                many => Err(ambiguous("(none given)", &many.iter().collect::<Vec<_>>())),
+            }
         }
     }
+}
+
+fn ambiguous(name: &str, many: &[&Found]) -> AttachError {
+    AttachError::Ambiguous(
+        crate::sanitize::line(name),
+        many.iter()
+            .map(|f| crate::sanitize::line(&format!("{}/{}", f.entry.owner, f.entry.short)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+/// The session whose directory `name` is, owned by its entry's owner.
+fn by_path(visible: Vec<Found>, name: &str) -> Result<Found, AttachError> {
+    let path = std::path::absolute(name).unwrap_or_else(|_| PathBuf::from(name));
+    let canonical = std::fs::canonicalize(&path).ok();
+    visible
+        .into_iter()
+        .find(|f| {
+            let session = Path::new(&f.entry.session);
+            (session == path || canonical.as_deref() == Some(session))
+                && std::fs::symlink_metadata(session)
+                    .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == f.entry.owner_uid)
+        })
+        .ok_or_else(|| AttachError::NotFound(crate::sanitize::line(name)))
 }

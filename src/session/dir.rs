@@ -179,7 +179,90 @@ fn untrusted_flags() -> nix::fcntl::OFlag {
 /// `limit` bytes.
 pub fn read_untrusted(path: &Path, limit: u64) -> std::io::Result<String> {
     let fd = nix::fcntl::open(path, untrusted_flags(), nix::sys::stat::Mode::empty())?;
+    believed(path, nix::sys::stat::fstat(&fd)?.st_uid)?;
     read_fd(fd, limit)
+}
+
+/// Below a directory anyone may write (a seed's 1777 artifacts), what is there is
+/// believed only when faultline or a process of this run made it: another local user
+/// could have made the name first (a forged history, a planted `replicas/`). `owner`
+/// is the uid owning `path`; each directory above it is checked the same way, so a
+/// directory a stranger made in between vouches for nothing. Elsewhere a directory's
+/// owner vouches for what is in it.
+pub fn believed(path: &Path, owner: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut at = std::path::absolute(path)?;
+    let mut owner = owner;
+    let mut uids = None;
+    while let Some(parent) = at.parent() {
+        let dir = std::fs::symlink_metadata(parent)?;
+        if dir.mode() & 0o002 != 0 && !uids.get_or_insert_with(run_uids).contains(&owner) {
+            return Err(std::io::Error::other(format!(
+                "{} is owned by {} (uid {owner}), neither faultline nor a process of this run, \
+                 in {} where anyone may make names: not believed (another user may have made it)",
+                at.display(),
+                crate::session::roles::user_name(owner),
+                parent.display()
+            )));
+        }
+        owner = dir.uid();
+        at = parent.to_path_buf();
+    }
+    Ok(())
+}
+
+/// faultline's own uids and those its run's processes (its descendants, alive now:
+/// the services, which outlive every command that writes a result) run as.
+fn run_uids() -> std::collections::BTreeSet<u32> {
+    let me = std::process::id();
+    let mut uids = std::collections::BTreeSet::from([
+        nix::unistd::getuid().as_raw(),
+        nix::unistd::geteuid().as_raw(),
+    ]);
+    let mut parents = std::collections::HashMap::new();
+    let mut owners = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| {
+                    v.split_whitespace()
+                        .filter_map(|n| n.parse::<u32>().ok())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        if let Some(ppid) = field("PPid:").first() {
+            parents.insert(pid, *ppid);
+        }
+        owners.insert(pid, field("Uid:"));
+    }
+    for (pid, ids) in &owners {
+        let mut at = *pid;
+        // Bounded: a pid chain that loops (pids reused mid-scan) ends the walk.
+        for _ in 0..64 {
+            match parents.get(&at) {
+                Some(&parent) if parent == me => {
+                    uids.extend(ids.iter().copied());
+                    break;
+                }
+                Some(&parent) if parent > 1 => at = parent,
+                _ => break,
+            }
+        }
+    }
+    uids
 }
 
 /// [`read_untrusted`] of `name` in the directory `dir` (a descriptor).
@@ -189,6 +272,15 @@ pub fn read_untrusted_at(
     limit: u64,
 ) -> std::io::Result<String> {
     let fd = nix::fcntl::openat(dir, name, untrusted_flags(), nix::sys::stat::Mode::empty())?;
+    // The directory itself is the caller's to have believed ([`believed`]).
+    let world_writable = nix::sys::stat::fstat(dir)?.st_mode & 0o002 != 0;
+    let owner = nix::sys::stat::fstat(&fd)?.st_uid;
+    if world_writable && !run_uids().contains(&owner) {
+        return Err(std::io::Error::other(format!(
+            "owned by {} (uid {owner}), neither faultline nor a process of this run: not believed",
+            crate::session::roles::user_name(owner)
+        )));
+    }
     read_fd(fd, limit)
 }
 
@@ -215,7 +307,11 @@ pub fn write_untrusted(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<
     use nix::fcntl::OFlag;
     use std::io::Write;
     let parent = open_dir_nofollow(dir)?;
-    let tmp = format!(".{name}.faultline-{}", std::process::id());
+    // Unpredictable: a name planted in advance would make the O_EXCL create fail.
+    let tmp = format!(
+        ".{name}.faultline-{}",
+        super::runtime::random_hex().map_err(std::io::Error::other)?
+    );
     let flags =
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let mode = nix::sys::stat::Mode::from_bits_truncate(0o644);

@@ -142,7 +142,22 @@ fn check_dir(fd: &OwnedFd, path: &Path, uid: u32) -> Result<(), RuntimeError> {
             why: format!("mode {mode:04o}: others may read or write it (want 0700)"),
         });
     }
+    // Group bits are the ACL mask of the traverse entries faultline adds for listed
+    // users; without an ACL they are the group's own access.
+    if mode & 0o070 != 0 && !has_named_entries(fd) {
+        return Err(RuntimeError::Unsafe {
+            path: path.to_path_buf(),
+            why: format!("mode {mode:04o}: its group may enter it (want 0700)"),
+        });
+    }
     Ok(())
+}
+
+/// Whether the directory open as `fd` has an access ACL beyond its mode bits.
+fn has_named_entries(fd: &OwnedFd) -> bool {
+    let path = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    exacl::getfacl(&path, Some(exacl::AclOption::ACCESS_ACL))
+        .is_ok_and(|acl| acl.iter().any(|e| !e.name.is_empty()))
 }
 
 fn opened(path: &Path, uid: u32) -> Result<OwnedFd, RuntimeError> {
@@ -159,6 +174,23 @@ fn opened(path: &Path, uid: u32) -> Result<OwnedFd, RuntimeError> {
 }
 
 impl RuntimeDir {
+    /// Refused when the longest socket path a slot in here can have does not fit a
+    /// socket address: the session could be started but never attached to.
+    pub fn fits_sockets(self) -> Result<RuntimeDir, RuntimeError> {
+        // `<dir>/<slug>-<n>.<16 hex>/control.sock`, n up to four digits.
+        let longest = self.path.as_os_str().len() + 1 + SLUG_MAX + 5 + 1 + 16 + 1 + SOCKET.len();
+        if longest > SUN_PATH_MAX {
+            return Err(RuntimeError::Unsafe {
+                path: self.path.clone(),
+                why: format!(
+                    "its sockets' paths would be up to {longest} bytes, longer than a socket path \
+                     may be ({SUN_PATH_MAX}): nobody could attach"
+                ),
+            });
+        }
+        Ok(self)
+    }
+
     /// The caller's runtime directory, made 0700 if it is not there yet, refused when
     /// it is not safely the caller's.
     pub fn own() -> Result<RuntimeDir, RuntimeError> {
@@ -226,7 +258,12 @@ impl RuntimeDir {
         let mut entry: Entry = serde_json::from_str(&text).ok()?;
         // The owner is whoever owns the directory; what the file says of it is ignored.
         entry.owner = super::roles::user_name(self.uid);
-        (entry.owner_uid == self.uid).then_some(entry)
+        // A short name is a slug faultline made, and the slot is named after it: an
+        // entry claiming a path (or `owner/short`) as its short name is not ours.
+        let named = slot
+            .strip_prefix(entry.short.as_str())
+            .is_some_and(|rest| rest.starts_with('.'));
+        (entry.owner_uid == self.uid && valid_short(&entry.short) && named).then_some(entry)
     }
 
     /// Removes the slots whose server is gone, with their index entries (the
@@ -308,6 +345,8 @@ pub fn register(
     plan: &str,
     roles: &super::roles::Roles,
 ) -> Result<(Slot, std::os::unix::net::UnixListener), RuntimeError> {
+    // Read before the lock: `visible` takes it on a descriptor of its own.
+    let seen: Vec<String> = visible().into_iter().map(|f| f.entry.short).collect();
     let runtime = RuntimeDir::own()?;
     let _lock = runtime.lock()?;
     runtime.sweep();
@@ -319,7 +358,14 @@ pub fn register(
         .chars()
         .take(SLUG_MAX)
         .collect::<String>();
-    let taken: Vec<String> = runtime.slots().into_iter().map(|(_, e)| e.short).collect();
+    // Unique among every session the owner can see, so the short name printed for
+    // it is never ambiguous to the owner.
+    let taken: Vec<String> = runtime
+        .slots()
+        .into_iter()
+        .map(|(_, e)| e.short)
+        .chain(seen)
+        .collect();
     let short = (1..)
         .map(|n| format!("{slug}-{n}"))
         .find(|s| !taken.contains(s))
@@ -474,7 +520,18 @@ fn libc_nofollow() -> i32 {
     OFlag::O_NOFOLLOW.bits()
 }
 
-fn random_hex() -> Result<String, RuntimeError> {
+/// A short name as [`register`] makes them: a slug and a number, letters, digits,
+/// `.`, `_` and `-`, never a path.
+pub fn valid_short(short: &str) -> bool {
+    !short.is_empty()
+        && short.len() <= SLUG_MAX + 8
+        && short.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && short
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+pub(super) fn random_hex() -> Result<String, RuntimeError> {
     let path = Path::new("/dev/urandom");
     let mut bytes = [0u8; 8];
     std::fs::File::open(path)

@@ -53,6 +53,10 @@ const WRITE_WAIT: Duration = Duration::from_secs(10);
 const HELLO_FIELD_MAX: usize = 64;
 /// How often batched joins and leaves reach the journal.
 const JOURNAL_EVERY: Duration = Duration::from_millis(500);
+/// Refused answers journaled per user; beyond them only a count.
+const REFUSALS_JOURNALED: u64 = 16;
+/// Bytes of a refused answer's text kept in the journal.
+const REFUSED_TEXT_MAX: usize = 256;
 
 /// A question waiting for its first valid answer.
 struct Pending {
@@ -73,6 +77,8 @@ struct State {
     connections: BTreeMap<u32, usize>,
     /// Connections refused per uid and why, beyond the first (journaled at the end).
     refused: BTreeMap<(u32, String), u64>,
+    /// Answers refused per uid (the first few journaled, the rest counted).
+    refused_answers: BTreeMap<u32, u64>,
     /// Joins and leaves waiting for the next batch.
     later: Vec<Event>,
 }
@@ -211,16 +217,40 @@ impl Shared {
         }
     }
 
+    /// Journals a refused answer: each user's first [`REFUSALS_JOURNALED`] with at
+    /// most [`REFUSED_TEXT_MAX`] bytes of their text, the rest only counted (their sum
+    /// journaled at the end), so nobody attached can grow the owner's journal at will.
+    fn refuse_answer(&self, who: &Who, id: &str, text: &str, why: &str) {
+        let journaled = {
+            let mut state = self.state();
+            let count = state.refused_answers.entry(who.uid).or_insert(0);
+            *count += 1;
+            *count <= REFUSALS_JOURNALED
+        };
+        if journaled {
+            let mut end = text.len().min(REFUSED_TEXT_MAX);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let kept = if end < text.len() {
+                format!("{}… ({} bytes in all)", &text[..end], text.len())
+            } else {
+                text.to_string()
+            };
+            self.journal(Event::AnswerRefused(event::AnswerRefused {
+                question: crate::sanitize::line(id).chars().take(128).collect(),
+                answer: kept,
+                who: who.clone(),
+                why: why.to_string(),
+            }));
+        }
+    }
+
     /// Takes `text` as the answer to `id` from `who`, or says why not.
     fn answer(&self, who: &Who, id: &str, text: &str) -> Result<(), String> {
         if who.role == Role::Viewer {
             let why = "viewers do not answer (attached with the viewer role)".to_string();
-            self.journal(Event::AnswerRefused(event::AnswerRefused {
-                question: id.into(),
-                answer: text.into(),
-                who: who.clone(),
-                why: why.clone(),
-            }));
+            self.refuse_answer(who, id, text, &why);
             return Err(why);
         }
         let mut state = self.state();
@@ -235,12 +265,7 @@ impl Shared {
             Err(why) => {
                 state.pending.insert(id.to_string(), pending);
                 drop(state);
-                self.journal(Event::AnswerRefused(event::AnswerRefused {
-                    question: id.into(),
-                    answer: text.into(),
-                    who: who.clone(),
-                    why: why.clone(),
-                }));
+                self.refuse_answer(who, id, text, &why);
                 return Err(why);
             }
         };
@@ -432,6 +457,24 @@ impl Server {
             .filter(|(_, n)| **n > 1)
             .map(|(k, n)| (k.clone(), *n))
             .collect();
+        let answers: Vec<(u32, u64)> = self
+            .shared
+            .state()
+            .refused_answers
+            .iter()
+            .filter(|(_, n)| **n > REFUSALS_JOURNALED)
+            .map(|(uid, n)| (*uid, *n))
+            .collect();
+        for (uid, n) in answers {
+            self.shared
+                .journal_later(Event::ParticipantRefused(event::ParticipantRefused {
+                    uid,
+                    user: user_name(uid),
+                    why: format!(
+                        "{n} answers refused in all; the first {REFUSALS_JOURNALED} are journaled"
+                    ),
+                }));
+        }
         for ((uid, why), n) in refused {
             self.shared
                 .journal_later(Event::ParticipantRefused(event::ParticipantRefused {

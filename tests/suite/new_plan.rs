@@ -79,7 +79,10 @@ fn a_new_plan_lints_clean_and_filled_for_the_demo_store_passes() {
         let text = said(&out);
         assert!(out.status.success(), "{what}: {text}");
         assert!(text.contains("bindings: S1, S2"), "{what}: {text}");
-        assert!(text.contains("Result: runnable (0 warning(s))"), "{what}: {text}");
+        assert!(
+            text.contains("Result: runnable (0 warning(s))"),
+            "{what}: {text}"
+        );
     };
     lint("as written");
 
@@ -109,12 +112,17 @@ fn a_new_plan_lints_clean_and_filled_for_the_demo_store_passes() {
            weak-fault-variant: \"n/a: one follower pause is the fault space here\"\n",
     );
     assert!(
-        !filled.lines().any(|l| !l.trim_start().starts_with('#') && l.contains("FILL IN")),
+        !filled
+            .lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("FILL IN")),
         "a FILL IN the test does not know: {filled}"
     );
     std::fs::write(&spec, filled).expect("write run spec");
     let text = std::fs::read_to_string(&plan).expect("plan");
-    assert!(text.contains(PLACEHOLDER_PATTERN), "the plan names the landing pattern");
+    assert!(
+        text.contains(PLACEHOLDER_PATTERN),
+        "the plan names the landing pattern"
+    );
     std::fs::write(&plan, text.replace(PLACEHOLDER_PATTERN, DEMO_PATTERN)).expect("write plan");
     lint("filled for the demo store");
 

@@ -328,3 +328,49 @@ fn others_cannot_read_a_session_whose_server_could_not_start() {
     assert!(may(&stranger.name, &["test", "-x", artifacts]));
     assert!(!may(&stranger.name, &["ls", artifacts]));
 }
+
+/// A seed's artifacts directory is 1777 so the system under test can write there as
+/// any uid; a name another local user made there first is not believed: a planted
+/// final state, history or `replicas/` is refused, not read as the system's result.
+#[test]
+fn what_a_stranger_plants_in_a_seed_s_artifacts_is_not_believed() {
+    use faultline::session::dir::{READ_LIMIT, read_untrusted};
+    if !can_make_users() {
+        return;
+    }
+    let stranger = UnixUser::create("flpl");
+    let dir = open_tempdir();
+    let seed = dir.path().join("seed-1");
+    std::fs::create_dir(&seed).expect("seed dir");
+    std::fs::set_permissions(&seed, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let chown = |path: &Path| {
+        std::os::unix::fs::chown(path, Some(stranger.uid), None).expect("chown");
+    };
+    // The run's own file: believed.
+    std::fs::write(seed.join("history.jsonl"), "{}\n").expect("write");
+    assert!(read_untrusted(&seed.join("history.jsonl"), READ_LIMIT).is_ok());
+    // The stranger's final.json (the SUT would have written into it): refused, naming her.
+    std::fs::write(seed.join("final.json"), "{}").expect("write");
+    chown(&seed.join("final.json"));
+    let err = read_untrusted(&seed.join("final.json"), READ_LIMIT)
+        .expect_err("a stranger's final state is refused");
+    assert!(
+        err.to_string().contains("not believed") && err.to_string().contains(&stranger.name),
+        "{err}"
+    );
+    // A directory she made in between vouches for nothing, even holding the run's file.
+    let planted = seed.join("replicas");
+    std::fs::create_dir(&planted).expect("dir");
+    std::fs::write(planted.join("n1.json"), "{}").expect("write");
+    chown(&planted);
+    let err = read_untrusted(&planted.join("n1.json"), READ_LIMIT)
+        .expect_err("a file under a stranger's directory is refused");
+    assert!(err.to_string().contains("not believed"), "{err}");
+    // Outside a directory anyone may write, the directory's owner vouches: her file in
+    // a 0755 directory of faultline's own is read.
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).expect("dir");
+    std::fs::write(private.join("h.jsonl"), "{}\n").expect("write");
+    chown(&private.join("h.jsonl"));
+    assert!(read_untrusted(&private.join("h.jsonl"), READ_LIMIT).is_ok());
+}

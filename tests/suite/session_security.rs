@@ -512,3 +512,197 @@ fn sessions_are_found_from_any_directory_by_those_listed_and_by_nobody_else() {
         text(&after)
     );
 }
+
+/// Another user's own runtime directory with entries forged to be mistaken for the
+/// caller's session (her server bound, root listed, her entry's short name the real
+/// session's directory or its short name): `stop` by directory and by short name
+/// reaches the real server, never hers; an ambiguity is refused, `owner/short` works.
+#[test]
+fn another_user_s_forged_entries_never_stand_in_for_the_session() {
+    if !can_make_users() {
+        return;
+    }
+    let mallory = UnixUser::create("flfg");
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let (session, short) = detached(&base, work.path(), &[]);
+    // As the run printed it: relative to where it was started.
+    let relative = session
+        .strip_prefix(work.path())
+        .unwrap_or(&session)
+        .display()
+        .to_string();
+    assert!(!relative.starts_with('/'), "{relative}");
+    // Her server: binds in her own 0700 runtime directory, writes entries naming it,
+    // lists root, and notes every connection it is given.
+    let script = r#"
+import json, os, socket, sys
+base, relative, short = sys.argv[1:4]
+rt = os.path.join(base, "faultline-%d" % os.getuid())
+os.mkdir(rt, 0o700)
+os.mkdir(os.path.join(rt, "for-0"), 0o700)
+srv = socket.socket(socket.AF_UNIX)
+names = []
+for n, (name, claimed) in enumerate([("x.%016x" % 1, relative), (short + ".%016x" % 2, short)]):
+    slot = os.path.join(rt, name)
+    os.mkdir(slot, 0o700)
+    entry = {"short": claimed, "session": "/nonexistent/fake", "plan": "p", "owner": "root",
+             "owner_uid": os.getuid(), "pid": os.getpid(), "pid_start": None,
+             "started": "2099-01-01T00:00:00Z", "listed": ["root"]}
+    open(os.path.join(slot, "session.json"), "w").write(json.dumps(entry))
+    open(os.path.join(rt, "for-0", name), "w").close()
+    names.append(slot)
+srv.bind(os.path.join(names[1], "control.sock"))
+os.symlink(os.path.join(names[1], "control.sock"), os.path.join(names[0], "control.sock"))
+srv.listen(8)
+print("ready", flush=True)
+while True:
+    c, _ = srv.accept()
+    open(os.path.join(rt, "touched"), "a").write("x")
+    c.sendall(b'{"type":"ended","ending":{"exit":0,"notes":["every fault the journal names is healed"]}}\n')
+    c.close()
+"#;
+    let mut fake = Command::new("runuser")
+        .args(["-u", &mallory.name, "--", "python3", "-c", script])
+        .arg(&base)
+        .arg(&relative)
+        .arg(&short)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("her server");
+    let mut ready = [0u8; 6];
+    fake.stdout
+        .as_mut()
+        .expect("stdout")
+        .read_exact(&mut ready)
+        .expect("her server is ready");
+    let touched = base
+        .join(format!("faultline-{}", mallory.uid))
+        .join("touched");
+
+    // Her entry whose short name is the session's directory is not an entry at all;
+    // the one named like root's session is listed, as hers.
+    let listed = text(&faultline(&base, work.path(), &["sessions"]));
+    assert_eq!(listed.matches("/nonexistent/fake").count(), 1, "{listed}");
+    // `owner/short` names hers (she listed root: a session root may attach to).
+    let theirs = format!("{}/{short}", mallory.name);
+    let out = faultline(&base, work.path(), &["attach", "--json", &theirs]);
+    assert!(
+        touched.exists(),
+        "owner/short did not reach hers: {}",
+        text(&out)
+    );
+    std::fs::remove_file(&touched).expect("rm");
+    // The short name alone: root's own session before hers, though hers sorts first.
+    let mut attach = Command::new(EXE)
+        .args(["attach", "--json", &short])
+        .env("FAULTLINE_RUNTIME_BASE", &base)
+        .current_dir(work.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("attach");
+    let mut first = String::new();
+    let mut stdout = attach.stdout.take().expect("stdout");
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
+        first.push(char::from(byte[0]));
+    }
+    let _ = attach.kill();
+    let _ = attach.wait();
+    assert!(
+        first.contains("\"welcome\"") && first.contains("\"owner\""),
+        "{first}"
+    );
+    assert!(!touched.exists(), "the short name reached her server");
+    // The directory, relative to where it was started: the real session stops.
+    let out = faultline(&base, work.path(), &["stop", &relative]);
+    let said = text(&out);
+    let _ = fake.kill();
+    let _ = fake.wait();
+    assert!(said.contains("session verdict"), "{said}");
+    assert!(!touched.exists(), "her server was reached: {said}");
+}
+
+/// A runtime base so deep that a session's socket path could not be bound: refused
+/// before anything starts, saying why, instead of a run nobody can attach to.
+#[test]
+fn a_runtime_base_too_deep_for_a_socket_is_refused_before_anything_starts() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let deep = work.path().join("c".repeat(70));
+    std::fs::create_dir(&deep).expect("dir");
+    let base = base(&deep);
+    let out = faultline(
+        &base,
+        work.path(),
+        &["demo", "--only", "D1", "--out", "out", "--detach"],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(74), "{said}");
+    assert!(
+        said.contains("longer than a socket path may be") && said.contains("nothing was started"),
+        "{said}"
+    );
+    assert!(
+        !work.path().join("out/demo-kv-replication").exists(),
+        "a session directory was made: {said}"
+    );
+}
+
+/// A viewer sending refused answers as fast as it can: the journal keeps the first
+/// few, each cut short, and a count of the rest — never a copy of everything sent.
+#[test]
+fn refused_answers_cannot_grow_the_journal_at_will() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let (session, short) = detached(&base, work.path(), &[]);
+    let journal = work.path().join(&session).join("journal.jsonl");
+    let before = std::fs::metadata(&journal).expect("journal").len();
+    let socket = slot(&base, &short).join("control.sock");
+    let mut stream = UnixStream::connect(&socket).expect("connect");
+    stream
+        .write_all(b"{\"type\":\"hello\",\"client\":\"json\",\"viewer\":true}\n")
+        .expect("hello");
+    let answer = format!(
+        "{{\"type\":\"answer\",\"id\":\"q\",\"text\":\"{}\"}}\n",
+        "A".repeat(60_000)
+    );
+    let mut sent = 0;
+    for _ in 0..200 {
+        if stream.write_all(answer.as_bytes()).is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    assert!(sent > 16, "only {sent} answers went out");
+    drop(stream);
+    stop(&base, work.path(), &short);
+    let records = crate::common::lines(&journal);
+    let refused: Vec<_> = records
+        .iter()
+        .filter(|l| l.kind == "answer-refused")
+        .collect();
+    assert!(
+        !refused.is_empty() && refused.len() <= 16,
+        "{} refused answers journaled",
+        refused.len()
+    );
+    assert!(
+        refused
+            .iter()
+            .all(|l| l.data["answer"].as_str().is_some_and(|a| a.len() < 400)),
+        "an answer kept whole"
+    );
+    assert!(
+        records.iter().any(|l| l.kind == "participant-refused"
+            && l.data["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("answers refused in all"))),
+        "no count of the rest"
+    );
+    let grown = std::fs::metadata(&journal).expect("journal").len() - before;
+    assert!(
+        grown < 1 << 20,
+        "the journal grew {grown} bytes for {sent} answers"
+    );
+}
