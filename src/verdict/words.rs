@@ -6,7 +6,11 @@
 use super::model::{ReasonStep, Verdict};
 
 /// Steps the tree adds after the deciding one: notes, not the reason.
-const NOTES: [&str; 2] = ["did a step deadline expire?", "release annotation"];
+const NOTES: [&str; 3] = [
+    "did a step deadline expire?",
+    "release annotation",
+    super::tree::SERVICES_NOTE,
+];
 
 /// One sentence for `id`'s `verdict` and the reason chain behind it, e.g.
 /// `admin arm has no run binding` or `D3 failed: the checker reported 26 anomalies,
@@ -129,6 +133,9 @@ fn gate(question: &str, detail: &str, verdict: Verdict) -> String {
     }
     if q.contains("cover every op") {
         return format!("the checker did not cover every op ({detail})");
+    }
+    if q == super::tree::SERVICES_QUESTION {
+        return format!("a service ended with no fault to explain it: {detail}");
     }
     if q.contains("green-but-broken") {
         return format!("a green-but-broken check did not pass: {detail}");

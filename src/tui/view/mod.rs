@@ -114,7 +114,14 @@ pub fn doing(state: &AppState) -> String {
         let since = chrono::DateTime::parse_from_rfc3339(&activity.since).ok()?;
         u64::try_from((now - since.with_timezone(&chrono::Utc)).num_seconds()).ok()
     });
-    match (elapsed, activity.limit_ms) {
+    // A service of this row that ended with no fault to explain it stays said.
+    let ended = activity
+        .row
+        .and_then(|r| state.view.runs.get(r))
+        .and_then(|r| r.ended.last())
+        .map(|e| format!(" · {e}"))
+        .unwrap_or_default();
+    let doing = match (elapsed, activity.limit_ms) {
         (Some(e), Some(limit)) => format!(
             "{} {} of {}",
             activity.what,
@@ -123,7 +130,8 @@ pub fn doing(state: &AppState) -> String {
         ),
         (Some(e), None) => format!("{} {}", activity.what, span(e)),
         (None, _) => activity.what.clone(),
-    }
+    };
+    format!("{doing}{ended}")
 }
 
 /// Seconds as `42 s`, `3 m 05 s`, `1 h 02 m`.
