@@ -95,6 +95,8 @@ events! {
     CapabilityDeferred(CapabilityDeferred) = "capability-deferred",
     CapabilityDisagreement(CapabilityDisagreement) = "capability-disagreement",
     CapabilityWait(CapabilityRef) = "capability-wait",
+    /// The operator took a `wait` back: the probing stopped and they are asked again.
+    CapabilityWaitStopped(CapabilityWaitStopped) = "capability-wait-stopped",
     CapabilitySubstituted(CapabilitySubstituted) = "capability-substituted",
     CapabilityMatrix(CapabilityMatrix) = "capability-matrix",
     InstallApproved(InstallDecision) = "install-approved",
@@ -493,6 +495,16 @@ pub struct CapabilityDisagreement {
     pub operator: String,
     pub probe_present: bool,
     pub resolution: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CapabilityWaitStopped {
+    pub capability: String,
+    /// Who took it back (as the `operator-answer` record says).
+    pub by: String,
+    /// How long it had waited.
+    pub waited_ms: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

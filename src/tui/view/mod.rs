@@ -96,9 +96,22 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 /// pending question first (the run waits on the operator), then the session's end,
 /// then the journal's latest step.
 pub fn doing(state: &AppState) -> String {
-    if let Some(question) = &state.pending {
+    // A wait the operator may take back: the run is not waiting on them.
+    let stoppable = state
+        .pending
+        .as_ref()
+        .is_some_and(|q| q.kind == crate::session::operator::QuestionKind::StopWaiting);
+    if let Some(question) = state.pending.as_ref().filter(|_| !stoppable) {
         return format!("waiting for you: {}", crate::sanitize::line(&question.id));
     }
+    if stoppable {
+        return format!("{} — Enter: stop waiting", doing_now(state));
+    }
+    doing_now(state)
+}
+
+/// [`doing`] without the pending question.
+fn doing_now(state: &AppState) -> String {
     if state.handed_back {
         return "plan handed back: nothing runs".into();
     }
