@@ -21,7 +21,7 @@ pub const WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 /// use: `1 s`, `10 min`.
 pub fn interval_words(ms: u64) -> String {
     let secs = ms.div_ceil(1000);
-    if secs >= 60 && secs % 60 == 0 {
+    if secs >= 60 && secs.is_multiple_of(60) {
         format!("{} min", secs / 60)
     } else {
         format!("{secs} s")
