@@ -273,6 +273,35 @@ impl Running {
         }
     }
 
+    /// How the child ended, if it has, without waiting: `None` while it runs. A
+    /// leader that exited 0 has ended only when its cgroup shows nothing of it is
+    /// left: a service that daemonized lives on in its cgroup, and without one (no
+    /// cgroup v2, a node) a daemon that left the group cannot be told from an end.
+    /// Nothing is signalled or killed here.
+    pub fn ended(&mut self) -> Option<Outcome> {
+        let outcome = match &mut self.leader {
+            Leader::Local(child) => child.try_wait().ok().flatten().map(outcome_of)?,
+            Leader::Remote(leader) => leader.ended()?,
+        };
+        if outcome == Outcome::Exited(0) && !self.nothing_left() {
+            return None;
+        }
+        Some(outcome)
+    }
+
+    /// Whether this child's cgroup (and its process group) is known to be empty.
+    fn nothing_left(&self) -> bool {
+        let Some(cgroup) = self.cgroup.as_ref() else {
+            return false;
+        };
+        // EPERM (a member run as another user) still says the group has a member.
+        let in_group = !matches!(
+            killpg(Pid::from_raw(self.pgid), None::<Signal>),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        !in_group && !cgroup.populated()
+    }
+
     /// The node this runs on (`None`: this machine).
     pub fn node(&self) -> Option<&str> {
         match &self.leader {

@@ -164,6 +164,16 @@ fn said(record: &Record) -> Option<(String, Option<Tone>)> {
                 plain(seen)
             ),
         },
+        Event::ServiceExited(e) => match (&e.fault, e.explained_by) {
+            (Some(fault), Some(seq)) => {
+                format!("service {} (fault {fault}, #{seq}, explains it)", e.said())
+            }
+            _ => format!(
+                "service {} — no fault explains it (#{})",
+                e.said(),
+                record.seq
+            ),
+        },
         Event::FaultHealed(h) => match &h.result {
             Some(Err(e)) => format!("fault {} NOT healed: {e}", h.fault),
             _ => format!("fault {} healed", h.fault),

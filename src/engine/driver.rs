@@ -1270,7 +1270,25 @@ impl Driver<'_> {
                     || "the checker reported anomalies".to_string(),
                     |o| o.evidence.clone(),
                 ),
-                run.artifacts.clone(),
+                // A service that ended with no fault to explain it comes first.
+                run.seeds
+                    .iter()
+                    .chain(&run.rerun)
+                    .flat_map(|s| {
+                        s.services_ended
+                            .iter()
+                            .filter(|e| e.fault.is_none())
+                            .map(move |e| {
+                                format!(
+                                    "seed {}: service {} with no fault to explain it ({})",
+                                    s.seed,
+                                    e.said,
+                                    crate::report::cites_text(&e.cites)
+                                )
+                            })
+                    })
+                    .chain(run.artifacts.iter().cloned())
+                    .collect(),
                 run.seeds.last().map_or(1, |s| s.seed),
             ),
             None => (String::new(), Vec::new(), 1),

@@ -23,6 +23,7 @@ use crate::session::journal::{Journal, JournalError, Scope};
 mod faults;
 mod schedule;
 mod setup;
+mod watch;
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -30,6 +31,9 @@ const RETRY_EVERY: Duration = Duration::from_millis(200);
 const DEFAULT_STATUS_EVERY: Duration = Duration::from_secs(30);
 /// How long a node may take to run `true` before it counts as unreachable.
 const NODE_ANSWERS_WITHIN: Duration = Duration::from_secs(15);
+/// How often the services are looked at while the engine waits (a service that ended
+/// is journaled within this of its end, when nothing else holds the engine).
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// Where one iteration runs.
 pub struct IterationCtx {
@@ -103,6 +107,30 @@ pub struct IterationFacts {
     pub service_logs: Vec<PathBuf>,
     /// Process groups this iteration started (all ended before it returns).
     pub pgids: Vec<i32>,
+    /// Services that ended on their own before the workload did, each with its
+    /// `service-exited` record (those a fault explains included, marked so).
+    pub services_ended: Vec<(event::ServiceExited, u64)>,
+}
+
+impl IterationFacts {
+    /// The services that ended with no fault to explain it, each said in one line
+    /// with its record.
+    pub fn unexplained_ends(&self) -> impl Iterator<Item = (String, u64)> + '_ {
+        self.services_ended
+            .iter()
+            .filter(|(e, _)| e.explained_by.is_none())
+            .map(|(e, seq)| (e.said(), *seq))
+    }
+}
+
+/// An injected fault that can explain a service's end: its record, id, and the pid it
+/// aimed at; `any` when it may have ended any process (a `command` fault, a container
+/// kill, a signal to a pid that is no service's group).
+struct Explainer {
+    seq: u64,
+    fault: String,
+    pid: Option<i32>,
+    any: bool,
 }
 
 struct Runner<'a> {
@@ -117,6 +145,12 @@ struct Runner<'a> {
     proxies: BTreeMap<String, std::sync::Arc<Proxy>>,
     /// The cgroup this iteration's services' cgroups are made in, once made.
     cgroup: Option<PathBuf>,
+    /// Faults injected so far that can end a service.
+    explainers: Vec<Explainer>,
+    /// Services already journaled as ended.
+    ended: std::collections::BTreeSet<String>,
+    /// The workload has started (a service's end is then `during: workload`).
+    workload_started: bool,
     facts: IterationFacts,
 }
 
@@ -328,13 +362,17 @@ impl Runner<'_> {
     }
 
     /// Retries `command` until it exits 0 or `within` passes (a condition, not a sleep).
+    /// With `watch`, the services are looked at between tries, and one that ended
+    /// with no fault to explain it ends the wait at once (the records of such ends
+    /// come back with the last try's).
     async fn until_ok(
         &mut self,
         node: Option<&str>,
         name: &str,
         command: &str,
         within: Duration,
-    ) -> Result<(bool, u64), EngineError> {
+        watch: bool,
+    ) -> Result<(bool, u64, Vec<u64>), EngineError> {
         let start = tokio::time::Instant::now();
         loop {
             let left = within.saturating_sub(start.elapsed());
@@ -342,10 +380,16 @@ impl Runner<'_> {
                 .run_on(node, name, command, left.max(RETRY_EVERY))
                 .await?;
             if outcome == Outcome::Exited(0) {
-                return Ok((true, seq));
+                return Ok((true, seq, Vec::new()));
+            }
+            if watch {
+                let ended = self.watch_services()?;
+                if !ended.is_empty() {
+                    return Ok((false, seq, ended));
+                }
             }
             if start.elapsed() >= within {
-                return Ok((false, seq));
+                return Ok((false, seq, Vec::new()));
             }
             self.guard(tokio::time::sleep(RETRY_EVERY)).await?;
         }
@@ -415,11 +459,13 @@ impl Runner<'_> {
             let command = self.expand(&health.run)?;
             let within = health.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
             let node = health.node.as_deref();
-            let (ok, seq) = self.until_ok(node, "health", &command, within).await?;
+            let (ok, seq, ended) = self
+                .until_ok(node, "health", &command, within, true)
+                .await?;
             let seq = self.log(Event::Precondition(event::Precondition {
                 name: "cluster up and healthy".into(),
                 ok,
-                cites: vec![seq],
+                cites: std::iter::once(seq).chain(ended).collect(),
             }))?;
             self.facts.preconditions.push(seq);
             if !ok {
@@ -443,6 +489,19 @@ impl Runner<'_> {
                 self.facts.env_missing = Some((check.name.clone(), seq));
                 return Ok(false);
             }
+        }
+        // A service that already ended leaves the cluster short before the workload.
+        let ended = self.watch_services()?;
+        if !ended.is_empty() {
+            let name = "every service running when the workload starts";
+            let seq = self.log(Event::Precondition(event::Precondition {
+                name: name.into(),
+                ok: false,
+                cites: ended,
+            }))?;
+            self.facts.preconditions.push(seq);
+            self.facts.env_missing = Some((name.into(), seq));
+            return Ok(false);
         }
         Ok(true)
     }
@@ -611,6 +670,7 @@ impl Runner<'_> {
         let client = self
             .spawn(workload.node.as_deref(), "workload", &command)
             .await?;
+        self.workload_started = true;
         let started = client.started;
         if let Some(expected) = workload.expected_duration {
             self.log(Event::CheckpointStart(event::CheckpointStart {
@@ -634,6 +694,8 @@ impl Runner<'_> {
         if let Some(client) = &client {
             self.note_full_logs(client)?;
         }
+        // The last look: what ends after the workload is the cluster going down.
+        self.watch_services()?;
         self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
         if workload.expected_duration.is_some() {
             self.log(Event::CheckpointEnd(event::CheckpointEnd {
@@ -646,8 +708,8 @@ impl Runner<'_> {
         }
         if let Some(quiesce) = &binding.quiesce {
             let command = self.expand(&quiesce.run)?;
-            let (quiet, seq) = self
-                .until_ok(None, "quiesce", &command, quiesce.timeout.0)
+            let (quiet, seq, _) = self
+                .until_ok(None, "quiesce", &command, quiesce.timeout.0, false)
                 .await?;
             let seq = self.log(Event::Quiesce(event::Quiesce {
                 reached: quiet,
@@ -673,15 +735,21 @@ impl Runner<'_> {
     ) -> Result<Outcome, EngineError> {
         let every = workload.status_every.map_or(DEFAULT_STATUS_EVERY, |d| d.0);
         let mut pulls = 0u32;
+        let mut next_pull = std::time::Instant::now() + every;
         loop {
             let left = deadline.saturating_sub(started.elapsed());
-            // Pull status only while the deadline is further away than the next pull;
-            // the last stretch is waited in one piece so the deadline itself decides.
-            let slice = workload
-                .status
-                .as_ref()
-                .map(|_| every)
-                .filter(|e| *e < left);
+            // Pull status only while the deadline is further away than the next pull.
+            let pull_due = workload.status.is_some() && every < left;
+            // The services are looked at every WATCH_EVERY; the last stretch is waited
+            // in one piece so the deadline itself decides.
+            let slice = (WATCH_EVERY < left).then(|| {
+                let to_pull = next_pull.saturating_duration_since(std::time::Instant::now());
+                if pull_due {
+                    WATCH_EVERY.min(to_pull)
+                } else {
+                    WATCH_EVERY
+                }
+            });
             let Some(client) = self.services.get_mut("workload") else {
                 return Err(self.io("workload vanished from the running set"));
             };
@@ -699,9 +767,13 @@ impl Runner<'_> {
             match waited {
                 Ok(outcome) => return outcome.map_err(|e| self.io(e)),
                 Err(_) => {
-                    let Some(status) = &workload.status else {
+                    self.watch_services()?;
+                    let Some(status) = workload.status.as_ref().filter(|_| pull_due) else {
                         continue;
                     };
+                    if std::time::Instant::now() < next_pull {
+                        continue;
+                    }
                     pulls += 1;
                     let command = self.expand(status)?;
                     let name = format!("status-{pulls}");
@@ -719,6 +791,7 @@ impl Runner<'_> {
                         elapsed_ms: millis(started.elapsed()),
                         last_line: Some(last.clone()),
                     }))?;
+                    next_pull = std::time::Instant::now() + every;
                 }
             }
         }
@@ -912,6 +985,9 @@ pub async fn run(
         faketime: BTreeMap::new(),
         proxies: BTreeMap::new(),
         cgroup: None,
+        explainers: Vec::new(),
+        ended: Default::default(),
+        workload_started: false,
         facts: IterationFacts::default(),
     };
     runner

@@ -26,8 +26,17 @@ use crate::session::operator::{Answer, Choice, Operator, Question, QuestionKind,
 use crate::toolbox::{self, Toolbox};
 
 const INSTALL_DEADLINE: Duration = Duration::from_secs(600);
-const WAIT_LIMIT: Duration = Duration::from_secs(600);
-const WAIT_EVERY: Duration = Duration::from_secs(1);
+use crate::capability::{WAIT_EVERY, WAIT_LIMIT, interval_words};
+
+/// `every 1 s (at most 10 min)`: the re-probing a `wait` starts, as the question says
+/// it (the status line says the same from the `capability-wait` record).
+fn wait_words() -> String {
+    format!(
+        "every {} (at most {})",
+        interval_words(event::millis(WAIT_EVERY)),
+        interval_words(event::millis(WAIT_LIMIT))
+    )
+}
 
 /// What the preflight settled for the rest of the session.
 #[derive(Debug, Default, Clone)]
@@ -122,7 +131,13 @@ fn capability_choices(recognised: bool, defer: bool) -> Vec<Choice> {
 fn missing_choices() -> Vec<Choice> {
     vec![
         Choice::new("proceed", "its dependents are INCONCLUSIVE-env"),
-        Choice::new("wait", "re-probe every few seconds until it appears"),
+        Choice::new(
+            "wait",
+            &format!(
+                "re-probe {} until it appears; a wait can be taken back",
+                wait_words()
+            ),
+        ),
         Choice::new("substitute", "use something else in its place").with_text("<with what>"),
     ]
 }
@@ -988,39 +1003,41 @@ async fn obtain(
     if present(&seen) {
         return Ok(seen);
     }
-    let answer = run
-        .ask(
-            operator,
-            format!("missing.{}", item.key),
-            format!(
-                "{capability} is still missing ({}): wait / proceed (dependents INCONCLUSIVE-env) / substitute <with what>{}",
-                seen.saw,
-                proxy_offer(run.ctx, item, capability)
-            ),
-            missing_choices(),
-            "proceed",
-        )
-        .await?;
-    let choice = said(&answer);
-    if matches!(&choice, Said::Substitute(with) if with.eq_ignore_ascii_case("proxy")) {
-        return proxy_stands_in(run, item, capability, seen, out);
-    }
-    if answer.trim().eq_ignore_ascii_case("wait") {
+    // Asked again whenever the operator takes a `wait` back.
+    let answer = loop {
+        let answer = run
+            .ask(
+                operator,
+                format!("missing.{}", item.key),
+                format!(
+                    "{capability} is still missing ({}): wait (re-probe {}) / proceed \
+                     (dependents INCONCLUSIVE-env) / substitute <with what>{}",
+                    seen.saw,
+                    wait_words(),
+                    proxy_offer(run.ctx, item, capability)
+                ),
+                missing_choices(),
+                "proceed",
+            )
+            .await?;
+        if !answer.trim().eq_ignore_ascii_case("wait") {
+            break answer;
+        }
         run.log(Event::CapabilityWait(event::CapabilityRef {
             capability: capability.to_string(),
             every_ms: Some(event::millis(WAIT_EVERY)),
             limit_ms: Some(event::millis(WAIT_LIMIT)),
         }))?;
-        let started = tokio::time::Instant::now();
-        while !present(&seen) && started.elapsed() < WAIT_LIMIT {
-            tokio::select! {
-                () = tokio::time::sleep(WAIT_EVERY) => {}
-                () = run.ctx.cancel.cancelled() => break,
-            }
-            seen = probe(capability, item.need.floor.as_ref(), &run.env).await;
+        match wait_for(run, operator, item, capability, seen).await? {
+            Waited::Over => return run.probe_item(item, capability).await,
+            Waited::TakenBack(last) => seen = last,
         }
-        run.probe_item(item, capability).await
-    } else if let Said::Substitute(with) = choice {
+    };
+    let choice = said(&answer);
+    if matches!(&choice, Said::Substitute(with) if with.eq_ignore_ascii_case("proxy")) {
+        return proxy_stands_in(run, item, capability, seen, out);
+    }
+    if let Said::Substitute(with) = choice {
         item.substitute = Some(with.clone());
         let mut sub = probe(&Capability::Binary(with.clone()), None, &run.env).await;
         if sub.present {
@@ -1047,6 +1064,83 @@ async fn obtain(
     } else {
         Ok(seen)
     }
+}
+
+/// How a `wait` for a missing capability ended.
+enum Waited {
+    /// It appeared, the wait's limit passed, or the run is stopping.
+    Over,
+    /// The operator took it back; the last probe's result.
+    TakenBack(Probe),
+}
+
+/// Re-probes `capability` every [`WAIT_EVERY`] until it appears or [`WAIT_LIMIT`]
+/// passes. Meanwhile an attached operator may take the wait back (question
+/// `waiting.<key>`, withdrawn when the wait ends otherwise); nobody else can.
+async fn wait_for(
+    run: &mut Run<'_, '_>,
+    operator: &mut dyn Operator,
+    item: &Item,
+    capability: &Capability,
+    mut seen: Probe,
+) -> Result<Waited, PreflightError> {
+    let present = |p: &Probe| p.present && p.meets_floor != Some(false);
+    let question = Question {
+        id: format!("waiting.{}", item.key),
+        kind: QuestionKind::StopWaiting,
+        prompt: format!(
+            "re-probing {capability} {} until it appears: `stop waiting` stops it and asks \
+             again what to do",
+            wait_words()
+        ),
+        choices: vec![
+            Choice::new(
+                "stop waiting",
+                "stop re-probing; what to do about it is asked again",
+            )
+            .alias("stop"),
+        ],
+        default: "stop waiting".into(),
+        ..Question::default()
+    };
+    let mut stop = Some(operator.ask(&question));
+    let started = tokio::time::Instant::now();
+    while !present(&seen) && started.elapsed() < WAIT_LIMIT {
+        tokio::select! {
+            () = tokio::time::sleep(WAIT_EVERY) => {}
+            () = run.ctx.cancel.cancelled() => break,
+            given = async {
+                match stop.as_mut() {
+                    Some(rx) => rx.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                stop = None;
+                // Unanswerable here (a headless run): the wait goes on.
+                let Ok(Ok(answer)) = given else { continue };
+                if question.check(&answer.text).is_err() {
+                    continue;
+                }
+                run.log(Event::OperatorAnswer(event::OperatorAnswer {
+                    question: question.id.clone(),
+                    prompt: Some(question.prompt.clone()),
+                    answer: answer.text.clone(),
+                    by: answer.by.clone(),
+                    who: answer.who.clone(),
+                }))?;
+                run.log(Event::CapabilityWaitStopped(event::CapabilityWaitStopped {
+                    capability: capability.to_string(),
+                    by: answer.by,
+                    waited_ms: event::millis(started.elapsed()),
+                }))?;
+                return Ok(Waited::TakenBack(seen));
+            }
+        }
+        seen = probe(capability, item.need.floor.as_ref(), &run.env).await;
+    }
+    // Still open: dropping it withdraws it.
+    drop(stop);
+    Ok(Waited::Over)
 }
 
 /// Dependents of `item` whose bindings offer a proxy stand-in for their faults.

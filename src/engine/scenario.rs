@@ -15,7 +15,7 @@ use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, TierBudget};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, Scope};
-use crate::session::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun};
+use crate::session::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun, ServiceEnd};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
 
 /// Where and how one binding runs.
@@ -396,6 +396,14 @@ impl BindingRun<'_> {
         cite("tier", vec![budget_seq]);
         cite("seeds", checker_seqs);
         let expired_step = facts.iter().find_map(|f| f.expired_step.clone());
+        // Each service's unexplained end once (the same end in every seed is one line).
+        let mut services_ended: Vec<String> = Vec::new();
+        for (said, seq) in facts.iter().flat_map(|f| f.unexplained_ends()) {
+            cite("ended", vec![seq]);
+            if !services_ended.contains(&said) {
+                services_ended.push(said);
+            }
+        }
 
         let evidence = Evidence {
             not_run: None,
@@ -411,6 +419,7 @@ impl BindingRun<'_> {
             green_but_broken: gbb.clone(),
             weak_oracle: weak.clone(),
             expired_step,
+            services_ended,
             cites,
         };
         let decision = decide(&evidence);
@@ -556,5 +565,14 @@ fn seed_run(seed: u64, facts: &IterationFacts) -> SeedRun {
         }),
         env_missing: facts.env_missing.as_ref().map(|(name, _)| name.clone()),
         expired_step: facts.expired_step.clone(),
+        services_ended: facts
+            .services_ended
+            .iter()
+            .map(|(e, seq)| ServiceEnd {
+                said: e.said(),
+                fault: e.fault.clone(),
+                cites: std::iter::once(*seq).chain(e.explained_by).collect(),
+            })
+            .collect(),
     }
 }

@@ -42,6 +42,16 @@ impl Leader {
         }
     }
 
+    /// How the remote leader ended, if it has (a lost connection reads as `None`:
+    /// nothing is known of the command's end).
+    pub fn ended(&self) -> Option<Outcome> {
+        match self.exit.borrow().clone() {
+            Some(Ok(Some(code))) => Some(Outcome::Exited(code)),
+            Some(Ok(None)) => Some(Outcome::Signaled(Signal::SIGKILL as i32)),
+            Some(Err(_)) | None => None,
+        }
+    }
+
     /// SIGTERM to the remote group, SIGKILL after [`TERM_GRACE`]; bounded even when
     /// the node stopped answering.
     pub async fn terminate(&mut self, pgid: i32) {

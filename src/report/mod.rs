@@ -20,6 +20,11 @@ use crate::session::journal::Record;
 use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 
 pub use json::verdicts_json;
+
+/// Journal records as a report cites them: `#12, #14` (`—` for none).
+pub fn cites_text(seqs: &[u64]) -> String {
+    cells::cites(seqs.to_vec())
+}
 pub use view::FigureFiles;
 
 /// A template failed to load or render.

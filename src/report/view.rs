@@ -597,6 +597,7 @@ mod figure_tests {
             }),
             env_missing: None,
             expired_step: None,
+            services_ended: Vec::new(),
         }
     }
 

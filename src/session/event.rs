@@ -95,6 +95,8 @@ events! {
     CapabilityDeferred(CapabilityDeferred) = "capability-deferred",
     CapabilityDisagreement(CapabilityDisagreement) = "capability-disagreement",
     CapabilityWait(CapabilityRef) = "capability-wait",
+    /// The operator took a `wait` back: the probing stopped and they are asked again.
+    CapabilityWaitStopped(CapabilityWaitStopped) = "capability-wait-stopped",
     CapabilitySubstituted(CapabilitySubstituted) = "capability-substituted",
     CapabilityMatrix(CapabilityMatrix) = "capability-matrix",
     InstallApproved(InstallDecision) = "install-approved",
@@ -115,6 +117,8 @@ events! {
     LogsFull(LogsFull) = "logs-full",
     Precondition(Precondition) = "precondition",
     ServiceStopped(ServiceStopped) = "service-stopped",
+    /// A service ended on its own before the workload did (or before health passed).
+    ServiceExited(ServiceExited) = "service-exited",
     CheckpointStart(CheckpointStart) = "checkpoint-start",
     CheckpointEnd(CheckpointEnd) = "checkpoint-end",
     StatusPull(StatusPull) = "status-pull",
@@ -495,6 +499,16 @@ pub struct CapabilityDisagreement {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+pub struct CapabilityWaitStopped {
+    pub capability: String,
+    /// Who took it back (as the `operator-answer` record says).
+    pub by: String,
+    /// How long it had waited.
+    pub waited_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CapabilityRef {
     pub capability: String,
     /// `capability-wait` only: how often it is probed again, and for how long at most.
@@ -657,6 +671,71 @@ pub struct Precondition {
 pub struct ServiceStopped {
     pub name: String,
     pub pgid: i32,
+}
+
+/// A service that ended while it was meant to run: how, when, what it said last, and
+/// the fault that explains it, if one does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServiceExited {
+    pub name: String,
+    pub pgid: i32,
+    /// The node it ran on (absent: this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Its exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Since it started, when faultline saw it had ended.
+    pub elapsed_ms: u64,
+    /// `start` (before the workload started), `workload`.
+    pub during: String,
+    /// Its last stderr lines, sanitized and bounded ([`STDERR_TAIL_LINES`] lines of
+    /// at most [`STDERR_TAIL_CHARS`] characters).
+    pub stderr_tail: Vec<String>,
+    /// The `fault-injected` record of the fault that explains its end (one that ends
+    /// processes, aimed at it or at nobody faultline can name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained_by: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
+/// How many of a dead service's last stderr lines are journaled.
+pub const STDERR_TAIL_LINES: usize = 5;
+/// How long each of them may be, in characters.
+pub const STDERR_TAIL_CHARS: usize = 200;
+
+impl ServiceExited {
+    /// `exited 3`, `killed by signal 9 (SIGKILL)`.
+    pub fn status(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(code), _) => format!("exited {code}"),
+            (None, Some(sig)) => match nix::sys::signal::Signal::try_from(sig) {
+                Ok(name) => format!("killed by signal {sig} ({name})"),
+                Err(_) => format!("killed by signal {sig}"),
+            },
+            (None, None) => "ended".to_string(),
+        }
+    }
+
+    /// One sanitized line: `n1 exited 3 at +0.1 s: failed to list data directory`
+    /// (its last stderr line after the colon, when it wrote one).
+    pub fn said(&self) -> String {
+        let at = format!("+{:.1} s", self.elapsed_ms as f64 / 1000.0);
+        let mut text = format!("{} {} at {at}", self.name, self.status());
+        if let Some(node) = &self.node {
+            text.push_str(&format!(" on node {node}"));
+        }
+        if let Some(last) = self.stderr_tail.last() {
+            text.push_str(": ");
+            text.push_str(last);
+        }
+        crate::sanitize::line(&text)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

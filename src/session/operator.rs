@@ -31,6 +31,10 @@ pub enum QuestionKind {
     Resume,
     /// Stop the running session (asked by the UI, never by the engine).
     Quit,
+    /// Take back a `wait` for a missing capability: stop re-probing and be asked
+    /// again. Open while the wait lasts, for an attached operator only: neither an
+    /// answers file nor `--yes` answers it.
+    StopWaiting,
 }
 
 /// One answer a question accepts.
@@ -321,6 +325,13 @@ pub fn parse_answers_at(
 
 impl Scripted {
     fn decide(&self, question: &Question) -> Result<Answer, Unanswered> {
+        if question.kind == QuestionKind::StopWaiting {
+            return Err(Unanswered {
+                id: question.id.clone(),
+                prompt: question.prompt.clone(),
+                hint: " (only an attached operator takes a wait back)".into(),
+            });
+        }
         if let Some(text) = self.answers.get(&question.id) {
             // Checked here as well as before the run: an answer never reaches the
             // engine unless the question accepts it.

@@ -149,6 +149,21 @@ pub struct SeedRun {
     /// A precondition that failed, named.
     pub env_missing: Option<String>,
     pub expired_step: Option<String>,
+    /// Services that ended on their own before the workload did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services_ended: Vec<ServiceEnd>,
+}
+
+/// A service that ended while it was meant to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceEnd {
+    /// `n1 exited 3 at +0.1 s: failed to list data directory`.
+    pub said: String,
+    /// The fault that explains it (absent: none does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+    /// Its `service-exited` record, and the fault's `fault-injected` record.
+    pub cites: Vec<u64>,
 }
 
 /// What was seen of one planned fault.

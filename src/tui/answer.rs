@@ -251,6 +251,41 @@ mod tests {
         s
     }
 
+    #[test]
+    fn enter_takes_a_wait_back_and_the_status_line_says_the_interval() {
+        let mut s = state(QuestionKind::ConfirmCapability, None);
+        s.answered();
+        s.view.apply(&crate::session::journal::Record {
+            seq: 1,
+            ts: "2026-01-01T00:00:00Z".into(),
+            scope: Default::default(),
+            event: crate::session::event::Event::CapabilityWait(
+                crate::session::event::CapabilityRef {
+                    capability: "binary:x".into(),
+                    every_ms: Some(1000),
+                    limit_ms: Some(600_000),
+                },
+            ),
+        });
+        s.ask(Question {
+            id: "waiting.binary:x".into(),
+            kind: QuestionKind::StopWaiting,
+            prompt: "re-probing binary:x every 1 s (at most 10 min) until it appears".into(),
+            choices: vec![Choice::new("stop waiting", "asked again").alias("stop")],
+            default: "stop waiting".into(),
+            ..Question::default()
+        });
+        let doing = crate::tui::view::doing(&s);
+        assert!(
+            doing.starts_with("re-probing binary:x every 1 s") && doing.ends_with("stop waiting"),
+            "{doing}"
+        );
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("stop waiting".into())
+        );
+    }
+
     fn press(s: &mut AppState, code: KeyCode, m: KeyModifiers) -> Typed {
         key(s, KeyEvent::new(code, m))
     }

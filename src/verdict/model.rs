@@ -263,6 +263,10 @@ pub struct Evidence {
     pub weak_oracle: Vec<AuditItem>,
     /// A step whose deadline expired (named in the reason chain).
     pub expired_step: Option<String>,
+    /// Services that ended before the workload did with no fault to explain it, one
+    /// line each (`n1 exited 3 at +0.1 s: …`); their records are cited under `ended`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services_ended: Vec<String>,
     /// Journal sequence numbers cited for each tree question, by question key.
     pub cites: std::collections::BTreeMap<String, Vec<u64>>,
 }
@@ -284,6 +288,7 @@ impl Evidence {
             green_but_broken: Vec::new(),
             weak_oracle: Vec::new(),
             expired_step: None,
+            services_ended: Vec::new(),
             cites: Default::default(),
         }
     }

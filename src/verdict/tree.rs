@@ -32,6 +32,19 @@ impl<'a> Chain<'a> {
         });
     }
 
+    /// Record one question citing what is cited under each of `keys`.
+    fn ask_keys(&mut self, keys: &[&str], question: &str, answer: impl Into<String>) {
+        let cites = keys
+            .iter()
+            .flat_map(|k| self.e.cites.get(*k).cloned().unwrap_or_default())
+            .collect();
+        self.steps.push(ReasonStep {
+            question: question.to_string(),
+            answer: answer.into(),
+            cites,
+        });
+    }
+
     /// Record one question whose citations are an audit item's own (plus the key's).
     fn ask_item(&mut self, key: &str, question: &str, answer: String, item: &AuditItem) {
         let mut cites = self.e.cites.get(key).cloned().unwrap_or_default();
@@ -44,10 +57,26 @@ impl<'a> Chain<'a> {
     }
 }
 
+/// The question a service's unexplained end decides a PASS by.
+pub const SERVICES_QUESTION: &str =
+    "did every service outlive the workload, or a fault explain its end?";
+/// The note it adds to any other verdict (the env question names them itself).
+pub const SERVICES_NOTE: &str = "did a service end with no fault to explain it?";
+
+/// The services' unexplained ends in one answer: `n1 exited 3 at +0.1 s: …; n2 …`.
+fn ends(e: &Evidence) -> String {
+    e.services_ended.join("; ")
+}
+
 /// Compute the verdict for one scenario or arm, with the reason chain behind it.
 pub fn decide(e: &Evidence) -> Decision {
     let mut chain = Chain::new(e);
     let verdict = walk(e, &mut chain);
+    let said = chain.steps.iter().any(|s| s.question == SERVICES_QUESTION)
+        || (verdict == Verdict::InconclusiveEnv && e.env_missing.is_some());
+    if !e.services_ended.is_empty() && !said && verdict != Verdict::NotRun {
+        chain.ask("ended", SERVICES_NOTE, format!("yes: {}", ends(e)));
+    }
     if let Some(step) = &e.expired_step {
         chain.ask(
             "deadline",
@@ -78,10 +107,16 @@ fn walk(e: &Evidence, c: &mut Chain<'_>) -> Verdict {
     c.ask("not_run", "was the scenario reached?", "yes");
 
     if let Some(why) = &e.env_missing {
-        c.ask(
-            "env",
+        // A service that ended at start is why the cluster was not there: named here.
+        let answer = if e.services_ended.is_empty() {
+            format!("no: {why}")
+        } else {
+            format!("no: {why}: {}", ends(e))
+        };
+        c.ask_keys(
+            &["env", "ended"],
             "were required capabilities and preconditions present?",
-            format!("no: {why}"),
+            answer,
         );
         return Verdict::InconclusiveEnv;
     }
@@ -213,6 +248,16 @@ fn walk(e: &Evidence, c: &mut Chain<'_>) -> Verdict {
 
 /// Apply the downgrade rules (a)–(d) to a PASS, in order.
 fn downgrade(e: &Evidence, base: Verdict, c: &mut Chain<'_>) -> Verdict {
+    // A member that ended on its own: the history is of a cluster the plan did not
+    // describe, whatever the checker said of it.
+    if !e.services_ended.is_empty() {
+        c.ask(
+            "ended",
+            SERVICES_QUESTION,
+            format!("no: {}: {}", ends(e), Verdict::PartialSurface),
+        );
+        return Verdict::PartialSurface;
+    }
     // (a) green-but-broken checks.
     // A failed fault check (3–4) outranks the others: the fault itself is unproven.
     let bad: Vec<&AuditItem> = e

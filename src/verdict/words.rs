@@ -6,7 +6,11 @@
 use super::model::{ReasonStep, Verdict};
 
 /// Steps the tree adds after the deciding one: notes, not the reason.
-const NOTES: [&str; 2] = ["did a step deadline expire?", "release annotation"];
+const NOTES: [&str; 3] = [
+    "did a step deadline expire?",
+    "release annotation",
+    super::tree::SERVICES_NOTE,
+];
 
 /// One sentence for `id`'s `verdict` and the reason chain behind it, e.g.
 /// `admin arm has no run binding` or `D3 failed: the checker reported 26 anomalies,
@@ -130,6 +134,9 @@ fn gate(question: &str, detail: &str, verdict: Verdict) -> String {
     if q.contains("cover every op") {
         return format!("the checker did not cover every op ({detail})");
     }
+    if q == super::tree::SERVICES_QUESTION {
+        return format!("a service ended with no fault to explain it: {detail}");
+    }
     if q.contains("green-but-broken") {
         return format!("a green-but-broken check did not pass: {detail}");
     }
@@ -245,6 +252,67 @@ mod tests {
             said("D6", &env),
             "D6 could not run here: capability fl-client missing"
         );
+    }
+
+    #[test]
+    fn a_service_that_ended_is_named_under_every_verdict() {
+        let ended = vec!["n1 exited 3 at +0.1 s: permission denied".to_string()];
+        let cites = std::collections::BTreeMap::from([("ended".to_string(), vec![12])]);
+        let env = Evidence {
+            env_missing: Some("precondition `cluster up and healthy` failed".into()),
+            services_ended: ended.clone(),
+            cites: cites.clone(),
+            ..evidence()
+        };
+        let d = decide(&env);
+        assert_eq!(d.verdict, Verdict::InconclusiveEnv);
+        assert_eq!(
+            sentence("K1", d.verdict, &d.reasons),
+            "K1 could not run here: precondition `cluster up and healthy` failed: \
+             n1 exited 3 at +0.1 s: permission denied"
+        );
+        assert!(d.reasons.iter().any(|r| r.cites.contains(&12)), "{d:?}");
+        // Said once: the env answer names it, no note repeats it.
+        let naming = d.reasons.iter().filter(|r| r.answer.contains("n1 exited"));
+        assert_eq!(naming.count(), 1, "{d:?}");
+
+        let judged = CheckerRun::Judged {
+            anomalies: 0,
+            ops_checked: 3,
+            ops_produced: 3,
+        };
+        let pass = Evidence {
+            checker: judged,
+            services_ended: ended.clone(),
+            cites: cites.clone(),
+            ..evidence()
+        };
+        let d = decide(&pass);
+        assert_eq!(d.verdict, Verdict::PartialSurface);
+        assert_eq!(
+            sentence("K2", d.verdict, &d.reasons),
+            "K2: a service ended with no fault to explain it: n1 exited 3 at +0.1 s: \
+             permission denied"
+        );
+
+        // Any other verdict keeps its reason; the end is a cited note after it.
+        let fail = Evidence {
+            checker: CheckerRun::Judged {
+                anomalies: 2,
+                ops_checked: 3,
+                ops_produced: 3,
+            },
+            rerun_reproduced: Some(true),
+            services_ended: ended,
+            cites,
+            ..evidence()
+        };
+        let d = decide(&fail);
+        assert_eq!(d.verdict, Verdict::FailReproducible);
+        let note = d.reasons.last().expect("a note");
+        assert_eq!(note.question, crate::verdict::tree::SERVICES_NOTE);
+        assert_eq!(note.cites, vec![12]);
+        assert!(sentence("K3", d.verdict, &d.reasons).starts_with("K3 failed"));
     }
 
     #[test]

@@ -50,6 +50,9 @@ async fn run_demo(id: &str, dir: &Path) -> IterationFacts {
             "process group {pgid} outlived the iteration"
         );
     }
+    // A member the schedule kills is that fault's victim, never an unexplained death.
+    let unexplained: Vec<(String, u64)> = facts.unexplained_ends().collect();
+    assert!(unexplained.is_empty(), "{unexplained:?}");
     let records = crate::common::lines(&dir.join("journal.jsonl"));
     let count = |kind: &str| records.iter().filter(|r| r.kind == kind).count();
     assert_eq!(
@@ -222,5 +225,64 @@ faults:
     assert!(
         dir.path().join("healed").exists(),
         "a failed inject is still healed"
+    );
+}
+
+#[tokio::test]
+async fn a_service_a_kill_fault_ends_is_explained_and_another_death_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (facts, records) = common::run_inline(
+        r#"
+cluster:
+  services:
+    - { name: victim, run: "exec sleep 30" }
+    - { name: bystander, run: "sleep 0.6; echo 'bystander gave up' >&2; exit 5" }
+workload: { run: "sleep 1.5", deadline: 10s }
+faults:
+  - id: kill-victim
+    after: 200ms
+    process: { signal: SIGKILL, target: { service: victim } }
+"#,
+        dir.path(),
+    )
+    .await;
+    let injected = records
+        .iter()
+        .find(|r| r.kind == "fault-injected")
+        .expect("the kill was injected");
+    let ended = |name: &str| {
+        facts
+            .services_ended
+            .iter()
+            .find(|(e, _)| e.name == name)
+            .unwrap_or_else(|| panic!("{name} not journaled as ended: {:?}", facts.services_ended))
+            .0
+            .clone()
+    };
+    let victim = ended("victim");
+    assert_eq!(victim.explained_by, Some(injected.seq), "{victim:?}");
+    assert_eq!(victim.fault.as_deref(), Some("kill-victim"));
+    assert_eq!(victim.signal, Some(9), "{victim:?}");
+    let bystander = ended("bystander");
+    assert_eq!(bystander.explained_by, None, "{bystander:?}");
+    assert_eq!(bystander.code, Some(5));
+    assert_eq!(bystander.during, "workload");
+    assert!(
+        (500..1500).contains(&bystander.elapsed_ms),
+        "seen within the watch interval of its end: {bystander:?}"
+    );
+    let unexplained: Vec<(String, u64)> = facts.unexplained_ends().collect();
+    assert_eq!(unexplained.len(), 1, "{unexplained:?}");
+    assert!(
+        unexplained[0].0.contains("bystander exited 5") && unexplained[0].0.contains("gave up"),
+        "{unexplained:?}"
+    );
+    // The teardown's own ends are no deaths.
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r.kind == "service-exited")
+            .count(),
+        2
     );
 }

@@ -257,6 +257,125 @@ fn wait_then_the_capability_appearing_lets_the_scenario_run() {
 }
 
 #[test]
+fn a_wait_taken_back_over_attach_json_asks_again_and_says_one_interval() {
+    let f = fixture(SPEC);
+    // Started detached: the questions wait for an attached operator (after the
+    // answers file, which declines the install).
+    let answers = f.dir.path().join("answers.yaml");
+    std::fs::write(&answers, "install.binary:fl-test-tool: decline\n").expect("answers");
+    let started = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["run", "plan.md", "--detach", "--out"])
+        .arg(&f.out)
+        .arg("--answers")
+        .arg(&answers)
+        .current_dir(f.dir.path())
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", f.shims.display()),
+        )
+        .env("FL_OUT", &f.out)
+        .output()
+        .expect("faultline --detach runs");
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let session = common::session_of(&started);
+    let mut client = crate::support::attach::JsonClient::start(&session, &[], &[]);
+    let within = std::time::Duration::from_secs(60);
+    let missing = "missing.binary:fl-test-tool";
+    let waiting = "waiting.binary:fl-test-tool";
+    let mut asked_missing = 0;
+    let ended = loop {
+        let msg = client.next(within).expect("the run goes on to its end");
+        match msg["type"].as_str() {
+            Some("question") => {
+                let q = &msg["question"];
+                let id = q["id"].as_str().expect("id").to_string();
+                if id == missing {
+                    asked_missing += 1;
+                    let prompt = q["prompt"].as_str().unwrap_or_default();
+                    assert!(prompt.contains("every 1 s"), "{prompt}");
+                    let wait = q["choices"]
+                        .as_array()
+                        .and_then(|c| c.iter().find(|c| c["value"] == "wait"))
+                        .expect("wait is a choice");
+                    assert!(
+                        wait["meaning"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("every 1 s")),
+                        "{wait}"
+                    );
+                    // Wait the first time, then proceed once asked again.
+                    client.answer(
+                        &id,
+                        if asked_missing == 1 {
+                            "wait"
+                        } else {
+                            "proceed"
+                        },
+                    );
+                } else if id == waiting {
+                    assert_eq!(q["kind"], "stop-waiting", "{q}");
+                    assert!(
+                        q["prompt"]
+                            .as_str()
+                            .is_some_and(|p| p.contains("every 1 s")),
+                        "{q}"
+                    );
+                    client.answer(&id, "stop waiting");
+                } else {
+                    client.answer(&id, q["default"].as_str().unwrap_or_default());
+                }
+            }
+            Some("ended") => break msg,
+            _ => {}
+        }
+    };
+    assert_eq!(
+        asked_missing, 2,
+        "asked again after the wait was taken back: {ended}"
+    );
+    let lines = common::lines(&session.join("journal.jsonl"));
+    let kinds_for = |kind: &str, id: &str| {
+        lines
+            .iter()
+            .filter(|l| {
+                l.kind == kind && (l.data["question"]["id"] == id || l.data["question"] == id)
+            })
+            .count()
+    };
+    assert_eq!(kinds_for("question-asked", missing), 2);
+    assert_eq!(kinds_for("operator-answer", missing), 2);
+    assert_eq!(kinds_for("operator-answer", waiting), 1);
+    let at = |kind: &str| lines.iter().position(|l| l.kind == kind);
+    let wait = lines
+        .iter()
+        .find(|l| l.kind == "capability-wait")
+        .expect("the wait is journaled");
+    assert_eq!(wait.data["every_ms"], 1000, "the status line's interval");
+    assert!(
+        at("capability-wait") < at("capability-wait-stopped"),
+        "{:?}",
+        lines.iter().map(|l| &l.kind).collect::<Vec<_>>()
+    );
+    let (verdict, reason) = {
+        let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let s = v["scenarios"][0].clone();
+        (
+            s["verdict"].as_str().unwrap_or_default().to_string(),
+            s.to_string(),
+        )
+    };
+    assert_eq!(
+        verdict, "INCONCLUSIVE-env",
+        "proceed after the take-back: {reason}"
+    );
+}
+
+#[test]
 fn a_substitute_really_runs_and_the_findings_call_it_degraded() {
     let f = fixture(SPEC);
     tool(&f.shims, "fl-other-tool", "substitute-ran");

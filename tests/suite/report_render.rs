@@ -77,6 +77,7 @@ fn seed(seed: u64, fault: Option<&str>, landed: bool, anomalies: u64) -> SeedRun
         }),
         env_missing: None,
         expired_step: None,
+        services_ended: Vec::new(),
     }
 }
 

@@ -122,6 +122,7 @@ fn evidence(c: &Case) -> Evidence {
         ],
         weak_oracle: weak,
         expired_step: None,
+        services_ended: Vec::new(),
         cites,
     }
 }
@@ -418,6 +419,7 @@ fn arb_evidence() -> impl Strategy<Value = Evidence> {
                 green_but_broken: gbb,
                 weak_oracle: weak,
                 expired_step: expired,
+                services_ended: Vec::new(),
                 cites: BTreeMap::new(),
             },
         )

@@ -173,14 +173,14 @@ impl Runner<'_> {
         facts.injected = true;
         let pid = held.pid();
         let undo = Some(held.undo());
-        facts
-            .cites
-            .push(self.log(Event::FaultInjected(event::FaultInjected {
-                fault: facts.id.clone(),
-                pid,
-                undo,
-                approved,
-            }))?);
+        let seq = self.log(Event::FaultInjected(event::FaultInjected {
+            fault: facts.id.clone(),
+            pid,
+            undo,
+            approved,
+        }))?;
+        facts.cites.push(seq);
+        self.note_injected(step, &facts.id, pid, seq);
         Ok(Some((held, watches)))
     }
 

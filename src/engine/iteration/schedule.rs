@@ -136,8 +136,10 @@ impl Runner<'_> {
                     Start::On { deadline, .. } => deadline.min(now + TRIGGER_EVERY),
                 }))
                 .min()
-                .unwrap_or(now);
+                .unwrap_or(now)
+                .min(now + super::WATCH_EVERY);
             self.guard(tokio::time::sleep_until(wake)).await?;
+            self.watch_services()?;
         }
     }
 

@@ -65,13 +65,26 @@ impl View {
             Event::SessionStarted(_) => Some(now("starting the session".into(), None)),
             Event::ToolboxItem(_) => Some(now("discovering the toolbox".into(), None)),
             Event::Capability(c) => Some(now(format!("probing {}", clean(&c.capability)), None)),
-            Event::CapabilityWait(w) => Some(now(
+            // The interval in the words the question used (one constant, journaled).
+            Event::CapabilityWait(w) => {
+                Some(now(
+                    format!(
+                        "re-probing {} every {}",
+                        clean(&w.capability),
+                        crate::capability::interval_words(w.every_ms.unwrap_or(
+                            crate::session::event::millis(crate::capability::WAIT_EVERY)
+                        ))
+                    ),
+                    w.limit_ms,
+                ))
+            }
+            Event::CapabilityWaitStopped(w) => Some(now(
                 format!(
-                    "re-probing {} every {} s",
+                    "stopped waiting for {} (taken back by {})",
                     clean(&w.capability),
-                    w.every_ms.unwrap_or(1000).div_ceil(1000)
+                    clean(&w.by)
                 ),
-                w.limit_ms,
+                None,
             )),
             Event::IterationStarted(i) => {
                 if let Some(r) = row {

@@ -147,6 +147,9 @@ pub struct RunRow {
     pub seeds_done: u32,
     /// Human lines: what was seen of each planned fault.
     pub landing: Vec<String>,
+    /// Services that ended with no fault to explain it, one line each with its
+    /// iteration and record (`seed-1: n1 exited 3 at +0.1 s: … (#12)`).
+    pub ended: Vec<String>,
     /// The latest decision's reason chain.
     pub reasons: Vec<ReasonStep>,
     /// Why it did not run, if it did not.
@@ -173,6 +176,7 @@ impl RunRow {
             seeds_started: 0,
             seeds_done: 0,
             landing: Vec::new(),
+            ended: Vec::new(),
             reasons: Vec::new(),
             not_run: None,
             logs: Vec::new(),
@@ -198,6 +202,7 @@ fn is_evidence(event: &Event) -> bool {
             | Event::Precondition(_)
             | Event::Budget(_)
             | Event::FaultInjected(_)
+            | Event::ServiceExited(_)
             | Event::LandingInjector(_)
             | Event::LandingDeclared(_)
             | Event::FaultHealed(_)
@@ -461,6 +466,17 @@ impl View {
                 }
             }
             Event::FaultIntent(_) => row.phase = Phase::Fault,
+            Event::ServiceExited(e) => match &e.fault {
+                // A fault's victim ending is that fault's evidence.
+                Some(fault) if e.explained_by.is_some() => {
+                    row.landing.push(format!("{}: {}", clean(fault), e.said()))
+                }
+                _ => {
+                    let label = row.labels.last().cloned().unwrap_or_default();
+                    row.ended
+                        .push(format!("{label}: {} (#{})", e.said(), record.seq));
+                }
+            },
             Event::FaultInjected(f) => {
                 row.badge = Badge::FaultInjected;
                 row.landing.push(format!("{}: injected", clean(&f.fault)));

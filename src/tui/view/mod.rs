@@ -96,9 +96,22 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 /// pending question first (the run waits on the operator), then the session's end,
 /// then the journal's latest step.
 pub fn doing(state: &AppState) -> String {
-    if let Some(question) = &state.pending {
+    // A wait the operator may take back: the run is not waiting on them.
+    let stoppable = state
+        .pending
+        .as_ref()
+        .is_some_and(|q| q.kind == crate::session::operator::QuestionKind::StopWaiting);
+    if let Some(question) = state.pending.as_ref().filter(|_| !stoppable) {
         return format!("waiting for you: {}", crate::sanitize::line(&question.id));
     }
+    if stoppable {
+        return format!("{} — Enter: stop waiting", doing_now(state));
+    }
+    doing_now(state)
+}
+
+/// [`doing`] without the pending question.
+fn doing_now(state: &AppState) -> String {
     if state.handed_back {
         return "plan handed back: nothing runs".into();
     }
@@ -114,7 +127,14 @@ pub fn doing(state: &AppState) -> String {
         let since = chrono::DateTime::parse_from_rfc3339(&activity.since).ok()?;
         u64::try_from((now - since.with_timezone(&chrono::Utc)).num_seconds()).ok()
     });
-    match (elapsed, activity.limit_ms) {
+    // A service of this row that ended with no fault to explain it stays said.
+    let ended = activity
+        .row
+        .and_then(|r| state.view.runs.get(r))
+        .and_then(|r| r.ended.last())
+        .map(|e| format!(" · {e}"))
+        .unwrap_or_default();
+    let doing = match (elapsed, activity.limit_ms) {
         (Some(e), Some(limit)) => format!(
             "{} {} of {}",
             activity.what,
@@ -123,7 +143,8 @@ pub fn doing(state: &AppState) -> String {
         ),
         (Some(e), None) => format!("{} {}", activity.what, span(e)),
         (None, _) => activity.what.clone(),
-    }
+    };
+    format!("{doing}{ended}")
 }
 
 /// Seconds as `42 s`, `3 m 05 s`, `1 h 02 m`.

@@ -117,6 +117,9 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         return;
     };
     let mut side = landing_lines(row, theme);
+    for ended in &row.ended {
+        side.push(Line::styled(format!("ended: {ended}"), theme.warning));
+    }
     if let Some(reason) = &row.not_run {
         side.push(Line::styled(format!("not run: {reason}"), theme.warning));
     }
