@@ -263,10 +263,9 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
                 .any(|o| o == id || o == scenario || o.split('/').next() == Some(id))
         })
     };
-    let traps: Vec<_> = runspec::traps::traps(&spec)
-        .into_iter()
-        .filter(|p| p.scenario.as_deref().is_none_or(runs))
-        .collect();
+    // Bindings this run skips are left out before a value several of them share is
+    // merged into one problem.
+    let traps = runspec::traps::traps_where(&spec, runs);
     // An answers template only lists questions: nothing runs that a trap would waste.
     if !traps.is_empty() && !args.answers_template {
         crate::say_err!(raw "{}", plan::render::lint_text(&parsed, &traps));

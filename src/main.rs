@@ -280,6 +280,7 @@ fn load_spec(
             .into_iter()
             .map(|e| plan::lint::Problem {
                 line: usize::try_from(e.line).unwrap_or(0),
+                column: usize::try_from(e.column).unwrap_or(0),
                 // The sidecar's lines are its own, not the plan's.
                 file: Some(e.file.clone()),
                 // `scenarios.S1.faults[0].after` belongs to S1.
@@ -293,7 +294,7 @@ fn load_spec(
                     Some(f) => format!("run spec field `{f}`"),
                     None => "run spec".into(),
                 },
-                message: format!("{} (column {})", e.message, e.column),
+                message: e.message,
                 severity: plan::lint::Severity::HandBack,
             })
             .collect()

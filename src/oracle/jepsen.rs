@@ -7,8 +7,16 @@
 //! effect. The key is a `:key` beside `:value` (Porcupine's kv histories:
 //! `{:process 0, :type :invoke, :f :append, :key "6", :value "x 0 5 y"}`) or a
 //! `#jepsen.independent/tuple [k v]` value. A completion that names a key or an
-//! `:f` must name its invoke's. Nemesis entries (a non-integer `:process`) are
-//! not client ops and are skipped.
+//! `:f` must name its invoke's.
+//!
+//! As Jepsen and Elle write them: `:index` may be absent or skip numbers (file
+//! order is the order; an index that repeats or goes back is an error); `:time`
+//! is nanoseconds; `:process` may be absent (such an op has no process, so no
+//! process order; its completion pairs with the one open process-less invoke of
+//! the same `:f` and key, and an ambiguous pairing is refused). Nemesis entries (a
+//! non-integer `:process`, e.g. `:nemesis`) are never client ops: they are read
+//! as fault windows and each client op invoked inside one gets
+//! that window's number as its `fault_epoch`.
 
 use super::edn::{Edn, EdnKind, read_all};
 use super::history::{History, HistoryError, Op, converted_fields};
@@ -17,6 +25,22 @@ use std::collections::HashMap;
 
 /// Parse an EDN history. `source` names it in error messages.
 pub fn parse_edn(source: &str, text: &str) -> Result<History, HistoryError> {
+    Pairing::new(source).run(&entries(source, text)?)
+}
+
+/// The fault windows an EDN history's nemesis entries describe, in the order
+/// they opened (each `epoch` is its rank, from 1), on the history's clock
+/// (`:time` when every entry has one, else file positions).
+pub fn parse_fault_windows(source: &str, text: &str) -> Result<Vec<FaultWindow>, HistoryError> {
+    let mut pairing = Pairing::new(source);
+    for (position, entry) in entries(source, text)?.iter().enumerate() {
+        pairing.entry(position as u64, entry)?;
+    }
+    Ok(windows(&pairing.actor_stamps()))
+}
+
+/// The entries of a history: one vector of maps, or one map per line.
+fn entries(source: &str, text: &str) -> Result<Vec<Edn>, HistoryError> {
     let top = read_all(text).map_err(|e| HistoryError::Line {
         source_name: source.to_string(),
         line: e.line,
@@ -26,16 +50,38 @@ pub fn parse_edn(source: &str, text: &str) -> Result<History, HistoryError> {
             e.message
         },
     })?;
-    let entries: Vec<Edn> = match top.as_slice() {
-        [
-            Edn {
-                kind: EdnKind::Vector(items) | EdnKind::List(items),
-                ..
-            },
-        ] => items.clone(),
-        _ => top,
-    };
-    Pairing::new(source).run(&entries)
+    Ok(match <[Edn; 1]>::try_from(top) {
+        Ok(
+            [
+                Edn {
+                    kind: EdnKind::Vector(items) | EdnKind::List(items),
+                    ..
+                },
+            ],
+        ) => items,
+        Ok([one]) => vec![one],
+        Err(top) => top,
+    })
+}
+
+/// A fault: from the invoke of the nemesis op that began it to the completion of
+/// the one that ended it (`end: None`: still on when the history ends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaultWindow {
+    /// 1 for the first window opened, 2 for the next, …
+    pub epoch: u64,
+    /// The `:f` that opened it (`start-partition`, `kill`, …).
+    pub f: String,
+    pub start: u64,
+    pub end: Option<u64>,
+}
+
+/// One entry of a non-client actor (the nemesis), in file order.
+struct ActorEntry {
+    actor: String,
+    f: String,
+    time: Option<u64>,
+    position: u64,
 }
 
 struct Pairing<'a> {
@@ -43,14 +89,20 @@ struct Pairing<'a> {
     ops: Vec<Op>,
     /// process → index of its open op in `ops` and the invoke's line.
     open: HashMap<String, (usize, usize)>,
+    /// Open invokes without a `:process`: index in `ops` and line.
+    open_unnamed: Vec<(usize, usize)>,
     every_op_keyed: bool,
-    every_op_timed: bool,
+    /// Every entry (client or nemesis) has a `:time`.
+    every_entry_timed: bool,
     every_op_has_node: bool,
+    every_op_has_process: bool,
     last_index: Option<(i64, usize)>,
     /// File positions of each op's invoke and completion (the fallback clock).
     positions: Vec<(u64, Option<u64>)>,
     /// Position of the entry being read.
     position: u64,
+    /// Nemesis (and other non-client) entries.
+    actors: Vec<ActorEntry>,
 }
 
 impl<'a> Pairing<'a> {
@@ -59,12 +111,15 @@ impl<'a> Pairing<'a> {
             source,
             ops: Vec::new(),
             open: HashMap::new(),
+            open_unnamed: Vec::new(),
             every_op_keyed: true,
-            every_op_timed: true,
+            every_entry_timed: true,
             every_op_has_node: true,
+            every_op_has_process: true,
             last_index: None,
             positions: Vec::new(),
             position: 0,
+            actors: Vec::new(),
         }
     }
 
@@ -76,14 +131,25 @@ impl<'a> Pairing<'a> {
         for (position, entry) in entries.iter().enumerate() {
             self.entry(position as u64, entry)?;
         }
-        let present = converted_fields(self.every_op_keyed, self.every_op_has_node);
-        if !self.every_op_timed {
+        let mut present = converted_fields(self.every_op_keyed, self.every_op_has_node);
+        if !self.every_op_has_process {
+            present.remove("process");
+        }
+        if !self.every_entry_timed {
             // Without :time on every entry, file order is the real-time order.
             for (op, (invoked, completed)) in self.ops.iter_mut().zip(&self.positions) {
                 op.invoke_ts = *invoked;
                 if op.complete_ts.is_some() {
                     op.complete_ts = *completed;
                 }
+            }
+        }
+        if !self.actors.is_empty() {
+            // The nemesis is recorded: an op outside every window ran outside a fault.
+            present.insert("fault_epoch".into());
+            let windows = windows(&self.actor_stamps());
+            for op in &mut self.ops {
+                op.fault_epoch = epoch_at(&windows, op.invoke_ts);
             }
         }
         Ok(History {
@@ -94,20 +160,65 @@ impl<'a> Pairing<'a> {
         })
     }
 
+    /// Each nemesis entry's actor, `:f` and stamp on the history's clock.
+    fn actor_stamps(&self) -> Vec<(&str, &str, u64)> {
+        self.actors
+            .iter()
+            .map(|a| {
+                let stamp = match a.time {
+                    Some(t) if self.every_entry_timed => t,
+                    _ => a.position,
+                };
+                (a.actor.as_str(), a.f.as_str(), stamp)
+            })
+            .collect()
+    }
+
     fn entry(&mut self, position: u64, entry: &Edn) -> Result<(), HistoryError> {
         let line = entry.line;
         if !matches!(entry.kind, EdnKind::Map(_)) {
             return Err(HistoryError::Line {
                 source_name: self.source.to_string(),
                 line,
-                message: "expected an op map {:type … :process …}".into(),
+                message: "expected an op map {:type … :f … :value …}".into(),
             });
         }
         self.check_index(entry)?;
+        let time = match entry.get("time").map(|t| &t.kind) {
+            Some(EdnKind::Int(t)) if *t >= 0 => Some(*t as u64),
+            None | Some(EdnKind::Nil) => {
+                self.every_entry_timed = false;
+                None
+            }
+            Some(_) => {
+                return Err(self.field_err(
+                    line,
+                    ":time",
+                    "expected a non-negative integer (nanoseconds, as Jepsen writes it)".into(),
+                ));
+            }
+        };
+        self.position = position;
         let process = match entry.get("process").map(|p| &p.kind) {
-            Some(EdnKind::Int(p)) => p.to_string(),
-            Some(_) => return Ok(()), // the nemesis or another non-client actor
-            None => return Err(self.field_err(line, ":process", "absent".into())),
+            Some(EdnKind::Int(p)) => Some(p.to_string()),
+            None | Some(EdnKind::Nil) => None,
+            Some(other) => {
+                // The nemesis or another non-client actor: a fault, not a client op.
+                let actor = match other {
+                    EdnKind::Keyword(a) | EdnKind::Str(a) | EdnKind::Symbol(a) => a.clone(),
+                    _ => entry
+                        .get("process")
+                        .map(|p| p.to_json().to_string())
+                        .unwrap_or_default(),
+                };
+                self.actors.push(ActorEntry {
+                    actor,
+                    f: op_name(entry).unwrap_or_default(),
+                    time,
+                    position,
+                });
+                return Ok(());
+            }
         };
         let kind = match entry.get("type").map(|t| &t.kind) {
             Some(EdnKind::Keyword(k)) => k.clone(),
@@ -119,22 +230,7 @@ impl<'a> Pairing<'a> {
                 ));
             }
         };
-        let time = match entry.get("time").map(|t| &t.kind) {
-            Some(EdnKind::Int(t)) if *t >= 0 => Some(*t as u64),
-            Some(_) => {
-                return Err(self.field_err(
-                    line,
-                    ":time",
-                    "expected a non-negative integer".into(),
-                ));
-            }
-            None => {
-                self.every_op_timed = false;
-                None
-            }
-        };
         let stamp = time.unwrap_or(position);
-        self.position = position;
         let (tuple_key, value) = split_tuple(entry.get("value"));
         let key = match (self.key_field(entry)?, tuple_key) {
             (Some(k), Some(t)) if k != t => {
@@ -151,7 +247,7 @@ impl<'a> Pairing<'a> {
         match kind.as_str() {
             "invoke" => self.invoke(line, process, stamp, key, value, entry),
             "ok" | "fail" | "info" => {
-                self.complete(line, &process, &kind, stamp, key, value, entry)
+                self.complete(line, process.as_deref(), &kind, stamp, key, value, entry)
             }
             other => Err(self.field_err(
                 line,
@@ -175,41 +271,59 @@ impl<'a> Pairing<'a> {
         }
     }
 
-    /// `:index` values, when present, must be consecutive: a gap means lost lines.
+    /// `:index`, where an entry has one, increases in file order: it may skip
+    /// numbers (hand-edited histories do) but never repeats or goes back.
     fn check_index(&mut self, entry: &Edn) -> Result<(), HistoryError> {
-        let Some(EdnKind::Int(index)) = entry.get("index").map(|i| &i.kind) else {
-            return Ok(());
+        let index = match entry.get("index").map(|i| &i.kind) {
+            None | Some(EdnKind::Nil) => return Ok(()),
+            Some(EdnKind::Int(i)) if *i >= 0 => *i,
+            Some(_) => {
+                return Err(self.field_err(
+                    entry.line,
+                    ":index",
+                    "expected a non-negative integer (or no :index: file order is the order)"
+                        .into(),
+                ));
+            }
         };
         if let Some((prev, prev_line)) = self.last_index
-            && *index != prev + 1
+            && index <= prev
         {
+            let how = if index == prev {
+                "repeats"
+            } else {
+                "goes back from"
+            };
             return Err(self.field_err(
                 entry.line,
                 ":index",
                 format!(
-                    "truncated or edited: :index {index} follows :index {prev} (line {prev_line})"
+                    ":index {index} {how} :index {prev} on line {prev_line}: indexes must \
+                     increase in file order (they may skip numbers, or be absent)"
                 ),
             ));
         }
-        self.last_index = Some((*index, entry.line));
+        self.last_index = Some((index, entry.line));
         Ok(())
     }
 
     fn invoke(
         &mut self,
         line: usize,
-        process: String,
+        process: Option<String>,
         stamp: u64,
         key: Option<String>,
         value: Value,
         entry: &Edn,
     ) -> Result<(), HistoryError> {
-        if let Some((_, open_line)) = self.open.get(&process) {
+        if let Some(p) = &process
+            && let Some((_, open_line)) = self.open.get(p)
+        {
             return Err(self.field_err(
                 line,
                 ":type",
                 format!(
-                    "process {process} invokes again while its op invoked on line {open_line} \
+                    "process {p} invokes again while its op invoked on line {open_line} \
                      has no completion: a completion line is missing"
                 ),
             ));
@@ -237,11 +351,19 @@ impl<'a> Pairing<'a> {
         if node.is_none() {
             self.every_op_has_node = false;
         }
-        self.open.insert(process.clone(), (self.ops.len(), line));
+        match &process {
+            Some(p) => {
+                self.open.insert(p.clone(), (self.ops.len(), line));
+            }
+            None => {
+                self.every_op_has_process = false;
+                self.open_unnamed.push((self.ops.len(), line));
+            }
+        }
         self.positions.push((self.position, None));
         self.ops.push(Op {
             op_id,
-            process,
+            process: process.unwrap_or_default(),
             invoke_ts: stamp,
             complete_ts: None,
             op_type,
@@ -256,23 +378,85 @@ impl<'a> Pairing<'a> {
         Ok(())
     }
 
+    /// The open invoke a completion without `:process` closes: the one open
+    /// process-less invoke of its `:f` and key. None or several is an error:
+    /// guessing would give some op another's interval.
+    fn pair_unnamed(
+        &mut self,
+        line: usize,
+        kind: &str,
+        f: Option<&str>,
+        key: Option<&str>,
+    ) -> Result<(usize, usize), HistoryError> {
+        let fits: Vec<usize> = self
+            .open_unnamed
+            .iter()
+            .enumerate()
+            .filter(|(_, (i, _))| {
+                let op = &self.ops[*i];
+                f.is_none_or(|f| op.op_type == f)
+                    && key.is_none_or(|k| op.key.as_deref() == Some(k))
+            })
+            .map(|(n, _)| n)
+            .collect();
+        let what = match (f, key) {
+            (Some(f), Some(k)) => format!(" of :{f} on key {k:?}"),
+            (Some(f), None) => format!(" of :{f}"),
+            (None, Some(k)) => format!(" on key {k:?}"),
+            (None, None) => String::new(),
+        };
+        match fits.as_slice() {
+            [n] => Ok(self.open_unnamed.remove(*n)),
+            [] => Err(self.field_err(
+                line,
+                ":process",
+                format!(
+                    "absent, and no invoke without :process{what} is open for this :{kind} to \
+                     complete"
+                ),
+            )),
+            many => {
+                let lines: Vec<String> = many
+                    .iter()
+                    .map(|n| self.open_unnamed[*n].1.to_string())
+                    .collect();
+                Err(self.field_err(
+                    line,
+                    ":process",
+                    format!(
+                        "absent, and the invokes{what} on lines {} are all open: without \
+                         :process a completion pairs only with the one open invoke of its :f \
+                         and key; give the entries their :process",
+                        lines.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn complete(
         &mut self,
         line: usize,
-        process: &str,
+        process: Option<&str>,
         kind: &str,
         stamp: u64,
         key: Option<String>,
         value: Value,
         entry: &Edn,
     ) -> Result<(), HistoryError> {
-        let Some((index, invoke_line)) = self.open.remove(process) else {
-            return Err(self.field_err(
-                line,
-                ":type",
-                format!(":{kind} for process {process}, which has no open invoke"),
-            ));
+        let (index, invoke_line) = match process {
+            Some(p) => self.open.remove(p).ok_or_else(|| {
+                self.field_err(
+                    line,
+                    ":type",
+                    format!(":{kind} for process {p}, which has no open invoke"),
+                )
+            })?,
+            None => {
+                let f = op_name(entry);
+                self.pair_unnamed(line, kind, f.as_deref(), key.as_deref())?
+            }
         };
         let invoked = &self.ops[index];
         if let Some(f) = op_name(entry)
@@ -313,20 +497,136 @@ impl<'a> Pairing<'a> {
             }
             "fail" => {
                 op.complete_ts = Some(stamp);
-                op.error = Some(
-                    entry
-                        .get("error")
-                        .map(|e| match e.to_json() {
-                            Value::String(s) => s,
-                            other => other.to_string(),
-                        })
-                        .unwrap_or_else(|| "fail".to_string()),
-                );
+                op.error = Some(error_text(entry).unwrap_or_else(|| "fail".to_string()));
             }
-            _ => op.timeout = true,
+            _ => {
+                // Indeterminate; an :error says why, and changes nothing else.
+                op.timeout = true;
+                op.error = error_text(entry);
+            }
         }
         Ok(())
     }
+}
+
+/// An entry's `:error` as text: a keyword, symbol or string bare, a vector or
+/// map as JSON.
+fn error_text(entry: &Edn) -> Option<String> {
+    match entry.get("error")?.to_json() {
+        Value::Null => None,
+        Value::String(s) => Some(s),
+        other => Some(other.to_string()),
+    }
+}
+
+/// What a nemesis `:f` does to fault windows.
+enum Role<'f> {
+    /// Begins a fault that a later op ends (`start`, `start-partition`, `kill`,
+    /// `pause`, `bump-clock`).
+    Open { verb: &'f str, what: &'f str },
+    /// Ends the latest open fault begun by one of `openers` with the same `what`
+    /// (`stop-partition` ends `start-partition`, `resume` ends `pause`, `start`
+    /// ends `kill`).
+    Close {
+        openers: &'static [&'static str],
+        what: &'f str,
+    },
+    /// A fault lasting the op itself (`strobe-clock`, `bitflip-wal`, …).
+    Span,
+}
+
+fn role<'f>(f: &'f str, kill_open: bool) -> Role<'f> {
+    let (verb, what) = f.split_once('-').unwrap_or((f, ""));
+    match verb {
+        "stop" => Role::Close {
+            openers: &["start"],
+            what,
+        },
+        "resume" => Role::Close {
+            openers: &["pause"],
+            what,
+        },
+        "reset" => Role::Close {
+            openers: &["bump"],
+            what,
+        },
+        // After a kill, `start` restarts what was killed: the fault ends.
+        "start" if kill_open => Role::Close {
+            openers: &["kill"],
+            what,
+        },
+        "start" | "kill" | "pause" | "bump" => Role::Open { verb, what },
+        _ => Role::Span,
+    }
+}
+
+/// The fault windows of nemesis entries `(actor, :f, stamp)` in file order.
+///
+/// Each actor's entries pair up into ops (the next entry with the same `:f`
+/// completes one; Jepsen writes both as `:info`), and the ops into windows by
+/// their `:f` (see [`role`]). A window runs from its first op's invoke to its
+/// closing op's completion; a close with no matching open window is a heal of
+/// nothing and opens none.
+fn windows(entries: &[(&str, &str, u64)]) -> Vec<FaultWindow> {
+    let mut ops: Vec<(&str, u64, u64)> = Vec::new();
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    for &(actor, f, stamp) in entries {
+        match open.get(actor) {
+            Some(&i) if ops[i].0 == f => {
+                ops[i].2 = stamp;
+                open.remove(actor);
+            }
+            _ => {
+                open.insert(actor, ops.len());
+                ops.push((f, stamp, stamp));
+            }
+        }
+    }
+    let mut windows: Vec<FaultWindow> = Vec::new();
+    // Open windows: index in `windows`, the verb and what that opened it.
+    let mut active: Vec<(usize, &str, &str)> = Vec::new();
+    for (f, start, end) in ops {
+        let kill_open = {
+            let what = f.split_once('-').map_or("", |(_, w)| w);
+            active.iter().any(|(_, v, w)| *v == "kill" && *w == what)
+        };
+        match role(f, kill_open) {
+            Role::Open { verb, what } => {
+                active.push((windows.len(), verb, what));
+                windows.push(FaultWindow {
+                    epoch: windows.len() as u64 + 1,
+                    f: f.to_string(),
+                    start,
+                    end: None,
+                });
+            }
+            Role::Close { openers, what } => {
+                if let Some(pos) = active
+                    .iter()
+                    .rposition(|(_, v, w)| openers.contains(v) && *w == what)
+                {
+                    let (i, _, _) = active.remove(pos);
+                    windows[i].end = Some(end);
+                }
+            }
+            Role::Span => windows.push(FaultWindow {
+                epoch: windows.len() as u64 + 1,
+                f: f.to_string(),
+                start,
+                end: Some(end),
+            }),
+        }
+    }
+    windows
+}
+
+/// The latest-opened window that is on at `t`.
+fn epoch_at(windows: &[FaultWindow], t: u64) -> Option<u64> {
+    windows
+        .iter()
+        .filter(|w| w.start <= t && w.end.is_none_or(|e| t <= e))
+        .map(|w| w.epoch)
+        .max()
 }
 
 /// The op named by an entry's `:f`.

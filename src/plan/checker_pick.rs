@@ -112,6 +112,7 @@ pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
     out.push(Problem {
         file: None,
         line: checker.line,
+        column: 0,
         scenario: Some(s.id.clone()),
         field: "Checker".into(),
         message: format!(

@@ -23,6 +23,9 @@ pub enum Severity {
 pub struct Problem {
     /// 1-based line: the scenario heading or the offending field.
     pub line: usize,
+    /// 1-based column of the offending value, when known (run-spec YAML); 0 otherwise.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub column: usize,
     /// The file the line is in, when it is not the plan (a sidecar run spec).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -32,6 +35,10 @@ pub struct Problem {
     pub field: String,
     pub message: String,
     pub severity: Severity,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Phrases whose oracle rests on reading logs, dashboards or eyes.
@@ -161,6 +168,7 @@ pub fn lint(plan: &Plan) -> Vec<Problem> {
             out.push(Problem {
                 file: None,
                 line: claim.line,
+                column: 0,
                 scenario: None,
                 field: "Category".into(),
                 message: format!(
@@ -285,6 +293,7 @@ fn problem(
 ) -> Problem {
     Problem {
         line,
+        column: 0,
         file: None,
         scenario: s.map(|s| s.id.clone()),
         field: field.to_string(),

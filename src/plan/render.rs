@@ -114,8 +114,13 @@ pub fn lint_text(plan: &Plan, problems: &[Problem]) -> String {
             .as_deref()
             .map(|s| format!("{s} "))
             .unwrap_or_default();
+        // `file:line:column:` where the column is known (run-spec YAML).
+        let column = match p.column {
+            0 => String::new(),
+            c => format!("{c}:"),
+        };
         out.push_str(&format!(
-            "{}:{}: [{sev}] {scen}{}: {}\n",
+            "{}:{}:{column} [{sev}] {scen}{}: {}\n",
             p.file.as_deref().unwrap_or(&plan.source),
             p.line,
             p.field,

@@ -91,6 +91,7 @@ pub fn dropped_fields(plan: &Plan, spec: &RunSpec) -> Vec<Problem> {
         {
             out.push(Problem {
                 line: history.line,
+                column: 0,
                 file: None,
                 scenario: Some(scenario_id.to_string()),
                 field: "§7.M Operation history".into(),
@@ -140,6 +141,7 @@ pub fn dropped_mappings(spec: &RunSpec) -> Vec<Problem> {
                 };
                 out.push(Problem {
                     line: usize::try_from(origin.line).unwrap_or(usize::MAX),
+                    column: 0,
                     file: Some(origin.file.clone()),
                     scenario: Some(id.clone()),
                     field: format!("run spec {prefix}history.fields.{to}"),

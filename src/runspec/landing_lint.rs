@@ -122,6 +122,7 @@ pub fn landing_mismatches(plan: &Plan, spec: &RunSpec) -> Vec<Problem> {
         out.push(Problem {
             file: None,
             line: declared.line,
+            column: 0,
             scenario: Some(s.id.clone()),
             field: "§7.M Nemesis + landing evidence".into(),
             message,

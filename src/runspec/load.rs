@@ -4,10 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use serde_saphyr::Spanned;
 
 use super::model::{Binding, RunSpecFile};
-use super::yaml;
+use super::yaml::{self, Places};
 use crate::plan::Plan;
 
 /// A run-spec problem located in its file.
@@ -26,6 +28,61 @@ pub struct SpecError {
 pub struct Origin {
     pub file: String,
     pub line: u64,
+    /// Where each node of the binding's document is written (see [`Origin::locate`]).
+    pub places: Arc<Places>,
+    /// The binding's path in that document (`scenarios.S1`; empty for an embedded block,
+    /// whose document is the binding).
+    pub path: String,
+    /// Added to the document's lines to give the file's (an embedded block's first line
+    /// in the plan, less one).
+    pub line_offset: u64,
+}
+
+/// Where a value of a binding is written, in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Located {
+    pub line: u64,
+    pub column: u64,
+    /// The alias (`*name`) or merge entry (`<<: *name`) this binding reaches the value
+    /// through: line and column; `None` when the binding writes it itself.
+    pub through: Option<(u64, u64)>,
+}
+
+impl Origin {
+    /// An origin known only by its line.
+    pub fn at(file: &str, line: u64) -> Origin {
+        Origin {
+            file: file.to_string(),
+            line,
+            places: Arc::default(),
+            path: String::new(),
+            line_offset: 0,
+        }
+    }
+
+    /// Where `field` of this binding (`checker.builtin`, `checkers[0].builtin`,
+    /// `arms.api.tiers.hardening.seeds`) is written: the line and column of its own
+    /// text — inside the anchor for a value reached through an alias or a merge key —
+    /// and the alias use. A field the document does not spell (a default) is placed at
+    /// the nearest enclosing node this binding writes; `None` when there is none.
+    pub fn locate(&self, field: &str) -> Option<Located> {
+        let full = match (self.path.as_str(), field) {
+            ("", f) => f.to_string(),
+            (p, "") => p.to_string(),
+            (p, f) => format!("{p}.{f}"),
+        };
+        let (at, place) = self.places.nearest(&full)?;
+        if at.len() < self.path.len() || place.defined.line() == 0 {
+            return None;
+        }
+        let shift = |l: serde_saphyr::Location| (l.line() + self.line_offset, l.column());
+        let (line, column) = shift(place.defined);
+        Some(Located {
+            line,
+            column,
+            through: place.is_alias().then(|| shift(place.referenced)),
+        })
+    }
 }
 
 /// Every scenario / arm binding of a plan, by id (`S1`, `S5/api`).
@@ -79,12 +136,22 @@ fn check_binding(
     }
     for fault in &binding.faults {
         let step = &fault.value;
+        // Where the step is written: inside the anchor for one reached through an alias.
+        let through = if fault.referenced != fault.defined && fault.referenced.line() != 0 {
+            format!(
+                " (used through the alias at {}:{})",
+                fault.referenced.line() + line_offset,
+                fault.referenced.column()
+            )
+        } else {
+            String::new()
+        };
         let at = |field: &str, message: String| SpecError {
             file: file.to_string(),
-            line: fault.referenced.line() + line_offset,
-            column: fault.referenced.column(),
+            line: fault.defined.line() + line_offset,
+            column: fault.defined.column(),
             field: Some(field.into()),
-            message,
+            message: format!("{message}{through}"),
         };
         for (field, message) in step.nemesis.check(id, &step.id) {
             errors.push(at(&field, message));
@@ -178,8 +245,9 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                     &mut errors,
                 );
                 let origin = Origin {
-                    file: plan.source.clone(),
-                    line: u64::try_from(block.line).unwrap_or(0),
+                    places: Arc::new(Places::read(&block.yaml)),
+                    line_offset: offset,
+                    ..Origin::at(&plan.source, u64::try_from(block.line).unwrap_or(0))
                 };
                 insert(
                     &mut spec,
@@ -211,31 +279,23 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                 spec.requires = parsed
                     .requires
                     .into_iter()
-                    .map(|r| {
-                        let origin = Origin {
-                            file: file.to_string(),
-                            line: r.referenced.line(),
-                        };
-                        (r.value, origin)
-                    })
+                    .map(|r| (r.value, Origin::at(file, r.referenced.line())))
                     .collect();
                 super::nodes::check(file, &parsed.nodes, &parsed.scenarios, &mut errors);
                 spec.nodes = parsed
                     .nodes
                     .into_iter()
                     .map(|(name, node)| {
-                        let origin = Origin {
-                            file: file.to_string(),
-                            line: node.referenced.line(),
-                        };
-                        (name, (node.value, origin))
+                        (name, (node.value, Origin::at(file, node.referenced.line())))
                     })
                     .collect();
+                let places = Arc::new(Places::read(text));
                 for (id, binding) in parsed.scenarios {
                     check_binding(&id, &binding.value, file, 0, &mut errors);
                     let origin = Origin {
-                        file: file.to_string(),
-                        line: binding.referenced.line(),
+                        places: Arc::clone(&places),
+                        path: format!("scenarios.{id}"),
+                        ..Origin::at(file, binding.referenced.line())
                     };
                     insert(&mut spec, id, binding.value, origin, &mut errors);
                 }

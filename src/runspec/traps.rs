@@ -29,15 +29,29 @@ pub const BUILT_IN_VARS: &[&str] = &[
 
 /// Every trap in `spec`, one problem each.
 pub fn traps(spec: &RunSpec) -> Vec<Problem> {
+    traps_where(spec, |_| true)
+}
+
+/// The traps of the bindings `keep` accepts (and the run spec's own `vars`).
+///
+/// A trap is placed where its value is written: its own line and column, inside the
+/// anchor for a value the binding reaches through an alias (`*name`) or a merge key
+/// (`<<: *name`). A value written once and used by several bindings is one problem,
+/// at that place, listing each alias use.
+pub fn traps_where(spec: &RunSpec, keep: impl Fn(&str) -> bool) -> Vec<Problem> {
     let mut known: BTreeSet<String> = BUILT_IN_VARS.iter().map(|v| v.to_string()).collect();
     known.extend(spec.vars.keys().cloned());
     known.extend(spec.requires.iter().filter_map(|(r, _)| r.var.clone()));
     // `${node:NAME}`: each node's address.
     known.extend(spec.nodes.keys().map(|n| format!("node:{n}")));
-    let mut out = Vec::new();
-    for (id, (binding, origin)) in &spec.bindings {
-        check(id, binding, origin, &known, &mut out);
+    let mut found = Vec::new();
+    for (id, (binding, origin)) in spec.bindings.iter().filter(|(id, _)| keep(id)) {
+        let mut trap = |id: &str, field: &str, message: String| {
+            found.push(Found::new(id, origin, field, message));
+        };
+        check(id, "", binding, &known, &mut trap);
     }
+    let mut out = merged(found);
     // The run spec's own values may name variables too.
     for (name, value) in &spec.vars {
         // faultline sets these for each run after the run spec's own: such a var
@@ -69,14 +83,95 @@ pub fn traps(spec: &RunSpec) -> Vec<Problem> {
     out
 }
 
+/// One trap of one binding, where it is written.
+struct Found {
+    id: String,
+    file: String,
+    field: String,
+    message: String,
+    /// Line and column of the value's own text (the binding's line and 0 when unknown).
+    line: u64,
+    column: u64,
+    /// The alias use this binding reached it through.
+    through: Option<(u64, u64)>,
+}
+
+impl Found {
+    fn new(id: &str, origin: &Origin, field: &str, message: String) -> Found {
+        let at = origin.locate(field);
+        Found {
+            id: id.to_string(),
+            file: origin.file.clone(),
+            field: field.to_string(),
+            message,
+            line: at.map_or(origin.line, |a| a.line),
+            column: at.map_or(0, |a| a.column),
+            through: at.and_then(|a| a.through),
+        }
+    }
+}
+
+/// One problem per written value: the traps several bindings hit in one anchor's
+/// text become one, at the anchor's line and column, naming each alias use.
+fn merged(found: Vec<Found>) -> Vec<Problem> {
+    // Each written value, and the (binding, alias line:column) uses of it.
+    type Uses = Vec<(String, (u64, u64))>;
+    let mut groups: Vec<(Found, Uses)> = Vec::new();
+    for f in found {
+        let same = groups.iter_mut().find(|(g, _)| {
+            f.column != 0
+                && (&g.file, g.line, g.column, &g.message)
+                    == (&f.file, f.line, f.column, &f.message)
+        });
+        match same {
+            // The binding that writes the value (no alias) is the one it is filed under.
+            Some((g, uses)) if g.through.is_some() && f.through.is_none() => {
+                let alias = std::mem::replace(g, f);
+                uses.extend(alias.through.map(|at| (alias.id, at)));
+            }
+            Some((_, uses)) => uses.extend(f.through.map(|at| (f.id.clone(), at))),
+            None => groups.push((f, Vec::new())),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(f, mut uses)| {
+            if let Some(at) = f.through {
+                uses.insert(0, (f.id.clone(), at));
+            }
+            let message = match uses.as_slice() {
+                [] => f.message,
+                list => format!(
+                    "{} (written here once, used through aliases by {})",
+                    f.message,
+                    list.iter()
+                        .map(|(id, (l, c))| format!("{id} at {l}:{c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            Problem {
+                line: usize::try_from(f.line).unwrap_or(0),
+                column: usize::try_from(f.column).unwrap_or(0),
+                file: Some(f.file),
+                scenario: Some(f.id),
+                field: format!("run spec {}", f.field),
+                message,
+                severity: Severity::HandBack,
+            }
+        })
+        .collect()
+}
+
+/// The traps of binding `id` (an arm's fields under `prefix`, `arms.api.`).
 fn check(
     id: &str,
+    prefix: &str,
     binding: &Binding,
-    origin: &Origin,
     known: &BTreeSet<String>,
-    out: &mut Vec<Problem>,
+    trap: &mut dyn FnMut(&str, &str, String),
 ) {
-    let at = |field: &str, message: String| problem(Some(id), Some(origin), field, message);
+    let mut at = |field: &str, message: String| trap(id, &format!("{prefix}{field}"), message);
     let fields = std::iter::once("checker.builtin".to_string())
         .filter(|_| binding.checker.is_some())
         .chain((0..binding.checkers.len()).map(|i| format!("checkers[{i}].builtin")));
@@ -86,7 +181,7 @@ fn check(
         };
         let name = spec.split_whitespace().next().unwrap_or_default();
         if crate::oracle::registry::info(name).is_none() {
-            out.push(at(
+            at(
                 &field,
                 format!(
                     "no built-in checker `{name}`{}; the built-in ones: {}",
@@ -95,21 +190,21 @@ fn check(
                         .unwrap_or_default(),
                     crate::oracle::registry::names().join(", ")
                 ),
-            ));
+            );
         }
     }
     for name in [Tier::Hardening, Tier::Release] {
         if let Some(tier) = binding.tiers.get(&name)
             && tier.seeds < HARDENING_SEEDS
         {
-            out.push(at(
+            at(
                 &format!("tiers.{}.seeds", name.as_str()),
                 format!(
                     "{} seed(s) can never earn PASS-hardening, which needs {HARDENING_SEEDS} \
                      seeds that agree; give `seeds: {HARDENING_SEEDS}` or more",
                     tier.seeds
                 ),
-            ));
+            );
         }
     }
     let mut here = known.clone();
@@ -132,19 +227,25 @@ fn check(
     walk(&value, String::new(), &mut |path, text| {
         for unknown in unknown_vars(text, &here) {
             if seen.insert(unknown.clone()) {
-                out.push(at(
+                at(
                     path,
                     format!(
                         "`${{{unknown}}}` is set by nothing, so the run would stop at it \
                          (known: {}, `${{<service>_pgid}}`, `${{port:NAME}}`)",
                         list(&here)
                     ),
-                ));
+                );
             }
         }
     });
     for (arm, inner) in &binding.arms {
-        check(&format!("{id}/{arm}"), inner, origin, known, out);
+        check(
+            &format!("{id}/{arm}"),
+            &format!("{prefix}arms.{arm}."),
+            inner,
+            known,
+            trap,
+        );
     }
 }
 
@@ -231,6 +332,7 @@ fn distance(a: &str, b: &str) -> usize {
 fn problem(id: Option<&str>, origin: Option<&Origin>, field: &str, message: String) -> Problem {
     Problem {
         line: origin.map_or(0, |o| usize::try_from(o.line).unwrap_or(0)),
+        column: 0,
         file: origin.map(|o| o.file.clone()),
         scenario: id.map(str::to_string),
         field: format!("run spec {field}"),

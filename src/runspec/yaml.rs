@@ -32,7 +32,43 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
             e.into_inner()
         })
     })
-    .map_err(|err| describe(&err, path.into_inner().filter(|p| !p.is_empty()), text))
+    .map_err(|err| {
+        let mut e = describe(&err, path.into_inner().filter(|p| !p.is_empty()), text);
+        // A value that does not fit is placed at its own text (serde-saphyr may give
+        // its key), inside the anchor for one reached through an alias or merge key.
+        if is_value_error(&err)
+            && let Some(place) = e.field.as_deref().and_then(|f| Places::read(text).get(f))
+            && place.defined.line() != 0
+        {
+            e.line = place.defined.line();
+            e.column = place.defined.column();
+            if place.is_alias() && !e.message.contains(THROUGH) {
+                e.message = format!(
+                    "{} ({THROUGH} {}:{})",
+                    e.message,
+                    place.referenced.line(),
+                    place.referenced.column()
+                );
+            }
+        }
+        e
+    })
+}
+
+/// How a message names the alias a value was reached through.
+const THROUGH: &str = "in the anchor's text, used through the alias at";
+
+/// An error about the value written at a field (not a missing or unknown key).
+fn is_value_error(err: &Error) -> bool {
+    matches!(
+        original(err),
+        Error::SerdeInvalidType { .. }
+            | Error::SerdeInvalidValue { .. }
+            | Error::SerdeInvalidLength { .. }
+            | Error::SerdeUnknownVariant { .. }
+            | Error::InvalidScalar { .. }
+            | Error::Message { .. }
+    )
 }
 
 /// `scenarios.S1.faults[0].after` from serde's path. serde-saphyr's `Spanned` wrapper
@@ -155,7 +191,7 @@ fn scalar_at(text: &str, line: u64, column: u64) -> Option<&str> {
 /// One sentence for `err`, with the field it concerns; `path` is where serde was and
 /// `text` the YAML read (to quote a scalar that did not parse).
 pub fn describe(err: &Error, path: Option<String>, text: &str) -> YamlError {
-    let location = err.location().unwrap_or(Location::UNKNOWN);
+    let (location, through) = alias_locations(err);
     let at = path.as_deref();
     let (field, message) = match original(err) {
         Error::SerdeInvalidType {
@@ -285,12 +321,50 @@ pub fn describe(err: &Error, path: Option<String>, text: &str) -> YamlError {
         Error::Message { msg, .. } => (path.clone(), msg.clone()),
         other => (path.clone(), first_line(other)),
     };
+    let message = match through {
+        Some(at) => format!("{message} ({THROUGH} {}:{})", at.line(), at.column()),
+        None => message,
+    };
     YamlError {
         line: location.line(),
         column: location.column(),
         field,
         message,
     }
+}
+
+/// Where an error is: the failing value's own text — inside the anchor when it was
+/// reached through an alias or a merge key — and that alias use.
+fn alias_locations(err: &Error) -> (Location, Option<Location>) {
+    let mut e = err;
+    while let Error::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    let Error::AliasError {
+        error, locations, ..
+    } = e
+    else {
+        return (err.location().unwrap_or(Location::UNKNOWN), None);
+    };
+    // A size limit is about the whole expansion, not a value: where it stopped.
+    if matches!(
+        original(error),
+        Error::Budget { .. }
+            | Error::AliasReplayLimitExceeded { .. }
+            | Error::AliasExpansionLimitExceeded { .. }
+            | Error::AliasReplayStackDepthExceeded { .. }
+    ) {
+        return (err.location().unwrap_or(Location::UNKNOWN), None);
+    }
+    let at = original(error)
+        .location()
+        .filter(|l| *l != Location::UNKNOWN)
+        .unwrap_or(locations.defined_location);
+    let used = locations.reference_location;
+    (
+        at,
+        (used != Location::UNKNOWN && used != at).then_some(used),
+    )
 }
 
 /// serde-saphyr's own one-line message, its `at line …` tail cut (the location is
@@ -343,6 +417,197 @@ fn budget_words(breach: &BudgetBreach) -> String {
     aliases_expanded(&limit)
 }
 
+/// Where one node of a YAML document is. `defined`: where its text is written (for
+/// a node reached through an alias `*name` or a merge key `<<: *name`, inside the
+/// `&name` node). `referenced`: where the document uses it — the alias token or the
+/// `<<` entry; for a plain node the same as `defined`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub defined: Location,
+    pub referenced: Location,
+}
+
+impl Place {
+    /// Reached through an alias or a merge key.
+    pub fn is_alias(&self) -> bool {
+        self.referenced != self.defined && self.referenced != Location::UNKNOWN
+    }
+}
+
+/// Every node of a YAML document by its path (`scenarios.S1.checker.builtin`,
+/// `faults.0.after`), with its [`Place`], as serde-saphyr reports it through
+/// [`serde_saphyr::Spanned`] (aliases and merge keys resolved by serde-saphyr, not
+/// here).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Places(std::collections::BTreeMap<String, Place>);
+
+impl Places {
+    /// The places of `text`'s nodes. A document that does not read (its errors are
+    /// reported by the typed read) has none.
+    pub fn read(text: &str) -> Places {
+        let mut places = Places::default();
+        if let Ok(root) = serde_saphyr::from_str::<serde_saphyr::Spanned<Tree>>(text) {
+            places.collect(String::new(), &root);
+        }
+        places
+    }
+
+    fn collect(&mut self, path: String, node: &serde_saphyr::Spanned<Tree>) {
+        self.0.insert(
+            path.clone(),
+            Place {
+                defined: node.defined,
+                referenced: node.referenced,
+            },
+        );
+        let child = |key: &str| {
+            if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            }
+        };
+        match &node.value {
+            Tree::Leaf => {}
+            Tree::Map(entries) => {
+                for (key, value) in entries {
+                    self.collect(child(key), value);
+                }
+            }
+            Tree::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.collect(child(&i.to_string()), item);
+                }
+            }
+        }
+    }
+
+    /// The place at `path`; list items may be written `[0]` or `.0`.
+    pub fn get(&self, path: &str) -> Option<Place> {
+        self.0.get(&normalize(path)).copied()
+    }
+
+    /// The place at `path`, or at the nearest enclosing node that has one, with the
+    /// path it was found at.
+    pub fn nearest(&self, path: &str) -> Option<(String, Place)> {
+        let mut path = normalize(path);
+        loop {
+            if let Some(place) = self.0.get(&path) {
+                return Some((path, *place));
+            }
+            if path.is_empty() {
+                return None;
+            }
+            path.truncate(path.rfind('.').unwrap_or(0));
+        }
+    }
+}
+
+/// `checkers[0].builtin` → `checkers.0.builtin`.
+fn normalize(path: &str) -> String {
+    path.replace("].", ".")
+        .replace(['[', ']'], ".")
+        .trim_end_matches('.')
+        .to_string()
+}
+
+/// A YAML node's shape, each child with its place.
+enum Tree {
+    Leaf,
+    Map(Vec<(String, serde_saphyr::Spanned<Tree>)>),
+    Seq(Vec<serde_saphyr::Spanned<Tree>>),
+}
+
+impl<'de> serde::Deserialize<'de> for Tree {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(TreeVisitor)
+    }
+}
+
+struct TreeVisitor;
+
+macro_rules! leaf {
+    ($($name:ident: $ty:ty),*) => {
+        $(fn $name<E: serde::de::Error>(self, _: $ty) -> Result<Tree, E> {
+            Ok(Tree::Leaf)
+        })*
+    };
+}
+
+impl<'de> serde::de::Visitor<'de> for TreeVisitor {
+    type Value = Tree;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any YAML node")
+    }
+
+    leaf!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_i128: i128,
+          visit_u128: u128, visit_f64: f64, visit_str: &str, visit_bytes: &[u8]);
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Tree, E> {
+        Ok(Tree::Leaf)
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Tree, E> {
+        Ok(Tree::Leaf)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, de: D) -> Result<Tree, D::Error> {
+        de.deserialize_any(TreeVisitor)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Tree, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(Key(key)) = map.next_key()? {
+            entries.push((key, map.next_value()?));
+        }
+        Ok(Tree::Map(entries))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Tree::Seq(items))
+    }
+}
+
+/// A mapping key as text (a scalar; a collection as a key has no path).
+struct Key(String);
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a scalar key")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Key, E> {
+                Ok(Key(v.to_string()))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Key, E> {
+                Ok(Key("null".into()))
+            }
+        }
+        // As text: `y` is a key, not the YAML 1.1 boolean.
+        de.deserialize_str(KeyVisitor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +641,89 @@ mod tests {
         assert!(err.message.contains("allowed here: name, count"), "{err:?}");
         let err = from_str::<Doc>("items:\n  - name: a\n").expect_err("missing");
         assert_eq!(err.field.as_deref(), Some("items[0].count"), "{err:?}");
+    }
+
+    /// A value is placed where its text is: inside the anchor for one reached through
+    /// an alias or a merge key, with the alias use beside it.
+    #[test]
+    fn places_follow_anchors_aliases_and_merge_keys() {
+        let text = "\
+scenarios:
+  S1: &base
+    checker:
+      builtin: typo
+    y: 1
+  S2:
+    <<: *base
+    z: 2
+  S3:
+    checker: &chk
+      builtin: plain
+  S4:
+    checker: *chk
+";
+        let places = Places::read(text);
+        let at = |path: &str| {
+            let p = places
+                .get(path)
+                .unwrap_or_else(|| panic!("{path}: {places:?}"));
+            (
+                (p.defined.line(), p.defined.column()),
+                p.is_alias()
+                    .then(|| (p.referenced.line(), p.referenced.column())),
+            )
+        };
+        assert_eq!(at("scenarios.S1.checker.builtin"), ((4, 16), None));
+        assert_eq!(at("scenarios.S2.checker.builtin"), ((4, 16), Some((7, 9))));
+        assert_eq!(at("scenarios.S2.z"), ((8, 8), None));
+        // `y` is a key here, not YAML 1.1's `true`.
+        assert!(places.get("scenarios.S1.y").is_some(), "{places:?}");
+        assert_eq!(at("scenarios.S3.checker.builtin"), ((11, 16), None));
+        assert_eq!(
+            at("scenarios.S4.checker.builtin"),
+            ((11, 16), Some((13, 14)))
+        );
+        // Nothing at a path the document does not spell; its parent is the nearest.
+        assert_eq!(
+            places
+                .nearest("scenarios.S2.checkers[0].builtin")
+                .map(|(p, _)| p),
+            Some("scenarios.S2".to_string())
+        );
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Spare {
+        #[serde(default)]
+        #[allow(dead_code)]
+        spare: Option<serde::de::IgnoredAny>,
+        #[allow(dead_code)]
+        items: Vec<serde_saphyr::Spanned<Item>>,
+    }
+
+    /// A bad value reached through an alias is placed at its text in the anchor,
+    /// naming the alias; the same value written plainly, at its own text.
+    #[test]
+    fn a_bad_value_through_an_alias_is_placed_in_the_anchor() {
+        let text =
+            "spare: &bad {name: a, count: lots}\nitems:\n  - name: b\n    count: 1\n  - *bad\n";
+        let err = from_str::<Spare>(text).expect_err("lots");
+        assert_eq!(err.field.as_deref(), Some("items[1].count"), "{err:?}");
+        assert_eq!((err.line, err.column), (1, 30), "{err:?}");
+        assert!(
+            err.message
+                .ends_with("(in the anchor's text, used through the alias at 5:5)"),
+            "{err:?}"
+        );
+        let merged = "spare: &bad {name: a, count: lots}\nitems:\n  - <<: *bad\n    name: c\n";
+        let err = from_str::<Spare>(merged).expect_err("lots");
+        assert_eq!((err.line, err.column), (1, 30), "{err:?}");
+        assert!(err.message.ends_with("alias at 3:9)"), "{err:?}");
+        let plain = "items:\n  - name: b\n    count: lots\n";
+        let err = from_str::<Spare>(plain).expect_err("lots");
+        assert_eq!((err.line, err.column), (3, 12), "{err:?}");
+        assert!(!err.message.contains("alias"), "{err:?}");
     }
 
     /// Ten levels of ten aliases each: refused in words, never as a debug dump.

@@ -201,6 +201,7 @@ pub fn reimplemented(
         let cited: Vec<String> = same.iter().map(|i| cite(i)).collect();
         out.push(Problem {
             line,
+            column: 0,
             file: None,
             scenario: Some(scenario.to_string()),
             field: field.clone(),

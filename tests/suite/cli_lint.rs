@@ -262,6 +262,101 @@ fn run_spec_traps_are_handed_back_with_file_line_and_field() {
     assert_runnable(dir.path());
 }
 
+/// A value written once under an anchor and used by other bindings through a merge
+/// key and an alias is one problem at the anchor's own line and column, naming each
+/// use, filed under the binding that writes it; a plain value is at its exact line and
+/// column.
+#[test]
+fn run_spec_traps_under_anchors_aliases_and_merge_keys_are_placed_where_written() {
+    let dir = machine_checkable_plan();
+    let sidecar = "\
+version: 1
+scenarios:
+  S1: &base
+    workload: { run: \"client ${nope}\" }
+    checker: { builtin: no-lost-acks }
+  S2:
+    <<: *base
+    tiers: { hardening: { duration: 10s, seeds: 2 } }
+  S3: *base
+  S4:
+    workload: { run: \"client\" }
+    checker: &chk
+      builtin: no-lost-ak
+  S5:
+    workload: { run: \"client\" }
+    checker: *chk
+";
+    std::fs::write(dir.path().join("plan.run.yaml"), sidecar).expect("write sidecar");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(65), "{text}");
+    let anchored: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("`no-lost-acks`"))
+        .collect();
+    assert_eq!(anchored.len(), 1, "once, not once per binding: {text}");
+    assert!(
+        anchored[0].starts_with("plan.run.yaml:5:25: [hand-back] S1 run spec checker.builtin: "),
+        "{}",
+        anchored[0]
+    );
+    assert!(
+        anchored[0].ends_with("(written here once, used through aliases by S2 at 7:9, S3 at 9:7)"),
+        "{}",
+        anchored[0]
+    );
+    // A `${var}` in the anchored workload likewise, at its string.
+    let unset: Vec<&str> = text.lines().filter(|l| l.contains("`${nope}`")).collect();
+    assert_eq!(unset.len(), 1, "{text}");
+    assert!(
+        unset[0].starts_with("plan.run.yaml:4:22: [hand-back] S1 run spec workload.run: ")
+            && unset[0].ends_with("used through aliases by S2 at 7:9, S3 at 9:7)"),
+        "{}",
+        unset[0]
+    );
+    // A plain value, written by the one binding that has it: its exact line and column.
+    let seeds: Vec<&str> = text.lines().filter(|l| l.contains("2 seed(s)")).collect();
+    assert_eq!(seeds.len(), 1, "{text}");
+    assert!(
+        seeds[0].starts_with("plan.run.yaml:8:49: [hand-back] S2 run spec tiers.hardening.seeds: ")
+            && !seeds[0].contains("aliases"),
+        "{}",
+        seeds[0]
+    );
+    // Anchored on a mapping in S4 and used by S5: at the value's own line.
+    let plain: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("`no-lost-ak`"))
+        .collect();
+    assert_eq!(plain.len(), 1, "{text}");
+    assert!(
+        plain[0].starts_with("plan.run.yaml:13:16: [hand-back] S4 run spec checker.builtin: ")
+            && plain[0].ends_with("used through aliases by S5 at 16:14)"),
+        "{}",
+        plain[0]
+    );
+    // Machine-readable too: the column beside the line.
+    let out = faultline(&["lint", "--json", "plan.md"], dir.path());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let problem = json["problems"]
+        .as_array()
+        .and_then(|ps| {
+            ps.iter().find(|p| {
+                p["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("`no-lost-ak`"))
+            })
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (&problem["line"], &problem["column"]),
+        (&13.into(), &16.into()),
+        "{json}"
+    );
+}
+
 /// A stray fence line hides every scenario after it: lint hands the plan back naming
 /// the fence's line, instead of calling a plan with no scenario runnable.
 #[test]
@@ -378,30 +473,31 @@ fn a_table_without_its_delimiter_row_is_handed_back() {
 }
 
 /// A run-spec value of the wrong type names the field path (not the value) and what
-/// the field takes, at the sidecar's own line — never a plan line.
+/// the field takes, at the sidecar's own line and the value's column — never a plan
+/// line.
 #[test]
 fn run_spec_yaml_errors_name_the_field_path_at_the_sidecar_line() {
     let dir = machine_checkable_plan();
     let cases = [
         (
             "    faults:\n      - id: cut\n        after: true\n",
-            6,
+            (6, 16),
             "S1 run spec field `scenarios.S1.faults[0].after`: expected a duration such as \
              300ms, 5s or 2m, got boolean `true`",
         ),
         (
             "    tiers:\n      hardening: { duration: 10s, seeds: many }\n",
-            5,
+            (5, 42),
             "S1 run spec field `scenarios.S1.tiers.hardening.seeds`: expected a whole number",
         ),
         (
             "    workload: { deadline: 5s }\n",
-            4,
+            (4, 0),
             "S1 run spec field `scenarios.S1.workload.run`: `run` is required here and missing",
         ),
         (
             "    history: { path: h.jsonl, format: jsnl }\n",
-            4,
+            (4, 39),
             "`scenarios.S1.history.format`: `jsnl` is not allowed here; use one of: jsonl, edn, \
              porcupine",
         ),
@@ -416,10 +512,14 @@ fn run_spec_yaml_errors_name_the_field_path_at_the_sidecar_line() {
             .lines()
             .find(|l| l.contains("run spec field"))
             .unwrap_or_else(|| panic!("no run-spec problem: {said}"));
-        assert!(
-            problem.starts_with(&format!("plan.run.yaml:{line}: [hand-back] ")),
-            "{problem}"
-        );
+        // `file:line:column:`, the column of the value itself.
+        let (line, column) = line;
+        let at = if column == 0 {
+            format!("plan.run.yaml:{line}:")
+        } else {
+            format!("plan.run.yaml:{line}:{column}: [hand-back] ")
+        };
+        assert!(problem.starts_with(&at), "{problem}");
         assert!(problem.contains(says), "{problem}");
     }
 }

@@ -1,10 +1,15 @@
 //! History readers: Jepsen EDN, Porcupine logs, the `timeout_marker` alias and
 //! truncation detection in every format.
 
+use faultline::oracle::checker::CheckerReport;
 use faultline::oracle::format::{Format, read_history};
+use faultline::oracle::history::History;
 use faultline::oracle::history::parse_jsonl;
-use faultline::oracle::jepsen::parse_edn;
+use faultline::oracle::jepsen::{FaultWindow, parse_edn, parse_fault_windows};
+use faultline::oracle::params::Params;
 use faultline::oracle::porcupine_log::parse_porcupine;
+use faultline::oracle::registry::{self, Inputs};
+use faultline::verdict::CheckerRun;
 use std::path::Path;
 
 fn fixture(name: &str) -> String {
@@ -34,7 +39,10 @@ fn edn_pairs_invokes_with_completions() {
     );
     assert_eq!(h.ops[3].input, serde_json::json!([3, 4]));
     assert!(h.present_fields.contains("timeout"));
-    assert!(!h.present_fields.contains("fault_epoch"));
+    // The nemesis is recorded (its :start at 85 never completes), so fault_epoch is
+    // known: every client op was invoked before the fault.
+    assert!(h.present_fields.contains("fault_epoch"));
+    assert!(h.ops.iter().all(|o| o.fault_epoch.is_none()));
 }
 
 #[test]
@@ -56,14 +64,6 @@ fn edn_errors_name_line_and_field() {
     assert!(
         err.to_string()
             .starts_with("h.edn:2: field `:type`: process 0 invokes again"),
-        "{err}"
-    );
-    let gap =
-        "{:type :invoke :f :read :process 0 :index 0}\n{:type :ok :f :read :process 0 :index 3}\n";
-    let err = parse_edn("h.edn", gap).expect_err("index gap");
-    assert!(
-        err.to_string()
-            .contains("h.edn:2: field `:index`: truncated or edited"),
         "{err}"
     );
     let torn = "[{:type :invoke :f :read :process 0}\n {:type :ok :f :re";
@@ -178,4 +178,247 @@ fn format_names_and_guess() {
     assert_eq!(Format::from_path(Path::new("x/history.edn")), Format::Edn);
     let h = read_history(Format::Edn, "s", &fixture("register-stale.edn")).expect("parses");
     assert_eq!(h.ops.len(), 3);
+}
+
+/// `checker` (with `params`) on `history`.
+fn check(checker: &str, history: &History, params: &[&str]) -> CheckerReport {
+    let inputs = Inputs {
+        history: Some(history),
+        ..Default::default()
+    };
+    let params =
+        Params::parse(&params.iter().map(|p| p.to_string()).collect::<Vec<_>>()).expect("params");
+    registry::run(checker, &inputs, &params).unwrap_or_else(|e| panic!("{checker}: {e}"))
+}
+
+fn judged_anomalies(report: &CheckerReport) -> u64 {
+    match report.run {
+        CheckerRun::Judged { anomalies, .. } => anomalies,
+        ref other => panic!("{}: not judged: {other:?}", report.checker),
+    }
+}
+
+#[test]
+fn edn_index_may_be_absent_or_skip_numbers_but_never_repeat_or_go_back() {
+    // Hand-edited test histories number ops 10, 11, 20, 21: file order is the order.
+    let gaps = "{:type :invoke :f :write :value 1 :process 0 :index 10}\n\
+                {:type :ok :f :write :value 1 :process 0 :index 11}\n\
+                {:type :invoke :f :read :value nil :process 1 :index 20}\n\
+                {:type :ok :f :read :value 1 :process 1 :index 21}\n";
+    let h = parse_edn("gaps.edn", gaps).expect("gaps are not lost lines");
+    let ids: Vec<&str> = h.ops.iter().map(|o| o.op_id.as_str()).collect();
+    assert_eq!(ids, ["10", "20"]);
+    assert_eq!(
+        judged_anomalies(&check("linearizability-register", &h, &[])),
+        0
+    );
+    let stale = gaps.replace(
+        ":value 1 :process 1 :index 21",
+        ":value 7 :process 1 :index 21",
+    );
+    let h = parse_edn("gaps.edn", &stale).expect("parses");
+    assert_eq!(
+        judged_anomalies(&check("linearizability-register", &h, &[])),
+        1,
+        "a read of a value never written is found with gapped indexes too"
+    );
+
+    // No :index at all: op ids are the invokes' lines.
+    let none = "{:type :invoke :f :write :value 1 :process 0}\n\
+                {:type :ok :f :write :value 1 :process 0}\n\
+                {:type :invoke :f :read :value nil :process 0}\n\
+                {:type :ok :f :read :value 1 :process 0}\n";
+    let h = parse_edn("none.edn", none).expect("no :index");
+    let ids: Vec<&str> = h.ops.iter().map(|o| o.op_id.as_str()).collect();
+    assert_eq!(ids, ["L1", "L3"]);
+
+    let back = gaps.replace(":index 20", ":index 5");
+    let err = parse_edn("back.edn", &back).expect_err("backwards");
+    assert_eq!(
+        err.to_string(),
+        "back.edn:3: field `:index`: :index 5 goes back from :index 11 on line 2: indexes must \
+         increase in file order (they may skip numbers, or be absent)"
+    );
+    let repeat = gaps.replace(":index 20", ":index 11");
+    let err = parse_edn("repeat.edn", &repeat).expect_err("repeated");
+    assert!(
+        err.to_string()
+            .starts_with("repeat.edn:3: field `:index`: :index 11 repeats :index 11 on line 2"),
+        "{err}"
+    );
+    let word = gaps.replace(":index 20", ":index :twenty");
+    let err = parse_edn("word.edn", &word).expect_err("not an integer");
+    assert!(
+        err.to_string()
+            .starts_with("word.edn:3: field `:index`: expected a non-negative integer"),
+        "{err}"
+    );
+}
+
+#[test]
+fn edn_without_process_pairs_each_completion_with_its_own_invoke() {
+    // No :process anywhere: a write and a read overlap, each completion pairs with
+    // the one open invoke of its :f.
+    let text = "{:type :invoke :f :write :value 1 :time 10}\n\
+                {:type :invoke :f :read :value nil :time 20}\n\
+                {:type :ok :f :read :value 1 :time 30}\n\
+                {:type :ok :f :write :value 1 :time 40}\n\
+                {:type :invoke :f :read :value nil :time 50}\n\
+                {:type :ok :f :read :value 1 :time 60}\n";
+    let h = parse_edn("np.edn", text).expect("no :process");
+    assert!(!h.present_fields.contains("process"));
+    assert_eq!(h.ops.len(), 3);
+    assert_eq!(
+        (h.ops[0].invoke_ts, h.ops[0].complete_ts),
+        (10, Some(40)),
+        "the write's completion is line 4, not the read's on line 3"
+    );
+    assert_eq!(h.ops[0].process, "");
+    assert_eq!(
+        judged_anomalies(&check("linearizability-register", &h, &[])),
+        0
+    );
+    // The last read sees a value nobody wrote: invalid.
+    let h = parse_edn(
+        "np.edn",
+        &text.replace(":value 1 :time 60", ":value 2 :time 60"),
+    )
+    .expect("parses");
+    let r = check("linearizability-register", &h, &[]);
+    assert_eq!(judged_anomalies(&r), 1, "{r:#?}");
+    // A checker that needs sessions refuses: the field is missing, not guessed.
+    let r = check("monotonic-reads", &h, &[]);
+    assert_eq!(
+        r.run,
+        CheckerRun::MissingFields {
+            fields: vec!["process".into(), "key".into()]
+        }
+    );
+
+    // Two writes open at once: which :ok is whose cannot be told.
+    let ambiguous = "{:type :invoke :f :write :value 1}\n\
+                     {:type :invoke :f :write :value 2}\n\
+                     {:type :ok :f :write :value 1}\n";
+    let err = parse_edn("amb.edn", ambiguous).expect_err("ambiguous");
+    assert!(
+        err.to_string().starts_with(
+            "amb.edn:3: field `:process`: absent, and the invokes of :write on lines 1, 2 are \
+             all open"
+        ),
+        "{err}"
+    );
+    let orphan = "{:type :ok :f :write :value 1}\n";
+    let err = parse_edn("orphan.edn", orphan).expect_err("orphan");
+    assert!(
+        err.to_string()
+            .starts_with("orphan.edn:1: field `:process`: absent, and no invoke"),
+        "{err}"
+    );
+}
+
+#[test]
+fn edn_time_is_nanoseconds() {
+    let h = parse_edn("j.edn", &fixture("jepsen-nemesis.edn")).expect("parses");
+    let read = &h.ops[3];
+    assert_eq!(
+        (read.invoke_ts, read.complete_ts),
+        (1_800_000_000, Some(1_850_000_000))
+    );
+    // 50 ms: above a 40 ms ceiling, under a 60 ms one.
+    let over = check("slo", &h, &["max_ms=40"]);
+    assert_eq!(judged_anomalies(&over), 1, "{over:#?}");
+    assert!(over.anomalies[0].why.contains("50.000"), "{over:#?}");
+    assert_eq!(judged_anomalies(&check("slo", &h, &["max_ms=60"])), 0);
+}
+
+#[test]
+fn edn_info_and_fail_completions_carry_errors_of_any_shape() {
+    let h = parse_edn("j.edn", &fixture("jepsen-nemesis.edn")).expect("parses");
+    let (read, write, cas) = (&h.ops[1], &h.ops[2], &h.ops[4]);
+    assert!(read.is_failed());
+    assert_eq!(read.error.as_deref(), Some(r#"["timeout","no leader"]"#));
+    assert!(write.is_indeterminate() && !write.is_failed());
+    assert_eq!(write.error.as_deref(), Some("timeout"));
+    assert!(cas.is_failed());
+    assert_eq!(
+        cas.error.as_deref(),
+        Some(r#"{"node":"n1","type":"conn-refused"}"#)
+    );
+    let string = "{:type :invoke :f :read :process 0}\n\
+                  {:type :fail :f :read :process 0 :error \"connection reset\"}\n";
+    let h = parse_edn("s.edn", string).expect("string error");
+    assert_eq!(h.ops[0].error.as_deref(), Some("connection reset"));
+    // The failed read and cas took no effect, the indeterminate write of 2 did: valid.
+    let h = parse_edn("j.edn", &fixture("jepsen-nemesis.edn")).expect("parses");
+    assert_eq!(
+        judged_anomalies(&check("linearizability-register", &h, &[])),
+        0
+    );
+    // Had the failed cas [2 3] taken effect the last read could see 3; it did not.
+    let bad = fixture("jepsen-nemesis.edn").replace(
+        ":type :ok, :process 2, :f :read, :value 2",
+        ":type :ok, :process 2, :f :read, :value 3",
+    );
+    let h = parse_edn("j.edn", &bad).expect("parses");
+    assert_eq!(
+        judged_anomalies(&check("linearizability-register", &h, &[])),
+        1
+    );
+}
+
+#[test]
+fn edn_nemesis_ops_are_fault_windows_not_client_ops() {
+    let text = fixture("jepsen-nemesis.edn");
+    let h = parse_edn("j.edn", &text).expect("parses");
+    assert_eq!(h.ops.len(), 6, "the 8 nemesis entries are no client ops");
+    assert!(h.ops.iter().all(|o| !o.op_type.contains("partition")));
+    let windows = parse_fault_windows("j.edn", &text).expect("windows");
+    assert_eq!(
+        windows,
+        [
+            FaultWindow {
+                epoch: 1,
+                f: "start-partition".into(),
+                start: 3_000_000,
+                end: Some(1_700_000_000)
+            },
+            FaultWindow {
+                epoch: 2,
+                f: "kill".into(),
+                start: 1_900_000_000,
+                end: Some(2_200_000_000)
+            },
+        ],
+        "start-partition … stop-partition, then kill … start"
+    );
+    let epochs: Vec<Option<u64>> = h.ops.iter().map(|o| o.fault_epoch).collect();
+    assert_eq!(
+        epochs,
+        [None, Some(1), Some(1), None, Some(2), None],
+        "each op carries the window it was invoked in"
+    );
+    assert!(h.present_fields.contains("fault_epoch"));
+    // So slo-during-fault judges the windows: both failed every op they held.
+    let r = check("slo-during-fault", &h, &["error_rate=0.5", "min_ops=1"]);
+    assert_eq!(judged_anomalies(&r), 2, "{r:#?}");
+    assert!(
+        r.anomalies[0].why.starts_with("fault epoch 1 (2 ops)"),
+        "{r:#?}"
+    );
+
+    // A fault never healed stays open to the end; an op of its own (bump-clock
+    // until reset-clock, strobe-clock for its duration) is a window too.
+    let open = "{:type :info :process :nemesis :f :start :time 5}\n\
+                {:type :info :process :nemesis :f :start :time 6}\n\
+                {:type :invoke :process 0 :f :read :time 7}\n\
+                {:type :ok :process 0 :f :read :value nil :time 8}\n\
+                {:type :info :process :nemesis :f :strobe-clock :time 9}\n\
+                {:type :info :process :nemesis :f :strobe-clock :time 12}\n";
+    let windows = parse_fault_windows("o.edn", open).expect("windows");
+    assert_eq!(
+        windows.iter().map(|w| (w.start, w.end)).collect::<Vec<_>>(),
+        [(5, None), (9, Some(12))]
+    );
+    let h = parse_edn("o.edn", open).expect("parses");
+    assert_eq!(h.ops[0].fault_epoch, Some(1));
 }

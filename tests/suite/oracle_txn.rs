@@ -540,6 +540,53 @@ fn edn_txn_histories() {
 }
 
 #[test]
+fn edn_txns_without_process_have_no_process_order() {
+    // T1 (process 0) appends x 1 and ends :info; T2 (process 0, after it) reads x
+    // empty; T3 (process 1) reads x [1], so T1 committed. T1 <process T2 <rw T1 is
+    // a cycle only through process order.
+    let with = "\
+{:type :invoke, :f :txn, :process 0, :time 1, :value [[:append :x 1]]}
+{:type :info, :f :txn, :process 0, :time 2, :value [[:append :x 1]], :error :timeout}
+{:type :invoke, :f :txn, :process 0, :time 3, :value [[:r :x nil]]}
+{:type :ok, :f :txn, :process 0, :time 4, :value [[:r :x nil]]}
+{:type :invoke, :f :txn, :process 1, :time 5, :value [[:r :x nil]]}
+{:type :ok, :f :txn, :process 1, :time 6, :value [[:r :x [1]]]}
+";
+    let strict = Params::parse(&["consistency=strict-serializable"]).expect("params");
+    let history = parse_edn("with.edn", with).expect("parses");
+    let r = list_append::check(&history, &strict).expect("judged");
+    assert!(has(&r, "G-single-process"), "{r:#?}");
+    assert!(!r.scope.contains("process order not used"), "{}", r.scope);
+
+    let without = with.replace(", :process 0", "").replace(", :process 1", "");
+    let history = parse_edn("without.edn", &without).expect("parses without :process");
+    assert!(!history.present_fields.contains("process"));
+    let r = list_append::check(&history, &strict).expect("judged, not refused");
+    assert_eq!(anomalies(&r), 0, "{r:#?}");
+    assert!(
+        r.scope.ends_with(
+            "process order not used: the history records no process, so no \
+                        process-order edges (cycles through one, the *-process kinds, are not \
+                        seen)"
+        ),
+        "{}",
+        r.scope
+    );
+
+    // txn-jsonl without `process` reads the same way.
+    let text = "{\"op_id\": 1, \"invoke_ts\": 1, \"complete_ts\": 2, \"type\": \"ok\", \"value\": [[\"append\", \"x\", 1]]}\n\
+                {\"op_id\": 2, \"process\": 0, \"invoke_ts\": 3, \"complete_ts\": 4, \"type\": \"ok\", \"value\": [[\"r\", \"x\", [1]]]}\n";
+    let history = parse_txn_jsonl("t.jsonl", text).expect("parses");
+    let r = list_append::check(&history, &strict).expect("judged");
+    assert_eq!(anomalies(&r), 0, "{r:#?}");
+    assert!(
+        r.scope.contains("process order not used for 1 of 2 txns"),
+        "{}",
+        r.scope
+    );
+}
+
+#[test]
 fn txn_jsonl_errors_name_line_field_and_what_is_allowed() {
     let good = r#"{"op_id": 1, "process": 0, "invoke_ts": 1, "complete_ts": 2, "type": "ok", "value": [["append", "x", 1]]}"#;
     let cases = [

@@ -91,7 +91,8 @@ impl DepGraph {
         }
     }
 
-    /// Process order (each process's txns by invoke) and real-time order (T1
+    /// Process order (each process's txns by invoke; none for txns without a
+    /// process) and real-time order (T1
     /// completed before T2 was invoked), transitively reduced: a completed txn
     /// stops being a direct predecessor once a txn that follows it completes.
     /// Txns that failed are not in the graph's order.
@@ -99,7 +100,12 @@ impl DepGraph {
         let live = |t: &Txn| t.status != Status::Fail;
         // Ordered by process: edge order decides which cycle the search meets first.
         let mut by_process: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, t) in txns.iter().enumerate().filter(|(_, t)| live(t)) {
+        // A txn without a process (not recorded) is in no process's order.
+        for (i, t) in txns
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| live(t) && !t.process.is_empty())
+        {
             by_process.entry(&t.process).or_default().push(i);
         }
         for list in by_process.values_mut() {

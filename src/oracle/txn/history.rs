@@ -154,7 +154,7 @@ pub fn from_history(history: &History) -> Result<Txns, String> {
 
 /// Parse a `txn-jsonl` history: one object per transaction, `{op_id, process,
 /// invoke_ts, complete_ts, type: ok|info|fail, value: [[op, k, v] …]}` (`error`
-/// optional). Each becomes a `txn` op of a [`History`].
+/// optional; `process` optional, without it a txn is in no process order). Each becomes a `txn` op of a [`History`].
 pub fn parse_txn_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
@@ -189,9 +189,13 @@ pub fn parse_txn_jsonl(source: &str, text: &str) -> Result<History, HistoryError
         }
         ops.push(op);
     }
+    let mut present = converted_fields(false, false);
+    if ops.iter().any(|o| o.process.is_empty()) {
+        present.remove("process");
+    }
     Ok(History {
         ops,
-        present_fields: converted_fields(false, false),
+        present_fields: present,
         unknown_fields: Default::default(),
         source: source.to_string(),
     })
@@ -213,7 +217,11 @@ fn txn_op(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op, His
         _ => Err(err(field, "expected a string or an integer")),
     };
     let op_id = id("op_id")?;
-    let process = id("process")?;
+    // Absent or null: not recorded (no process order for this txn).
+    let process = match map.get("process") {
+        None | Some(Value::Null) => String::new(),
+        Some(_) => id("process")?,
+    };
     let invoke_ts = map
         .get("invoke_ts")
         .and_then(Value::as_u64)

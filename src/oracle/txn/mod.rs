@@ -21,9 +21,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const PARAMS: &[&str] = &["consistency", "time_limit_s"];
-/// A transaction needs all of them: its process (process order), both times (real
-/// time), its micro-ops invoked and completed, and how it ended.
-pub const REQUIRED: &[&str] = super::history::CORE_FIELDS;
+/// A transaction needs both times (real time), its micro-ops invoked and
+/// completed, and how it ended. Its process is not required: a history that
+/// records none (Elle reads such histories) has no process-order edges, and the
+/// scope line says so.
+pub const REQUIRED: &[&str] = &[
+    "op_id",
+    "invoke_ts",
+    "complete_ts",
+    "op_type",
+    "input",
+    "output",
+    "error",
+    "timeout",
+];
 const DEFAULT_TIME_LIMIT_S: f64 = 60.0;
 
 /// The parameters both checkers take.
@@ -47,6 +58,7 @@ pub fn judge(
         return Ok(r);
     }
     let txns = history::from_history(history)?;
+    let scope = &with_process_note(scope, &txns.txns);
     Ok(match analyse(&txns.txns, settings.deadline) {
         Ok(found) => report(
             name,
@@ -58,6 +70,23 @@ pub fn judge(
         ),
         Err(reason) => super::checker::unknown(name, scope, reason),
     })
+}
+
+/// `scope`, plus what was not used when some txns have no process.
+fn with_process_note(scope: &str, txns: &[Txn]) -> String {
+    let without = txns.iter().filter(|t| t.process.is_empty()).count();
+    match without {
+        0 => scope.to_string(),
+        n if n == txns.len() => format!(
+            "{scope}; process order not used: the history records no process, so no \
+             process-order edges (cycles through one, the *-process kinds, are not seen)"
+        ),
+        n => format!(
+            "{scope}; process order not used for {n} of {} txns: they have no process, so \
+             no process-order edges",
+            txns.len()
+        ),
+    }
 }
 
 pub fn settings(name: &str, params: &Params) -> Result<Settings, String> {
