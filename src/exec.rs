@@ -257,6 +257,17 @@ impl Running {
         }
     }
 
+    /// [`Self::wait`] for at most `slice`, leaving the child running when it has not
+    /// ended by then (`None`): a wait that something else may cut short.
+    pub async fn wait_for(&mut self, slice: Duration) -> Option<Result<Outcome, ExecError>> {
+        let outcome = tokio::time::timeout(slice, self.leader_exit()).await.ok()?;
+        if outcome.is_ok() {
+            self.kill_all().await;
+            self.reaped = true;
+        }
+        Some(outcome)
+    }
+
     /// Waits for the leader to end (cancel-safe: a remote leader's end is watched).
     async fn leader_exit(&mut self) -> Result<Outcome, ExecError> {
         let command = self.command.clone();

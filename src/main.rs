@@ -39,7 +39,8 @@ enum Command {
     /// Exits 0, 64 for a name that cannot be a file name, 73 when a file exists
     /// (nothing is overwritten) or cannot be created.
     New {
-        /// The system's name (letters, digits, `.`, `_`, `-`): the plan is `<name>.md`.
+        /// The system's name (1–64 ASCII letters, digits, `.`, `_`, `-`): the plan is
+        /// `<name>.md`.
         system: String,
         /// Where to write (default: `docs/testing-plans`, where `faultline run` without
         /// a plan looks).

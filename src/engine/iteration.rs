@@ -352,13 +352,57 @@ impl Runner<'_> {
             .guard(running.wait(deadline))
             .await?
             .map_err(|e| self.io(e))?;
+        let seq = self.exited(name, &outcome, &running)?;
+        Ok((outcome, seq))
+    }
+
+    fn exited(
+        &mut self,
+        name: &str,
+        outcome: &Outcome,
+        running: &Running,
+    ) -> Result<u64, EngineError> {
         let seq = self.log(Event::CommandExited(event::CommandExited {
             name: name.to_string(),
             outcome: format!("{outcome:?}"),
             elapsed_ms: millis(running.started.elapsed()),
         }))?;
-        self.note_full_logs(&running)?;
-        Ok((outcome, seq))
+        self.note_full_logs(running)?;
+        Ok(seq)
+    }
+
+    /// [`Self::run_on`] with the services looked at every [`WATCH_EVERY`] while the
+    /// command runs: a service that ended with no fault to explain it cuts the command
+    /// short (its records come back), so a health check that blocks does not hide a
+    /// member that died at once.
+    async fn run_watching(
+        &mut self,
+        node: Option<&str>,
+        name: &str,
+        command: &str,
+        deadline: Duration,
+    ) -> Result<(Outcome, u64, Vec<u64>), EngineError> {
+        let mut running = self.spawn(node, name, command).await?;
+        let limit = tokio::time::Instant::now() + deadline;
+        let (outcome, ended) = loop {
+            let slice =
+                WATCH_EVERY.min(limit.saturating_duration_since(tokio::time::Instant::now()));
+            let done = if slice.is_zero() {
+                Some(self.guard(running.wait(Duration::ZERO)).await?)
+            } else {
+                self.guard(running.wait_for(slice)).await?
+            };
+            if let Some(done) = done {
+                break (done.map_err(|e| self.io(e))?, Vec::new());
+            }
+            let ended = self.watch_services()?;
+            if !ended.is_empty() {
+                let cut = self.guard(running.wait(Duration::ZERO)).await?;
+                break (cut.map_err(|e| self.io(e))?, ended);
+            }
+        };
+        let seq = self.exited(name, &outcome, &running)?;
+        Ok((outcome, seq, ended))
     }
 
     /// Retries `command` until it exits 0 or `within` passes (a condition, not a sleep).
@@ -376,11 +420,20 @@ impl Runner<'_> {
         let start = tokio::time::Instant::now();
         loop {
             let left = within.saturating_sub(start.elapsed());
-            let (outcome, seq) = self
-                .run_on(node, name, command, left.max(RETRY_EVERY))
-                .await?;
+            let (outcome, seq, ended) = if watch {
+                self.run_watching(node, name, command, left.max(RETRY_EVERY))
+                    .await?
+            } else {
+                let (outcome, seq) = self
+                    .run_on(node, name, command, left.max(RETRY_EVERY))
+                    .await?;
+                (outcome, seq, Vec::new())
+            };
             if outcome == Outcome::Exited(0) {
                 return Ok((true, seq, Vec::new()));
+            }
+            if !ended.is_empty() {
+                return Ok((false, seq, ended));
             }
             if watch {
                 let ended = self.watch_services()?;

@@ -129,7 +129,28 @@ fn check(args: &CheckArgs) -> Result<CheckerReport, (i32, String)> {
         model: args.model.as_deref(),
         claim: args.claim.as_deref(),
     };
-    registry::run(&args.checker, &inputs, &params).map_err(usage)
+    let report = registry::run(&args.checker, &inputs, &params).map_err(usage)?;
+    Ok(nothing_checked_is_unknown(report))
+}
+
+/// "Valid" over nothing judged (a register history given to list-append, an empty
+/// history) would be a green nobody proved: it is unknown, saying why.
+fn nothing_checked_is_unknown(mut report: CheckerReport) -> CheckerReport {
+    if let CheckerRun::Judged {
+        anomalies: 0,
+        ops_checked: 0,
+        ops_produced,
+    } = report.run
+    {
+        report.run = CheckerRun::Unknown {
+            reason: format!(
+                "checked 0 of {ops_produced} ops: nothing in the history is an op `{}` judges",
+                report.checker
+            ),
+        };
+        report.evidence = format!("{} (nothing judged)", report.evidence);
+    }
+    report
 }
 
 fn read(path: &Path) -> Result<String, (i32, String)> {

@@ -110,6 +110,19 @@ pub mod thresholds {
                 format!("window too short: {span:.1} s of history, {min} s required"),
             ));
         }
+        // A latency ceiling over no acknowledged op would read as 0 ms: a green
+        // nobody measured.
+        let latency = ["p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"];
+        if latency.iter().any(|p| params.str(p).is_some()) && !ops.iter().any(|o| o.is_acked()) {
+            return Ok(unknown(
+                NAME,
+                SCOPE,
+                format!(
+                    "no acknowledged op among {}: a latency threshold cannot be judged",
+                    ops.len()
+                ),
+            ));
+        }
         let f = figures(&ops, span);
         let mut anomalies = Vec::new();
         let ceilings = [

@@ -16,8 +16,8 @@ pub struct Written {
     pub run_spec: PathBuf,
 }
 
-/// A system name becomes a file name and the plan's slug: letters, digits, `.`, `_`
-/// and `-`, starting with a letter or digit, at most 64 bytes.
+/// A system name becomes a file name and the plan's slug: ASCII letters, digits, `.`,
+/// `_` and `-`, starting with a letter or digit, at most 64 bytes.
 pub fn check_name(system: &str) -> Result<(), String> {
     let ok = !system.is_empty()
         && system.len() <= 64
@@ -29,8 +29,8 @@ pub fn check_name(system: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "system name `{}`: allowed are 1 to 64 letters, digits, `.`, `_` and `-`, starting \
-             with a letter or digit (it names the plan's files and its session directories)",
+            "system name `{}`: allowed are 1 to 64 ASCII letters, digits, `.`, `_` and `-`, \
+             starting with a letter or digit (it names the plan's files and its session directories)",
             crate::sanitize::line(system)
         ))
     }
@@ -41,7 +41,14 @@ pub fn check_name(system: &str) -> Result<(), String> {
 /// either name is refused like a file (`create_new` does not follow it).
 pub fn write(system: &str, dir: &Path, date: &str) -> Result<Written, String> {
     check_name(system)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        let what = match dir.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => "a symlink to no directory",
+            Ok(m) if !m.is_dir() => "exists and is not a directory",
+            _ => "cannot be made",
+        };
+        format!("--dir {}: {what} ({e})", dir.display())
+    })?;
     let plan = dir.join(format!("{system}.md"));
     let run_spec = dir.join(format!("{system}.run.yaml"));
     for path in [&plan, &run_spec] {

@@ -52,15 +52,38 @@ pub fn traps_where(spec: &RunSpec, keep: impl Fn(&str) -> bool) -> Vec<Problem> 
         check(id, "", binding, &known, &mut trap);
     }
     let mut out = merged(found);
+    // `vars` are the sidecar's: placed through a sidecar binding's document.
+    let sidecar = spec
+        .bindings
+        .values()
+        .map(|(_, o)| o)
+        .find(|o| o.path.starts_with("scenarios."));
+    let var = |name: &str, message: String| {
+        let Some(origin) = sidecar else {
+            return problem(None, None, &format!("vars.{name}"), message);
+        };
+        let root = Origin {
+            path: String::new(),
+            ..origin.clone()
+        };
+        let at = root.locate(&format!("vars.{name}"));
+        Problem {
+            line: at.map_or(0, |a| usize::try_from(a.line).unwrap_or(0)),
+            column: at.map_or(0, |a| usize::try_from(a.column).unwrap_or(0)),
+            file: Some(origin.file.clone()),
+            scenario: None,
+            field: format!("run spec vars.{name}"),
+            message,
+            severity: Severity::HandBack,
+        }
+    };
     // The run spec's own values may name variables too.
     for (name, value) in &spec.vars {
         // faultline sets these for each run after the run spec's own: such a var
         // would be silently replaced (a `final_state` command run as a path).
         if BUILT_IN_VARS.contains(&name.as_str()) {
-            out.push(problem(
-                None,
-                None,
-                &format!("vars.{name}"),
+            out.push(var(
+                name,
                 format!(
                     "`{name}` is set by faultline for every run (its built-in variables: {}), \
                      so this value would never be used; choose another name",
@@ -69,10 +92,8 @@ pub fn traps_where(spec: &RunSpec, keep: impl Fn(&str) -> bool) -> Vec<Problem> 
             ));
         }
         for unknown in unknown_vars(value, &known) {
-            out.push(problem(
-                None,
-                None,
-                &format!("vars.{name}"),
+            out.push(var(
+                name,
                 format!(
                     "`${{{unknown}}}` is set by nothing (known: {})",
                     list(&known)
@@ -189,6 +210,19 @@ fn check(
                         .map(|n| format!(" (did you mean `{n}`?)"))
                         .unwrap_or_default(),
                     crate::oracle::registry::names().join(", ")
+                ),
+            );
+        }
+    }
+    // A declaration is the author's word; one still saying FILL IN is nobody's.
+    for (item, text) in &binding.declare {
+        if text.contains("FILL IN") {
+            at(
+                &format!("declare.{item}"),
+                format!(
+                    "`{item}` still holds the template's placeholder (\"{}\"); write what is \
+                     true of this system, or `n/a: why`, or leave the item undeclared",
+                    crate::sanitize::line(text)
                 ),
             );
         }

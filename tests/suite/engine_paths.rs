@@ -194,7 +194,8 @@ fn a_service_that_exits_at_start_is_named_with_its_status_and_last_stderr_line()
     let dir = tempfile::tempdir().expect("tempdir");
     let started = std::time::Instant::now();
     let (out, session) = run_deaths("K1", dir.path());
-    // The health wait ends when the member does, not at its 20 s deadline.
+    // The health wait ends when the member does, not when its blocking check (30 s)
+    // or its 40 s deadline would.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(15),
         "{:?}",
@@ -204,6 +205,14 @@ fn a_service_that_exits_at_start_is_named_with_its_status_and_last_stderr_line()
     let exit = exit_record(&session, "n1");
     assert_eq!(exit.data["code"], 3, "{:?}", exit.data);
     assert_eq!(exit.data["during"], "start");
+    // Seen within a few looks of its end, not when the health check returned.
+    assert!(
+        exit.data["elapsed_ms"]
+            .as_u64()
+            .is_some_and(|ms| ms < 5_000),
+        "{:?}",
+        exit.data
+    );
     let tail = exit.data["stderr_tail"].as_array().expect("tail");
     assert_eq!(tail.last().and_then(|l| l.as_str()), Some(line), "{tail:?}");
     assert!(exit.data.get("explained_by").is_none(), "{:?}", exit.data);

@@ -86,6 +86,22 @@ fn a_new_plan_lints_clean_and_filled_for_the_demo_store_passes() {
     };
     lint("as written");
 
+    // Its declarations uncommented as written: handed back, each a placeholder.
+    let written = std::fs::read_to_string(&spec).expect("run spec");
+    let uncommented = written
+        .replace("    # declare:", "    declare:")
+        .replace("    #   ", "      ");
+    std::fs::write(&spec, &uncommented).expect("write run spec");
+    let out = faultline(dir.path(), &["lint", plan_arg]);
+    let text = said(&out);
+    assert_eq!(out.status.code(), Some(65), "{text}");
+    assert!(
+        text.contains("declare.weak-fault-variant")
+            && text.contains("still holds the template's placeholder"),
+        "{text}"
+    );
+    std::fs::write(&spec, &written).expect("write run spec");
+
     // Written again: refused, and the first files are kept as they are.
     let before = std::fs::read_to_string(&spec).expect("run spec");
     let again = faultline(dir.path(), &["new", "kv"]);

@@ -193,3 +193,30 @@ fn a_closed_pipe_cuts_the_output_never_the_exit_code_and_history_text_is_sanitiz
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A checker that judged none of the history's ops (a register history given to
+/// list-append) answers unknown — never a valid nobody proved.
+#[test]
+fn nothing_judged_is_unknown_not_valid() {
+    let register = fixture("register-ok.edn");
+    let path = register.to_str().expect("utf-8");
+    let out = check(&["--checker", "list-append", path]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("unknown") && text.contains("nothing judged"),
+        "{text}"
+    );
+    let out = check(&["--checker", "list-append", path, "--json"]);
+    let v = json(&out);
+    assert_eq!(v["valid"], "unknown", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("checked 0 of")),
+        "{v}"
+    );
+    // The same history under the checker it is for stays valid.
+    let out = check(&["--checker", "linearizability-register", path]);
+    assert_eq!(out.status.code(), Some(0));
+}

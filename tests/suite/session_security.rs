@@ -91,6 +91,19 @@ fn server_pid(slot: &Path) -> i32 {
     i32::try_from(entry["pid"].as_i64().expect("pid")).expect("pid")
 }
 
+/// The first line `child` prints (its welcome); the child is ended after it.
+fn first_line(mut child: std::process::Child) -> String {
+    let mut first = String::new();
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
+        first.push(char::from(byte[0]));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    first
+}
+
 fn rss_kib(pid: i32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .expect("status")
@@ -473,7 +486,7 @@ fn sessions_are_found_from_any_directory_by_those_listed_and_by_nobody_else() {
     );
 
     // The approver attaches by the short name and is welcomed as an approver.
-    let mut attach = Command::new("runuser")
+    let attach = Command::new("runuser")
         .args(["-u", &approver.name, "--", EXE, "attach", "--json", &short])
         .env("FAULTLINE_RUNTIME_BASE", &base)
         .current_dir(&elsewhere)
@@ -481,14 +494,7 @@ fn sessions_are_found_from_any_directory_by_those_listed_and_by_nobody_else() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("attach");
-    let mut first = String::new();
-    let mut stdout = attach.stdout.take().expect("stdout");
-    let mut byte = [0u8; 1];
-    while stdout.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
-        first.push(char::from(byte[0]));
-    }
-    let _ = attach.kill();
-    let _ = attach.wait();
+    let first = first_line(attach);
     let welcome: serde_json::Value = serde_json::from_str(&first).expect("a JSON welcome");
     assert_eq!(welcome["type"], "welcome", "{first}");
     assert_eq!(welcome["who"]["role"], "approver", "{first}");
@@ -594,7 +600,7 @@ while True:
     );
     std::fs::remove_file(&touched).expect("rm");
     // The short name alone: root's own session before hers, though hers sorts first.
-    let mut attach = Command::new(EXE)
+    let attach = Command::new(EXE)
         .args(["attach", "--json", &short])
         .env("FAULTLINE_RUNTIME_BASE", &base)
         .current_dir(work.path())
@@ -602,14 +608,7 @@ while True:
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("attach");
-    let mut first = String::new();
-    let mut stdout = attach.stdout.take().expect("stdout");
-    let mut byte = [0u8; 1];
-    while stdout.read(&mut byte).is_ok_and(|n| n == 1) && byte[0] != b'\n' {
-        first.push(char::from(byte[0]));
-    }
-    let _ = attach.kill();
-    let _ = attach.wait();
+    let first = first_line(attach);
     assert!(
         first.contains("\"welcome\"") && first.contains("\"owner\""),
         "{first}"

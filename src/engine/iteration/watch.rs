@@ -113,10 +113,15 @@ pub(super) fn stderr_tail(path: &Path) -> Vec<String> {
         return Vec::new();
     }
     let text = crate::sanitize::decode(&raw);
-    let mut lines: Vec<&str> = text.lines().collect();
-    // A read that starts mid-file starts mid-line: that piece is no line.
-    if from > 0 && !lines.is_empty() {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // A read that starts mid-file starts mid-line: that piece is no line — unless it
+    // is all there is (a last line longer than the window), kept as its end.
+    if from > 0 && lines.len() > 1 {
         lines.remove(0);
+    } else if from > 0
+        && let Some(only) = lines.first_mut()
+    {
+        *only = format!("…{only}");
     }
     let kept: Vec<String> = lines
         .iter()
@@ -157,5 +162,26 @@ mod tests {
         assert_eq!(tail[2], "four");
         assert_eq!(tail[4].chars().count(), STDERR_TAIL_CHARS + 1);
         assert!(stderr_tail(&dir.path().join("absent")).is_empty());
+    }
+
+    #[test]
+    fn a_last_line_longer_than_the_window_is_kept_as_its_end() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("n1.stderr.log");
+        let huge = "y".repeat(usize::try_from(TAIL_BYTES).expect("small") * 3);
+        std::fs::write(
+            &log,
+            format!(
+                "before
+why it died: {huge}"
+            ),
+        )
+        .expect("log");
+        let tail = stderr_tail(&log);
+        assert_eq!(tail.len(), 1, "{tail:?}");
+        assert!(
+            tail[0].starts_with('…') && tail[0].contains('y'),
+            "{tail:?}"
+        );
     }
 }
