@@ -567,13 +567,7 @@ impl Driver<'_> {
         let keep = answer.text.trim().eq_ignore_ascii_case("keep");
         self.journal.append(
             Self::scope(scenario, &scenario.id),
-            Event::OperatorAnswer(event::OperatorAnswer {
-                question: question.id.clone(),
-                prompt: Some(question.prompt.clone()),
-                answer: answer.text.clone(),
-                by: answer.by.clone(),
-                who: answer.who.clone(),
-            }),
+            crate::session::operator::answered(&question, &answer),
         )?;
         if keep {
             self.skip_all(

@@ -104,17 +104,6 @@ pub struct Item {
 
 /// What the checklist takes for one need; `as probed` only where a probe exists,
 /// `defer` only before the run starts.
-/// The journal record of `answer`, given to `question`.
-fn answered(question: &Question, answer: &Answer) -> Event {
-    Event::OperatorAnswer(event::OperatorAnswer {
-        question: question.id.clone(),
-        prompt: Some(question.prompt.clone()),
-        answer: answer.text.clone(),
-        by: answer.by.clone(),
-        who: answer.who.clone(),
-    })
-}
-
 fn capability_choices(recognised: bool, defer: bool) -> Vec<Choice> {
     let mut out = Vec::new();
     if recognised {
@@ -400,7 +389,7 @@ impl<'a, 'b> Run<'a, 'b> {
         question: Question,
     ) -> Result<Answer, PreflightError> {
         let answer = crate::session::operator::answer(operator, &question).await?;
-        self.log(answered(&question, &answer))?;
+        self.log(crate::session::operator::answered(&question, &answer))?;
         Ok(answer)
     }
 
@@ -1126,7 +1115,7 @@ async fn wait_for(
                 if question.check(&answer.text).is_err() {
                     continue;
                 }
-                run.log(answered(&question, &answer))?;
+                run.log(crate::session::operator::answered(&question, &answer))?;
                 run.log(Event::CapabilityWaitStopped(event::CapabilityWaitStopped {
                     capability: capability.to_string(),
                     by: answer.by,

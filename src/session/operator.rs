@@ -431,3 +431,14 @@ impl<O: Operator> Operator for Layered<O> {
         }
     }
 }
+
+/// The journal record of `answer`, given to `question`.
+pub fn answered(question: &Question, answer: &Answer) -> super::event::Event {
+    super::event::Event::OperatorAnswer(super::event::OperatorAnswer {
+        question: question.id.clone(),
+        prompt: Some(question.prompt.clone()),
+        answer: answer.text.clone(),
+        by: answer.by.clone(),
+        who: answer.who.clone(),
+    })
+}
