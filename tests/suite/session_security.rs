@@ -561,7 +561,7 @@ for n, (name, claimed) in enumerate([("x.%016x" % 1, relative), (short + ".%016x
 srv.bind(os.path.join(names[1], "control.sock"))
 os.symlink(os.path.join(names[1], "control.sock"), os.path.join(names[0], "control.sock"))
 srv.listen(8)
-print("ready", flush=True)
+print("ready %d" % os.getpid(), flush=True)
 while True:
     c, _ = srv.accept()
     open(os.path.join(rt, "touched"), "a").write("x")
@@ -576,12 +576,29 @@ while True:
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("her server");
-    let mut ready = [0u8; 6];
-    fake.stdout
-        .as_mut()
-        .expect("stdout")
-        .read_exact(&mut ready)
-        .expect("her server is ready");
+    // runuser waits for its child: her server is ended by its own pid.
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(fake.stdout.take().expect("stdout")),
+        &mut ready,
+    )
+    .expect("her server is ready");
+    let her_pid: i32 = ready
+        .trim()
+        .strip_prefix("ready ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("her server said {ready:?}"));
+    // Ended on every path out of the test, a failed assertion included.
+    struct Hers(i32);
+    impl Drop for Hers {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.0),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    let hers = Hers(her_pid);
     let touched = base
         .join(format!("faultline-{}", mallory.uid))
         .join("touched");
@@ -617,7 +634,7 @@ while True:
     // The directory, relative to where it was started: the real session stops.
     let out = faultline(&base, work.path(), &["stop", &relative]);
     let said = text(&out);
-    let _ = fake.kill();
+    drop(hers);
     let _ = fake.wait();
     assert!(said.contains("session verdict"), "{said}");
     assert!(!touched.exists(), "her server was reached: {said}");
