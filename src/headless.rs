@@ -120,6 +120,16 @@ fn said(record: &Record) -> Option<(String, Option<Tone>)> {
             s.session
         ),
         Event::SessionResumed(s) => format!("session {} resumed by {}", s.session, s.by),
+        Event::NetnsCreated(n) => format!(
+            "network: namespace {} of the run's own, loopback only (enter it with `ip netns \
+             exec {} …`)",
+            n.name, n.name
+        ),
+        Event::NetnsRemoved(n) => match &n.result {
+            Some(Ok(line)) => line.clone(),
+            Some(Err(why)) => format!("network namespace {} NOT deleted: {why}", n.name),
+            None => format!("network namespace {} deleted", n.name),
+        },
         Event::Budget(b) => format!(
             "started: tier {}, {} seed(s) of {} s, {} fault(s)",
             b.tier.map_or_else(|| "none".to_string(), |t| t.to_string()),

@@ -518,6 +518,50 @@ pub async fn run(
     execute(request, &args, operator).await
 }
 
+/// Enters the run's own network namespace when its run spec says `isolate: netns`
+/// and this process runs the engine (headless, or the session server; a UI client
+/// that hands the run to a server stays where it is). Called before the async
+/// runtime starts, so every thread made after it is in the namespace. A plan or run
+/// spec that does not load is left for `run` to hand back. Exit 74 when the
+/// namespace cannot be made: nothing was started.
+pub fn isolate(input: &PlanInput, args: &RunArgs) -> Result<(), i32> {
+    if args.answers_template || spawns_server(args) {
+        return Ok(());
+    }
+    let parsed = plan::parse::parse_plan(&input.plan_label.display().to_string(), &input.plan_text);
+    if plan::lint::hands_back(&plan::lint::lint(&parsed)) {
+        return Ok(());
+    }
+    let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
+    match runspec::load(&parsed, sidecar) {
+        Ok(spec) if spec.isolated() => crate::host::netns::enter().map(|_| ()).map_err(|why| {
+            crate::say_err!(
+                "faultline: `isolate: netns`: {why}; nothing was started (a namespace of the \
+                 run's own needs root and iproute2's `ip`)"
+            );
+            exit::ENVIRONMENT
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// [`isolate`] for `faultline resume SESSION`: the session's saved plan and run spec.
+pub fn isolate_resume(session: &Path, args: &RunArgs) -> Result<(), i32> {
+    match crate::session::resume::load(session) {
+        Ok(saved) => isolate(&saved.input, args),
+        // `resume` says why it cannot.
+        Err(_) => Ok(()),
+    }
+}
+
+/// Deletes the run's namespace if it is still there: the engine deletes (and journals)
+/// it at the end of a session; this covers a run that ended before its journal did.
+pub fn leave_netns() {
+    if let Some(isolated) = crate::host::netns::entered() {
+        let _ = crate::host::netns::delete(&isolated.name, isolated.inode);
+    }
+}
+
 /// Whether this invocation hands the run to a session server process of its own
 /// (the UI and `--detach` do; `--headless` runs in this process).
 fn spawns_server(args: &RunArgs) -> bool {

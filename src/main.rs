@@ -178,6 +178,9 @@ fn main() {
             match plan.map_or_else(|| faultline::launch::choose_plan(&args), Ok) {
                 Ok(plan) => match faultline::launch::read_plan(&plan) {
                     Ok(input) => {
+                        if let Err(code) = faultline::launch::isolate(&input, &args) {
+                            std::process::exit(code);
+                        }
                         // Absolute, so the reproducer built on it runs from anywhere.
                         let again = format!(
                             "faultline run {}",
@@ -196,7 +199,11 @@ fn main() {
         Command::Stop { session, out } => block_on(faultline::attach::stop(session, out)),
         Command::Heal { session } => heal(&session),
         Command::Resume { session, args } => {
-            block_on(faultline::launch::resume(&session, args.into()))
+            let args = args.into();
+            match faultline::launch::isolate_resume(&session, &args) {
+                Ok(()) => block_on(faultline::launch::resume(&session, args)),
+                Err(code) => code,
+            }
         }
         Command::Report { session } => faultline::launch::report(&session),
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
@@ -206,6 +213,7 @@ fn main() {
             faultline::session::watchdog::watch(&session, after.as_deref())
         }
     };
+    faultline::launch::leave_netns();
     std::process::exit(code);
 }
 

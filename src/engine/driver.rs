@@ -350,6 +350,7 @@ async fn drive(
         driver.watchdog_armed(&arming)?;
     }
     driver.containment()?;
+    driver.isolation()?;
     let (stop, early) = match driver.preflight(operator).await? {
         Some(question) => (
             Some(format!("stopped: question `{}` unanswered", question.id)),
@@ -362,6 +363,7 @@ async fn drive(
         settled => settled,
     };
     let unanswered = driver.scenarios(operator, stop).await?.or(early);
+    driver.end_isolation()?;
     driver.finish(unanswered)
 }
 
@@ -469,6 +471,38 @@ impl Driver<'_> {
                 used_by: vec!["services".into()],
             }),
         )?;
+        Ok(())
+    }
+
+    /// Journals the run's own network namespace, when this process made one: from
+    /// here, heal and the watchdog delete it should this process die.
+    fn isolation(&mut self) -> Result<(), DriverError> {
+        if let Some(netns) = crate::host::netns::entered() {
+            self.journal.append(
+                Scope::default(),
+                Event::NetnsCreated(event::NetnsCreated {
+                    name: netns.name.clone(),
+                    inode: netns.inode,
+                }),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the run's network namespace once every scenario ended (its services,
+    /// probes and faults are gone with them); this process leaves it when it exits.
+    fn end_isolation(&mut self) -> Result<(), DriverError> {
+        if let Some(netns) = crate::host::netns::entered() {
+            let result = crate::host::netns::delete(&netns.name, netns.inode);
+            self.journal.append(
+                Scope::default(),
+                Event::NetnsRemoved(event::NetnsRemoved {
+                    name: netns.name.clone(),
+                    result: Some(result),
+                    by: None,
+                }),
+            )?;
+        }
         Ok(())
     }
 

@@ -395,8 +395,14 @@ pub async fn inject_on(
 impl InjectedNet {
     /// A fault of `spec` with a fresh tag and no rule yet.
     fn new(spec: &NetFaultSpec, fault_id: &str, host: Option<Arc<Host>>) -> InjectedNet {
+        // On this machine, a run in its own namespace (`isolate: netns`) puts its rules
+        // there by name: the undo record then heals them from any namespace.
+        let own = || crate::host::netns::entered().map(|n| n.name.clone());
         InjectedNet {
-            netns: spec.netns.clone(),
+            netns: spec
+                .netns
+                .clone()
+                .or_else(|| host.is_none().then(own).flatten()),
             tag: new_tag(fault_id),
             rules: Vec::new(),
             baseline: Counters {

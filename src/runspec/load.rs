@@ -92,8 +92,18 @@ pub struct RunSpec {
     pub bindings: BTreeMap<String, (Binding, Origin)>,
     /// The sidecar's `requires:` entries, with the line each came from.
     pub requires: Vec<(super::model::Requirement, Origin)>,
-    /// The sidecar's `nodes:`, with the line each came from.
+    /// The run's nodes (the sidecar's `nodes:` and embedded blocks'), with the line
+    /// each came from.
     pub nodes: BTreeMap<String, (crate::host::NodeSpec, Origin)>,
+    /// `isolate:` as the sidecar or an embedded block gives it, and where.
+    pub isolate: Option<(super::model::Isolate, Origin)>,
+}
+
+impl RunSpec {
+    /// Whether the run goes in a network namespace of its own.
+    pub fn isolated(&self) -> bool {
+        matches!(self.isolate, Some((super::model::Isolate::Netns, _)))
+    }
 }
 
 /// `plan.md` → `plan.run.yaml` beside it.
@@ -228,6 +238,177 @@ fn insert(
     spec.bindings.insert(id, (binding, origin));
 }
 
+/// Takes an embedded block's run-wide fields (`nodes:`, `isolate:`) into `spec`; an
+/// arm that names them is refused (they hold for the whole run).
+fn run_wide(
+    spec: &mut RunSpec,
+    id: &str,
+    binding: &mut Binding,
+    file: &str,
+    offset: u64,
+    errors: &mut Vec<SpecError>,
+) {
+    let nodes = std::mem::take(&mut binding.nodes);
+    super::nodes::check_specs(file, offset, &nodes, errors);
+    add_nodes(spec, nodes, file, offset, errors);
+    if let Some(isolate) = binding.isolate.take() {
+        set_isolate(spec, &isolate, file, offset, errors);
+    }
+    for (arm, inner) in &binding.arms {
+        refuse_run_wide(
+            (&format!("{id}/{arm}"), &format!("arms.{arm}.")),
+            inner,
+            file,
+            offset,
+            "an arm",
+            errors,
+        );
+    }
+}
+
+/// `nodes:` and `isolate:` hold for the whole run: refused where `what` is written.
+fn refuse_run_wide(
+    (id, path): (&str, &str),
+    binding: &Binding,
+    file: &str,
+    offset: u64,
+    what: &str,
+    errors: &mut Vec<SpecError>,
+) {
+    let places = binding
+        .nodes
+        .values()
+        .map(|n| ("nodes", n.referenced))
+        .chain(binding.isolate.iter().map(|i| ("isolate", i.referenced)));
+    for (field, at) in places {
+        errors.push(SpecError {
+            file: file.to_string(),
+            line: at.line() + offset,
+            column: at.column(),
+            field: Some(format!("{path}{field}")),
+            message: format!(
+                "`{field}:` holds for the whole run and cannot be given in {what} ({id}): \
+                 write it at the top level of the sidecar, or in an embedded block"
+            ),
+        });
+    }
+    for (arm, inner) in &binding.arms {
+        refuse_run_wide(
+            (&format!("{id}/{arm}"), &format!("{path}arms.{arm}.")),
+            inner,
+            file,
+            offset,
+            "an arm",
+            errors,
+        );
+    }
+}
+
+/// Adds `nodes` to the run's; a name declared twice with different values is refused.
+fn add_nodes(
+    spec: &mut RunSpec,
+    nodes: BTreeMap<String, Spanned<crate::host::NodeSpec>>,
+    file: &str,
+    offset: u64,
+    errors: &mut Vec<SpecError>,
+) {
+    for (name, node) in nodes {
+        let line = node.referenced.line() + offset;
+        match spec.nodes.get(&name) {
+            Some((known, _)) if *known == node.value => {}
+            Some((_, first)) => errors.push(SpecError {
+                file: file.to_string(),
+                line,
+                column: node.referenced.column(),
+                field: Some(format!("nodes.{name}")),
+                message: format!(
+                    "node `{name}` is declared twice, differently: here and at {}:{}; keep one",
+                    first.file, first.line
+                ),
+            }),
+            None => {
+                spec.nodes
+                    .insert(name, (node.value, Origin::at(file, line)));
+            }
+        }
+    }
+}
+
+/// Sets the run's `isolate:`; two different values are refused.
+fn set_isolate(
+    spec: &mut RunSpec,
+    isolate: &Spanned<super::model::Isolate>,
+    file: &str,
+    offset: u64,
+    errors: &mut Vec<SpecError>,
+) {
+    let line = isolate.referenced.line() + offset;
+    match &spec.isolate {
+        Some((known, _)) if *known == isolate.value => {}
+        Some((_, first)) => errors.push(SpecError {
+            file: file.to_string(),
+            line,
+            column: isolate.referenced.column(),
+            field: Some("isolate".into()),
+            message: format!(
+                "`isolate:` is given twice, differently: here and at {}:{}; keep one",
+                first.file, first.line
+            ),
+        }),
+        None => spec.isolate = Some((isolate.value, Origin::at(file, line))),
+    }
+}
+
+/// Every `node:` a binding names is one of the run's nodes.
+fn check_node_names(spec: &RunSpec, errors: &mut Vec<SpecError>) {
+    let known: BTreeMap<String, crate::host::NodeSpec> = spec
+        .nodes
+        .iter()
+        .map(|(name, (node, _))| (name.clone(), node.clone()))
+        .collect();
+    for (id, (binding, origin)) in &spec.bindings {
+        // Arms are checked with their scenario (`named` walks them).
+        if id.contains('/') {
+            continue;
+        }
+        let at = origin
+            .locate("")
+            .map_or((origin.line, 1), |l| (l.line, l.column));
+        let prefix = if origin.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}.", origin.path)
+        };
+        super::nodes::check_names(&origin.file, at, (id, &prefix), binding, &known, errors);
+    }
+}
+
+/// A run in its own namespace has loopback only: nothing on another machine.
+fn check_isolation(spec: &RunSpec, errors: &mut Vec<SpecError>) {
+    let Some((super::model::Isolate::Netns, origin)) = &spec.isolate else {
+        return;
+    };
+    let remote: Vec<&str> = spec
+        .nodes
+        .iter()
+        .filter(|(_, (node, _))| node.ssh.is_some())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !remote.is_empty() {
+        errors.push(SpecError {
+            file: origin.file.clone(),
+            line: origin.line,
+            column: 1,
+            field: Some("isolate".into()),
+            message: format!(
+                "`isolate: netns` gives the run loopback only, so the ssh node(s) {} could \
+                 not be reached from it: drop `isolate`, or run those members on this machine",
+                remote.join(", ")
+            ),
+        });
+    }
+}
+
 /// Collects the plan's embedded blocks and the sidecar text (if any) into one spec.
 pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<SpecError>> {
     let mut spec = RunSpec::default();
@@ -236,7 +417,15 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
         // The fence's first YAML line is `block.line`; YAML lines count from 1.
         let offset = u64::try_from(block.line).unwrap_or(0).saturating_sub(1);
         match yaml::from_str::<Spanned<Binding>>(&block.yaml) {
-            Ok(binding) => {
+            Ok(mut binding) => {
+                run_wide(
+                    &mut spec,
+                    &block.scenario_id,
+                    &mut binding.value,
+                    &plan.source,
+                    offset,
+                    &mut errors,
+                );
                 check_binding(
                     &block.scenario_id,
                     &binding.value,
@@ -281,16 +470,21 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
                     .into_iter()
                     .map(|r| (r.value, Origin::at(file, r.referenced.line())))
                     .collect();
-                super::nodes::check(file, &parsed.nodes, &parsed.scenarios, &mut errors);
-                spec.nodes = parsed
-                    .nodes
-                    .into_iter()
-                    .map(|(name, node)| {
-                        (name, (node.value, Origin::at(file, node.referenced.line())))
-                    })
-                    .collect();
+                super::nodes::check_specs(file, 0, &parsed.nodes, &mut errors);
+                add_nodes(&mut spec, parsed.nodes, file, 0, &mut errors);
+                if let Some(isolate) = parsed.isolate {
+                    set_isolate(&mut spec, &isolate, file, 0, &mut errors);
+                }
                 let places = Arc::new(Places::read(text));
                 for (id, binding) in parsed.scenarios {
+                    refuse_run_wide(
+                        (&id, &format!("scenarios.{id}.")),
+                        &binding.value,
+                        file,
+                        0,
+                        "a sidecar's scenario",
+                        &mut errors,
+                    );
                     check_binding(&id, &binding.value, file, 0, &mut errors);
                     let origin = Origin {
                         places: Arc::clone(&places),
@@ -303,6 +497,8 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
             Err(err) => errors.push(yaml_error(file, 0, err)),
         }
     }
+    check_node_names(&spec, &mut errors);
+    check_isolation(&spec, &mut errors);
     if errors.is_empty() {
         Ok(spec)
     } else {

@@ -24,6 +24,20 @@ pub struct RunSpecFile {
     /// Capabilities the bindings need beyond the plan's §6b rows.
     #[serde(default)]
     pub requires: Vec<Spanned<Requirement>>,
+    /// `netns`: the whole run in a network namespace faultline makes and deletes.
+    #[serde(default)]
+    pub isolate: Option<Spanned<Isolate>>,
+}
+
+/// Where the run's network is (`isolate:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolate {
+    /// The network faultline was started in (the default).
+    None,
+    /// A network namespace of the run's own: loopback only, made before anything
+    /// starts and deleted on every way out (`references/run-spec.md`, "isolate").
+    Netns,
 }
 
 /// One capability the run needs, and how it may be obtained when missing.
@@ -95,6 +109,13 @@ pub struct Binding {
     /// it the largest entries are removed, never the history or the final state.
     #[serde(default)]
     pub artifacts_cap: Option<bytesize::ByteSize>,
+    /// An embedded block's share of the run-wide `nodes:` (a sidecar declares them at
+    /// its top level, where this is refused).
+    #[serde(default)]
+    pub nodes: BTreeMap<String, Spanned<crate::host::NodeSpec>>,
+    /// An embedded block's run-wide `isolate:` (a sidecar's is at its top level).
+    #[serde(default)]
+    pub isolate: Option<Spanned<Isolate>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -55,11 +55,12 @@ pub fn named(binding: &Binding) -> Vec<(String, String)> {
     out
 }
 
-/// Errors for nodes that are neither local nor SSH, and for names no node has.
-pub fn check(
+/// Errors for nodes that are neither local nor SSH (`offset` is added to the
+/// document's lines: an embedded block's first line in the plan, less one).
+pub fn check_specs(
     file: &str,
+    offset: u64,
     nodes: &BTreeMap<String, Spanned<NodeSpec>>,
-    scenarios: &BTreeMap<String, Spanned<Binding>>,
     errors: &mut Vec<SpecError>,
 ) {
     for (name, node) in nodes {
@@ -78,33 +79,43 @@ pub fn check(
         if let Some(problem) = problem {
             errors.push(SpecError {
                 file: file.to_string(),
-                line: node.referenced.line(),
+                line: node.referenced.line() + offset,
                 column: node.referenced.column(),
                 field: Some(format!("nodes.{name}")),
                 message: format!("node `{name}` {problem}"),
             });
         }
     }
-    let known: Vec<&str> = nodes.keys().map(String::as_str).collect();
-    for (id, binding) in scenarios {
-        for (field, node) in named(&binding.value) {
-            if nodes.contains_key(&node) {
-                continue;
-            }
-            errors.push(SpecError {
-                file: file.to_string(),
-                line: binding.referenced.line(),
-                column: binding.referenced.column(),
-                field: Some(format!("scenarios.{id}.{field}")),
-                message: format!(
-                    "{id}: node `{node}` is not declared under `nodes:` ({})",
-                    if known.is_empty() {
-                        "none is".to_string()
-                    } else {
-                        format!("declared: {}", known.join(", "))
-                    }
-                ),
-            });
+}
+
+/// Errors for each `node:` of scenario `id`'s binding (written at `line`:`column`
+/// of `file`, reported under `field_prefix`) that names no node in `known`.
+pub fn check_names(
+    file: &str,
+    (line, column): (u64, u64),
+    (id, field_prefix): (&str, &str),
+    binding: &Binding,
+    known: &BTreeMap<String, NodeSpec>,
+    errors: &mut Vec<SpecError>,
+) {
+    let declared: Vec<&str> = known.keys().map(String::as_str).collect();
+    for (field, node) in named(binding) {
+        if known.contains_key(&node) {
+            continue;
         }
+        errors.push(SpecError {
+            file: file.to_string(),
+            line,
+            column,
+            field: Some(format!("{field_prefix}{field}")),
+            message: format!(
+                "{id}: node `{node}` is not declared under `nodes:` ({})",
+                if declared.is_empty() {
+                    "none is".to_string()
+                } else {
+                    format!("declared: {}", declared.join(", "))
+                }
+            ),
+        });
     }
 }

@@ -132,6 +132,10 @@ events! {
     CgroupCreated(CgroupCreated) = "cgroup-created",
     /// Its members ended and the cgroup removed (by the run, or a healer).
     CgroupRemoved(CgroupRemoved) = "cgroup-removed",
+    /// The run's own network namespace (`isolate: netns`), made before anything started.
+    NetnsCreated(NetnsCreated) = "netns-created",
+    /// It was deleted (by the run's end, or a healer).
+    NetnsRemoved(NetnsRemoved) = "netns-removed",
     // Faults.
     FaultAwaiting(FaultAwaiting) = "fault-awaiting",
     FaultTriggerSeen(FaultTriggerSeen) = "fault-trigger-seen",
@@ -830,6 +834,24 @@ pub struct CgroupCreated {
 #[serde(default)]
 pub struct CgroupRemoved {
     pub path: String,
+    pub result: Option<Result<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetnsCreated {
+    /// Its name under /run/netns (`ip netns exec <name> …` enters it).
+    pub name: String,
+    /// Its inode: only the namespace recorded is ever deleted under that name.
+    pub inode: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetnsRemoved {
+    pub name: String,
     pub result: Option<Result<String, String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,

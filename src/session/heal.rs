@@ -5,7 +5,7 @@
 //! reused pid is never touched — ends every process in each cgroup it made for
 //! services (a daemon that left its group included) and removes those cgroups;
 //! removes the iptables rules of net faults, found by their `faultline:<tag>` comment
-//! only; removes disk fillers and the tmpfs mounts the session made; unpauses /
+//! only; deletes the run's own network namespace (`isolate: netns`); removes disk fillers and the tmpfs mounts the session made; unpauses /
 //! reconnects / starts the containers of docker faults — and journals what it did.
 
 use std::path::Path;
@@ -14,7 +14,7 @@ use nix::sys::signal::Signal;
 
 use super::event::{
     CgroupRemoved, Event, FaultHealed, FaultInjected, GroupEnded, HealBy, HealFinished,
-    MarkedEnded, MountRemoved,
+    MarkedEnded, MountRemoved, NetnsRemoved,
 };
 use super::journal::{self, Journal, JournalError, Scope, Skipped};
 use super::view::{Scoped, View};
@@ -88,6 +88,31 @@ fn heal_mounts(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) {
             open.scope.clone(),
             Event::MountRemoved(MountRemoved {
                 path: path.clone(),
+                result: Some(result),
+                by: Some(by.to_string()),
+            }),
+        );
+    }
+}
+
+/// Deletes the run's network namespace the journal says was made and never deleted
+/// (after its faults are healed and its processes ended: the rules in it go with it).
+fn heal_netns(view: &View, journal: &mut Journal, by: &str, out: &mut Healed) {
+    for open in &view.open_netns {
+        let name = &open.item.name;
+        let result = crate::host::netns::delete(name, open.item.inode);
+        match &result {
+            Ok(line) => out.actions.push(line.clone()),
+            Err(line) => out
+                .failures
+                .push(format!("network namespace {name}: {line}")),
+        }
+        note(
+            journal,
+            out,
+            open.scope.clone(),
+            Event::NetnsRemoved(NetnsRemoved {
+                name: name.clone(),
                 result: Some(result),
                 by: Some(by.to_string()),
             }),
@@ -297,6 +322,7 @@ fn heal_view(
     // What left its group (a daemon) is still in its service's cgroup.
     heal_cgroups(view, journal, by, &mut out);
     end_marked(dir, journal, by, &mut out);
+    heal_netns(view, journal, by, &mut out);
     // Master connections a killed faultline left running on this machine.
     for node in view.nodes.values() {
         if crate::host::ssh::close_master(Path::new(&node.control)) {

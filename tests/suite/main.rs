@@ -37,6 +37,7 @@ mod headless;
 mod heal;
 mod host_ssh;
 mod integrity;
+mod isolation;
 mod journal;
 mod landing_and_sanitize;
 mod landing_signals;

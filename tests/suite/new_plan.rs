@@ -63,6 +63,45 @@ fn demo_values() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The run spec `faultline new` wrote (`written`) with every FILL IN filled for the
+/// demo store, and the declarations a user makes once true.
+pub(crate) fn filled_for_demo(written: &str) -> String {
+    let mut filled = Vec::new();
+    for line in written.lines() {
+        let key = line.trim_start().split(':').next().unwrap_or_default();
+        match demo_values().into_iter().find(|(k, _)| *k == key) {
+            Some((k, v)) if line.starts_with("  ") && line.contains("FILL IN") => {
+                filled.push(format!("  {k}: \"{v}\""));
+            }
+            _ => filled.push(line.replace(PLACEHOLDER_PATTERN, DEMO_PATTERN)),
+        }
+    }
+    // The declarations a user makes once true: the demo client retries nothing.
+    let filled = (filled.join("\n") + "\n").replace(
+        "    # declare:\n",
+        "    declare:\n      \
+           gbb-9-baseline: \"n/a: correctness only\"\n      \
+           weak-retries-visible: \"n/a: the demo client never retries\"\n      \
+           weak-fault-variant: \"n/a: one follower pause is the fault space here\"\n",
+    );
+    assert!(
+        !filled
+            .lines()
+            .any(|l| !l.trim_start().starts_with('#') && l.contains("FILL IN")),
+        "a FILL IN the test does not know: {filled}"
+    );
+    filled
+}
+
+/// The plan `faultline new` wrote, its landing pattern the demo store's.
+pub(crate) fn plan_for_demo(written: &str) -> String {
+    assert!(
+        written.contains(PLACEHOLDER_PATTERN),
+        "the plan names the landing pattern"
+    );
+    written.replace(PLACEHOLDER_PATTERN, DEMO_PATTERN)
+}
+
 const PLACEHOLDER_PATTERN: &str = "FILL IN: a line n1 logs when n3 stops answering";
 const DEMO_PATTERN: &str = "replication to n3 timed out";
 
@@ -108,38 +147,10 @@ fn a_new_plan_lints_clean_and_filled_for_the_demo_store_passes() {
     assert_eq!(again.status.code(), Some(73), "{}", said(&again));
     assert_eq!(std::fs::read_to_string(&spec).expect("run spec"), before);
 
-    // Every FILL IN of the run spec is a var or the landing pattern; fill them all.
-    let mut filled = Vec::new();
-    for line in before.lines() {
-        let key = line.trim_start().split(':').next().unwrap_or_default();
-        match demo_values().into_iter().find(|(k, _)| *k == key) {
-            Some((k, v)) if line.starts_with("  ") && line.contains("FILL IN") => {
-                filled.push(format!("  {k}: \"{v}\""));
-            }
-            _ => filled.push(line.replace(PLACEHOLDER_PATTERN, DEMO_PATTERN)),
-        }
-    }
-    // The declarations a user makes once true: the demo client retries nothing.
-    let filled = (filled.join("\n") + "\n").replace(
-        "    # declare:\n",
-        "    declare:\n      \
-           gbb-9-baseline: \"n/a: correctness only\"\n      \
-           weak-retries-visible: \"n/a: the demo client never retries\"\n      \
-           weak-fault-variant: \"n/a: one follower pause is the fault space here\"\n",
-    );
-    assert!(
-        !filled
-            .lines()
-            .any(|l| !l.trim_start().starts_with('#') && l.contains("FILL IN")),
-        "a FILL IN the test does not know: {filled}"
-    );
+    let filled = filled_for_demo(&before);
     std::fs::write(&spec, filled).expect("write run spec");
     let text = std::fs::read_to_string(&plan).expect("plan");
-    assert!(
-        text.contains(PLACEHOLDER_PATTERN),
-        "the plan names the landing pattern"
-    );
-    std::fs::write(&plan, text.replace(PLACEHOLDER_PATTERN, DEMO_PATTERN)).expect("write plan");
+    std::fs::write(&plan, plan_for_demo(&text)).expect("write plan");
     lint("filled for the demo store");
 
     let _slot = crate::common::demo_lock();

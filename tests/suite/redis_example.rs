@@ -1,6 +1,8 @@
-//! The Redis example (`examples/redis/`), run the way its README line runs it:
-//! `examples/redis/run.sh` makes a network namespace for this run, and faultline starts
-//! Debian's redis-server (a primary, two replicas) and redis-sentinel (three) inside it.
+//! The Redis example (`examples/redis/`), run the way its README line runs it: a plain
+//! `faultline run examples/redis/plan.md`, whose run spec says `isolate: netns`, so
+//! faultline makes the run's network namespace, starts Debian's redis-server (a
+//! primary, two replicas) and redis-sentinel (three) inside it, and deletes it after:
+//! no namespace and no rule of the run is left in the host's.
 //! Its verdicts are the example's point: no fault → PASS-smoke; a partition of the
 //! primary that Sentinel fails over → FAIL-reproducible, the acknowledged writes Redis
 //! drops named from the run's own history and dump; the same partition aimed at an
@@ -45,6 +47,47 @@ fn missing() -> Option<String> {
         ));
     }
     netns_probe().err()
+}
+
+/// `ip netns list`, sorted.
+fn netns_list() -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip netns list");
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The host namespace's iptables rules (`iptables -S`).
+fn root_rules() -> String {
+    let out = Command::new("iptables")
+        .args(["-w", "-S"])
+        .output()
+        .expect("iptables -S");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The processes whose network namespace is `inode` (pid and command).
+fn holders(inode: u64) -> Vec<String> {
+    let wanted = format!("net:[{inode}]");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/ns/net"))
+                .is_ok_and(|l| l.as_os_str() == wanted.as_str())
+        })
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
+        })
+        .collect()
 }
 
 /// Makes a namespace, lists iptables rules inside it, and deletes it again.
@@ -150,15 +193,27 @@ fn redis_failover_example_gives_its_three_verdicts() {
     // Sentinel's timers are a second long: keep the demo runs off the cores meanwhile.
     let _one_at_a_time = common::demo_lock();
     let out = tempfile::tempdir().expect("tempdir");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis/run.sh");
-    let run = Command::new(&script)
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis");
+    let namespaces_before = netns_list();
+    let rules_before = root_rules();
+    let run = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(example.join("plan.md"))
+        .arg("--sut")
+        .arg(&example)
+        .arg("--out")
         .arg(out.path())
-        .env("FAULTLINE", env!("CARGO_BIN_EXE_faultline"))
+        .args(["--headless", "--yes", "--approve-privileged"])
         .output()
-        .expect("run.sh runs");
+        .expect("faultline runs");
     let stderr = String::from_utf8_lossy(&run.stderr);
+    let stdout = String::from_utf8_lossy(&run.stdout);
     // Exit 1: the session verdict is FAIL, as R2 must make it.
-    assert_eq!(run.status.code(), Some(1), "run.sh: {stderr}");
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "faultline run: {stdout}\n{stderr}"
+    );
     let session = common::session_of(&run);
 
     let by_id = common::verdicts_by_id(&session);
@@ -172,6 +227,69 @@ fn redis_failover_example_gives_its_three_verdicts() {
     assert_eq!(by_id, expected, "session {}", session.display());
 
     let verdicts = json(&session.join("verdicts.json"));
+
+    // The run's own namespace: journaled with its inode, said on the headless output,
+    // deleted at the end, held by no process once faultline is gone; the host's
+    // namespace list and iptables rules are as they were.
+    let journal: Vec<Value> = std::fs::read_to_string(session.join("journal.jsonl"))
+        .expect("journal")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let made: Vec<&Value> = journal
+        .iter()
+        .filter(|r| r["kind"] == "netns-created")
+        .collect();
+    assert_eq!(made.len(), 1, "one namespace for the run: {made:?}");
+    let name = made[0]["data"]["name"]
+        .as_str()
+        .expect("its name")
+        .to_string();
+    let inode = made[0]["data"]["inode"].as_u64().expect("its inode");
+    assert!(
+        stdout.contains(&format!("namespace {name} of the run's own")),
+        "{stdout}"
+    );
+    let removed: Vec<&Value> = journal
+        .iter()
+        .filter(|r| r["kind"] == "netns-removed")
+        .collect();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert_eq!(
+        removed[0]["data"]["result"]["Ok"].as_str(),
+        Some(format!("network namespace {name} deleted").as_str()),
+        "{removed:?}"
+    );
+    assert_eq!(
+        netns_list(),
+        namespaces_before,
+        "ip netns list after the run"
+    );
+    // The watchdogs stand down and exit a moment after faultline does.
+    common::await_watchdogs(&session, std::time::Duration::from_secs(10));
+    assert_eq!(
+        holders(inode),
+        Vec::<String>::new(),
+        "processes still in {name}"
+    );
+    assert_eq!(
+        root_rules(),
+        rules_before,
+        "the host's iptables rules after the run"
+    );
+    // The partition's rules went into the run's namespace, by its name.
+    let injected: Vec<&Value> = journal
+        .iter()
+        .filter(|r| r["kind"] == "fault-injected")
+        .collect();
+    assert!(!injected.is_empty());
+    for record in injected {
+        assert_eq!(
+            record["data"]["undo"]["net"]["netns"],
+            name.as_str(),
+            "{record}"
+        );
+    }
 
     // R2's partition landed on both sides, in the failing seed and in its re-run: the
     // tagged rules dropped packets, and the Sentinels logged the primary down and

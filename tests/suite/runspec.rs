@@ -219,3 +219,113 @@ fn a_fault_naming_two_kinds_or_an_unknown_key_is_refused() {
         "{text}"
     );
 }
+
+fn two_blocks(first: &str, second: &str) -> Plan {
+    Plan {
+        source: "plan.md".into(),
+        embedded_run_specs: vec![
+            EmbeddedRunSpec {
+                scenario_id: "S1".into(),
+                line: 10,
+                yaml: first.into(),
+            },
+            EmbeddedRunSpec {
+                scenario_id: "S2".into(),
+                line: 40,
+                yaml: second.into(),
+            },
+        ],
+        ..Plan::default()
+    }
+}
+
+#[test]
+fn embedded_blocks_declare_nodes_and_isolation_for_the_whole_run() {
+    let first =
+        "nodes:\n  n1: { ssh: root@10.0.0.1, port: 2222 }\nworkload: { run: w, node: n1 }\n";
+    // The second block uses the first block's node without declaring it.
+    let second = "workload: { run: w, node: n1 }\n";
+    let spec = runspec::load(&two_blocks(first, second), None).expect("nodes from a block");
+    let (node, origin) = &spec.nodes["n1"];
+    assert_eq!(node.port, Some(2222));
+    assert_eq!((origin.file.as_str(), origin.line), ("plan.md", 11));
+    assert!(
+        spec.bindings["S2"].0.nodes.is_empty(),
+        "taken out of the binding"
+    );
+    assert!(!spec.isolated());
+
+    // A name no block declares is named with the declared ones.
+    let errors = runspec::load(&two_blocks(first, "workload: { run: w, node: n9 }\n"), None)
+        .expect_err("n9 undeclared");
+    let text = errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        text.contains("node `n9` is not declared under `nodes:` (declared: n1)"),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("plan.md:40:"),
+        "at the block using it: {text}"
+    );
+
+    // Declared twice, differently: both places named.
+    let other = "nodes:\n  n1: { ssh: root@10.0.0.2 }\nworkload: { run: w }\n";
+    let errors = runspec::load(&two_blocks(first, other), None).expect_err("two n1");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.md:41:7:"), "{text}");
+    assert!(
+        text.contains("declared twice, differently: here and at plan.md:11"),
+        "{text}"
+    );
+
+    // `isolate: netns` in a block holds for the run; with an ssh node it is refused.
+    let isolated = "isolate: netns\nworkload: { run: w }\n";
+    let spec =
+        runspec::load(&two_blocks(isolated, "workload: { run: w }\n"), None).expect("isolated");
+    assert!(spec.isolated());
+    let errors = runspec::load(&two_blocks(first, isolated), None).expect_err("ssh + netns");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.md:40:"), "{text}");
+    assert!(
+        text.contains("ssh node(s) n1 could not be reached"),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_wide_fields_are_refused_where_they_cannot_hold() {
+    // In a sidecar's scenario: they belong at its top level.
+    let sidecar = "version: 1\nscenarios:\n  S1:\n    isolate: netns\n    workload: { run: w }\n";
+    let errors = runspec::load(&Plan::default(), Some(("p.run.yaml", sidecar))).expect_err("");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("p.run.yaml:4:"), "{text}");
+    assert!(
+        text.contains("`isolate:` holds for the whole run"),
+        "{text}"
+    );
+    // In an arm of an embedded block.
+    let block = "workload: { run: w }\narms:\n  api:\n    nodes:\n      n1: { local: true }\n    workload: { run: w }\n";
+    let errors = runspec::load(&plan_with_block(20, block), None).expect_err("arm nodes");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("plan.md:24:11:"), "{text}");
+    assert!(
+        text.contains("field `arms.api.nodes`") && text.contains("(D2/api)"),
+        "{text}"
+    );
+    // At a sidecar's top level, both load; an unknown value is named with the allowed.
+    let top = "version: 1\nisolate: netns\nscenarios:\n  S1:\n    workload: { run: w }\n";
+    assert!(
+        runspec::load(&Plan::default(), Some(("p.run.yaml", top)))
+            .expect("top")
+            .isolated()
+    );
+    let bad = top.replace("netns", "container");
+    let errors = runspec::load(&Plan::default(), Some(("p.run.yaml", &bad))).expect_err("bad");
+    let text = errors[0].to_string();
+    assert!(text.starts_with("p.run.yaml:2:10:"), "{text}");
+    assert!(text.contains("none") && text.contains("netns"), "{text}");
+}

@@ -37,6 +37,8 @@ pub struct View {
     pub open_faults: Vec<Scoped<FaultInjected>>,
     /// tmpfs mounts made and not removed.
     pub open_mounts: Vec<Scoped<MountCreated>>,
+    /// The run's network namespace, made and not yet deleted.
+    pub open_netns: Vec<Scoped<super::event::NetnsCreated>>,
     /// cgroups made and not removed, in journal order (an iteration's before its
     /// services').
     pub open_cgroups: Vec<Scoped<CgroupCreated>>,
@@ -146,6 +148,8 @@ impl View {
             }
             Event::MountCreated(m) => self.open_mounts.push(scoped(record, m)),
             Event::MountRemoved(m) => self.open_mounts.retain(|o| o.item.path != m.path),
+            Event::NetnsCreated(n) => self.open_netns.push(scoped(record, n)),
+            Event::NetnsRemoved(n) => self.open_netns.retain(|o| o.item.name != n.name),
             Event::CgroupCreated(c) => self.open_cgroups.push(scoped(record, c)),
             Event::CgroupRemoved(c) => self.open_cgroups.retain(|o| o.item.path != c.path),
             Event::CommandStarted(c)
