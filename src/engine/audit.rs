@@ -38,6 +38,9 @@ pub struct AuditCtx<'a> {
     pub failovers_planned: usize,
     /// `declare` entries of the binding, with the journal record that logged each.
     pub declared: &'a BTreeMap<String, (String, u64)>,
+    /// The binding declares a quiesce condition (a run that never reached it, the
+    /// cluster down before the workload, has no `quiesced` fact all the same).
+    pub quiesce_declared: bool,
 }
 
 fn measured(
@@ -146,7 +149,11 @@ pub fn green_but_broken(facts: &IterationFacts, ctx: &AuditCtx<'_>) -> Vec<Audit
         None => declared_or_unchecked(
             "gbb-8-recovery",
             ctx,
-            "no quiesce condition in the run spec",
+            if ctx.quiesce_declared {
+                "the quiesce condition never ran (the iteration ended before the workload did)"
+            } else {
+                "no quiesce condition in the run spec"
+            },
         ),
     });
     items.push(declared_or_unchecked(

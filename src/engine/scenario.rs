@@ -219,6 +219,7 @@ impl BindingRun<'_> {
                 .filter(|f| f.value.nemesis.ends_processes())
                 .count(),
             declared: &declared,
+            quiesce_declared: self.binding.quiesce.is_some(),
         };
         let mut seeds: Vec<(u64, IterationFacts, Vec<crate::verdict::AuditItem>)> = Vec::new();
         let mut rerun = None;

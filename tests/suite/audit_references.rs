@@ -25,9 +25,27 @@ fn audit_headings_match_the_items_the_engine_produces() {
         any_size: false,
         failovers_planned: 0,
         declared: &declared,
+        quiesce_declared: false,
     };
     let facts = IterationFacts::default();
+    // A declared quiesce that never ran is not called missing from the run spec.
+    let never_ran = audit::green_but_broken(
+        &facts,
+        &AuditCtx {
+            quiesce_declared: true,
+            ..ctx
+        },
+    );
+    let gbb8 = |items: &[faultline::verdict::AuditItem]| {
+        items
+            .iter()
+            .find(|i| i.id == "gbb-8-recovery")
+            .map(|i| i.evidence.clone())
+            .unwrap_or_default()
+    };
+    assert!(gbb8(&never_ran).contains("never ran"), "{}", gbb8(&never_ran));
     let gbb = audit::green_but_broken(&facts, &ctx);
+    assert!(gbb8(&gbb).contains("no quiesce condition"), "{}", gbb8(&gbb));
     let (gbb, weak) = audit::combine(&[gbb], &[&facts], 0, &ctx);
     let code: BTreeSet<String> = gbb
         .iter()
