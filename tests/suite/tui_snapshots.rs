@@ -727,3 +727,39 @@ fn the_report_draws_its_tables_as_columns_and_searches_them() {
         "scrolled to the match:\n{shown}"
     );
 }
+
+#[test]
+fn an_unexplained_death_is_said_on_the_run_screen_and_the_status_line() {
+    let theme = dark();
+    let mut state = AppState::new(plan());
+    for line in include_str!("../fixtures/journal/demo.jsonl")
+        .lines()
+        .take_while(|l| !l.contains("\"kind\":\"verdict\""))
+    {
+        let record: Record = serde_json::from_str(line).expect("fixture record");
+        state.apply(&record);
+    }
+    let scope = state
+        .view
+        .runs
+        .first()
+        .map(|r| r.id.clone())
+        .expect("a row");
+    // Hostile bytes in the tail are the service's own: they never reach the buffer.
+    state.apply(&record(
+        "service-exited",
+        &scope,
+        None,
+        serde_json::json!({
+            "name": "n1", "pgid": 4242, "code": 3, "elapsed_ms": 120, "during": "start",
+            "stderr_tail": ["cannot open data directory /var/lib/kv: permission denied\u{1b}[2J"],
+        }),
+    ));
+    select(&mut state, &scope);
+    state.ui.step = Step::Run;
+    let shown = scrub(&text(&render(&state, &theme, 80, 24)));
+    assert!(shown.contains("ended: "), "{shown}");
+    assert!(shown.contains("n1 exited 3"), "{shown}");
+    assert!(!shown.contains('\u{1b}'), "{shown}");
+    insta::assert_snapshot!("run_service_died_80x24", shown);
+}
