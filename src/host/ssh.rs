@@ -2,10 +2,12 @@
 //! host-key checking, transport errors retried only where repeating is harmless, and
 //! a cap on sessions in flight (sshd's `MaxSessions`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use openssh::{KnownHosts, Session, SessionBuilder, Stdio};
+use openssh::{ForwardType, KnownHosts, Session, SessionBuilder, Stdio};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
@@ -443,6 +445,170 @@ async fn exec(
     })
 }
 
+impl SshHost {
+    /// Forwards a fresh local Unix socket to the socket `remote` on the node, through
+    /// the node's master connection: whatever is spoken through it is held to the
+    /// node's key, known_hosts and port like every other command. The local socket is
+    /// alone in a directory only this user may enter.
+    pub async fn forward_unix(&self, remote: &Path) -> Result<UnixForward, HostError> {
+        let other = |message: String| HostError::Other {
+            node: self.node.clone(),
+            message,
+        };
+        let dir = private_dir().map_err(other)?;
+        let local = dir.join("s");
+        let session = match self.session().await {
+            Ok(session) => session,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let asked = session
+            .request_port_forward(ForwardType::Local, local.as_path(), remote)
+            .await;
+        if let Err(e) = asked {
+            let _ = std::fs::remove_dir_all(&dir);
+            let message = format!(
+                "forwarding {} to {} on the node: {}",
+                local.display(),
+                remote.display(),
+                message_of(&e)
+            );
+            if is_transport(&e) {
+                self.lost(&session).await;
+                return Err(self.transport(message));
+            }
+            return Err(other(message));
+        }
+        Ok(UnixForward {
+            local,
+            remote: remote.to_path_buf(),
+            dir,
+            session,
+            closed: false,
+        })
+    }
+}
+
+/// Unix socket paths hold about 100 bytes (`sun_path` is 108 on Linux).
+const SOCKET_PATH_MAX: usize = 100;
+
+/// A directory for one forwarded socket, under the temp dir (short, as the control
+/// socket's): see [`claim`].
+fn private_dir() -> Result<PathBuf, String> {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("fl-fwd-{}-{n}", std::process::id()));
+    // The socket inside is `s`.
+    if dir.as_os_str().len() + 2 > SOCKET_PATH_MAX {
+        return Err(format!(
+            "{}: too long a path for a Unix socket (at most {SOCKET_PATH_MAX} bytes): \
+             set TMPDIR to a shorter directory",
+            dir.display()
+        ));
+    }
+    claim(&dir)?;
+    Ok(dir)
+}
+
+/// Creates `dir` with mode 0700, or takes it when it is already this user's own with
+/// no access for anyone else (its stale socket removed); anything else is refused.
+fn claim(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("{}: {e}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let ours =
+        meta.is_dir() && meta.uid() == nix::unistd::geteuid().as_raw() && meta.mode() & 0o077 == 0;
+    if !ours {
+        return Err(format!(
+            "{} exists and is not faultline's own private directory (uid {}, mode {:o}): \
+             refusing to put a socket there",
+            dir.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        ));
+    }
+    match std::fs::remove_file(dir.join("s")) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", dir.join("s").display())),
+    }
+}
+
+/// A local Unix socket forwarded to one on a node ([`SshHost::forward_unix`]).
+/// [`UnixForward::close`] ends it; dropping it unclosed removes its directory and
+/// cancels the forward on the runtime, if one runs (otherwise it ends with the master).
+pub struct UnixForward {
+    /// Connect here to reach `remote` on the node.
+    pub local: PathBuf,
+    pub remote: PathBuf,
+    dir: PathBuf,
+    session: Arc<Session>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for UnixForward {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "UnixForward({} -> {})",
+            self.local.display(),
+            self.remote.display()
+        )
+    }
+}
+
+impl UnixForward {
+    /// Cancels the forward and removes the socket's directory.
+    pub async fn close(mut self) -> Result<(), String> {
+        self.closed = true;
+        let cancelled = self
+            .session
+            .close_port_forward(
+                ForwardType::Local,
+                self.local.as_path(),
+                self.remote.as_path(),
+            )
+            .await
+            .map_err(|e| {
+                format!(
+                    "closing the forward of {}: {}",
+                    self.local.display(),
+                    message_of(&e)
+                )
+            });
+        let removed =
+            std::fs::remove_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()));
+        cancelled.and(removed)
+    }
+}
+
+impl Drop for UnixForward {
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (session, local, remote) = (
+                self.session.clone(),
+                self.local.clone(),
+                self.remote.clone(),
+            );
+            runtime.spawn(async move {
+                let _ = session
+                    .close_port_forward(ForwardType::Local, local.as_path(), remote.as_path())
+                    .await;
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,6 +634,34 @@ mod tests {
         assert_eq!(known_name(&r), "10.0.0.1");
         r.port = 2222;
         assert_eq!(known_name(&r), "[10.0.0.1]:2222");
+    }
+
+    #[test]
+    fn a_forward_directory_is_private_and_a_foreign_one_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().expect("tempdir");
+        let fresh = base.path().join("fresh");
+        claim(&fresh).expect("a new directory");
+        let mode = std::fs::metadata(&fresh)
+            .expect("made")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Ours and private (an earlier run's): taken again, its stale socket gone.
+        std::fs::write(fresh.join("s"), "").expect("stale socket");
+        claim(&fresh).expect("our own directory");
+        assert!(!fresh.join("s").exists());
+        let open = base.path().join("open");
+        std::fs::create_dir(&open).expect("open dir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let e = claim(&open).expect_err("others may enter it");
+        assert!(e.contains("refusing"), "{e}");
+        let link = base.path().join("link");
+        std::os::unix::fs::symlink(&fresh, &link).expect("symlink");
+        assert!(claim(&link).is_err(), "a symlink is not followed");
+        let dir = private_dir().expect("under the temp dir");
+        assert!(dir.starts_with(std::env::temp_dir()));
+        std::fs::remove_dir(&dir).expect("removed");
     }
 
     #[test]

@@ -4,9 +4,13 @@
 //! `network disconnect` event for exactly this container, after injection) AND the
 //! container's state as inspect reports it — never the fact that the API call
 //! returned 200. Heal: `start`, `unpause`, `connect` (with the address it had).
+//!
+//! A fault naming an SSH `node:` reaches the docker socket on that node through a
+//! local Unix socket forwarded over the node's own master connection, so the node's
+//! key, known_hosts and port hold for the Docker API too.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bollard::Docker;
@@ -19,6 +23,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 
+use crate::host::Host;
+use crate::host::ssh::{SshHost, UnixForward};
 use crate::runspec::{DockerAction, DockerFaultSpec, DockerTls};
 
 /// How long one Docker API request may take before the engine counts as unresponsive.
@@ -29,6 +35,9 @@ const CLIENT_TIMEOUT_SECS: u64 = 120;
 
 /// How long the SSH host key check of an `ssh://` engine may take to connect.
 const SSH_CONNECT_DEADLINE: Duration = Duration::from_secs(15);
+
+/// The docker socket on a node when a fault with `node:` names no `engine:`.
+const NODE_SOCKET: &str = "/var/run/docker.sock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DockerFaultError {
@@ -107,6 +116,88 @@ fn names_a_port(url: &str) -> bool {
     let host = url.rsplit('@').next().unwrap_or(url);
     host.rsplit_once(':')
         .is_some_and(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The socket path on the node that a fault with `node:` reaches: its `engine:`
+/// (`unix:///path`, a path on the node) or the default socket.
+fn node_socket(engine: Option<&str>) -> Result<PathBuf, String> {
+    let Some(url) = engine else {
+        return Ok(PathBuf::from(NODE_SOCKET));
+    };
+    match url.strip_prefix("unix://") {
+        Some(path) if path.starts_with('/') => Ok(PathBuf::from(path)),
+        _ => Err(format!(
+            "engine `{url}`: on a fault with `node:` the engine is the docker socket on that \
+             node (unix:///path, default unix://{NODE_SOCKET}); a tcp:// or ssh:// engine is \
+             named without `node:`"
+        )),
+    }
+}
+
+/// Where the engine is reached, in the words the journal uses.
+fn engine_words(engine: Option<&str>, node: Option<&str>) -> String {
+    match (node, engine) {
+        (Some(node), engine) => {
+            let socket = node_socket(engine).map_or_else(
+                |_| engine.unwrap_or_default().to_string(),
+                |p| p.display().to_string(),
+            );
+            format!("node {node}'s docker socket over ssh ({socket})")
+        }
+        (None, None) => "the local docker engine (DOCKER_HOST or its socket)".into(),
+        (None, Some(url)) if url.starts_with("ssh://") => {
+            format!("engine {url} (bollard's ssh connector)")
+        }
+        (None, Some(url)) => format!("engine {url}"),
+    }
+}
+
+/// An engine connected, with the forward a node's socket is reached through.
+struct Reached {
+    docker: Docker,
+    forward: Option<UnixForward>,
+    words: String,
+}
+
+/// Connects to the engine `engine` names, or to the socket on `node` (an SSH node,
+/// with its name) through a socket forwarded over its master connection.
+async fn reach(
+    engine: Option<&str>,
+    tls: Option<&DockerTls>,
+    node: Option<(&str, &SshHost)>,
+) -> Result<Reached, DockerFaultError> {
+    let words = engine_words(engine, node.map(|(name, _)| name));
+    let Some((_, host)) = node else {
+        return Ok(Reached {
+            docker: connect(engine, tls).await?,
+            forward: None,
+            words,
+        });
+    };
+    let failed = |e: String| DockerFaultError::Engine(format!("{words}: {e}"));
+    if tls.is_some() {
+        return Err(failed("`tls` applies to a tcp:// engine only".into()));
+    }
+    let remote = node_socket(engine).map_err(failed)?;
+    let forward = host
+        .forward_unix(&remote)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    match connect(Some(&unix_url(&forward)), None).await {
+        Ok(docker) => Ok(Reached {
+            docker,
+            forward: Some(forward),
+            words,
+        }),
+        Err(e) => {
+            let _ = forward.close().await;
+            Err(failed(e.to_string()))
+        }
+    }
+}
+
+fn unix_url(forward: &UnixForward) -> String {
+    format!("unix://{}", forward.local.display())
 }
 
 /// Connects to an `ssh://` engine's host once with strict host key checking and
@@ -246,6 +337,10 @@ pub struct DockerUndo {
     pub engine: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<DockerTls>,
+    /// The SSH node whose socket (`engine`, a path there) it was done through
+    /// (absent: `engine` is reached from this machine, as journals before it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// An injected docker fault. Dropping it unhealed heals it (on its own thread, since
@@ -264,7 +359,12 @@ pub struct InjectedDocker {
     /// The engine it was done on, so a heal without `docker` reaches it again.
     pub engine: Option<String>,
     pub tls: Option<DockerTls>,
+    /// The SSH node whose socket it was done through.
+    pub node: Option<String>,
     docker: Docker,
+    /// The node's socket forwarded here, held until the heal (boxed: the held-fault
+    /// enum is as large as its largest kind).
+    forward: Option<Box<UnixForward>>,
     healed: bool,
 }
 
@@ -274,9 +374,15 @@ fn now_unix() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Performs `spec`'s action on its container.
-pub async fn inject(spec: &DockerFaultSpec) -> Result<InjectedDocker, DockerFaultError> {
-    let docker = connect(spec.engine.as_deref(), spec.tls.as_ref()).await?;
+/// Performs `spec`'s action on its container, on the engine of `node` (an SSH node
+/// the spec names) when there is one.
+pub async fn inject(
+    spec: &DockerFaultSpec,
+    node: Option<&SshHost>,
+) -> Result<InjectedDocker, DockerFaultError> {
+    let node = node.map(|host| (host.node.as_str(), host));
+    let reached = reach(spec.engine.as_deref(), spec.tls.as_ref(), node).await?;
+    let docker = reached.docker;
     let container = spec.container.as_str();
     let before = inspect(&docker, container).await?;
     let id = before.id.clone().unwrap_or_else(|| container.to_string());
@@ -301,7 +407,9 @@ pub async fn inject(spec: &DockerFaultSpec) -> Result<InjectedDocker, DockerFaul
         since: now_unix(),
         engine: spec.engine.clone(),
         tls: spec.tls.clone(),
+        node: node.map(|(name, _)| name.to_string()),
         docker: docker.clone(),
+        forward: reached.forward.map(Box::new),
         // Nothing to heal until the action went through.
         healed: true,
     };
@@ -463,9 +571,10 @@ impl InjectedDocker {
             .any(|e| wanted.iter().any(|w| e.ends_with(&format!(" {w}"))));
         let state_ok = state.as_ref().is_ok_and(|s| self.state_landed(s));
         let detail = format!(
-            "container {} after {}: event {} {} (saw [{}]{}); state {}",
+            "container {} after {} on {}: event {} {} (saw [{}]{}); state {}",
             self.container,
             action_name(self.action),
+            self.words(),
             wanted.join("/"),
             if event_seen { "seen" } else { "not seen" },
             events.join(", "),
@@ -496,6 +605,11 @@ impl InjectedDocker {
         }
     }
 
+    /// Where the engine was reached, as the journal says it.
+    fn words(&self) -> String {
+        engine_words(self.engine.as_deref(), self.node.as_deref())
+    }
+
     /// What `faultline heal` needs to undo it from the journal alone.
     pub fn undo(&self) -> DockerUndo {
         DockerUndo {
@@ -506,6 +620,7 @@ impl InjectedDocker {
             address: self.address.clone(),
             engine: self.engine.clone(),
             tls: self.tls.clone(),
+            node: self.node.clone(),
         }
     }
 
@@ -520,17 +635,27 @@ impl InjectedDocker {
         Ok(path)
     }
 
-    /// Undoes the action and checks the container's state says so.
+    /// Undoes the action and checks the container's state says so; then ends the
+    /// node's forwarded socket, if it was reached through one.
     pub async fn heal(mut self) -> Result<String, DockerFaultError> {
         self.healed = true;
-        heal_with(
+        let healed = heal_with(
             &self.docker,
             &self.container,
             self.action,
             self.network.as_deref(),
             self.address.as_deref(),
         )
-        .await
+        .await;
+        let closed = match self.forward.take() {
+            Some(forward) => forward.close().await.err(),
+            None => None,
+        };
+        let line = format!("{} on {}", healed?, self.words());
+        Ok(match closed {
+            Some(e) => format!("{line}; {e}"),
+            None => line,
+        })
     }
 }
 
@@ -541,7 +666,11 @@ impl Drop for InjectedDocker {
         }
         let (container, action) = (self.container.clone(), self.action);
         let (network, address) = (self.network.clone(), self.address.clone());
-        let (engine, tls) = (self.engine.clone(), self.tls.clone());
+        // A node's engine is still behind its forwarded socket (dropped after this).
+        let (engine, tls) = match &self.forward {
+            Some(forward) => (Some(unix_url(forward)), None),
+            None => (self.engine.clone(), self.tls.clone()),
+        };
         // Its own runtime on its own thread: drop may run inside a runtime, where
         // blocking on another future would panic.
         let _ = std::thread::spawn(move || {
@@ -629,30 +758,32 @@ pub async fn heal_with(
     }
 }
 
-/// Heals from a journal undo record (`{"container", "action", "network", "address"}`),
-/// blocking: `faultline heal` is synchronous.
-pub fn heal_from_undo(undo: &DockerUndo) -> Result<String, DockerFaultError> {
+/// Heals from a journal undo record on the engine it names, reaching a node's socket
+/// through `node` (its SSH host) when it was done on one; the line says where.
+async fn heal_undo(undo: &DockerUndo, node: Option<&SshHost>) -> Result<String, DockerFaultError> {
     if undo.container.is_empty() {
         return Err(DockerFaultError::Undo("no container".into()));
     }
-    let container = undo.container.clone();
     let action = parse_action(&undo.action)
         .ok_or_else(|| DockerFaultError::Undo(format!("no known action `{}`", undo.action)))?;
-    let (network, address) = (undo.network.clone(), undo.address.clone());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| DockerFaultError::Engine(format!("runtime: {e}")))?;
-    runtime.block_on(async {
-        let docker = connect(undo.engine.as_deref(), undo.tls.as_ref()).await?;
-        heal_with(
-            &docker,
-            &container,
-            action,
-            network.as_deref(),
-            address.as_deref(),
-        )
-        .await
+    let node = node.map(|host| (host.node.as_str(), host));
+    let reached = reach(undo.engine.as_deref(), undo.tls.as_ref(), node).await?;
+    let healed = heal_with(
+        &reached.docker,
+        &undo.container,
+        action,
+        undo.network.as_deref(),
+        undo.address.as_deref(),
+    )
+    .await;
+    let closed = match reached.forward {
+        Some(forward) => forward.close().await.err(),
+        None => None,
+    };
+    let line = format!("{} on {}", healed?, reached.words);
+    Ok(match closed {
+        Some(e) => format!("{line}; {e}"),
+        None => line,
     })
 }
 
@@ -691,9 +822,14 @@ impl super::Nemesis for DockerFaultSpec {
     fn privileged(&self, fault: &str) -> Option<String> {
         let action = format!("{:?}", self.action).to_lowercase();
         Some(format!(
-            "{fault}: docker {action} of container `{}` through the Docker engine",
-            self.container
+            "{fault}: docker {action} of container `{}` through {}",
+            self.container,
+            engine_words(self.engine.as_deref(), self.node.as_deref())
         ))
+    }
+
+    fn node(&self) -> Option<&str> {
+        self.node.as_deref()
     }
 
     /// A kill / stop / restart ends the container's processes too.
@@ -705,16 +841,38 @@ impl super::Nemesis for DockerFaultSpec {
     }
 
     fn check(&self, of: &str, fault: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
         let wants_network = self.action == DockerAction::Disconnect;
-        if wants_network == self.network.is_some() {
-            return Vec::new();
+        if wants_network != self.network.is_some() {
+            out.push((
+                "docker.network".into(),
+                format!(
+                    "fault `{fault}` of {of}: `docker.network` goes with `action: disconnect` and only with it"
+                ),
+            ));
         }
-        vec![(
-            "docker.network".into(),
-            format!(
-                "fault `{fault}` of {of}: `docker.network` goes with `action: disconnect` and only with it"
-            ),
-        )]
+        if self.node.is_some() {
+            // A `${var}` is judged once expanded, at injection.
+            let engine = self.engine.as_deref();
+            if let Some(e) = engine.filter(|e| e.contains("://") && !e.starts_with("unix://")) {
+                out.push((
+                    "docker.engine".into(),
+                    format!(
+                        "fault `{fault}` of {of}: {}",
+                        node_socket(Some(e)).err().unwrap_or_default()
+                    ),
+                ));
+            }
+            if self.tls.is_some() {
+                out.push((
+                    "docker.tls".into(),
+                    format!(
+                        "fault `{fault}` of {of}: `docker.tls` is for a tcp:// engine, not for a node's docker socket"
+                    ),
+                ));
+            }
+        }
+        out
     }
 
     async fn inject<C: super::Context>(
@@ -730,7 +888,23 @@ impl super::Nemesis for DockerFaultSpec {
         if let Some(engine) = &spec.engine {
             spec.engine = Some(cx.expand(engine)?);
         }
-        Ok(cx.guard(inject(&spec)).await?.map_err(|e| e.to_string()))
+        let host = match spec.node.as_deref().map(|node| cx.host(Some(node))) {
+            None => None,
+            Some(Ok(host)) => Some(host),
+            Some(Err(why)) => return Ok(Err(why)),
+        };
+        // A `local: true` node is this machine: its engine as without `node:`.
+        let ssh = match host.as_deref() {
+            Some(Host::Ssh(h)) => Some(h.as_ref()),
+            _ => {
+                spec.node = None;
+                None
+            }
+        };
+        Ok(cx
+            .guard(inject(&spec, ssh))
+            .await?
+            .map_err(|e| e.to_string()))
     }
 }
 
@@ -769,8 +943,28 @@ impl super::HeldFault for InjectedDocker {
 }
 
 impl super::UndoRecord for DockerUndo {
-    fn heal(&self, fault: &str, _reach: &crate::host::Reach) -> Result<String, String> {
-        heal_from_undo(self)
+    /// On this machine's engine on a runtime of its own (`faultline heal` is
+    /// synchronous), or on a node's socket through `reach`'s connection to it.
+    fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
+        let healed = match &self.node {
+            None => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| DockerFaultError::Engine(format!("runtime: {e}")))
+                .and_then(|runtime| runtime.block_on(heal_undo(self, None))),
+            Some(node) => {
+                let host = reach
+                    .host(Some(node))
+                    .map_err(|why| format!("{fault}: {why}"))?;
+                let Host::Ssh(ssh) = host.as_ref() else {
+                    return Err(format!("{fault}: node {node} is not reached over ssh"));
+                };
+                reach
+                    .block_on(heal_undo(self, Some(ssh)))
+                    .map_err(|why| format!("{fault}: node {node}: {why}"))?
+            }
+        };
+        healed
             .map(|line| format!("{fault}: {line}"))
             .map_err(|e| format!("{fault}: {e}"))
     }
@@ -838,6 +1032,35 @@ mod tests {
         let text = serde_json::to_string(&remote).expect("json");
         let back: DockerUndo = serde_json::from_str(&text).expect("read back");
         assert_eq!(back, remote);
+        assert_eq!(back.node, None);
+        let on_node = DockerUndo {
+            engine: None,
+            node: Some("n2".into()),
+            ..back
+        };
+        let text = serde_json::to_string(&on_node).expect("json");
+        assert!(text.contains(r#""node":"n2""#), "{text}");
+        let back: DockerUndo = serde_json::from_str(&text).expect("read back");
+        assert_eq!(back, on_node);
+    }
+
+    #[test]
+    fn a_nodes_engine_is_a_socket_on_it_and_the_words_say_where() {
+        assert_eq!(node_socket(None), Ok(PathBuf::from("/var/run/docker.sock")));
+        assert_eq!(
+            node_socket(Some("unix:///run/user/0/docker.sock")),
+            Ok(PathBuf::from("/run/user/0/docker.sock"))
+        );
+        for refused in ["tcp://10.0.0.2:2375", "ssh://root@n2", "unix://relative"] {
+            let e = node_socket(Some(refused)).expect_err(refused);
+            assert!(e.contains("docker socket on that node"), "{e}");
+        }
+        assert_eq!(
+            engine_words(None, Some("n2")),
+            "node n2's docker socket over ssh (/var/run/docker.sock)"
+        );
+        assert!(engine_words(Some("ssh://root@h"), None).contains("bollard's ssh connector"));
+        assert!(engine_words(None, None).contains("local docker engine"));
     }
 
     #[test]

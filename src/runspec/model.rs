@@ -575,9 +575,13 @@ pub struct DockerFaultSpec {
     pub grace: Option<Dur>,
     /// The engine acted on: `unix:///path/docker.sock`, `tcp://host:port` or
     /// `ssh://user@host[:port]`; absent = the local defaults (DOCKER_HOST or the socket).
+    /// With an SSH `node`: `unix:///path` only, a socket on that node.
     pub engine: Option<String>,
     /// `tcp://` only: client certificate files for a TLS engine.
     pub tls: Option<DockerTls>,
+    /// The node (`nodes:`) whose docker socket is acted on, reached through the node's
+    /// own SSH connection; this machine's engine when absent or `local: true`.
+    pub node: Option<String>,
 }
 
 /// The PEM files of a TLS Docker engine (what DOCKER_CERT_PATH holds as ca.pem,

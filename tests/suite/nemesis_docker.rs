@@ -785,3 +785,98 @@ async fn a_pause_through_an_engine_reached_over_ssh_lands_and_heals() {
     assert!(result.contains("unpaused"), "{:?}", healed.data);
     assert_eq!(fx.status("n3"), "running");
 }
+
+/// A docker fault's `node:` is one of `nodes:`; with it, `engine:` can only be a socket
+/// path on that node, and `tls` has no place.
+#[test]
+fn a_docker_fault_on_a_node_names_a_declared_node_and_a_socket_there() {
+    let spec = r#"
+version: 1
+nodes:
+  n2: { ssh: root@10.0.0.2 }
+scenarios:
+  K1:
+    workload:
+      run: client
+    faults:
+      - id: tcp
+        after: 1s
+        docker: { node: n2, engine: "tcp://10.0.0.2:2375", container: c, action: pause }
+      - id: tls
+        after: 1s
+        docker: { node: n2, engine: "unix:///run/docker.sock", container: c, action: pause, tls: { ca: a, cert: b, key: k } }
+      - id: fine
+        after: 1s
+        docker: { node: n2, engine: "unix:///run/docker.sock", container: c, action: pause }
+      - id: stranger
+        after: 1s
+        docker: { node: n9, container: c, action: pause }
+"#;
+    let errors = faultline::runspec::load(
+        &faultline::plan::Plan::default(),
+        Some(("plan.run.yaml", spec)),
+    )
+    .expect_err("three bad docker faults");
+    let fields: Vec<&str> = errors.iter().filter_map(|e| e.field.as_deref()).collect();
+    assert_eq!(
+        fields,
+        [
+            "scenarios.K1.faults[3].docker.node",
+            "docker.engine",
+            "docker.tls",
+        ],
+        "{errors:?}"
+    );
+    let text = format!("{errors:?}");
+    assert!(text.contains("docker socket on that node"), "{text}");
+    assert!(text.contains("node `n9` is not declared"), "{text}");
+}
+
+/// A docker fault on a node whose host key is not in the node's `known_hosts` is
+/// refused: the run stops before anything starts, naming the node (no Docker needed).
+#[test]
+fn a_docker_fault_on_a_node_with_an_untrusted_host_key_is_refused() {
+    use crate::support::sshd::{Sshd, keygen};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let keys = dir.path().join("keys");
+    std::fs::create_dir(&keys).expect("keys dir");
+    keygen(&keys.join("client"));
+    let public = std::fs::read_to_string(keys.join("client.pub")).expect("client key");
+    let Some(sshd) = Sshd::start(&keys, &public, "the untrusted docker node test") else {
+        return;
+    };
+    let empty = dir.path().join("known_hosts");
+    std::fs::write(&empty, "").expect("empty known_hosts");
+    let spec = format!(
+        r#"version: 1
+nodes:
+  d: {{ ssh: root@127.0.0.1, port: {port}, key: "{key}", known_hosts: "{known}" }}
+scenarios:
+  D2:
+    workload: {{ run: "sleep 1", deadline: 30s }}
+    faults:
+      - id: node-pause
+        after: 500ms
+        duration: 1s
+        docker: {{ node: d, container: anything, action: pause }}
+    tiers:
+      smoke: {{ duration: 2s }}
+"#,
+        port = sshd.port,
+        key = keys.join("client").display(),
+        known = empty.display(),
+    );
+    let status = faultline_run(dir.path(), &spec)
+        .status()
+        .expect("faultline runs");
+    let said = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
+    let text = format!("{}{}", said("run.out"), said("run.err"));
+    assert_eq!(status.code(), Some(74), "{text}");
+    assert!(text.contains("node d"), "{text}");
+    assert!(text.contains("host key not trusted"), "{text}");
+    assert!(
+        !journal_text(dir.path()).contains("fault-injected"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&empty).unwrap_or_default(), "");
+}

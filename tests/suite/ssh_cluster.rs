@@ -1,13 +1,18 @@
 //! The SSH cluster example (`examples/ssh-cluster/`): three hosts built as network
 //! namespaces, each with its own sshd, the demo store started on them over SSH, the
 //! faults acting on the hosts themselves (iptables on n2, a SIGSTOP on n3) with their
-//! landing read over SSH, the mis-aimed twins INCONCLUSIVE; after a SIGKILL of faultline
-//! with both faults held, `faultline heal` restores every node over SSH; an untrusted
+//! landing read over SSH, the mis-aimed twins INCONCLUSIVE; docker pauses on n2 and n3
+//! done through each node's docker socket forwarded over its own SSH connection (n2's
+//! healed by the run); after a SIGKILL of faultline with the other faults held,
+//! `faultline heal` restores every node over SSH; an untrusted
 //! host key stops the run before anything starts; an unreachable node ends its
 //! scenarios INCONCLUSIVE-env naming it.
 //!
 //! Needs root, `ip netns`, iptables and Debian's openssh-server: with
-//! `FAULTLINE_REQUIRE_SSH=1` (CI) a missing one fails the test, otherwise it SKIPs.
+//! `FAULTLINE_REQUIRE_SSH=1` (CI) a missing one fails the test, otherwise it SKIPs. The
+//! docker pauses need a Docker engine too (the hosts share this machine's filesystem,
+//! so each node's /var/run/docker.sock is this machine's engine): without one they are
+//! left out after a SKIP line, or fail under `FAULTLINE_REQUIRE_DOCKER=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -16,6 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common;
+use crate::support::docker_fixture::{self, Sleepers};
 use crate::support::ssh_hosts::SshHosts;
 
 fn example() -> PathBuf {
@@ -204,8 +210,10 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
     assert!(session.join(link).is_file(), "{link} is not a file");
 }
 
-/// The example's plan with one binding: n1–n2 cut and n3 paused for a minute, both.
-fn held_spec(dir: &Path) -> PathBuf {
+/// The example's plan with one binding: n1–n2 cut and n3 paused for a minute, both;
+/// with `containers`, a docker pause of the first through node n2's socket for a
+/// second and one of the second through node n3's for a minute.
+fn held_spec(dir: &Path, containers: Option<(&str, &str)>) -> PathBuf {
     let plan = dir.join("plan.md");
     std::fs::copy(example().join("plan.md"), &plan).expect("plan copied");
     let spec = std::fs::read_to_string(example().join("plan.run.yaml")).expect("run spec");
@@ -232,11 +240,41 @@ fn held_spec(dir: &Path) -> PathBuf {
         after: 500ms
         duration: 60s
         process: { signal: SIGSTOP, target: { service: n3 } }
-    tiers:
-      smoke: { duration: 60s }
 "#;
-    std::fs::write(dir.join("plan.run.yaml"), format!("{head}{held}")).expect("spec");
+    let docker = containers.map_or(String::new(), |(short, long)| {
+        format!(
+            r#"      - id: dock-n2
+        after: 500ms
+        duration: 1s
+        docker: {{ node: n2, container: {short}, action: pause }}
+      - id: dock-n3
+        after: 500ms
+        duration: 60s
+        docker: {{ node: n3, engine: "unix:///var/run/docker.sock", container: {long}, action: pause }}
+"#
+        )
+    });
+    let tiers = "    tiers:\n      smoke: { duration: 60s }\n";
+    std::fs::write(
+        dir.join("plan.run.yaml"),
+        format!("{head}{held}{docker}{tiers}"),
+    )
+    .expect("spec");
     plan
+}
+
+/// The forwarded-socket directories faultline process `pid` has under the temp dir.
+fn forward_dirs(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("fl-fwd-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]
@@ -244,8 +282,16 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
     let Some(hosts) = SshHosts::up("ssh_heal") else {
         return;
     };
+    let sleepers = match docker_fixture::unavailable() {
+        Some(why) if common::skipped("DOCKER", Some(format!("{why}: no docker faults"))) => None,
+        _ => Some(Sleepers::start("sshdock", 2).unwrap_or_else(|e| panic!("containers: {e}"))),
+    };
+    let containers = sleepers
+        .as_ref()
+        .map(|s| (s.names[0].as_str(), s.names[1].as_str()));
+    let faults = if containers.is_some() { 4 } else { 2 };
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = held_spec(dir.path());
+    let plan = held_spec(dir.path(), containers);
     let out = dir.path().join("out");
     // Without its watchdog: the test looks at what a killed faultline leaves.
     let mut run = faultline(&plan, hosts.dir(), &out, &["--only", "S1"])
@@ -261,8 +307,14 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
             let records = journal(&session);
             let injected = of_kind(&records, "fault-injected");
             victim = injected.iter().find_map(|r| r["data"]["pid"].as_i64());
-            if injected.len() == 2
-                && of_kind(&records, "landing-injector").len() == 2
+            // The short docker pause is healed by the run itself first.
+            let short_healed = containers.is_none()
+                || of_kind(&records, "fault-healed")
+                    .iter()
+                    .any(|r| r["data"]["fault"] == "dock-n2");
+            if injected.len() == faults
+                && of_kind(&records, "landing-injector").len() == faults
+                && short_healed
                 && tagged_rules(&hosts, 2) == 2
             {
                 break;
@@ -270,14 +322,28 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    let run_pid = run.id();
     let _ = run.kill();
     let _ = run.wait();
     let session = session_in(&out).expect("a session");
     let records = journal(&session);
+    let healed_in_run: Vec<&Value> = of_kind(&records, "fault-healed");
     assert!(
-        of_kind(&records, "fault-healed").is_empty(),
-        "healed before the kill: the test proves nothing"
+        healed_in_run
+            .iter()
+            .all(|r| r["data"]["fault"] == "dock-n2"),
+        "healed before the kill: the test proves nothing: {healed_in_run:?}"
     );
+    if let Some((short, long)) = containers {
+        docker_landed_over_each_nodes_ssh(&records, short, long);
+        // The run's heal ended n2's forward; n3's is held by the killed faultline's
+        // master (gone with `faultline heal` below), its directory left for the test.
+        let left = forward_dirs(run_pid);
+        assert_eq!(left.len(), 1, "forwarded-socket dirs left: {left:?}");
+        for dir in left {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
     let victim = victim.expect("the pause names its victim");
     assert_eq!(tagged_rules(&hosts, 2), 2, "the cut outlived faultline");
     assert_eq!(
@@ -296,16 +362,33 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
         .collect();
     assert_eq!(groups.len(), 3, "{groups:?}");
 
-    let healed = Command::new(env!("CARGO_BIN_EXE_faultline"))
+    let heal = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .arg("heal")
         .arg(&session)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("faultline heal runs");
+    let heal_pid = heal.id();
+    let healed = heal.wait_with_output().expect("faultline heal ends");
     let text = said(&healed);
     assert!(healed.status.success(), "{text}");
     assert!(text.contains("2 rule(s) tagged"), "{text}");
     assert!(text.contains("SIGCONT"), "{text}");
     assert_eq!(tagged_rules(&hosts, 2), 0, "{text}");
+    if let Some((_, long)) = containers {
+        // Through n3's socket forwarded over a connection of its own, then closed.
+        assert!(
+            text.contains(&format!("dock-n3: container {long} unpaused")),
+            "{text}"
+        );
+        assert!(
+            text.contains("on node n3's docker socket over ssh (/var/run/docker.sock)"),
+            "{text}"
+        );
+        assert_eq!(Sleepers::status(long), "running", "{text}");
+        assert_eq!(forward_dirs(heal_pid), Vec::<PathBuf>::new(), "{text}");
+    }
     // Every group it started on a node is gone from that node (the victim resumed
     // first, then ended with its group).
     for (node, pgid) in groups {
@@ -316,6 +399,40 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
             "{node}: {pgid} left: {text}"
         );
     }
+}
+
+/// The docker pauses of [`held_spec`], before the kill: each done through its node's
+/// socket over the node's ssh (the node's own key and known_hosts, neither in ~/.ssh),
+/// proven from the engine's events and state; n2's healed (running again), n3's held.
+fn docker_landed_over_each_nodes_ssh(records: &[Value], short: &str, long: &str) {
+    let about = |kind: &str, fault: &str| -> Value {
+        of_kind(records, kind)
+            .into_iter()
+            .find(|r| r["data"]["fault"] == fault)
+            .map(|r| r["data"].clone())
+            .unwrap_or_else(|| panic!("no {kind} of {fault}"))
+    };
+    for (fault, node) in [("dock-n2", "n2"), ("dock-n3", "n3")] {
+        let injected = about("fault-injected", fault);
+        assert_eq!(injected["undo"]["docker"]["node"], node, "{injected}");
+        let landing = about("landing-injector", fault);
+        assert_eq!(landing["landed"], true, "{landing}");
+        assert_eq!(landing["detail"]["state"]["paused"], true, "{landing}");
+        let words = format!("on node {node}'s docker socket over ssh (/var/run/docker.sock)");
+        assert!(landing.to_string().contains(&words), "{landing}");
+    }
+    let healed = about("fault-healed", "dock-n2");
+    let line = healed["result"]["Ok"].as_str().unwrap_or_default();
+    assert!(
+        line.contains(&format!("container {short} unpaused")),
+        "{healed}"
+    );
+    assert!(
+        line.contains("on node n2's docker socket over ssh"),
+        "{healed}"
+    );
+    assert_eq!(Sleepers::status(short), "running");
+    assert_eq!(Sleepers::status(long), "paused");
 }
 
 /// A known_hosts without h3's key: the run stops before anything starts, naming the

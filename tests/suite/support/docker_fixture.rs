@@ -188,6 +188,82 @@ fn rootfs(at: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `docker import`s the root filesystem at `root` as `image`.
+fn import(root: &Path, image: &str) -> Result<(), String> {
+    let import = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "tar -C '{}' -c . | docker import - '{image}'",
+            root.display()
+        ))
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("docker import: {e}"))?;
+    if import.success() {
+        Ok(())
+    } else {
+        Err(format!("docker import ended {import}"))
+    }
+}
+
+/// Containers that only sleep, from an image of a static busybox alone (imported, no
+/// registry, no network): victims for a fault that needs nothing but a container.
+/// Removed with their image on drop.
+pub struct Sleepers {
+    pub names: Vec<String>,
+    image: Option<String>,
+}
+
+impl Sleepers {
+    /// `count` of them, named after `test`.
+    pub fn start(test: &str, count: usize) -> Result<Sleepers, String> {
+        let prefix = format!("flt-{test}-{}", std::process::id());
+        let mut out = Sleepers {
+            names: Vec::new(),
+            image: None,
+        };
+        let root = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let io = |e: std::io::Error| format!("rootfs: {e}");
+        std::fs::create_dir_all(root.path().join("bin")).map_err(io)?;
+        std::fs::copy("/bin/busybox", root.path().join("bin/busybox")).map_err(io)?;
+        let image = format!("{prefix}-sleeper:latest");
+        import(root.path(), &image)?;
+        out.image = Some(image.clone());
+        for i in 0..count {
+            let name = format!("{prefix}-s{i}");
+            out.names.push(name.clone());
+            let args = ["run", "-d", "--name", &name, "--network", "none", &image];
+            let args: Vec<&str> = args
+                .into_iter()
+                .chain(["/bin/busybox", "sleep", "3600"])
+                .collect();
+            sh("docker", &args)?;
+        }
+        Ok(out)
+    }
+
+    /// `running`, `paused`, `exited`, … of container `name`.
+    pub fn status(name: &str) -> String {
+        sh(
+            "docker",
+            &["inspect", "--format", "{{.State.Status}}", name],
+        )
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|e| format!("inspect failed: {e}"))
+    }
+}
+
+impl Drop for Sleepers {
+    fn drop(&mut self) {
+        for name in &self.names {
+            let _ = sh("docker", &["rm", "-f", name]);
+        }
+        if let Some(image) = &self.image {
+            let _ = sh("docker", &["rmi", "-f", image]);
+        }
+    }
+}
+
 /// Builds the image, the network and the four nodes; waits until all answer.
 pub fn build(test: &str, shared: &Path) -> Result<Fixture, String> {
     let prefix = format!("flt-{test}-{}", std::process::id());
@@ -203,19 +279,7 @@ pub fn build(test: &str, shared: &Path) -> Result<Fixture, String> {
     };
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
     rootfs(root.path())?;
-    let import = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "tar -C '{}' -c . | docker import - '{}'",
-            root.path().display(),
-            fixture.image
-        ))
-        .stdout(Stdio::null())
-        .status()
-        .map_err(|e| format!("docker import: {e}"))?;
-    if !import.success() {
-        return Err(format!("docker import ended {import}"));
-    }
+    import(root.path(), &fixture.image)?;
     fixture.image_created = true;
     // An unused /24: try a few derived from the pid and the test name.
     let seed = std::process::id() as usize + test.len() * 37;
