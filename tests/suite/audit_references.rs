@@ -43,9 +43,17 @@ fn audit_headings_match_the_items_the_engine_produces() {
             .map(|i| i.evidence.clone())
             .unwrap_or_default()
     };
-    assert!(gbb8(&never_ran).contains("never ran"), "{}", gbb8(&never_ran));
+    assert!(
+        gbb8(&never_ran).contains("never ran"),
+        "{}",
+        gbb8(&never_ran)
+    );
     let gbb = audit::green_but_broken(&facts, &ctx);
-    assert!(gbb8(&gbb).contains("no quiesce condition"), "{}", gbb8(&gbb));
+    assert!(
+        gbb8(&gbb).contains("no quiesce condition"),
+        "{}",
+        gbb8(&gbb)
+    );
     let (gbb, weak) = audit::combine(&[gbb], &[&facts], 0, &ctx);
     let code: BTreeSet<String> = gbb
         .iter()

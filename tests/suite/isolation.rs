@@ -67,22 +67,6 @@ fn isolated_plan(dir: &Path) -> PathBuf {
     plan
 }
 
-fn records(session: &Path) -> Vec<Value> {
-    std::fs::read_to_string(session.join("journal.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
-fn of_kind(records: &[Value], kind: &str) -> Vec<Value> {
-    records
-        .iter()
-        .filter(|r| r["kind"] == kind)
-        .cloned()
-        .collect()
-}
-
 /// The one session directory under `out`, once it has a journal.
 fn session_under(out: &Path) -> Option<PathBuf> {
     let mut stack = vec![out.to_path_buf()];
@@ -98,24 +82,6 @@ fn session_under(out: &Path) -> Option<PathBuf> {
         }
     }
     None
-}
-
-/// Processes whose network namespace is `inode`.
-fn holders(inode: u64) -> Vec<String> {
-    let wanted = format!("net:[{inode}]");
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/ns/net"))
-                .is_ok_and(|l| l.as_os_str() == wanted.as_str())
-        })
-        .map(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
-        })
-        .collect()
 }
 
 fn netns_names() -> String {
@@ -154,8 +120,9 @@ fn killed_with_the_partition_held(
     let mut child = cmd.spawn().expect("faultline run");
     let end = Instant::now() + Duration::from_secs(60);
     let session = loop {
-        let injected =
-            session_under(out).filter(|s| !of_kind(&records(s), "fault-injected").is_empty());
+        let injected = session_under(out).filter(|s| {
+            !common::journal_of_kind(&common::journal_values(s), "fault-injected").is_empty()
+        });
         if let Some(session) = injected {
             break session;
         }
@@ -165,8 +132,8 @@ fn killed_with_the_partition_held(
         assert!(Instant::now() < end, "no fault-injected within 60 s");
         std::thread::sleep(Duration::from_millis(50));
     };
-    let journal = records(&session);
-    let made = of_kind(&journal, "netns-created");
+    let journal = common::journal_values(&session);
+    let made = common::journal_of_kind(&journal, "netns-created");
     assert_eq!(made.len(), 1, "{made:?}");
     let name = made[0]["data"]["name"].as_str().expect("name").to_string();
     let inode = made[0]["data"]["inode"].as_u64().expect("inode");
@@ -193,10 +160,11 @@ fn killed_with_the_partition_held(
 
 /// The namespace is gone and nothing of the run is in it or its place.
 fn assert_gone(session: &Path, name: &str, inode: u64, by: &str) {
-    let removed: Vec<Value> = of_kind(&records(session), "netns-removed")
-        .into_iter()
-        .filter(|r| r["data"]["name"] == name)
-        .collect();
+    let removed: Vec<Value> =
+        common::journal_of_kind(&common::journal_values(session), "netns-removed")
+            .into_iter()
+            .filter(|r| r["data"]["name"] == name)
+            .collect();
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert_eq!(removed[0]["data"]["by"], by, "{removed:?}");
     assert_eq!(
@@ -206,10 +174,14 @@ fn assert_gone(session: &Path, name: &str, inode: u64, by: &str) {
     );
     assert!(!netns_names().contains(name), "{name} still listed");
     let end = Instant::now() + Duration::from_secs(10);
-    while !holders(inode).is_empty() && Instant::now() < end {
+    while !common::netns_holders(inode).is_empty() && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(holders(inode), Vec::<String>::new(), "still in {name}");
+    assert_eq!(
+        common::netns_holders(inode),
+        Vec::<String>::new(),
+        "still in {name}"
+    );
 }
 
 fn said(out: &Output) -> String {
@@ -270,7 +242,7 @@ fn an_isolated_run_leaves_no_namespace_by_any_way_out() {
         "{}",
         said(&resume)
     );
-    let made = of_kind(&records(&session), "netns-created");
+    let made = common::journal_of_kind(&common::journal_values(&session), "netns-created");
     assert_eq!(
         made.len(),
         2,
@@ -279,11 +251,11 @@ fn an_isolated_run_leaves_no_namespace_by_any_way_out() {
     let again = made[1]["data"]["name"].as_str().expect("name").to_string();
     assert_ne!(again, name);
     let inode = made[1]["data"]["inode"].as_u64().expect("inode");
-    let removed = of_kind(&records(&session), "netns-removed");
+    let removed = common::journal_of_kind(&common::journal_values(&session), "netns-removed");
     let last = removed.last().expect("removed");
     assert_eq!(last["data"]["name"], again.as_str());
     assert!(last["data"]["by"].is_null(), "the run's own end: {last}");
     assert!(!netns_names().contains(&again));
     common::await_watchdogs(&session, Duration::from_secs(10));
-    assert_eq!(holders(inode), Vec::<String>::new());
+    assert_eq!(common::netns_holders(inode), Vec::<String>::new());
 }

@@ -72,24 +72,6 @@ fn root_rules() -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The processes whose network namespace is `inode` (pid and command).
-fn holders(inode: u64) -> Vec<String> {
-    let wanted = format!("net:[{inode}]");
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/ns/net"))
-                .is_ok_and(|l| l.as_os_str() == wanted.as_str())
-        })
-        .map(|pid| {
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
-        })
-        .collect()
-}
-
 /// Makes a namespace, lists iptables rules inside it, and deletes it again.
 fn netns_probe() -> Result<(), String> {
     let ns = format!("flt-redis-probe-{}", std::process::id());
@@ -231,11 +213,7 @@ fn redis_failover_example_gives_its_three_verdicts() {
     // The run's own namespace: journaled with its inode, said on the headless output,
     // deleted at the end, held by no process once faultline is gone; the host's
     // namespace list and iptables rules are as they were.
-    let journal: Vec<Value> = std::fs::read_to_string(session.join("journal.jsonl"))
-        .expect("journal")
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let journal = common::journal_values(&session);
     let made: Vec<&Value> = journal
         .iter()
         .filter(|r| r["kind"] == "netns-created")
@@ -268,7 +246,7 @@ fn redis_failover_example_gives_its_three_verdicts() {
     // The watchdogs stand down and exit a moment after faultline does.
     common::await_watchdogs(&session, std::time::Duration::from_secs(10));
     assert_eq!(
-        holders(inode),
+        common::netns_holders(inode),
         Vec::<String>::new(),
         "processes still in {name}"
     );

@@ -602,3 +602,39 @@ pub fn d3_marks() -> Vec<faultline::oracle::series::FaultMark> {
         },
     ]
 }
+
+/// Processes whose network namespace is `inode` (pid and command line).
+pub fn netns_holders(inode: u64) -> Vec<String> {
+    let wanted = format!("net:[{inode}]");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/ns/net"))
+                .is_ok_and(|l| l.as_os_str() == wanted.as_str())
+        })
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid} {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
+        })
+        .collect()
+}
+
+/// A session's journal records as JSON (unreadable lines left out).
+pub fn journal_values(session: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(session.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The records of one kind.
+pub fn journal_of_kind(records: &[serde_json::Value], kind: &str) -> Vec<serde_json::Value> {
+    records
+        .iter()
+        .filter(|r| r["kind"] == kind)
+        .cloned()
+        .collect()
+}
