@@ -88,6 +88,15 @@ pub struct FaultFacts {
     pub cites: Vec<u64>,
 }
 
+impl FaultFacts {
+    /// The one definition of a proven landing, which the verdict, the `fault-proof`
+    /// record and every artifact drawn from it share: injected, and every declared
+    /// signal seen in its window (injector-side evidence alone proves nothing).
+    pub fn proven(&self) -> bool {
+        self.injected && self.declared_landed
+    }
+}
+
 /// Everything the iteration learned, for the audits and the decision tree.
 #[derive(Debug, Default)]
 pub struct IterationFacts {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::audit::{self, AuditCtx};
-use super::iteration::{self, EngineError, IterationCtx, IterationFacts};
+use super::iteration::{self, EngineError, FaultFacts, IterationCtx, IterationFacts};
 use crate::oracle::series::{self, FaultMark};
 use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, TierBudget};
@@ -132,7 +132,7 @@ impl BindingRun<'_> {
                 Some(FaultMark {
                     epoch: f.epoch?,
                     fault: f.id.clone(),
-                    proven: Some(f.injected && (f.declared_landed || f.injector_landed)),
+                    proven: Some(f.proven()),
                 })
             })
             .collect();
@@ -377,7 +377,7 @@ impl BindingRun<'_> {
             && !facts.is_empty()
             && facts
                 .iter()
-                .all(|f| f.faults.len() == planned && f.faults.iter().all(|x| x.declared_landed));
+                .all(|f| f.faults.len() == planned && f.faults.iter().all(FaultFacts::proven));
         cite(
             "landing",
             facts
@@ -468,7 +468,7 @@ fn is_clean(facts: &IterationFacts, gbb: &[crate::verdict::AuditItem]) -> bool {
     );
     facts.env_missing.is_none()
         && judged_clean
-        && facts.faults.iter().all(|f| f.declared_landed)
+        && facts.faults.iter().all(FaultFacts::proven)
         && gbb.iter().all(|i| i.status != AuditStatus::Failed)
 }
 
@@ -511,7 +511,7 @@ fn tier_met(
 ) -> Option<Tier> {
     let fewest_landed = clean
         .iter()
-        .map(|(_, f, _)| f.faults.iter().filter(|x| x.declared_landed).count())
+        .map(|(_, f, _)| f.faults.iter().filter(|x| x.proven()).count())
         .min()
         .unwrap_or(0);
     binding

@@ -145,6 +145,8 @@ events! {
     FaultInjected(FaultInjected) = "fault-injected",
     LandingInjector(LandingInjector) = "landing-injector",
     LandingDeclared(LandingDeclared) = "landing-declared",
+    /// Whether the fault's landing is proven, decided once from the evidence above.
+    FaultProof(FaultProof) = "fault-proof",
     FaultHealed(FaultHealed) = "fault-healed",
     // The oracle.
     HistoryUnreadable(HistoryUnreadable) = "history-unreadable",
@@ -930,6 +932,17 @@ pub struct LandingDeclared {
     pub seen: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skew_s: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultProof {
+    pub fault: String,
+    /// The fault epoch it was injected under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    pub proven: bool,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

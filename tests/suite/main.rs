@@ -18,6 +18,7 @@ mod support {
     pub mod users;
 }
 
+mod agreement;
 mod audit_references;
 mod author_in_run;
 mod author_mode;

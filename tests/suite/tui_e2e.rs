@@ -139,8 +139,9 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     assert!(placed.exists(), "the approved install did not happen");
     tmux.send(&["Enter"]);
 
-    // While D2's pause is held, the Run screen shows D2 and its fault, not D1's end.
-    let screen = tmux.wait_for("D2: holding pause-n3", Duration::from_secs(120));
+    // While D2's pause is held, the Run screen shows D2 and its fault, not D1's end;
+    // the status line says the proof the `fault-proof` record holds.
+    let screen = tmux.wait_for("D2: pause-n3 proven, held", Duration::from_secs(120));
     assert!(screen.contains("pause-n3: injected"), "{screen}");
     assert!(screen.contains("D2 fault"), "the pane tails D2:\n{screen}");
     assert!(!screen.contains("D1 done"), "{screen}");

@@ -276,6 +276,23 @@ impl Runner<'_> {
                 }))?);
         }
         facts.declared_landed = all;
+        // The decision, once: readers (live chart, metrics, figures, report) take it
+        // from this record instead of weighing the evidence again.
+        let proven = facts.proven();
+        facts
+            .cites
+            .push(self.log(Event::FaultProof(event::FaultProof {
+                fault: facts.id.clone(),
+                epoch: facts.epoch,
+                proven,
+                why: if proven {
+                    "every declared signal seen in its window".into()
+                } else if !facts.injected {
+                    "not injected".into()
+                } else {
+                    "a declared signal was not seen in its window".into()
+                },
+            }))?);
         Ok(())
     }
 

@@ -132,19 +132,21 @@ impl View {
                 format!("{id}: proving landing of {}", clean(&f.fault)),
                 None,
             )),
-            Event::LandingInjector(l) => {
-                let landed = l.landed;
-                self.fault_line(row, &l.fault, |f| {
-                    f.mark.proven = Some(f.mark.proven.unwrap_or(true) && landed);
-                });
-                None
-            }
+            // Evidence alone decides nothing here: the `fault-proof` record does.
             Event::LandingDeclared(l) => {
-                let seen = super::rows::declared_seen(&l.seen);
-                self.fault_line(row, &l.fault, |f| {
-                    f.mark.proven = Some(f.mark.proven.unwrap_or(true) && seen);
-                });
                 Some(now(format!("{id}: holding {}", clean(&l.fault)), None))
+            }
+            Event::FaultProof(p) => {
+                self.fault_line(row, &p.fault, |f| f.mark.proven = Some(p.proven));
+                let fault = clean(&p.fault);
+                Some(now(
+                    if p.proven {
+                        format!("{id}: {fault} proven, held")
+                    } else {
+                        format!("{id}: {fault} NOT proven ({}), held", clean(&p.why))
+                    },
+                    None,
+                ))
             }
             Event::FaultHealed(h) => {
                 self.fault_line(row, &h.fault, |f| f.healed = true);
