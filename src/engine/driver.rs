@@ -1246,6 +1246,7 @@ impl Driver<'_> {
         let scenario = &self.req.plan.scenarios[index];
         let reproduced = self.outcome.scenarios[index].verdict == Some(Verdict::FailReproducible);
         let mut answers = Vec::new();
+        let mut answered_by: Vec<String> = Vec::new();
         // After a stop nobody is there to answer: the finding is written unclassified
         // (`faultline resume` asks, when it finishes a reduction the stop cut short).
         let asked = if self.cancel.is_cancelled() {
@@ -1268,6 +1269,13 @@ impl Driver<'_> {
                     who: answer.who.clone(),
                 }),
             );
+            let by = match &answer.who {
+                Some(who) => format!("{who} ({})", answer.by),
+                None => answer.by.clone(),
+            };
+            if !answered_by.contains(&by) {
+                answered_by.push(by);
+            }
             answers.push(answer.text);
         }
         // Written again by `resume` (a finished reduction): the same finding, the same id.
@@ -1344,6 +1352,7 @@ impl Driver<'_> {
             ),
             reproduced,
             blame: unasked(answers.first()),
+            classified_by: answered_by.join(", "),
             bug_type: unasked(answers.get(1)),
             tags: answers.get(2).cloned().unwrap_or_default(),
             severity: answers.get(3).cloned().unwrap_or_default(),

@@ -295,6 +295,10 @@ pub struct Finding {
     pub reproducer: String,
     pub reproduced: bool,
     pub blame: String,
+    /// Who gave the classification answers (blame, bug type, …): an attached
+    /// operator, the answers file or `--yes`; empty when nobody was asked.
+    #[serde(default)]
+    pub classified_by: String,
     pub bug_type: String,
     /// Secondary tags (method §6), comma-separated as the operator gave them.
     pub tags: String,

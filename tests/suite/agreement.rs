@@ -2,8 +2,8 @@
 //! session the suite already runs (all scenarios and arms): each run's verdict in
 //! report.md, its finding and junit.xml; each fault's proof state per seed in the
 //! journal's `fault-proof` records, verdicts.json's landing evidence, `metrics/`, the
-//! figures' legends and the live chart's fault row (the reducer's `View`); the seeds
-//! that ran. An artifact added later joins this test (references/development.md).
+//! figures' legends and the live chart's fault row (the reducer's `View`); who
+//! classified each FAIL; the seeds that ran. An artifact added later joins this test (references/development.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -139,6 +139,24 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
                     finding.contains(&format!("**Verdict:** {scenario_verdict} — ")),
                     "findings/{id}.md does not say {scenario_verdict}"
                 );
+            }
+
+            // Who classified a FAIL, as the journal's answer records say.
+            if verdict.starts_with("FAIL") {
+                let by = records
+                    .iter()
+                    .filter(|r| r["kind"] == "operator-answer")
+                    .find(|r| r["data"]["question"] == format!("{id}.blame"))
+                    .and_then(|r| r["data"]["by"].as_str())
+                    .unwrap_or_else(|| panic!("{id}.blame was answered"));
+                let finding = std::fs::read_to_string(session.join(format!("findings/{stem}.md")))
+                    .expect("finding");
+                for (name, text) in [("the finding", &finding), ("report.md", &report)] {
+                    assert!(
+                        text.contains(&format!("(answered by {by})")),
+                        "{name} does not say who classified {id} ({by})"
+                    );
+                }
             }
 
             // Each fault of each seed: proven in the journal iff verdicts.json's

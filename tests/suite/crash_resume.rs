@@ -37,7 +37,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 47] = [
+const KILL_POINTS: [KillPoint; 48] = [
     at("session-started"),
     // The session server's first record: the first of a resumed run after its heal.
     at("session-roles"),
@@ -76,6 +76,8 @@ const KILL_POINTS: [KillPoint; 47] = [
     at_in("fault-injected", "D2"),
     at_in("landing-injector", "D2"),
     at_in("landing-declared", "D2"),
+    // The one proof decision of the fault, after its signals were looked for.
+    at_in("fault-proof", "D2"),
     at_in("fault-healed", "D2"),
     at_in("verdict", "D2"),
     // The primary's end, explained by its kill fault.

@@ -820,10 +820,11 @@ scenarios:
     let fields: Vec<&str> = errors.iter().filter_map(|e| e.field.as_deref()).collect();
     assert_eq!(
         fields,
+        // In file order: the two bad engines come before the stranger node.
         [
-            "scenarios.K1.faults[3].docker.node",
             "docker.engine",
             "docker.tls",
+            "scenarios.K1.faults[3].docker.node",
         ],
         "{errors:?}"
     );

@@ -193,6 +193,7 @@ fn d3() -> ScenarioOutcome {
         reproducer: "faultline run examples/demo/plan.md --only D3 --seed 7".to_string(),
         reproduced: true,
         blame: "unknown — pending re-run on alternative harness/host".to_string(),
+        classified_by: "alice (approver, uid 1001) (attached)".to_string(),
         bug_type: "crash-recovery".to_string(),
         tags: "replication, durability".to_string(),
         severity: "P0".to_string(),
