@@ -12,14 +12,14 @@ use tokio_util::sync::CancellationToken;
 use crate::exit;
 use crate::session::client::{self, Link};
 use crate::session::runtime::Found;
-use crate::session::wire::{ClientMsg, Ending, Hello, ServerMsg};
+use crate::session::wire::{ClientMsg, Ending, Hello, PROTOCOL_VERSION, ServerMsg};
 use crate::term_out::Clean;
 
 /// How long a starting server may take to say where its session is.
 const READY_WAIT: Duration = Duration::from_secs(60);
 
 /// Exit code when the session refused this client (not on its list; a viewer that
-/// tried to stop it): sysexits' EX_NOPERM.
+/// tried to stop it; another attach protocol version): sysexits' EX_NOPERM.
 pub const REFUSED: i32 = 77;
 
 /// Prints one line through the terminal writer (sanitized), ignoring a stdout that
@@ -219,6 +219,7 @@ async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) 
 fn refused_code(e: &client::AttachError) -> i32 {
     match e {
         client::AttachError::Denied { .. }
+        | client::AttachError::Version { .. }
         | client::AttachError::Impostor { .. }
         | client::AttachError::Unsafe(_) => REFUSED,
         _ => exit::UNREADABLE,
@@ -269,6 +270,7 @@ pub async fn attach(args: AttachArgs) -> i32 {
         label: args.label.clone(),
         viewer: args.role.as_deref() == Some("viewer"),
         client: if args.json { "json" } else { "tui" }.into(),
+        ..Hello::default()
     };
     if args.json {
         return attach_json(&found, hello).await;
@@ -299,6 +301,7 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
     };
     // The welcome first, as the server sent it (a JSON reader sees every message).
     let welcome = ServerMsg::Welcome {
+        protocol: PROTOCOL_VERSION,
         who,
         status,
         plan_text,

@@ -356,13 +356,12 @@ impl Running {
 }
 
 impl Running {
-    /// SIGKILL to the group and, at once, to every member of the cgroup.
-    async fn kill_all(&self) {
-        match &self.leader {
+    /// SIGKILL to the group and, at once, to every member of the cgroup (on a node,
+    /// its cgroup there is removed too).
+    async fn kill_all(&mut self) {
+        match &mut self.leader {
             Leader::Local(_) => self.kill_local(),
-            Leader::Remote(leader) => {
-                let _ = leader.host.signal_group(self.pgid, Signal::SIGKILL).await;
-            }
+            Leader::Remote(leader) => leader.kill_all(self.pgid).await,
         }
     }
 

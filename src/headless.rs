@@ -95,17 +95,17 @@ fn plain(value: &Value) -> String {
     }
 }
 
-/// `seed-3` → `seed 3 started`, `seed-3-rerun` → a re-run, `seed-3-reduce-2` → a
-/// reduction run.
-fn iteration_words(label: &str, seconds: u64) -> String {
-    let label = label.strip_prefix("seed-").unwrap_or(label);
-    if let Some(seed) = label.strip_suffix("-rerun") {
-        return format!("re-run of seed {seed} started ({seconds} s)");
+/// `seed 3 started`, a re-run, or a reduction run, with its planned length.
+fn iteration_words(label: crate::session::label::IterationLabel, seconds: u64) -> String {
+    use crate::session::label::Pass;
+    match label.pass {
+        Pass::Seed => format!("seed {} started ({seconds} s)", label.seed),
+        Pass::Rerun => format!("re-run of seed {} started ({seconds} s)", label.seed),
+        Pass::Reduce(run) => format!(
+            "reduction run {run} started (seed {}, {seconds} s)",
+            label.seed
+        ),
     }
-    if let Some((seed, run)) = label.split_once("-reduce-") {
-        return format!("reduction run {run} started (seed {seed}, {seconds} s)");
-    }
-    format!("seed {label} started ({seconds} s)")
 }
 
 /// What a record says, in words, when it is worth a line; `None` otherwise. Not
@@ -137,7 +137,7 @@ fn said(record: &Record) -> Option<(String, Option<Tone>)> {
             b.duration_ms / 1000,
             b.faults
         ),
-        Event::IterationStarted(i) => iteration_words(&i.label, i.duration_ms / 1000),
+        Event::IterationStarted(i) => iteration_words(i.label, i.duration_ms / 1000),
         Event::FaultInjected(f) => format!("fault {} injected", f.fault),
         Event::FaultInjectFailed(f) => {
             format!("fault {} could not be injected: {}", f.fault, f.error)

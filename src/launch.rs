@@ -535,10 +535,13 @@ pub fn isolate(input: &PlanInput, args: &RunArgs) -> Result<(), i32> {
     let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
     match runspec::load(&parsed, sidecar) {
         Ok(spec) if spec.isolated() => crate::host::netns::enter().map(|_| ()).map_err(|why| {
-            crate::say_err!(
-                "faultline: `isolate: netns`: {why}; nothing was started (a namespace of the \
-                 run's own needs root and iproute2's `ip`)"
-            );
+            // `why` says the cause (no `ip`, every name taken, `ip`'s own words).
+            let root = if nix::unistd::geteuid().is_root() {
+                ""
+            } else {
+                " (a namespace of the run's own needs root)"
+            };
+            crate::say_err!("faultline: `isolate: netns`: {why}; nothing was started{root}");
             exit::ENVIRONMENT
         }),
         _ => Ok(()),

@@ -19,11 +19,17 @@ use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{Binding, CheckerSpec, FaultStep};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, JournalError, Scope};
+use crate::session::label::CommandRole;
+
+/// The workload's name among the iteration's commands (its role).
+const WORKLOAD: &str = CommandRole::Workload.as_str();
 
 mod faults;
 mod schedule;
 mod setup;
 mod watch;
+
+pub(crate) use watch::log_tail;
 
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
@@ -70,6 +76,39 @@ pub enum EngineError {
     Interrupted { id: String },
 }
 
+/// Why a child did not start: refused as the uid it was to run as (said in full), or
+/// anything else.
+enum SpawnError {
+    Denied(String),
+    Engine(EngineError),
+}
+
+impl From<EngineError> for SpawnError {
+    fn from(e: EngineError) -> Self {
+        SpawnError::Engine(e)
+    }
+}
+
+/// The `EACCES` (or `EPERM`) a start failed with, if it did.
+fn denied(e: &exec::ExecError) -> Option<&std::io::Error> {
+    match e {
+        exec::ExecError::Cgroup { source, .. } | exec::ExecError::Spawn { source, .. }
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
+            Some(source)
+        }
+        _ => None,
+    }
+}
+
+/// The account name of `uid`, when the user database has one.
+fn account_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+}
+
 /// What happened to one planned fault.
 #[derive(Debug, Clone, Default)]
 pub struct FaultFacts {
@@ -83,6 +122,9 @@ pub struct FaultFacts {
     pub declared_landed: bool,
     pub victim_side_seen: bool,
     pub healed: bool,
+    /// Why its injection failed (a refused target, a failing inject command): it was
+    /// never injected, which the verdict says instead of a missing landing signal.
+    pub inject_failed: Option<String>,
     /// One line per observation, for the report.
     pub detail: Vec<String>,
     pub cites: Vec<u64>,
@@ -203,36 +245,56 @@ impl Runner<'_> {
     }
 
     /// A `user:` service's own `artifacts/<service>/`, owned by its uid; why not, when
-    /// it cannot be made or, for a command that names `${artifacts}`, that uid cannot
-    /// reach it (a private directory above the session that faultline did not create
-    /// and does not change).
+    /// it cannot be made.
     fn own_artifacts(
         &self,
         service: &crate::runspec::model::Service,
-        user: &str,
         identity: &exec::Identity,
     ) -> Result<PathBuf, String> {
-        let own = crate::session::dir::make_owned(
+        crate::session::dir::make_owned(
             &self.ctx.artifacts,
             &service.name,
             identity.uid,
             identity.gid,
         )
-        .map_err(|e| format!("cannot make its artifacts directory: {e}"))?;
-        if !service.run.contains("${artifacts}") {
-            return Ok(own);
+        .map_err(|e| format!("cannot make its artifacts directory: {e}"))
+    }
+
+    /// Why a `user:` service's uid cannot reach what it needs, when it cannot: its
+    /// working directory (the child changes into it before it runs anything) and,
+    /// when its `command` (expanded: a var may hold `${artifacts}`) names it, its own
+    /// artifacts directory `own`. A private directory above them that faultline did
+    /// not create and does not change keeps that uid out.
+    fn unreachable_for(
+        &self,
+        user: &str,
+        identity: &exec::Identity,
+        own: &Path,
+        command: &str,
+    ) -> Option<String> {
+        let name = account_name(identity.uid).unwrap_or_else(|| user.to_string());
+        let blocked = |dir: &Path| {
+            crate::session::roles::blocked_ancestor(identity.uid, identity.gid, &name, dir)
+        };
+        if let Some(why) = blocked(&self.ctx.cwd) {
+            return Some(format!(
+                "{why}, so it cannot start in its working directory {}",
+                self.ctx.cwd.display()
+            ));
         }
-        match crate::session::roles::blocked_ancestor(identity.uid, identity.gid, user, &own) {
-            Some(why) => Err(format!(
+        let names_own = command.contains(&own.display().to_string());
+        if names_own && let Some(why) = blocked(own) {
+            return Some(format!(
                 "{why}, so it cannot reach its artifacts directory {}",
                 own.display()
-            )),
-            None => Ok(own),
+            ));
         }
+        None
     }
 
     /// The seed ends before anything starts: `service` cannot run as its user.
     fn user_missing(&mut self, service: &str, why: &str) -> Result<bool, EngineError> {
+        let why = crate::sanitize::line(why);
         let name = format!("service {service} runs as its user");
         let seq = self.log(Event::Precondition(event::Precondition {
             name: format!("{name}: {why}"),
@@ -253,7 +315,7 @@ impl Runner<'_> {
         if node.is_some() {
             return self.spawn_remote(node, name, command).await;
         }
-        self.spawn_in(name, command, Vec::new(), None, None)
+        self.spawn_own(name, command)
     }
 
     /// Starts `command` on a node over SSH, journaled like a local child (with its
@@ -266,7 +328,7 @@ impl Runner<'_> {
     ) -> Result<Running, EngineError> {
         let host = self.ctx.hosts.get(node).map_err(|e| self.io(e))?;
         if host.is_local() {
-            return self.spawn_in(name, command, Vec::new(), None, None);
+            return self.spawn_own(name, command);
         }
         let spec = CommandSpec {
             name: name.to_string(),
@@ -289,6 +351,15 @@ impl Runner<'_> {
         Ok(running)
     }
 
+    /// [`Self::spawn_in`] for a command run as faultline's own uid.
+    fn spawn_own(&mut self, name: &str, command: &str) -> Result<Running, EngineError> {
+        self.spawn_in(name, command, Vec::new(), None, None)
+            .map_err(|e| match e {
+                SpawnError::Engine(e) => e,
+                SpawnError::Denied(why) => self.io(why),
+            })
+    }
+
     fn spawn_in(
         &mut self,
         name: &str,
@@ -296,7 +367,7 @@ impl Runner<'_> {
         env: Vec<(String, String)>,
         cgroup: Option<exec::cgroup::Cgroup>,
         user: Option<exec::Identity>,
-    ) -> Result<Running, EngineError> {
+    ) -> Result<Running, SpawnError> {
         let spec = CommandSpec {
             name: name.to_string(),
             command: command.to_string(),
@@ -308,11 +379,16 @@ impl Runner<'_> {
             Ok(running) => running,
             Err(e) => {
                 // Nothing started in it: it is removed at once.
-                if let Some(path) = path {
-                    let result = exec::cgroup::remove(&path);
-                    self.cgroup_removed(&path, result)?;
+                if let Some(path) = &path {
+                    let result = exec::cgroup::remove(path);
+                    self.cgroup_removed(path, result)?;
                 }
-                return Err(self.io(e));
+                return Err(match (user, denied(&e)) {
+                    (Some(identity), Some(source)) => {
+                        SpawnError::Denied(self.denied_as(identity, path.as_deref(), source))
+                    }
+                    _ => SpawnError::Engine(self.io(e)),
+                });
             }
         };
         self.facts.pgids.push(running.pgid);
@@ -325,6 +401,34 @@ impl Runner<'_> {
             node: None,
         }))?;
         Ok(running)
+    }
+
+    /// A child refused as `identity` (EACCES): the uid, the working directory it was
+    /// to start in and the cgroup it was to join, and why the uid cannot traverse the
+    /// directory when a directory above it says so.
+    fn denied_as(
+        &self,
+        identity: exec::Identity,
+        cgroup: Option<&Path>,
+        source: &std::io::Error,
+    ) -> String {
+        let name = account_name(identity.uid).unwrap_or_else(|| identity.uid.to_string());
+        let cwd = &self.ctx.cwd;
+        let mut text = format!(
+            "cannot start as uid {} ({name}) in working directory {}",
+            identity.uid,
+            cwd.display()
+        );
+        if let Some(path) = cgroup {
+            text.push_str(&format!(" and cgroup {}", path.display()));
+        }
+        text.push_str(&format!(": {source}"));
+        if let Some(why) =
+            crate::session::roles::blocked_ancestor(identity.uid, identity.gid, &name, cwd)
+        {
+            text.push_str(&format!(" ({why})"));
+        }
+        text
     }
 
     /// Journals a full logs filesystem after `running` ended (ENOSPC reached the child).
@@ -506,15 +610,28 @@ impl Runner<'_> {
                 Some(Err(why)) => return self.user_missing(&service.name, &why),
             };
             let command = match (&user, service.user.as_deref()) {
-                (Some(identity), Some(name)) => match self.own_artifacts(service, name, identity) {
+                (Some(identity), Some(name)) => {
+                    let own = match self.own_artifacts(service, identity) {
+                        Ok(own) => own,
+                        Err(why) => return self.user_missing(&service.name, &why),
+                    };
                     // `${artifacts}` is its own directory, owned by its user.
-                    Ok(own) => self.expand_with_artifacts(&service.run, &own)?,
-                    Err(why) => return self.user_missing(&service.name, &why),
-                },
+                    let command = self.expand_with_artifacts(&service.run, &own)?;
+                    if let Some(why) = self.unreachable_for(name, identity, &own, &command) {
+                        return self.user_missing(&service.name, &why);
+                    }
+                    command
+                }
                 _ => self.expand(&service.run)?,
             };
             let cgroup = self.service_cgroup(&service.name)?;
-            let running = self.spawn_in(&service.name, &command, env, cgroup, user)?;
+            let running = match self.spawn_in(&service.name, &command, env, cgroup, user) {
+                Ok(running) => running,
+                // Refused as its uid all the same (an ACL, a security module, a
+                // directory that changed since it was looked at): said as such.
+                Err(SpawnError::Denied(why)) => return self.user_missing(&service.name, &why),
+                Err(SpawnError::Engine(e)) => return Err(e),
+            };
             self.keep_service(&service.name, running);
         }
         if let Some(health) = binding.cluster.as_ref().and_then(|c| c.health.as_ref()) {
@@ -730,26 +847,26 @@ impl Runner<'_> {
             }))?;
         }
         let client = self
-            .spawn(workload.node.as_deref(), "workload", &command)
+            .spawn(workload.node.as_deref(), WORKLOAD, &command)
             .await?;
         self.workload_started = true;
         let started = client.started;
         if let Some(expected) = workload.expected_duration {
             self.log(Event::CheckpointStart(event::CheckpointStart {
-                command: "workload".into(),
+                command: WORKLOAD.into(),
                 expected_ms: millis(expected.0),
             }))?;
         }
         // Kept with the services so every exit path stops it.
-        self.services.insert("workload".into(), client);
+        self.services.insert(WORKLOAD.into(), client);
         let faults: Vec<&FaultStep> = binding.faults.iter().map(|f| &f.value).collect();
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
         self.run_schedule(&faults, started.into(), deadline).await?;
         let outcome = self.await_workload(workload, started, deadline).await?;
-        let client = self.services.remove("workload");
+        let client = self.services.remove(WORKLOAD);
         let elapsed = started.elapsed();
         let seq = self.log(Event::CommandExited(event::CommandExited {
-            name: "workload".into(),
+            name: WORKLOAD.into(),
             outcome: format!("{outcome:?}"),
             elapsed_ms: millis(elapsed),
         }))?;
@@ -761,17 +878,23 @@ impl Runner<'_> {
         self.facts.workload = Some((elapsed, outcome == Outcome::Exited(0), seq));
         if workload.expected_duration.is_some() {
             self.log(Event::CheckpointEnd(event::CheckpointEnd {
-                command: "workload".into(),
+                command: WORKLOAD.into(),
                 elapsed_ms: millis(elapsed),
             }))?;
         }
         if outcome == Outcome::DeadlineExpired {
-            self.facts.expired_step = Some("workload".into());
+            self.facts.expired_step = Some(WORKLOAD.into());
         }
         if let Some(quiesce) = &binding.quiesce {
             let command = self.expand(&quiesce.run)?;
             let (quiet, seq, _) = self
-                .until_ok(None, "quiesce", &command, quiesce.timeout.0, false)
+                .until_ok(
+                    None,
+                    CommandRole::Quiesce.as_str(),
+                    &command,
+                    quiesce.timeout.0,
+                    false,
+                )
                 .await?;
             let seq = self.log(Event::Quiesce(event::Quiesce {
                 reached: quiet,
@@ -781,7 +904,7 @@ impl Runner<'_> {
             if !quiet {
                 self.facts
                     .expired_step
-                    .get_or_insert_with(|| "quiesce".into());
+                    .get_or_insert_with(|| CommandRole::Quiesce.as_str().into());
             }
         }
         self.oracle(binding).await
@@ -812,7 +935,7 @@ impl Runner<'_> {
                     WATCH_EVERY
                 }
             });
-            let Some(client) = self.services.get_mut("workload") else {
+            let Some(client) = self.services.get_mut(WORKLOAD) else {
                 return Err(self.io("workload vanished from the running set"));
             };
             let waited = tokio::select! {
@@ -849,7 +972,7 @@ impl Runner<'_> {
                         .map(crate::sanitize::line)
                         .unwrap_or_default();
                     self.log(Event::StatusPull(event::StatusPull {
-                        command: "workload".into(),
+                        command: WORKLOAD.into(),
                         elapsed_ms: millis(started.elapsed()),
                         last_line: Some(last.clone()),
                     }))?;
@@ -871,7 +994,7 @@ impl Runner<'_> {
         {
             let command = self.expand(dump)?;
             let name = if i == 0 {
-                "final-state".to_string()
+                CommandRole::FinalState.as_str().to_string()
             } else {
                 format!("final-state-{}", i + 1)
             };
@@ -1000,7 +1123,9 @@ impl Runner<'_> {
     /// Runs an external checker; its last stdout line is the JSON result.
     async fn external(&mut self, command: &str) -> Result<Option<CheckerReport>, EngineError> {
         let command = self.expand(command)?;
-        let (outcome, _) = self.run_once("checker", &command, DEFAULT_DEADLINE).await?;
+        let (outcome, _) = self
+            .run_once(CommandRole::Checker.as_str(), &command, DEFAULT_DEADLINE)
+            .await?;
         let stdout_path = self.ctx.logs.join("checker.stdout.log");
         let stdout = std::fs::read_to_string(&stdout_path).map_err(|e| self.io(e))?;
         match parse_external_result(&command, &stdout) {

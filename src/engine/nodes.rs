@@ -189,6 +189,11 @@ pub async fn connect(
                 }
             }
         }
+        if commands_on.contains(&name)
+            && let Host::Ssh(ssh) = &host
+        {
+            out.containment(&name, ssh.containment().await);
+        }
         out.hosts.insert(&name, host);
     }
     Ok(out)
@@ -286,6 +291,31 @@ impl Nodes {
             source: "probe".into(),
             used_by: used_by.to_vec(),
             note: crate::sanitize::line(note),
+        });
+    }
+
+    /// Which containment the node's commands get: journaled and a matrix row, never a
+    /// block (a process group still ends what stays in it).
+    fn containment(&mut self, node: &str, got: crate::host::ssh::Containment) {
+        let capability = format!("node:{node}/containment");
+        self.events.push(Event::Capability(CapabilitySeen {
+            need: format!("node {node}: what ends a command and everything it started"),
+            capability: capability.clone(),
+            present: got.cgroup,
+            version: None,
+            meets_floor: None,
+            command: "the command wrapper's cgroup probe".into(),
+            saw: got.detail.clone(),
+            used_by: Vec::new(),
+        }));
+        self.rows.push(MatrixRow {
+            requirement: format!("node {node}: containment"),
+            capability: Some(capability),
+            present: Some(got.cgroup),
+            version: None,
+            source: "probe".into(),
+            used_by: Vec::new(),
+            note: crate::sanitize::line(&got.detail),
         });
     }
 

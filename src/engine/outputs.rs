@@ -14,7 +14,6 @@ use super::driver::Records;
 use crate::plan::Plan;
 use crate::report;
 use crate::session::dir::SessionDir;
-use crate::session::event::Event;
 use crate::session::journal::Record;
 use crate::session::outcome::{Phase, ScenarioOutcome, SessionOutcome};
 
@@ -62,25 +61,6 @@ impl State {
 /// the end), and never more than a tenth of the time: its cost grows with the
 /// journal, the cost of a record must not.
 const LOG_EVERY: Duration = Duration::from_secs(1);
-
-/// The phase a journal event moves its scenario into, if any.
-fn phase_of(record: &Record) -> Option<Phase> {
-    match &record.event {
-        Event::IterationStarted(i) if i.label.ends_with("rerun") => Some(Phase::Rerun),
-        Event::IterationStarted(_) => Some(Phase::Preconditions),
-        Event::FaultHealed(_) => Some(Phase::Workload),
-        Event::CommandStarted(c) => match c.name.as_str() {
-            "workload" => Some(Phase::Workload),
-            "quiesce" => Some(Phase::Quiesce),
-            "final-state" | "checker" => Some(Phase::Oracle),
-            _ => None,
-        },
-        Event::FaultIntent(_) => Some(Phase::Fault),
-        Event::OracleResult(_) => Some(Phase::Oracle),
-        Event::Verdict(_) => Some(Phase::Audits),
-        _ => None,
-    }
-}
 
 /// Which findings files a render writes.
 #[derive(Clone, Copy)]
@@ -232,7 +212,7 @@ impl Outputs {
     pub async fn follow(self, mut rx: Records, tap: Option<UnboundedSender<Record>>) {
         while let Some(record) = rx.recv().await {
             let scenario = record.scope.scenario.clone();
-            let phase = phase_of(&record);
+            let phase = crate::session::view::phase_of(&record.event);
             if let Some(tap) = &tap {
                 let _ = tap.send(record.clone());
             }

@@ -22,13 +22,30 @@ pub fn step_action(step: &FaultStep) -> Option<String> {
     step.nemesis.privileged(&step.id)
 }
 
+/// [`step_action`] for a run that goes in a network namespace of its own when
+/// `isolated` (`isolate: netns`): a `net` rule without `netns:` is said to go there.
+pub fn step_action_in(step: &FaultStep, isolated: bool) -> Option<String> {
+    match &step.nemesis {
+        crate::nemesis::NemesisSpec::Net(net) => Some(net.privileged_in(&step.id, isolated)),
+        _ => step_action(step),
+    }
+}
+
 /// Every privileged action of a scenario's binding and its arms, arm ids prefixed.
 pub fn actions(binding: &Binding) -> Vec<String> {
-    let own = binding.faults.iter().filter_map(|f| step_action(&f.value));
+    actions_in(binding, false)
+}
+
+/// [`actions`] of a run in a network namespace of its own when `isolated`.
+pub fn actions_in(binding: &Binding, isolated: bool) -> Vec<String> {
+    let own = binding
+        .faults
+        .iter()
+        .filter_map(|f| step_action_in(&f.value, isolated));
     let arms = binding.arms.iter().flat_map(|(arm, b)| {
         b.faults
             .iter()
-            .filter_map(|f| step_action(&f.value))
+            .filter_map(|f| step_action_in(&f.value, isolated))
             .map(move |a| format!("arm {arm}: {a}"))
     });
     own.chain(arms).collect()
@@ -41,7 +58,7 @@ pub fn by_binding(
 ) -> std::collections::BTreeMap<String, Vec<String>> {
     spec.bindings
         .iter()
-        .map(|(key, (binding, _))| (key.clone(), actions(binding)))
+        .map(|(key, (binding, _))| (key.clone(), actions_in(binding, spec.isolated())))
         .filter(|(_, actions)| !actions.is_empty())
         .collect()
 }
@@ -97,6 +114,24 @@ mod tests {
         ] {
             assert_eq!(step_action(&step(plain)), None, "{plain}");
         }
+    }
+
+    /// Under `isolate: netns` a rule without `netns:` goes in the run's own
+    /// namespace, and the approval says so; one naming its namespace keeps it.
+    #[test]
+    fn an_isolated_run_puts_its_rules_in_its_own_namespace() {
+        let cut = step("id: cut\nnet: { drop: [ { dport: 7000 } ] }\n");
+        let plain = step_action_in(&cut, false).expect("privileged");
+        assert!(
+            plain.contains("in the current network namespace"),
+            "{plain}"
+        );
+        let own = step_action_in(&cut, true).expect("privileged");
+        assert!(own.contains("the run's own network namespace"), "{own}");
+        assert!(!own.contains("current"), "{own}");
+        let named = step("id: cut\nnet: { netns: b, drop: [ { dport: 7000 } ] }\n");
+        let text = step_action_in(&named, true).expect("privileged");
+        assert!(text.contains("network namespace `b`"), "{text}");
     }
 
     #[test]

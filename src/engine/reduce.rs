@@ -291,11 +291,8 @@ impl BindingRun<'_> {
             }
         }
         let ids: Vec<String> = binding.faults.iter().map(|f| f.value.id.clone()).collect();
-        let label = format!("seed-{seed}-reduce-{run}");
-        let facts = match self
-            .iterate_with(&binding, journal, seed, &label, duration)
-            .await
-        {
+        let label = crate::session::label::IterationLabel::reduce(seed, run);
+        let facts = match self.iterate_with(&binding, journal, label, duration).await {
             Ok(facts) => facts,
             Err(EngineError::Interrupted { .. }) => return Ok(None),
             Err(e) => return Err(e),

@@ -15,6 +15,7 @@ use crate::runspec::vars::Vars;
 use crate::runspec::{Binding, TierBudget};
 use crate::session::event::{self, Event, millis};
 use crate::session::journal::{Journal, Scope};
+use crate::session::label::IterationLabel;
 use crate::session::outcome::{LandingEvidence, OracleEvidence, RunOutcome, SeedRun, ServiceEnd};
 use crate::verdict::{AuditStatus, CheckerRun, Evidence, Tier, decide};
 
@@ -68,11 +69,10 @@ impl BindingRun<'_> {
     async fn iterate(
         &self,
         journal: &mut Journal,
-        seed: u64,
-        label: &str,
+        label: IterationLabel,
         duration: Duration,
     ) -> Result<IterationFacts, EngineError> {
-        self.iterate_with(self.binding, journal, seed, label, duration)
+        self.iterate_with(self.binding, journal, label, duration)
             .await
     }
 
@@ -81,12 +81,13 @@ impl BindingRun<'_> {
         &self,
         binding: &Binding,
         journal: &mut Journal,
-        seed: u64,
-        label: &str,
+        label: IterationLabel,
         duration: Duration,
     ) -> Result<IterationFacts, EngineError> {
+        let seed = label.seed;
+        let label_text = label.to_string();
         let stem = crate::session::dir::file_stem_for_id(&self.id);
-        let logs = self.logs.join(&stem).join(label);
+        let logs = self.logs.join(&stem).join(&label_text);
         std::fs::create_dir_all(&logs).map_err(|e| EngineError::Io {
             id: self.id.clone(),
             message: format!("{}: {e}", logs.display()),
@@ -95,7 +96,7 @@ impl BindingRun<'_> {
             journal,
             Event::IterationStarted(event::IterationStarted {
                 seed,
-                label: label.to_string(),
+                label,
                 duration_ms: millis(duration),
             }),
         )?;
@@ -104,7 +105,7 @@ impl BindingRun<'_> {
             scope: self.scope.clone(),
             cwd: self.cwd.clone(),
             logs,
-            artifacts: self.artifacts.join(&stem).join(label),
+            artifacts: self.artifacts.join(&stem).join(&label_text),
             vars: self.vars.clone(),
             seed,
             duration,
@@ -113,7 +114,7 @@ impl BindingRun<'_> {
             hosts: self.hosts.clone(),
         };
         let facts = iteration::run(binding, &mut ctx, journal).await?;
-        self.write_metrics(&stem, label, &facts);
+        self.write_metrics(&stem, &label_text, &facts);
         Ok(facts)
     }
 
@@ -226,7 +227,7 @@ impl BindingRun<'_> {
         let mut reduction = None;
         for seed in 1..=u64::from(budget.seeds.max(1)) {
             let facts = self
-                .iterate(journal, seed, &format!("seed-{seed}"), duration)
+                .iterate(journal, IterationLabel::seed(seed), duration)
                 .await?;
             let gbb = audit::green_but_broken(&facts, &ctx);
             let failed = anomalies(&facts) > 0;
@@ -234,7 +235,7 @@ impl BindingRun<'_> {
             seeds.push((seed, facts, gbb));
             if failed {
                 let facts = self
-                    .iterate(journal, seed, &format!("seed-{seed}-rerun"), duration)
+                    .iterate(journal, IterationLabel::rerun(seed), duration)
                     .await?;
                 let reproduced = anomalies(&facts) > 0;
                 let seq = self.log(
@@ -406,6 +407,18 @@ impl BindingRun<'_> {
             }
         }
 
+        // Each fault whose injection failed, once (the same failure in every seed is
+        // one line).
+        let mut never_injected: Vec<String> = Vec::new();
+        for fault in facts.iter().flat_map(|f| &f.faults) {
+            if let Some(why) = &fault.inject_failed {
+                let line = format!("{}: {why}", fault.id);
+                if !never_injected.contains(&line) {
+                    never_injected.push(line);
+                }
+            }
+        }
+
         let evidence = Evidence {
             not_run: None,
             env_missing: env_missing.map(|(name, _)| format!("precondition `{name}` failed")),
@@ -421,6 +434,7 @@ impl BindingRun<'_> {
             weak_oracle: weak.clone(),
             expired_step,
             services_ended,
+            never_injected,
             cites,
         };
         let decision = decide(&evidence);

@@ -48,8 +48,9 @@ pub fn enter() -> Result<&'static Isolated, String> {
              of them (an internal error)"
         ));
     }
-    let name = fresh_name();
-    ip(&["netns", "add", &name])?;
+    let name = add_fresh(Path::new(DIR), name_seed(), |name| {
+        ip(&["netns", "add", name])
+    })?;
     // The name exists from here: a failure deletes it again.
     let entered = (|| {
         ip(&["-n", &name, "link", "set", "lo", "up"])?;
@@ -72,13 +73,56 @@ pub fn enter() -> Result<&'static Isolated, String> {
     }
 }
 
-/// `faultline-<pid>-<4 hex digits>`: a name a crashed run with a reused pid left
-/// behind is not taken over (`ip netns add` refuses an existing name).
-fn fresh_name() -> String {
-    let nanos = std::time::SystemTime::now()
+/// How many names are tried before the run gives up on a namespace of its own.
+const NAME_TRIES: u32 = 8;
+
+/// Where the names tried start: the clock's nanoseconds.
+fn name_seed() -> u32 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("faultline-{}-{:04x}", std::process::id(), nanos & 0xffff)
+        .map_or(0, |d| d.subsec_nanos())
+}
+
+/// `faultline-<pid>-<4 hex digits>`, the `attempt`th name from `seed` (distinct for
+/// each attempt below 65536): a name a crashed run with a reused pid left behind is
+/// not taken over (`ip netns add` refuses an existing name).
+fn fresh_name(seed: u32, attempt: u32) -> String {
+    let suffix = seed.wrapping_add(attempt.wrapping_mul(0x9e3b)) & 0xffff;
+    format!("faultline-{}-{suffix:04x}", std::process::id())
+}
+
+/// Makes a namespace under a name of ours that nothing in `dir` holds yet, with
+/// `add`: a name already there (a crashed run's, or a file or link someone planted)
+/// is passed over — never opened, changed or removed — and the next one tried. When
+/// every name tried is taken, the error says so and names them.
+fn add_fresh(
+    dir: &Path,
+    seed: u32,
+    mut add: impl FnMut(&str) -> Result<(), String>,
+) -> Result<String, String> {
+    let held = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    let mut taken = Vec::new();
+    for attempt in 0..NAME_TRIES {
+        let name = fresh_name(seed, attempt);
+        if held(&name) {
+            taken.push(name);
+            continue;
+        }
+        match add(&name) {
+            Ok(()) => return Ok(name),
+            // Made by someone else between the look and the add.
+            Err(_) if held(&name) => taken.push(name),
+            Err(why) => return Err(why),
+        }
+    }
+    Err(format!(
+        "every name tried for the run's network namespace is already taken in {} ({}): \
+         something other than this run holds them (a crashed run's namespaces, or files \
+         someone put there); faultline left them alone — remove the stale ones \
+         (`ip netns delete NAME`) and run again",
+        dir.display(),
+        taken.join(", ")
+    ))
 }
 
 fn path(name: &str) -> PathBuf {
@@ -142,8 +186,63 @@ mod tests {
 
     #[test]
     fn fresh_names_are_ours_and_carry_the_pid() {
-        let name = fresh_name();
+        let name = fresh_name(name_seed(), 0);
         assert!(name.starts_with(&format!("faultline-{}-", std::process::id())));
         assert!(!name.contains('/'));
+        let names: std::collections::BTreeSet<String> =
+            (0..NAME_TRIES).map(|a| fresh_name(0xfff0, a)).collect();
+        assert_eq!(names.len(), NAME_TRIES as usize, "{names:?}");
+    }
+
+    /// A name someone planted (a file, a link) is passed over untouched and the next
+    /// one is made; when every name is taken the error says the names were taken.
+    #[test]
+    fn a_planted_name_is_passed_over_and_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let seed = 0x1234;
+        let first = fresh_name(seed, 0);
+        std::fs::write(dir.path().join(&first), "planted").expect("plant a file");
+        std::os::unix::fs::symlink("/proc/self/ns/net", dir.path().join(fresh_name(seed, 1)))
+            .expect("plant a link");
+        let mut added = Vec::new();
+        let name = add_fresh(dir.path(), seed, |n| {
+            added.push(n.to_string());
+            Ok(())
+        })
+        .expect("a free name");
+        assert_eq!(name, fresh_name(seed, 2));
+        assert_eq!(added.len(), 1, "taken names are never handed to `ip`");
+        assert_eq!(added[0], name);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(&first)).expect("still there"),
+            "planted"
+        );
+        // Every name taken: said in words, nothing touched, `ip` never run.
+        for attempt in 2..NAME_TRIES {
+            std::fs::write(dir.path().join(fresh_name(seed, attempt)), "").expect("plant");
+        }
+        let why =
+            add_fresh(dir.path(), seed, |_| panic!("no name is free")).expect_err("all taken");
+        assert!(
+            why.contains("already taken") && why.contains(&first),
+            "{why}"
+        );
+        assert!(!why.contains("needs root"), "{why}");
+        assert!(dir.path().join(fresh_name(seed, 1)).is_symlink());
+        // A name made by someone else between the look and the add is passed over too.
+        let other = tempfile::tempdir().expect("tempdir");
+        let name = add_fresh(other.path(), seed, |n| {
+            if n == first {
+                std::fs::write(other.path().join(n), "").expect("race");
+                return Err("File exists".into());
+            }
+            Ok(())
+        })
+        .expect("the next name");
+        assert_eq!(name, fresh_name(seed, 1));
+        // Any other failure is the error as it is.
+        let why =
+            add_fresh(other.path(), 7, |_| Err("Permission denied".into())).expect_err("no root");
+        assert_eq!(why, "Permission denied");
     }
 }

@@ -66,6 +66,9 @@ pub struct SshHost {
     pub control: std::path::PathBuf,
     session: Mutex<Option<Arc<Session>>>,
     sessions: Arc<Semaphore>,
+    /// What containment the node's commands get: the last started command's word for
+    /// it, or the probe's ([`SshHost::containment`]).
+    containment: std::sync::Mutex<Option<Containment>>,
 }
 
 fn destination(spec: &NodeSpec) -> String {
@@ -253,6 +256,7 @@ impl SshHost {
             control,
             session: Mutex::new(Some(Arc::new(session))),
             sessions: Arc::new(Semaphore::new(usize::from(max))),
+            containment: std::sync::Mutex::new(None),
         })
     }
 
@@ -443,6 +447,341 @@ async fn exec(
         stdout: out.stdout,
         stderr: out.stderr,
     })
+}
+
+/// What ends a node's commands and everything they start: a cgroup of their own on
+/// the node (cgroup v2, where the login may create one and move itself in), or their
+/// process group only (a daemon that leaves it is then not ended).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Containment {
+    /// Each command in a cgroup of its own.
+    pub cgroup: bool,
+    /// Where the cgroups are made, or why there are none (sanitized).
+    pub detail: String,
+}
+
+impl Containment {
+    pub(crate) fn cgroups_under(dir: &str) -> Containment {
+        Containment {
+            cgroup: true,
+            detail: crate::sanitize::line(&format!("cgroup: one per command under {dir}")),
+        }
+    }
+
+    pub(crate) fn group_only(why: &str) -> Containment {
+        Containment {
+            cgroup: false,
+            detail: crate::sanitize::line(&format!("process group only: {why}")),
+        }
+    }
+}
+
+/// How long ending a node's cgroup may take, round trips and the node's own bounded
+/// loop (50 rounds of SIGKILL, 20 of `rmdir`, 0.1 s apart) included.
+const CGROUP_END_WITHIN: Duration = Duration::from_secs(25);
+/// The deadline of one shell command that signals or ends a cgroup on the node.
+const CGROUP_COMMAND_DEADLINE: Duration = Duration::from_secs(20);
+
+/// POSIX shell functions run on a node, mirroring `exec::cgroup` (core files only:
+/// `cgroup.procs`, `cgroup.kill`, `cgroup.events`). `fl_mount` finds the cgroup2
+/// mount in mountinfo; `fl_find PID` the cgroup directory of PID, when this login
+/// may write its `cgroup.procs` (moving a process needs that, at the common ancestor);
+/// `fl_ours PATH` refuses anything but a `faultline-…` directory under the mount;
+/// `fl_term PATH PGID` sends SIGTERM to the group and to every member outside it;
+/// `fl_end PATH PGID TENTHS` kills the group, waits up to TENTHS for the cgroup to
+/// empty, kills its members until none is left (bounded), removes it and its children.
+pub(crate) const CGROUP_SH: &str = r#"
+fl_mount() {
+  fl_mnt= fl_root= fl_why=
+  while read -r _ _ _ fl_r fl_m fl_rest; do
+    case " $fl_rest " in *" - cgroup2 "*) fl_root=$fl_r fl_mnt=$fl_m; break;; esac
+  done < /proc/self/mountinfo
+  if [ -z "$fl_mnt" ]; then fl_why="no cgroup v2 file system is mounted"; return 1; fi
+  case "$fl_root$fl_mnt" in *\\*) fl_why="the cgroup v2 mount point holds escaped characters"; return 1;; esac
+}
+fl_find() {
+  fl_dir= fl_own=
+  fl_mount || return 1
+  while IFS= read -r fl_l; do case "$fl_l" in 0::*) fl_own=${fl_l#0::};; esac; done < "/proc/$1/cgroup"
+  if [ -z "$fl_own" ]; then fl_why="/proc/$1/cgroup names no cgroup v2 membership"; return 1; fi
+  case "$fl_root" in
+    /) fl_rel=$fl_own ;;
+    *) case "$fl_own" in
+         "$fl_root"|"$fl_root"/*) fl_rel=${fl_own#"$fl_root"} ;;
+         *) fl_why="its cgroup $fl_own is outside the cgroup v2 mount at $fl_mnt"; return 1 ;;
+       esac ;;
+  esac
+  fl_dir=${fl_mnt%/}${fl_rel%/}
+  case "$fl_dir/" in */../*|*/./*|*//*) fl_why="its cgroup $fl_own is not a plain path"; return 1;; esac
+  if [ ! -w "$fl_dir/cgroup.procs" ]; then
+    fl_why="this login cannot write $fl_dir/cgroup.procs (not root, and no cgroup delegated to it)"; return 1
+  fi
+}
+fl_ours() {
+  fl_mount || return 1
+  case "$1/" in */../*|*/./*|*//*) fl_why="not a plain path; left alone"; return 1;; esac
+  case "$1" in "${fl_mnt%/}"/*) ;; *) fl_why="not under the cgroup v2 mount $fl_mnt; left alone"; return 1;; esac
+  case "${1##*/}" in faultline-*) ;; *) fl_why="not a cgroup faultline makes; left alone"; return 1;; esac
+}
+fl_nap() { sleep 0.1 2>/dev/null || sleep 1; }
+fl_members() { find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null; }
+fl_populated() {
+  if [ -r "$1/cgroup.events" ]; then
+    while read -r fl_k fl_v; do
+      if [ "$fl_k" = populated ]; then [ "$fl_v" = 1 ]; return; fi
+    done < "$1/cgroup.events"
+  fi
+  [ -n "$(fl_members "$1")" ]
+}
+fl_term() {
+  fl_path=$1 fl_g=$2
+  kill -s TERM -- "-$fl_g" 2>/dev/null
+  fl_ours "$fl_path" && [ -f "$fl_path/cgroup.procs" ] || return 0
+  for fl_q in $(fl_members "$fl_path"); do
+    fl_s=$(cat "/proc/$fl_q/stat" 2>/dev/null) || continue
+    set -- ${fl_s##*\)}
+    [ "$3" = "$fl_g" ] || kill -s TERM "$fl_q" 2>/dev/null
+  done
+}
+fl_end() {
+  if [ "$2" -gt 0 ]; then kill -s KILL -- "-$2" 2>/dev/null; fi
+  if ! fl_ours "$1"; then echo "failed $1: $fl_why"; return 1; fi
+  if [ ! -d "$1" ]; then echo "gone $1"; return 0; fi
+  if [ ! -f "$1/cgroup.procs" ]; then echo "failed $1: not a cgroup; left alone"; return 1; fi
+  fl_t=0
+  while [ "$fl_t" -lt "$3" ] && fl_populated "$1"; do fl_nap; fl_t=$((fl_t+1)); done
+  fl_n=0 fl_seen=0
+  while fl_populated "$1"; do
+    fl_p=$(fl_members "$1")
+    if [ "$fl_n" -ge 50 ]; then echo "failed $1: still holds" $fl_p "after 50 rounds of SIGKILL"; return 1; fi
+    if [ "$fl_n" -eq 0 ]; then for fl_q in $fl_p; do fl_seen=$((fl_seen+1)); done; fi
+    if [ -f "$1/cgroup.kill" ]; then
+      { echo 1 > "$1/cgroup.kill"; } 2>/dev/null
+    else
+      for fl_q in $fl_p; do kill -s KILL "$fl_q" 2>/dev/null; done
+    fi
+    fl_n=$((fl_n+1))
+    fl_nap
+  done
+  fl_n=0
+  while [ -d "$1" ]; do
+    find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+    [ -d "$1" ] || break
+    fl_n=$((fl_n+1))
+    if [ "$fl_n" -ge 20 ]; then echo "failed $1: cannot remove it"; return 1; fi
+    fl_nap
+  done
+  echo "ended $1 $fl_seen"
+}
+"#;
+
+/// The start of the name of every cgroup made on a node for the session marked
+/// `session` (`exec::mark::value`): `faultline-<session>-r<hash>`, the hash over the
+/// session's path and this machine's host name, so a session of the same name from
+/// another machine never shares it. `faultline heal` ends every cgroup so named on
+/// each of the session's nodes (a crash may come before any record of one).
+pub fn cgroup_prefix(session: &str) -> String {
+    let host = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // FNV-1a: stable across builds, as a healer may be a newer faultline.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in session.bytes().chain([0]).chain(host.bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let name = Path::new(session)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = crate::exec::cgroup::safe(&name).chars().take(60).collect();
+    format!("{}{name}-r{hash:016x}", crate::exec::cgroup::PREFIX)
+}
+
+/// Whether `path`, as a node reported it, is a plain absolute path (no `.`, `..` or
+/// empty segment, no control character) whose last segment is `name`.
+pub fn plain_cgroup_path(path: &str, name: &str) -> bool {
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    !path.chars().any(char::is_control)
+        && rest
+            .split('/')
+            .all(|s| !s.is_empty() && s != "." && s != "..")
+        && rest.rsplit('/').next() == Some(name)
+}
+
+/// The remote command of [`SshHost::spawn`] that starts `command` contained: in a
+/// session of its own (`setsid -w`, so the channel lives as long as the command), in
+/// a new cgroup `<login's cgroup>/<name>-<pgid>` where the node allows one. Its first
+/// line is `<pgid> cgroup <path>` or `<pgid> pgroup <why not>`.
+pub fn contained(name: &str, command: &str) -> String {
+    let inner = format!(
+        r#"{CGROUP_SH}
+fl_contain() {{
+  fl_find $$ || return 1
+  fl_cg=$fl_dir/$1-$$
+  if ! mkdir "$fl_cg" 2>/dev/null; then fl_why="cannot create a cgroup in $fl_dir"; return 1; fi
+  {{ echo $$ > "$fl_cg/cgroup.procs"; }} 2>/dev/null
+  fl_find $$
+  if [ "$fl_dir" != "$fl_cg" ]; then
+    rmdir "$fl_cg" 2>/dev/null; fl_why="cannot move into $fl_cg"; return 1
+  fi
+}}
+if fl_contain "$1"; then echo "$$ cgroup $fl_cg"; else echo "$$ pgroup $fl_why"; fi
+exec sh -c "$2"
+"#
+    );
+    format!(
+        "exec setsid -w sh -c {} faultline {} {}",
+        super::quote(&inner),
+        super::quote(name),
+        super::quote(command)
+    )
+}
+
+/// One line of [`CGROUP_SH`]'s `fl_end`: what was done, or why not (sanitized).
+fn ended_line(node: &str, line: &str) -> Result<String, String> {
+    let line = crate::sanitize::line(line.trim());
+    if let Some(rest) = line.strip_prefix("ended ") {
+        let (path, n) = rest.rsplit_once(' ').unwrap_or((rest, "0"));
+        return Ok(match n {
+            "0" => format!("cgroup {path} on node {node} removed (it was empty)"),
+            n => format!("cgroup {path} on node {node}: {n} process(es) killed, cgroup removed"),
+        });
+    }
+    if let Some(path) = line.strip_prefix("gone ") {
+        return Ok(format!("cgroup {path} on node {node} is gone already"));
+    }
+    let why = line.strip_prefix("failed ").unwrap_or(&line);
+    Err(format!("cgroup {why} (node {node})"))
+}
+
+impl SshHost {
+    /// Remembers what containment the node gave a command (the latest word wins).
+    pub(crate) fn saw_containment(&self, seen: Containment) {
+        if let Ok(mut slot) = self.containment.lock() {
+            *slot = Some(seen);
+        }
+    }
+
+    /// What containment the node's commands get, as last seen (a command started
+    /// there, or [`Self::containment`]'s probe); `None` before either.
+    pub fn containment_seen(&self) -> Option<Containment> {
+        self.containment.lock().ok().and_then(|slot| slot.clone())
+    }
+
+    /// What containment the node's commands get: [`Self::containment_seen`], else a
+    /// probe (the same test the command wrapper makes, and a cgroup made and removed
+    /// again; nothing is moved). For the capability matrix: one row per node.
+    pub async fn containment(&self) -> Containment {
+        if let Some(seen) = self.containment_seen() {
+            return seen;
+        }
+        let probe = format!(
+            r#"{CGROUP_SH}
+if fl_find $$; then
+  if mkdir "$fl_dir/faultline-probe-$$" 2>/dev/null; then
+    rmdir "$fl_dir/faultline-probe-$$"; echo "cgroup $fl_dir"
+  else echo "pgroup cannot create a cgroup in $fl_dir"; fi
+else echo "pgroup $fl_why"; fi"#
+        );
+        let probed = match self.run(&probe, None, CGROUP_COMMAND_DEADLINE, true).await {
+            Ok(out) => {
+                let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                let line = text.lines().next().unwrap_or_default().trim().to_string();
+                match line.split_once(' ') {
+                    Some(("cgroup", dir)) => Containment::cgroups_under(dir),
+                    Some(("pgroup", why)) => Containment::group_only(why),
+                    _ => Containment::group_only(&format!(
+                        "the probe said `{}`",
+                        crate::sanitize::line(&line)
+                    )),
+                }
+            }
+            Err(e) => Containment::group_only(&format!("the probe failed: {e}")),
+        };
+        self.saw_containment(probed.clone());
+        probed
+    }
+
+    /// Runs one of [`CGROUP_SH`]'s functions; bounded even when the node stopped
+    /// answering, or every session of it is held.
+    async fn cgroup_command(&self, call: &str) -> Result<Output, String> {
+        let script = format!("{CGROUP_SH}\n{call}");
+        match tokio::time::timeout(
+            CGROUP_END_WITHIN,
+            self.run(&script, None, CGROUP_COMMAND_DEADLINE, true),
+        )
+        .await
+        {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!(
+                "node {}: no answer within {CGROUP_END_WITHIN:?}",
+                self.node
+            )),
+        }
+    }
+
+    /// SIGTERM to group `pgid` and to every member of the cgroup at `path` outside it
+    /// (a daemon that left the group may still shut down cleanly).
+    pub async fn term_cgroup(&self, path: &str, pgid: i32) -> Result<(), String> {
+        if pgid <= 0 {
+            return Err(format!("refusing SIGTERM to group {pgid}"));
+        }
+        let call = format!("fl_term {} {pgid}", super::quote(path));
+        self.cgroup_command(&call).await.map(|_| ())
+    }
+
+    /// Ends the cgroup at `path` on the node: SIGKILL to group `pgid` (when > 0),
+    /// up to `grace` for it to empty, then its members killed until none is left, and
+    /// the cgroup removed. The line says what was done.
+    pub async fn end_cgroup(
+        &self,
+        path: &str,
+        pgid: i32,
+        grace: Duration,
+    ) -> Result<String, String> {
+        let tenths = grace.as_millis() / 100;
+        let call = format!("fl_end {} {} {tenths}", super::quote(path), pgid.max(0));
+        let out = self.cgroup_command(&call).await?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match text.lines().rfind(|l| !l.trim().is_empty()) {
+            Some(line) => ended_line(&self.node, line),
+            None => Err(format!(
+                "cgroup {} on node {}: no answer ({})",
+                crate::sanitize::line(path),
+                self.node,
+                out.said()
+            )),
+        }
+    }
+
+    /// Ends and removes every cgroup on the node whose name starts with `prefix`
+    /// ([`cgroup_prefix`]), wherever it is in the node's cgroup tree: what heal does
+    /// after a crash. One line per cgroup: what was done, or what failed.
+    pub async fn end_cgroups_named(&self, prefix: &str) -> Vec<Result<String, String>> {
+        let call = format!(
+            r#"if fl_mount; then
+  fl_list=$(find "$fl_mnt" -type d -name {}'-*' -prune -print 2>/dev/null)
+  if [ -n "$fl_list" ]; then
+    printf '%s\n' "$fl_list" | while IFS= read -r fl_d; do fl_end "$fl_d" 0 0; done
+  fi
+fi"#,
+            super::quote(prefix)
+        );
+        match self.cgroup_command(&call).await {
+            Ok(out) => String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| ended_line(&self.node, l))
+                .collect(),
+            Err(e) => vec![Err(format!(
+                "the cgroups of this session on node {}: {e}",
+                self.node
+            ))],
+        }
+    }
 }
 
 impl SshHost {
@@ -673,5 +1012,63 @@ mod tests {
         assert!(!is_host_key_failure(
             "connect to host 10.0.0.1 port 22: No route to host"
         ));
+    }
+
+    #[test]
+    fn a_node_names_only_a_plain_cgroup_ending_in_the_name_asked_for() {
+        let name = "faultline-s-r0123-n1-42";
+        assert!(plain_cgroup_path(
+            "/sys/fs/cgroup/user.slice/faultline-s-r0123-n1-42",
+            name
+        ));
+        assert!(plain_cgroup_path(
+            "/sys/fs/cgroup/faultline-s-r0123-n1-42",
+            name
+        ));
+        for bad in [
+            "sys/fs/cgroup/faultline-s-r0123-n1-42",
+            "/sys/fs/cgroup/../faultline-s-r0123-n1-42",
+            "/sys/fs/cgroup/./faultline-s-r0123-n1-42",
+            "/sys/fs//cgroup/faultline-s-r0123-n1-42",
+            "/sys/fs/cgroup/faultline-s-r0123-n1-43",
+            "/sys/fs/cgroup/faultline-s-r0123-n1-42/",
+            "/sys/fs/cgroup/x\x1b/faultline-s-r0123-n1-42",
+            "/",
+            "",
+        ] {
+            assert!(!plain_cgroup_path(bad, name), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_sessions_node_cgroups_share_one_prefix_of_their_own() {
+        let one = cgroup_prefix("/srv/sessions/20260101T000000Z-kv");
+        assert_eq!(one, cgroup_prefix("/srv/sessions/20260101T000000Z-kv"));
+        assert!(one.starts_with("faultline-20260101T000000Z-kv-r"), "{one}");
+        assert_ne!(one, cgroup_prefix("/other/20260101T000000Z-kv"));
+        // Safe as one cgroup name, whatever the session is called.
+        let odd = cgroup_prefix("/s/a b.c/../x\ny");
+        assert!(
+            odd.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{odd}"
+        );
+    }
+
+    #[test]
+    fn what_a_node_says_of_a_cgroup_it_ended_reads_as_a_line() {
+        assert_eq!(
+            ended_line("n1", "ended /sys/fs/cgroup/faultline-x 2"),
+            Ok("cgroup /sys/fs/cgroup/faultline-x on node n1: 2 process(es) killed, cgroup removed".into())
+        );
+        assert_eq!(
+            ended_line("n1", "ended /sys/fs/cgroup/faultline-x 0"),
+            Ok("cgroup /sys/fs/cgroup/faultline-x on node n1 removed (it was empty)".into())
+        );
+        assert!(ended_line("n1", "gone /c/faultline-x").is_ok());
+        let failed = ended_line("n1", "failed /c/faultline-x: cannot remove it\x1b[31m");
+        let failed = failed.expect_err("a failure");
+        assert!(failed.contains("node n1"), "{failed}");
+        assert!(!failed.contains('\x1b'), "sanitized: {failed:?}");
     }
 }

@@ -31,6 +31,50 @@ pub enum NetFaultError {
     Remains { tag: String, count: usize },
 }
 
+impl NetFaultSpec {
+    /// The privileged action, in words an operator approves. `isolated`: the run goes
+    /// in a network namespace of its own (`isolate: netns`), where a rule without
+    /// `netns:` is put — never the namespace faultline was started in.
+    pub fn privileged_in(&self, fault: &str, isolated: bool) -> String {
+        let mut place = match (&self.netns, isolated && self.node.is_none()) {
+            (Some(ns), _) => format!("network namespace `{ns}`"),
+            (None, true) => match crate::host::netns::entered() {
+                Some(own) => format!(
+                    "the run's own network namespace `{}` (`isolate: netns`)",
+                    own.name
+                ),
+                None => "the run's own network namespace (`isolate: netns`: \
+                         `faultline-<pid>-<hex>`, made when the run starts)"
+                    .to_string(),
+            },
+            (None, false) => "the current network namespace".to_string(),
+        };
+        if let Some(node) = &self.node {
+            place = format!("{place} of node `{node}` (over SSH)");
+        }
+        let rules: Vec<String> = self
+            .drop
+            .iter()
+            .map(|rule| {
+                let mut argv = add_argv(rule, fault);
+                // The comment tag is bookkeeping; the operator approves the match.
+                if let Some(at) = argv
+                    .windows(2)
+                    .position(|w| w[0] == "-m" && w[1] == "comment")
+                {
+                    argv.drain(at..(at + 4).min(argv.len()));
+                }
+                format!("iptables {}", argv.join(" "))
+            })
+            .collect();
+        format!(
+            "{fault}: {} DROP rule(s) in {place} ({})",
+            self.drop.len(),
+            rules.join("; ")
+        )
+    }
+}
+
 /// A tag unique to this fault: `<fault-id>-<pid>-<counter>`, restricted to characters
 /// that need no quoting anywhere iptables prints them.
 pub fn new_tag(fault_id: &str) -> String {
@@ -105,19 +149,21 @@ pub fn add_argv(rule: &NetRule, tag: &str) -> Vec<String> {
     if let Some(destination) = &rule.destination {
         push("-d", destination.clone());
     }
-    let has_port = rule.dport.is_some() || rule.sport.is_some();
     let protocol = rule
         .protocol
         .clone()
-        .or_else(|| has_port.then(|| "tcp".to_string()));
+        .or_else(|| rule.has_port().then(|| "tcp".to_string()));
     if let Some(protocol) = protocol {
         push("-p", protocol);
     }
-    if let Some(port) = rule.sport {
-        push("--sport", port.to_string());
+    // A port still written as a substitution (an approval asked before the run) is
+    // shown as written; injection reads it as a number first.
+    let port = |n: Option<u16>, t: &Option<String>| n.map(|n| n.to_string()).or_else(|| t.clone());
+    if let Some(port) = port(rule.sport, &rule.sport_template) {
+        push("--sport", port);
     }
-    if let Some(port) = rule.dport {
-        push("--dport", port.to_string());
+    if let Some(port) = port(rule.dport, &rule.dport_template) {
+        push("--dport", port);
     }
     if let Some(owner) = &rule.uid_owner {
         argv.extend(["-m", "owner", "--uid-owner"].map(String::from));
@@ -559,35 +605,7 @@ impl Nemesis for NetFaultSpec {
     }
 
     fn privileged(&self, fault: &str) -> Option<String> {
-        let mut place = self
-            .netns
-            .as_deref()
-            .map_or("the current network namespace".to_string(), |ns| {
-                format!("network namespace `{ns}`")
-            });
-        if let Some(node) = &self.node {
-            place = format!("{place} of node `{node}` (over SSH)");
-        }
-        let rules: Vec<String> = self
-            .drop
-            .iter()
-            .map(|rule| {
-                let mut argv = add_argv(rule, fault);
-                // The comment tag is bookkeeping; the operator approves the match.
-                if let Some(at) = argv
-                    .windows(2)
-                    .position(|w| w[0] == "-m" && w[1] == "comment")
-                {
-                    argv.drain(at..(at + 4).min(argv.len()));
-                }
-                format!("iptables {}", argv.join(" "))
-            })
-            .collect();
-        Some(format!(
-            "{fault}: {} DROP rule(s) in {place} ({})",
-            self.drop.len(),
-            rules.join("; ")
-        ))
+        Some(self.privileged_in(fault, false))
     }
 
     /// Something is dropped, and each drop probability lies in (0, 1].
@@ -634,12 +652,30 @@ impl Nemesis for NetFaultSpec {
         if let Some(ns) = &spec.netns {
             spec.netns = Some(cx.expand(ns)?);
         }
-        for rule in &mut spec.drop {
+        for (index, rule) in spec.drop.iter_mut().enumerate() {
             for value in [&mut rule.source, &mut rule.destination, &mut rule.uid_owner]
                 .into_iter()
                 .flatten()
             {
                 *value = cx.expand(value)?;
+            }
+            // `${port:n3}`: a member's port, read as a number once expanded.
+            for (field, template, port) in [
+                ("dport", rule.dport_template.take(), &mut rule.dport),
+                ("sport", rule.sport_template.take(), &mut rule.sport),
+            ] {
+                let Some(template) = template else {
+                    continue;
+                };
+                let expanded = cx.expand(&template)?;
+                match crate::runspec::PortSpec::read_expanded(&template, &expanded) {
+                    Ok(n) => *port = Some(n),
+                    Err(why) => {
+                        return Ok(Err(format!(
+                            "fault `{fault}`: run spec field `net.drop[{index}].{field}`: {why}"
+                        )));
+                    }
+                }
             }
         }
         let node = self.node.as_deref();

@@ -420,24 +420,28 @@ async fn victim<C: Context>(
             let command = cx.expand(command)?;
             let name = format!("{fault}-target");
             let outcome = cx.run_once(&name, &command, TARGET_DEADLINE).await?;
-            let out = std::fs::read_to_string(cx.logs().join(format!("{name}.stdout.log")))
-                .unwrap_or_default();
-            let named = out
-                .lines()
-                .map(str::trim)
-                .rfind(|l| !l.is_empty())
-                .unwrap_or("");
+            let stdout =
+                crate::engine::iteration::log_tail(&cx.logs().join(format!("{name}.stdout.log")));
+            let named = stdout.last().map_or("", String::as_str);
             if outcome != exec::Outcome::Exited(0) {
-                return Ok(Err(format!("target command `{command}` ended {outcome:?}")));
+                let stderr = crate::engine::iteration::log_tail(
+                    &cx.logs().join(format!("{name}.stderr.log")),
+                );
+                return Ok(Err(format!(
+                    "target command `{}` failed ({}), {}",
+                    crate::sanitize::line(&command),
+                    ended(outcome),
+                    printed(&stdout, &stderr)
+                )));
             }
             let members = cx.members();
             if !members.iter().any(|m| m == named) {
                 return Ok(match named.parse::<i32>() {
                     Ok(pid) if pid > 0 => Ok(Target::Pid(pid)),
                     _ => Err(format!(
-                        "target command `{command}` printed `{}`: neither a service of the \
+                        "target command `{}` printed `{named}`: neither a service of the \
                          cluster ({}) nor a pid",
-                        crate::sanitize::line(named),
+                        crate::sanitize::line(&command),
                         members.join(", ")
                     )),
                 });
@@ -451,6 +455,44 @@ async fn victim<C: Context>(
             "fault target service `{service}` is not in the cluster"
         )),
     })
+}
+
+/// How a target command ended, in words: `exited 1`, `killed by signal 9 (SIGKILL)`,
+/// `still running after 5 s (stopped)`.
+fn ended(outcome: exec::Outcome) -> String {
+    match outcome {
+        exec::Outcome::Exited(code) => format!("exited {code}"),
+        exec::Outcome::Signaled(sig) => match Signal::try_from(sig) {
+            Ok(name) => format!("killed by signal {sig} ({name})"),
+            Err(_) => format!("killed by signal {sig}"),
+        },
+        exec::Outcome::DeadlineExpired => format!(
+            "still running after {} s (stopped)",
+            TARGET_DEADLINE.as_secs()
+        ),
+    }
+}
+
+/// What a command printed, from the last lines of its stdout and stderr (already
+/// sanitized and bounded): `printing `a` `b` on stdout and `c` on stderr`.
+fn printed(stdout: &[String], stderr: &[String]) -> String {
+    let quoted = |lines: &[String]| {
+        lines
+            .iter()
+            .map(|l| format!("`{}`", l.replace('`', "'")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match (stdout.is_empty(), stderr.is_empty()) {
+        (true, true) => "printing nothing".to_string(),
+        (false, true) => format!("printing {} on stdout", quoted(stdout)),
+        (true, false) => format!("printing {} on stderr", quoted(stderr)),
+        (false, false) => format!(
+            "printing {} on stdout and {} on stderr",
+            quoted(stdout),
+            quoted(stderr)
+        ),
+    }
 }
 
 impl HeldFault for Injected {

@@ -153,9 +153,24 @@ fn nothing_checked_is_unknown(mut report: CheckerReport) -> CheckerReport {
     report
 }
 
+/// A history or dump, whole. Bytes that are not UTF-8 are refused with where they
+/// are (line, column, byte offset), so the operator can find them.
 fn read(path: &Path) -> Result<String, (i32, String)> {
-    std::fs::read_to_string(path)
-        .map_err(|e| (exit::UNREADABLE, format!("{}: {e}", path.display())))
+    let shown = crate::sanitize::line(&path.display().to_string());
+    let bytes = std::fs::read(path).map_err(|e| (exit::UNREADABLE, format!("{shown}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = at - good.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        (
+            exit::UNREADABLE,
+            format!(
+                "{shown}: not UTF-8 at line {line}, column {column} (byte {at}); a history \
+                 and a dump are UTF-8 text"
+            ),
+        )
+    })
 }
 
 /// 0 valid, 1 invalid, 3 unknown.

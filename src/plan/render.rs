@@ -37,7 +37,10 @@ fn seven_m_summary(plan: &Plan, s: &Scenario) -> String {
             "§7.M filled (model {}, checker {}{})",
             b.model_kind.as_deref().unwrap_or("?"),
             if b.checker.is_some() {
+                // The plan's sentence ends in a full stop; the name quoted does not.
                 first_line(&b.checker, 40)
+                    .trim_end_matches(['.', ';', ',', ':', '!', '?'])
+                    .to_string()
             } else {
                 "MISSING".into()
             },

@@ -12,6 +12,7 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use crate::session::journal::Record;
 use crate::session::outcome::{Phase, ScenarioOutcome, SessionOutcome};
+use crate::session::view::View;
 use crate::verdict::{ReasonStep, Tier, Verdict, words};
 
 /// One testcase: a scenario without arms, or one arm.
@@ -41,10 +42,11 @@ impl Case<'_> {
     }
 }
 
-/// The JUnit XML of `outcome`; `journal` gives each case's time (its first to its
-/// last record).
+/// The JUnit XML of `outcome`; `journal` gives each case's own wall time (the
+/// reducer's: its first iteration's start to its verdict).
 pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
-    let cases = cases(outcome, journal);
+    let view = View::of(journal);
+    let cases = cases(outcome, &view);
     let failures = cases
         .iter()
         .filter(|c| matches!(c.kind(), Kind::Failed))
@@ -97,7 +99,13 @@ pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<St
 }
 
 /// Every scenario run in plan order; a scenario that holds no run yet is one case.
-fn cases<'a>(outcome: &'a SessionOutcome, journal: &[Record]) -> Vec<Case<'a>> {
+fn cases<'a>(outcome: &'a SessionOutcome, view: &View) -> Vec<Case<'a>> {
+    let took = |id: &str| {
+        view.runs
+            .iter()
+            .find(|r| r.id == id)
+            .map_or(0.0, crate::session::view::RunRow::seconds)
+    };
     let mut out = Vec::new();
     for s in &outcome.scenarios {
         if s.runs.is_empty() {
@@ -107,35 +115,21 @@ fn cases<'a>(outcome: &'a SessionOutcome, journal: &[Record]) -> Vec<Case<'a>> {
                 verdict: s.verdict,
                 tier_met: s.tier_met,
                 reasons: &s.reasons,
-                seconds: took(journal, &s.id, false),
+                seconds: took(&s.id),
             });
         }
         for run in &s.runs {
-            let arm = run.id != s.id;
             out.push(Case {
                 id: &run.id,
                 scenario: s,
                 verdict: run.decision.as_ref().map(|d| d.verdict),
                 tier_met: run.decision.as_ref().and_then(|d| d.tier_met),
                 reasons: run.decision.as_ref().map_or(&[][..], |d| &d.reasons[..]),
-                seconds: took(journal, &run.id, arm),
+                seconds: took(&run.id),
             });
         }
     }
     out
-}
-
-/// Seconds from the first to the last record scoped to `id` (0 when none is).
-fn took(journal: &[Record], id: &str, arm: bool) -> f64 {
-    let mut scoped = journal.iter().filter(|r| {
-        let scope = if arm { &r.scope.arm } else { &r.scope.scenario };
-        scope.as_deref() == Some(id)
-    });
-    let Some(first) = scoped.next() else {
-        return 0.0;
-    };
-    let last = scoped.next_back().unwrap_or(first);
-    span(&first.ts, Some(&last.ts)).unwrap_or(0.0)
 }
 
 fn span(from: &str, to: Option<&str>) -> Option<f64> {

@@ -6,6 +6,7 @@ use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, Su
 use crate::plan::{Plan, Scenario};
 use crate::session::event::Event;
 use crate::session::journal::Record;
+use crate::session::label::IterationLabel;
 use crate::session::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
 use crate::verdict::{ReasonStep, Tier, Verdict};
 
@@ -350,11 +351,11 @@ fn run_figures(run: &RunOutcome, stem: &str, files: &[String]) -> Option<RunFigu
         Default::default();
     for file in files {
         // A file this naming does not explain is still linked, under `other`.
-        let (label, name) = split_figure_file(file).unwrap_or(("other", file.as_str()));
-        by_label
-            .entry(label_order(label))
-            .or_default()
-            .push((name, file));
+        let (label, name) = match split_figure_file(file) {
+            Some((label, name)) => (label_order(Some(label), label.to_string()), name),
+            None => (label_order(None, "other".to_string()), file.as_str()),
+        };
+        by_label.entry(label).or_default().push((name, file));
     }
     if by_label.is_empty() {
         return None;
@@ -364,14 +365,20 @@ fn run_figures(run: &RunOutcome, stem: &str, files: &[String]) -> Option<RunFigu
         .iter()
         .find(|s| s.oracle.as_ref().is_some_and(|o| o.anomalies > 0));
     let (label, why) = match (failing, run.seeds.last()) {
-        (Some(seed), _) => (format!("seed-{}", seed.seed), "the failing seed"),
-        (None, Some(seed)) => (format!("seed-{}", seed.seed), "the last seed run"),
+        (Some(seed), _) => (
+            IterationLabel::seed(seed.seed).to_string(),
+            "the failing seed",
+        ),
+        (None, Some(seed)) => (
+            IterationLabel::seed(seed.seed).to_string(),
+            "the last seed run",
+        ),
         // An outcome without its seeds: the last seed drawn.
         (None, None) => (
             by_label
                 .keys()
-                .rfind(|k| k.1 == 0)
-                .map_or_else(String::new, |k| k.3.clone()),
+                .rfind(|k| k.1.is_some_and(|l| l.is_seed()))
+                .map_or_else(String::new, |k| k.2.clone()),
             "the last seed drawn",
         ),
     };
@@ -407,44 +414,16 @@ fn run_figures(run: &RunOutcome, stem: &str, files: &[String]) -> Option<RunFigu
 
 /// `seed-3-latency.svg` → (`seed-3`, `latency`); the label may also be
 /// `seed-3-rerun` or `seed-3-reduce-2` (the re-run and reduction candidates).
-fn split_figure_file(file: &str) -> Option<(&str, &str)> {
-    let stem = file.strip_suffix(".svg")?;
-    let digits = |s: &str| s.find(|c: char| !c.is_ascii_digit()).filter(|&n| n > 0);
-    let mut at = "seed-".len() + digits(stem.strip_prefix("seed-")?)?;
-    let after = &stem[at..];
-    if after.starts_with("-rerun-") {
-        at += "-rerun".len();
-    } else if let Some(rest) = after.strip_prefix("-reduce-")
-        && let Some(n) = digits(rest)
-        && rest[n..].starts_with('-')
-    {
-        at += "-reduce-".len() + n;
-    }
-    let name = stem[at..].strip_prefix('-').filter(|n| !n.is_empty())?;
-    Some((&stem[..at], name))
+fn split_figure_file(file: &str) -> Option<(IterationLabel, &str)> {
+    IterationLabel::split_prefix(file.strip_suffix(".svg")?)
 }
 
-/// Seed, kind (0 the seed, 1 its re-run, 2 a reduction run, 3 anything else), the
-/// reduction run's number, and the label itself.
-type LabelOrder = (u64, u8, u64, String);
+/// Labels in the order they ran (a seed, its re-run, its reduction candidates by
+/// number); a file this naming does not explain last, by name.
+type LabelOrder = (bool, Option<IterationLabel>, String);
 
-/// Labels in the order they ran: by seed, the seed before its re-run before its
-/// reduction candidates (by number); anything else last, by name.
-fn label_order(label: &str) -> LabelOrder {
-    let number = |s: &str| s.parse::<u64>().ok();
-    let parsed = label.strip_prefix("seed-").and_then(|rest| {
-        let (seed, tail) = rest.split_once('-').unwrap_or((rest, ""));
-        let seed = number(seed)?;
-        match tail {
-            "" => Some((seed, 0, 0)),
-            "rerun" => Some((seed, 1, 0)),
-            _ => Some((seed, 2, number(tail.strip_prefix("reduce-")?)?)),
-        }
-    });
-    match parsed {
-        Some((seed, kind, n)) => (seed, kind, n, label.to_string()),
-        None => (u64::MAX, 3, 0, label.to_string()),
-    }
+fn label_order(label: Option<IterationLabel>, name: String) -> LabelOrder {
+    (label.is_none(), label, name)
 }
 
 /// Known figures first (throughput, latency, quantiles, lost-acks, anomaly-1, …),
@@ -509,7 +488,8 @@ mod tests {
             ("seed-1-throughput.png", None),
         ];
         for (file, want) in cases {
-            assert_eq!(split_figure_file(file), want, "{file}");
+            let got = split_figure_file(file).map(|(l, n)| (l.to_string(), n));
+            assert_eq!(got, want.map(|(l, n)| (l.to_string(), n)), "{file}");
         }
     }
 
@@ -524,7 +504,7 @@ mod tests {
             "seed-1-reduce-2",
             "seed-1",
         ];
-        labels.sort_by_key(|l| label_order(l));
+        labels.sort_by_key(|l| label_order(l.parse().ok(), l.to_string()));
         assert_eq!(
             labels,
             [

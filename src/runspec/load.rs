@@ -409,6 +409,97 @@ fn check_isolation(spec: &RunSpec, errors: &mut Vec<SpecError>) {
     }
 }
 
+/// Each `net` rule port written as a substitution, read as far as the run spec alone
+/// says: `${port:NAME}` is a port and a `vars` value is expanded; text that then is
+/// not a port is refused at its own line and column. One that needs a value known only
+/// at run time (`${seed}`, a `requires` var) is read when the fault is injected.
+fn check_ports(spec: &RunSpec, errors: &mut Vec<SpecError>) {
+    for (id, (binding, origin)) in &spec.bindings {
+        check_binding_ports(id, "", binding, origin, &spec.vars, errors);
+    }
+}
+
+fn check_binding_ports(
+    id: &str,
+    prefix: &str,
+    binding: &Binding,
+    origin: &Origin,
+    vars: &BTreeMap<String, String>,
+    errors: &mut Vec<SpecError>,
+) {
+    for (i, fault) in binding.faults.iter().enumerate() {
+        let crate::nemesis::NemesisSpec::Net(net) = &fault.value.nemesis else {
+            continue;
+        };
+        for (j, rule) in net.drop.iter().enumerate() {
+            for (field, template) in rule.port_templates() {
+                let Some(expanded) = expand_static(template, vars, 0) else {
+                    continue;
+                };
+                let Err(why) = super::model::PortSpec::read_expanded(template, &expanded) else {
+                    continue;
+                };
+                let path = format!("{prefix}faults[{i}].net.drop[{j}].{field}");
+                let at = origin.locate(&path);
+                let through = at
+                    .and_then(|a| a.through)
+                    .map(|(l, c)| {
+                        format!(" (in the anchor's text, used through the alias at {l}:{c})")
+                    })
+                    .unwrap_or_default();
+                let full = match origin.path.as_str() {
+                    "" => path.clone(),
+                    p => format!("{p}.{path}"),
+                };
+                errors.push(SpecError {
+                    file: origin.file.clone(),
+                    line: at.map_or(origin.line, |a| a.line),
+                    column: at.map_or(1, |a| a.column),
+                    field: Some(full),
+                    message: format!(
+                        "fault `{}` of {id}: {why} once `vars` are substituted; write {}{through}",
+                        crate::sanitize::line(&fault.value.id),
+                        super::model::PORT_ALLOWED
+                    ),
+                });
+            }
+        }
+    }
+    for (arm, inner) in &binding.arms {
+        check_binding_ports(
+            &format!("{id}/{arm}"),
+            &format!("{prefix}arms.{arm}."),
+            inner,
+            origin,
+            vars,
+            errors,
+        );
+    }
+}
+
+/// `text` with its `${…}` expanded from the run spec's `vars` alone (`${port:NAME}`
+/// stands for some port); `None` when it needs a value only a run knows.
+fn expand_static(text: &str, vars: &BTreeMap<String, String>, depth: usize) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}')?;
+        let name = &after[..end];
+        if name.starts_with("port:") {
+            out.push('1');
+        } else if depth < 8 && !super::traps::BUILT_IN_VARS.contains(&name) {
+            out.push_str(&expand_static(vars.get(name)?, vars, depth + 1)?);
+        } else {
+            return None;
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// Collects the plan's embedded blocks and the sidecar text (if any) into one spec.
 pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<SpecError>> {
     let mut spec = RunSpec::default();
@@ -499,6 +590,7 @@ pub fn load(plan: &Plan, sidecar: Option<(&str, &str)>) -> Result<RunSpec, Vec<S
     }
     check_node_names(&spec, &mut errors);
     check_isolation(&spec, &mut errors);
+    check_ports(&spec, &mut errors);
     if errors.is_empty() {
         Ok(spec)
     } else {

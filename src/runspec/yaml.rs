@@ -182,10 +182,39 @@ fn text_from(text: &str, line: u64, column: u64) -> Option<&str> {
 
 /// The scalar written at 1-based `line`, `column` of `text` (up to a flow separator,
 /// a comment or the end of the line), to say what was found.
+///
+/// A quoted scalar is taken whole, quotes included: `"${port:n3}"` holds a `}` that
+/// would otherwise end it.
 fn scalar_at(text: &str, line: u64, column: u64) -> Option<&str> {
     let rest = text_from(text, line, column)?;
-    let end = rest.find([',', '}', ']', '#']).unwrap_or(rest.len());
+    let end = match rest.chars().next() {
+        Some(quote @ ('"' | '\'')) => quoted_end(rest, quote),
+        _ => rest.find([',', '}', ']', '#']).unwrap_or(rest.len()),
+    };
     Some(rest[..end].trim()).filter(|s| !s.is_empty())
+}
+
+/// The byte just past the closing quote of the scalar `rest` starts with (`quote`):
+/// `\"` escapes inside double quotes, `''` inside single ones; the end of the line
+/// when it is not closed there.
+fn quoted_end(rest: &str, quote: char) -> usize {
+    let mut chars = rest.char_indices().skip(1).peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if quote == '"' => {
+                chars.next();
+            }
+            c if c == quote => {
+                if quote == '\'' && chars.peek().is_some_and(|(_, n)| *n == '\'') {
+                    chars.next();
+                    continue;
+                }
+                return i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    rest.len()
 }
 
 /// One sentence for `err`, with the field it concerns; `path` is where serde was and

@@ -10,17 +10,18 @@ use futures_util::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio_util::codec::{FramedRead, LinesCodec};
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 use super::event::Who;
 use super::runtime::{self, Found, RuntimeError};
-use super::wire::{ClientMsg, Hello, ServerMsg, Status};
+use super::wire::{ClientMsg, Hello, PROTOCOL_VERSION, ServerMsg, Status, version_mismatch};
 
 /// How long a server has to welcome a client.
 const WELCOME_WAIT: Duration = Duration::from_secs(10);
 /// The longest line a client reads from a server: a journal record with its text
-/// (a long question, a long reason) stays far below it.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+/// (a long question, a long reason) stays far below it. A longer line is cut: the
+/// link ends with a `bye` of the client's own saying so.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AttachError {
@@ -40,6 +41,8 @@ pub enum AttachError {
     Impostor { socket: PathBuf, why: String },
     #[error("{socket}: {why}")]
     Denied { socket: PathBuf, why: String },
+    #[error("{socket}: {why}; refused, nothing was sent but the hello")]
+    Version { socket: PathBuf, why: String },
     #[error("{socket}: its server is running but did not answer within {wait:?}")]
     Silent { socket: PathBuf, wait: Duration },
     #[error(
@@ -102,9 +105,45 @@ pub async fn connect_within(
         });
     }
     let (read, mut write) = stream.into_split();
-    let (in_tx, mut rx) = unbounded_channel();
+    let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
+    // This end's version, whatever the caller's hello said.
+    let hello = Hello {
+        protocol: PROTOCOL_VERSION,
+        ..hello
+    };
+    let said = match serde_json::to_vec(&ClientMsg::Hello(hello)) {
+        Ok(mut line) => {
+            line.push(b'\n');
+            write.write_all(&line).await
+        }
+        Err(e) => Err(std::io::Error::other(e)),
+    };
+    if let Err(source) = said {
+        return Err(AttachError::Gone { socket, source });
+    }
+    let first = match tokio::time::timeout(wait, lines.next()).await {
+        Ok(Some(Ok(line))) => line,
+        Ok(Some(Err(LinesCodecError::MaxLineLengthExceeded))) => {
+            return Err(AttachError::Denied {
+                socket,
+                why: too_long(),
+            });
+        }
+        Ok(Some(Err(LinesCodecError::Io(_))) | None) | Err(_) => {
+            return Err(AttachError::Silent { socket, wait });
+        }
+    };
+    let (who, status, plan_text) = match welcome(&first, expected.pid) {
+        Ok(welcome) => welcome,
+        Err(Unwelcomed::Bye(why)) => return Err(AttachError::Denied { socket, why }),
+        Err(Unwelcomed::Version(why)) => return Err(AttachError::Version { socket, why }),
+        Err(Unwelcomed::Unreadable(e)) => {
+            tracing::warn!("attach: unreadable server line: {e}");
+            return Err(AttachError::Silent { socket, wait });
+        }
+    };
+    let (in_tx, rx) = unbounded_channel();
     let (tx, mut out_rx) = unbounded_channel::<ClientMsg>();
-    let _ = tx.send(ClientMsg::Hello(hello));
     tokio::spawn(async move {
         while let Some(msg) = out_rx.recv().await {
             let Ok(mut line) = serde_json::to_vec(&msg) else {
@@ -117,32 +156,84 @@ pub async fn connect_within(
         }
     });
     tokio::spawn(async move {
-        let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
-        while let Some(Ok(line)) = lines.next().await {
-            match serde_json::from_str::<ServerMsg>(&line) {
-                Ok(msg) => {
-                    if in_tx.send(msg).is_err() {
-                        break;
+        loop {
+            let msg = match lines.next().await {
+                Some(Ok(line)) => match serde_json::from_str::<ServerMsg>(&line) {
+                    Ok(msg) => msg,
+                    Err(e) => {
+                        tracing::warn!("attach: unreadable server line: {e}");
+                        continue;
                     }
+                },
+                // Cut, not read on: a message missed would leave this client's picture
+                // of the run wrong without a word. The link ends, saying why.
+                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+                    let _ = in_tx.send(ServerMsg::Bye { why: too_long() });
+                    break;
                 }
-                Err(e) => tracing::warn!("attach: unreadable server line: {e}"),
+                Some(Err(LinesCodecError::Io(_))) | None => break,
+            };
+            if in_tx.send(msg).is_err() {
+                break;
             }
         }
     });
-    match tokio::time::timeout(wait, rx.recv()).await {
-        Ok(Some(ServerMsg::Welcome {
+    Ok(Link {
+        rx,
+        tx,
+        who,
+        status,
+        plan_text,
+    })
+}
+
+/// What a client says of a server line over [`MAX_LINE`].
+fn too_long() -> String {
+    format!(
+        "the session's server sent a line longer than {} MiB; this client reads no such \
+         message and lets go (the run goes on: its journal has everything)",
+        MAX_LINE >> 20
+    )
+}
+
+/// Why a server's first line is no welcome this client takes.
+enum Unwelcomed {
+    Bye(String),
+    Version(String),
+    Unreadable(serde_json::Error),
+}
+
+/// The welcome in a server's first line: who it says this client is, the session's
+/// status and its plan. Its version is read first, from any JSON object of type
+/// `welcome`: a server of another version may shape the rest otherwise.
+fn welcome(line: &str, server: u32) -> Result<(Who, Status, String), Unwelcomed> {
+    let theirs = serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .filter(|v| v["type"] == "welcome")
+        .map(|v| v["protocol"].as_u64().unwrap_or(0));
+    if let Some(theirs) = theirs
+        && theirs != u64::from(PROTOCOL_VERSION)
+    {
+        let binary = std::fs::read_link(format!("/proc/{server}/exe")).ok();
+        return Err(Unwelcomed::Version(version_mismatch(
+            "client",
+            "session's server",
+            theirs,
+            binary.as_deref(),
+        )));
+    }
+    match serde_json::from_str::<ServerMsg>(line) {
+        Ok(ServerMsg::Welcome {
             who,
             status,
             plan_text,
-        })) => Ok(Link {
-            rx,
-            tx,
-            who,
-            status,
-            plan_text,
-        }),
-        Ok(Some(ServerMsg::Bye { why })) => Err(AttachError::Denied { socket, why }),
-        Ok(_) | Err(_) => Err(AttachError::Silent { socket, wait }),
+            ..
+        }) => Ok((who, status, plan_text)),
+        Ok(ServerMsg::Bye { why }) => Err(Unwelcomed::Bye(why)),
+        Ok(_) => Err(Unwelcomed::Bye(
+            "the server's first message was not a welcome".to_string(),
+        )),
+        Err(e) => Err(Unwelcomed::Unreadable(e)),
     }
 }
 

@@ -619,7 +619,8 @@ pub struct DeclarationRefused {
 #[serde(default)]
 pub struct IterationStarted {
     pub seed: u64,
-    pub label: String,
+    /// Which pass of the seed (written `seed-N`, `seed-N-rerun`, `seed-N-reduce-K`).
+    pub label: crate::session::label::IterationLabel,
     pub duration_ms: u64,
 }
 

@@ -3,7 +3,8 @@
 //! heals every fault without a heal record and ends every group still alive — only
 //! processes the journal names, each checked against its recorded start time so a
 //! reused pid is never touched — ends every process in each cgroup it made for
-//! services (a daemon that left its group included) and removes those cgroups;
+//! services (a daemon that left its group included) and removes those cgroups, on
+//! this machine and on each node over SSH;
 //! removes the iptables rules of net faults, found by their `faultline:<tag>` comment
 //! only; deletes the run's own network namespace (`isolate: netns`); removes disk fillers and the tmpfs mounts the session made; unpauses /
 //! reconnects / starts the containers of docker faults — and journals what it did.
@@ -321,6 +322,7 @@ fn heal_view(
     }
     // What left its group (a daemon) is still in its service's cgroup.
     heal_cgroups(view, journal, by, &mut out);
+    heal_node_cgroups(dir, view, reach, &mut out);
     end_marked(dir, journal, by, &mut out);
     heal_netns(view, journal, by, &mut out);
     // Master connections a killed faultline left running on this machine.
@@ -340,6 +342,39 @@ fn heal_view(
     });
     note(journal, &mut out, Scope::default(), finished);
     out
+}
+
+/// Ends every cgroup the session made on each of its nodes (a command's there, a
+/// daemon that left its group included) and removes it. They are found on the node by
+/// the name the session gives them (`ssh::cgroup_prefix`): a crash between the
+/// command's start and its record leaves none behind either. What was done is in the
+/// `heal-finished` record's lines.
+fn heal_node_cgroups(dir: &Path, view: &View, reach: &Reach, out: &mut Healed) {
+    let prefix = crate::host::ssh::cgroup_prefix(&exec::mark::value(dir));
+    for node in view.nodes.keys() {
+        let host = match reach.host(Some(node)) {
+            Ok(host) => host,
+            Err(why) => {
+                out.failures
+                    .push(format!("the session's cgroups on node {node}: {why}"));
+                continue;
+            }
+        };
+        let crate::host::Host::Ssh(ssh) = host.as_ref() else {
+            continue;
+        };
+        let lines = reach
+            .block_on(ssh.end_cgroups_named(&prefix))
+            .unwrap_or_else(|why| {
+                vec![Err(format!("the session's cgroups on node {node}: {why}"))]
+            });
+        for line in lines {
+            match line {
+                Ok(line) => out.actions.push(line),
+                Err(line) => out.failures.push(line),
+            }
+        }
+    }
 }
 
 /// Ends a group on a node if the same process still leads it there; `None` when it

@@ -9,6 +9,7 @@ pub mod dir;
 pub mod event;
 pub mod heal;
 pub mod journal;
+pub mod label;
 pub mod operator;
 pub mod outcome;
 pub mod resume;

@@ -8,6 +8,9 @@
 //! reads slowly never holds the run up: broadcasts never block, and a client that
 //! fell behind is caught up from the journal file.
 //!
+//! A client of another protocol version ([`PROTOCOL_VERSION`]), or one that names
+//! none, is told so in a `bye` naming both versions, and journaled as refused.
+//!
 //! Everything a client sends is bounded: a line is at most [`MAX_LINE`] bytes, before
 //! hello as after it; a client has [`HELLO_WAIT`] to say hello; each user may hold
 //! [`PER_USER`] connections and all together a quarter of the process's descriptor
@@ -31,7 +34,9 @@ use super::event::{self, Event, Participant, Role, Who};
 use super::journal::{Journal, Record, Scope};
 use super::roles::{Roles, user_name};
 use super::runtime::{self, Slot};
-use super::wire::{ClientMsg, Ending, Hello, ServerMsg, Status};
+use super::wire::{
+    ClientMsg, Ending, Hello, PROTOCOL_VERSION, ServerMsg, Status, version_mismatch,
+};
 use crate::session::operator::{Answer, Operator, Question, Unanswered};
 
 /// How many messages a client may fall behind before it is caught up from the file.
@@ -146,6 +151,26 @@ impl Shared {
         }
     }
 
+    /// Counts a connection from `uid` refused for `why`, of its `kind`; the first of
+    /// each (uid, kind) is journaled with the next batch (saying `why`), the rest only
+    /// counted (their sum journaled at the end, under `kind`), so nobody can grow the
+    /// owner's journal by knocking, however they vary what they send.
+    fn refuse(&self, uid: u32, kind: &str, why: &str) {
+        let first = {
+            let mut state = self.state();
+            let count = state.refused.entry((uid, kind.to_string())).or_insert(0);
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            self.journal_later(Event::ParticipantRefused(event::ParticipantRefused {
+                uid,
+                user: user_name(uid),
+                why: why.to_string(),
+            }));
+        }
+    }
+
     /// Takes a connection from `uid`, or says why not (over a cap).
     fn admit(self: &Arc<Self>, uid: u32) -> Result<Ticket, String> {
         let mut state = self.state();
@@ -167,19 +192,8 @@ impl Shared {
             None
         };
         if let Some(why) = why {
-            let first = {
-                let count = state.refused.entry((uid, why.clone())).or_insert(0);
-                *count += 1;
-                *count == 1
-            };
             drop(state);
-            if first {
-                self.journal_later(Event::ParticipantRefused(event::ParticipantRefused {
-                    uid,
-                    user: user_name(uid),
-                    why: why.clone(),
-                }));
-            }
+            self.refuse(uid, &why, &why);
             return Err(why);
         }
         *state.connections.entry(uid).or_insert(0) += 1;
@@ -633,6 +647,54 @@ async fn next_line(lines: &mut Lines) -> Result<Option<String>, String> {
     }
 }
 
+/// How refusals for another protocol version are counted (whatever version each
+/// claimed).
+const VERSION_REFUSED: &str = "a client of another attach protocol version";
+
+/// Why a first line is not taken as a hello.
+enum Unwelcome {
+    /// Another protocol version (or none): journaled as a refused connection.
+    Version(String),
+    /// Not a hello, or one over its limits.
+    Bad(String),
+}
+
+/// The client's hello from its first line. The version is read first, from any JSON
+/// object of type `hello`: a client of another version may shape the rest otherwise,
+/// and is told so rather than that its line is no hello.
+fn read_hello(line: &str) -> Result<Hello, Unwelcome> {
+    let theirs = serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .filter(|v| v["type"] == "hello")
+        .map(|v| v["protocol"].as_u64().unwrap_or(0));
+    if let Some(theirs) = theirs
+        && theirs != u64::from(PROTOCOL_VERSION)
+    {
+        let binary = std::env::current_exe().ok();
+        return Err(Unwelcome::Version(version_mismatch(
+            "session's server",
+            "client",
+            theirs,
+            binary.as_deref(),
+        )));
+    }
+    match serde_json::from_str::<ClientMsg>(line) {
+        Ok(ClientMsg::Hello(hello))
+            if hello.client.len() <= HELLO_FIELD_MAX
+                && hello
+                    .label
+                    .as_ref()
+                    .is_none_or(|l| l.len() <= HELLO_FIELD_MAX) =>
+        {
+            Ok(hello)
+        }
+        Ok(ClientMsg::Hello(_)) => Err(Unwelcome::Bad(format!(
+            "a hello's label and client are at most {HELLO_FIELD_MAX} bytes"
+        ))),
+        _ => Err(Unwelcome::Bad("the first line must be a hello".to_string())),
+    }
+}
+
 async fn serve_client(stream: UnixStream, shared: Arc<Shared>, ticket: Ticket) {
     let closing = shared.closing.clone();
     tokio::select! {
@@ -655,23 +717,14 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
     let (read, mut out) = stream.into_split();
     let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
     let hello: Hello = match tokio::time::timeout(HELLO_WAIT, next_line(&mut lines)).await {
-        Ok(Ok(Some(line))) => match serde_json::from_str::<ClientMsg>(&line) {
-            Ok(ClientMsg::Hello(hello))
-                if hello.client.len() <= HELLO_FIELD_MAX
-                    && hello
-                        .label
-                        .as_ref()
-                        .is_none_or(|l| l.len() <= HELLO_FIELD_MAX) =>
-            {
-                hello
-            }
-            Ok(ClientMsg::Hello(_)) => {
-                let why = format!("a hello's label and client are at most {HELLO_FIELD_MAX} bytes");
+        Ok(Ok(Some(line))) => match read_hello(&line) {
+            Ok(hello) => hello,
+            Err(Unwelcome::Version(why)) => {
+                shared.refuse(uid, VERSION_REFUSED, &why);
                 write(&mut out, &ServerMsg::Bye { why }).await;
                 return;
             }
-            _ => {
-                let why = "the first line must be a hello".to_string();
+            Err(Unwelcome::Bad(why)) => {
                 write(&mut out, &ServerMsg::Bye { why }).await;
                 return;
             }
@@ -711,6 +764,7 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
     let status = shared.status();
     let status_only = hello.client == "status";
     let welcome = ServerMsg::Welcome {
+        protocol: PROTOCOL_VERSION,
         who: who.clone(),
         status,
         plan_text: if status_only {

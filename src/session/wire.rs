@@ -5,12 +5,45 @@
 //! marks `live`, then sends every new record, every question asked, answered or
 //! withdrawn, and `ended` when the run is over. A client may `answer` a question
 //! (the first valid answer wins; a later one is told who won) or ask to `stop`.
+//!
+//! Both ends name the protocol they speak, [`PROTOCOL_VERSION`], in `hello` and in
+//! `welcome` (tmux's model: bumped on any change to these messages). A server and a
+//! client of different versions do not talk: the server answers `bye` naming both
+//! versions, and a client that is welcomed in another version lets go, saying the
+//! same. A hello with no version (a faultline from before versions) is refused
+//! likewise. Either end reads a line of at most a fixed length (the server
+//! [`super::server::MAX_LINE`], the client [`super::client::MAX_LINE`]) and cuts
+//! the connection at a longer one.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::event::{Participant, Who};
 use super::journal::Record;
 use crate::session::operator::Question;
+
+/// The version of the messages below. Bump it on any change to them (a field added,
+/// renamed or read differently): a client and a server of different versions refuse
+/// each other plainly instead of misreading each other.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What a server or client says to the other end speaking protocol `theirs` (0: no
+/// version, a faultline from before versions), naming both versions and what to do;
+/// `binary` is the session server's executable, when this end knows it.
+pub fn version_mismatch(me: &str, them: &str, theirs: u64, binary: Option<&Path>) -> String {
+    let theirs = if theirs == 0 {
+        "no attach protocol version (a faultline from before versions)".to_string()
+    } else {
+        format!("attach protocol version {theirs}")
+    };
+    let binary = binary.map_or_else(String::new, |b| format!(" ({})", b.display()));
+    format!(
+        "the {them} speaks {theirs}; this {me} speaks version {PROTOCOL_VERSION} \
+         (faultline {}): attach with the same faultline binary that runs the session{binary}",
+        env!("CARGO_PKG_VERSION")
+    )
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -27,6 +60,9 @@ pub enum ClientMsg {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Hello {
+    /// The client's [`PROTOCOL_VERSION`] (0 when it sent none: refused).
+    #[serde(default)]
+    pub protocol: u32,
     /// The last seq the client already has (0: everything).
     pub after: u64,
     /// `--as NAME`, asserted by the client (an SSH key's forced command).
@@ -49,7 +85,8 @@ pub struct Status {
     pub state: String,
     pub pending: Vec<String>,
     pub participants: Vec<Participant>,
-    /// Connections refused so far (over a cap, not on the list).
+    /// Connections refused so far (over a cap, not on the list, another protocol
+    /// version).
     pub refused: u64,
 }
 
@@ -74,6 +111,9 @@ pub struct Ending {
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum ServerMsg {
     Welcome {
+        /// The server's [`PROTOCOL_VERSION`] (0 when it sent none).
+        #[serde(default)]
+        protocol: u32,
         who: Who,
         status: Status,
         /// The plan as the run read it (so a client need not read the session
@@ -117,7 +157,9 @@ pub enum ServerMsg {
     Ended {
         ending: Ending,
     },
-    /// The server closes this connection (not on the list, a bad hello).
+    /// The server closes this connection (not on the list, a bad hello, another
+    /// protocol version); a client that cuts a line over its limit ends its link
+    /// with one of its own.
     Bye {
         why: String,
     },

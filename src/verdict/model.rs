@@ -267,6 +267,10 @@ pub struct Evidence {
     /// line each (`n1 exited 3 at +0.1 s: …`); their records are cited under `ended`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services_ended: Vec<String>,
+    /// Faults whose injection failed, one line each (`<fault>: <why>`): never
+    /// injected, so never a landing to prove.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub never_injected: Vec<String>,
     /// Journal sequence numbers cited for each tree question, by question key.
     pub cites: std::collections::BTreeMap<String, Vec<u64>>,
 }
@@ -289,6 +293,7 @@ impl Evidence {
             weak_oracle: Vec::new(),
             expired_step: None,
             services_ended: Vec::new(),
+            never_injected: Vec::new(),
             cites: Default::default(),
         }
     }

@@ -168,10 +168,15 @@ fn walk(e: &Evidence, c: &mut Chain<'_>) -> Verdict {
 
     if e.fault_planned {
         if !e.landing_proven {
+            let answer = if e.never_injected.is_empty() {
+                "no: declared landing signal absent or ambiguous".to_string()
+            } else {
+                format!("no: {NEVER_INJECTED}: {}", e.never_injected.join("; "))
+            };
             c.ask(
                 "landing",
                 "a fault was planned: was its landing proven?",
-                "no: declared landing signal absent or ambiguous",
+                answer,
             );
             return Verdict::InconclusiveFaultNotProven;
         }
@@ -372,6 +377,9 @@ fn downgrade(e: &Evidence, base: Verdict, c: &mut Chain<'_>) -> Verdict {
     }
     v
 }
+
+/// How the landing question's answer starts for a fault whose injection failed.
+pub const NEVER_INJECTED: &str = "the fault was never injected";
 
 /// Green-but-broken checks 3 (fault injected) and 4 (fault not a silent no-op).
 fn is_fault_check(item: &AuditItem) -> bool {

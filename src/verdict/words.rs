@@ -117,6 +117,9 @@ fn gate(question: &str, detail: &str, verdict: Verdict) -> String {
         return passed(verdict, q, detail);
     }
     if q.contains("landing") {
+        if detail.starts_with(super::tree::NEVER_INJECTED) {
+            return detail.to_string();
+        }
         return format!("the fault's landing was not proven ({detail})");
     }
     if q == "did the declared checker run?" {
@@ -252,6 +255,27 @@ mod tests {
             said("D6", &env),
             "D6 could not run here: capability fl-client missing"
         );
+    }
+
+    /// Issue 30 (2): a fault whose injection failed was never injected, and the
+    /// sentence says so with what failed, not that a landing signal was missing.
+    #[test]
+    fn a_fault_never_injected_is_said_as_such() {
+        let why = "target command `curl -s x | jq -r .leader; exit 1` failed (exited 1), \
+                   printing `nobody-is-leader` on stdout";
+        let e = Evidence {
+            fault_planned: true,
+            never_injected: vec![format!("kill-leader: {why}")],
+            ..evidence()
+        };
+        let d = decide(&e);
+        assert_eq!(d.verdict, Verdict::InconclusiveFaultNotProven);
+        let text = sentence("S6", d.verdict, &d.reasons);
+        assert_eq!(
+            text,
+            format!("S6: the fault was never injected: kill-leader: {why}")
+        );
+        assert!(!text.contains("landing signal"), "{text}");
     }
 
     #[test]

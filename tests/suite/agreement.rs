@@ -75,13 +75,18 @@ fn evidence(run: &Value) -> BTreeMap<(String, String), bool> {
     out
 }
 
-/// What junit.xml says of the testcase named `name …`: "pass", "failure", "skipped".
-fn junit_outcome(junit: &str, name: &str) -> &'static str {
+/// The testcase named `name …` in junit.xml, its opening tag to its end.
+fn junit_case<'a>(junit: &'a str, name: &str) -> &'a str {
     let start = junit
         .find(&format!("<testcase name=\"{name} "))
         .unwrap_or_else(|| panic!("no testcase {name} in junit.xml"));
     let case = &junit[start..];
-    let case = &case[..case.find("</testcase>").unwrap_or(case.len())];
+    &case[..case.find("</testcase>").unwrap_or(case.len())]
+}
+
+/// What junit.xml says of the testcase named `name …`: "pass", "failure", "skipped".
+fn junit_outcome(junit: &str, name: &str) -> &'static str {
+    let case = junit_case(junit, name);
     if case.contains("<failure") {
         "failure"
     } else if case.contains("<skipped") || case.contains("<error") {
@@ -89,6 +94,51 @@ fn junit_outcome(junit: &str, name: &str) -> &'static str {
     } else {
         "pass"
     }
+}
+
+/// A testcase's `time` attribute, in seconds.
+fn junit_time(junit: &str, name: &str) -> f64 {
+    let case = junit_case(junit, name);
+    let at = case.find(" time=\"").expect("time attribute") + " time=\"".len();
+    let value = &case[at..at + case[at..].find('"').expect("closing quote")];
+    value
+        .parse()
+        .unwrap_or_else(|e| panic!("time {value:?} of {name}: {e}"))
+}
+
+/// A run's own wall time as the journal says it, read here apart from the reducer:
+/// its first `iteration-started` to its last `verdict` record.
+fn own_seconds(records: &[Value], id: &str) -> f64 {
+    let (scenario, arm) = match id.split_once('/') {
+        Some(_) => (id.split('/').next().unwrap_or(id), Some(id)),
+        None => (id, None),
+    };
+    let ours = |r: &&Value| r["scenario"].as_str() == Some(scenario) && r["arm"].as_str() == arm;
+    let ts = |r: &Value| {
+        chrono::DateTime::parse_from_rfc3339(r["ts"].as_str().expect("ts")).expect("rfc 3339")
+    };
+    let first = records
+        .iter()
+        .filter(ours)
+        .find(|r| r["kind"] == "iteration-started");
+    let last = records
+        .iter()
+        .filter(ours)
+        .rfind(|r| r["kind"] == "verdict");
+    match (first, last) {
+        (Some(a), Some(b)) => (ts(b) - ts(a)).num_milliseconds() as f64 / 1000.0,
+        _ => 0.0,
+    }
+}
+
+/// The `<testsuite …>`'s `time` attribute, in seconds.
+fn junit_time_of_suite(junit: &str) -> f64 {
+    let tag = &junit[junit.find("<testsuite ").expect("testsuite")..];
+    let tag = &tag[..tag.find('>').expect("end of tag")];
+    let at = tag.find(" time=\"").expect("time attribute") + " time=\"".len();
+    tag[at..at + tag[at..].find('"').expect("closing quote")]
+        .parse()
+        .expect("seconds")
 }
 
 #[test]
@@ -104,6 +154,7 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
     let junit = std::fs::read_to_string(session.join("findings/junit.xml")).expect("junit");
 
     let mut checked_windows = 0;
+    let mut junit_total = 0.0;
     let mut seen_not_proven = false;
     for scenario in verdicts["scenarios"].as_array().expect("scenarios") {
         for run in scenario["runs"].as_array().expect("runs") {
@@ -131,6 +182,14 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
                 expected,
                 "junit.xml on {id} ({verdict})"
             );
+            // Its own wall time, not counted from the session's start.
+            let own = own_seconds(&records, id);
+            let said = junit_time(&junit, id);
+            assert!(
+                (said - own).abs() < 0.0015,
+                "junit.xml gives {id} {said} s; its own iterations to its verdict took {own} s"
+            );
+            junit_total += said;
             if !id.contains('/') {
                 let finding = std::fs::read_to_string(session.join(format!("findings/{id}.md")))
                     .expect("finding");
@@ -182,6 +241,12 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
         }
     }
     assert!(seen_not_proven, "the demo has a fault not proven (D4)");
+    // The runs happen one after another: their own times fit in the suite's.
+    let suite = junit_time_of_suite(&junit);
+    assert!(
+        junit_total <= suite + 0.01,
+        "junit.xml's testcases add up to {junit_total} s in a {suite} s suite"
+    );
 
     // metrics/ and the figures' legends say each window as the journal does.
     for ((stem, label, fault), proven) in &proofs {
@@ -232,7 +297,11 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
     for (row, live) in &view.live {
         let stem = view.runs[*row].id.replace('/', "-");
         for line in &live.faults {
-            let key = (stem.clone(), live.label.clone(), line.mark.fault.clone());
+            let key = (
+                stem.clone(),
+                live.label.to_string(),
+                line.mark.fault.clone(),
+            );
             if let Some(proven) = proofs.get(&key) {
                 assert_eq!(line.mark.proven, Some(*proven), "live chart of {key:?}");
                 rows_checked += 1;

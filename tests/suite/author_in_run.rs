@@ -7,6 +7,7 @@
 //! drives anything.
 
 use crate::common;
+use crate::common::Line;
 use crate::support::repo;
 use crate::support::tmux;
 
@@ -158,18 +159,10 @@ fn run(work: &Path, repo: &Path, args: &[&str], author_env: Option<&str>) -> Out
     cmd.output().expect("faultline runs")
 }
 
-fn records(session: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(session.join("journal.jsonl"))
-        .expect("journal")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("record"))
-        .collect()
-}
-
 /// The records of `kind` for scenario `id`.
-fn of<'a>(all: &'a [serde_json::Value], kind: &str, id: &str) -> Vec<&'a serde_json::Value> {
+fn of<'a>(all: &'a [Line], kind: &str, id: &str) -> Vec<&'a Line> {
     all.iter()
-        .filter(|r| r["kind"] == kind && r["scenario"] == id)
+        .filter(|r| r.kind == kind && r.scope.scenario.as_deref() == Some(id))
         .collect()
 }
 
@@ -200,17 +193,16 @@ fn without_author_mode_the_sut_tree_stays_byte_identical() {
         "",
         "nothing staged"
     );
-    let all = records(&session);
+    let all = common::records(&session);
     assert!(
-        !all.iter()
-            .any(|r| r["kind"].as_str().is_some_and(|k| k.starts_with("author-"))),
+        !all.iter().any(|r| r.kind.starts_with("author-")),
         "author mode ran without being asked"
     );
     // The run spec's own workload ran.
     let started = of(&all, "command-started", "S1");
     assert!(
-        started.iter().any(|r| r["data"]["name"] == "workload"
-            && r["data"]["command"]
+        started.iter().any(|r| r.data["name"] == "workload"
+            && r.data["command"]
                 .as_str()
                 .is_some_and(|c| c.starts_with("echo"))),
         "{started:?}"
@@ -225,21 +217,15 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     let out = run(work.path(), &repo, &["--author", "--yes"], None);
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     let session = common::session_of(&out);
-    let all = records(&session);
+    let all = common::records(&session);
 
     // Written, journaled with its sha, staged — never committed; nothing else written.
     let written = of(&all, "author-written", "S1");
     assert_eq!(written.len(), 1, "{said}");
-    assert_eq!(written[0]["data"]["path"], "tests/kept_writes.rs");
-    assert_eq!(written[0]["data"]["incomplete"], false);
-    assert_eq!(
-        written[0]["data"]["sha256"].as_str().map(str::len),
-        Some(64)
-    );
-    assert_eq!(
-        of(&all, "author-written", "S3")[0]["data"]["incomplete"],
-        true
-    );
+    assert_eq!(written[0].data["path"], "tests/kept_writes.rs");
+    assert_eq!(written[0].data["incomplete"], false);
+    assert_eq!(written[0].data["sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(of(&all, "author-written", "S3")[0].data["incomplete"], true);
     let mut staged: Vec<String> = repo::git(&repo, &["diff", "--cached", "--name-only"])
         .lines()
         .map(str::to_string)
@@ -281,9 +267,9 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
 
     // Built before it ran, the command and exit code journaled.
     let built = of(&all, "author-build", "S1");
-    assert_eq!(built[0]["data"]["exit_code"], 0, "{built:?}");
+    assert_eq!(built[0].data["exit_code"], 0, "{built:?}");
     assert!(
-        built[0]["data"]["command"]
+        built[0].data["command"]
             .as_str()
             .is_some_and(|c| c.contains(
                 "cargo test --locked --manifest-path Cargo.toml --no-run --test kept_writes"
@@ -293,12 +279,12 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     // S1's workload ran through the authored test: cargo ran it, and the bound
     // command inside it saw the seed faultline set.
     let driver = of(&all, "author-driver", "S1");
-    assert_eq!(driver[0]["data"]["driver"], true, "{driver:?}");
+    assert_eq!(driver[0].data["driver"], true, "{driver:?}");
     let workload = of(&all, "command-started", "S1")
         .into_iter()
-        .find(|r| r["data"]["name"] == "workload")
+        .find(|r| r.data["name"] == "workload")
         .expect("workload started");
-    let command = workload["data"]["command"].as_str().unwrap_or_default();
+    let command = workload.data["command"].as_str().unwrap_or_default();
     assert!(
         command.contains("--test kept_writes -- --nocapture"),
         "{command}"
@@ -309,11 +295,11 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     assert!(log.contains("test writes_are_kept ... ok"), "{log}");
     assert!(!of(&all, "oracle-result", "S1").is_empty(), "{said}");
     let preconditions = of(&all, "precondition", "S1");
-    assert_eq!(preconditions[0]["data"]["ok"], true, "{preconditions:?}");
+    assert_eq!(preconditions[0].data["ok"], true, "{preconditions:?}");
     assert_ne!(verdict(&session, "S1").0, "INCONCLUSIVE-env");
 
     // S2 does not parse: its build failed, and the decision tree says so.
-    assert_ne!(of(&all, "author-build", "S2")[0]["data"]["exit_code"], 0);
+    assert_ne!(of(&all, "author-build", "S2")[0].data["exit_code"], 0);
     let (s2, reasons) = verdict(&session, "S2");
     assert_eq!(s2, "INCONCLUSIVE-env", "{reasons}");
     assert!(
@@ -329,13 +315,13 @@ fn author_mode_builds_the_authored_test_and_runs_the_workload_through_it() {
     // S3 is incomplete: never built, never the driver; the spec's workload ran it.
     assert!(of(&all, "author-build", "S3").is_empty());
     let refused = of(&all, "author-driver", "S3");
-    assert_eq!(refused[0]["data"]["driver"], false);
+    assert_eq!(refused[0].data["driver"], false);
     assert!(said.contains("incomplete"), "{said}");
     assert!(
         of(&all, "command-started", "S3")
             .iter()
-            .any(|r| r["data"]["name"] == "workload"
-                && r["data"]["command"]
+            .any(|r| r.data["name"] == "workload"
+                && r.data["command"]
                     .as_str()
                     .is_some_and(|c| c.starts_with("echo"))),
         "{all:?}"
@@ -348,7 +334,7 @@ fn the_environment_variable_turns_author_mode_on() {
     let repo = sut(work.path());
     let out = run(work.path(), &repo, &["--only", "S2", "--yes"], Some("1"));
     let session = common::session_of(&out);
-    let all = records(&session);
+    let all = common::records(&session);
     assert_eq!(of(&all, "author-written", "S2").len(), 1);
     assert!(
         of(&all, "author-written", "S1").is_empty(),
@@ -362,7 +348,7 @@ fn the_environment_variable_turns_author_mode_on() {
 
 /// Runs scenario `id` alone in author mode against a fresh SUT: the work directory
 /// (kept alive by the caller), the SUT, the session and its journal.
-fn author_only(id: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<serde_json::Value>) {
+fn author_only(id: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<Line>) {
     let work = tempfile::tempdir().expect("tempdir");
     let repo = sut(work.path());
     let out = run(
@@ -372,7 +358,7 @@ fn author_only(id: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<serde_json
         None,
     );
     let session = common::session_of(&out);
-    let all = records(&session);
+    let all = common::records(&session);
     (work, repo, session, all)
 }
 
@@ -380,15 +366,15 @@ fn author_only(id: &str) -> (tempfile::TempDir, PathBuf, PathBuf, Vec<serde_json
 fn a_shell_test_drives_its_workload_too() {
     let (_work, _, session, all) = author_only("S4");
     assert_eq!(
-        of(&all, "author-build", "S4")[0]["data"]["command"],
+        of(&all, "author-build", "S4")[0].data["command"],
         "bash -n tests/kept_writes.sh"
     );
     let workload = of(&all, "command-started", "S4")
         .into_iter()
-        .find(|r| r["data"]["name"] == "workload")
+        .find(|r| r.data["name"] == "workload")
         .expect("workload started");
     assert_eq!(
-        workload["data"]["command"],
+        workload.data["command"],
         format!(
             "seed='1' artifacts='{}' bash tests/kept_writes.sh",
             session.join("artifacts/S4/seed-1").display()
@@ -406,15 +392,15 @@ fn a_python_test_drives_its_workload_from_the_sut_root_without_pytest() {
     let build = of(&all, "author-build", "S5");
     assert_eq!(build.len(), 1, "{all:?}");
     assert!(
-        build[0]["data"]["command"]
+        build[0].data["command"]
             .as_str()
             .is_some_and(|c| c.contains("python3 -m py_compile tests/chaos/test_kept.py")),
         "{:?}",
-        build[0]["data"]
+        build[0].data
     );
     let workload = of(&all, "command-started", "S5")
         .into_iter()
-        .find(|r| r["data"]["name"] == "workload")
+        .find(|r| r.data["name"] == "workload")
         .unwrap_or_else(|| {
             panic!(
                 "workload never started: {}\n{}",
@@ -423,7 +409,7 @@ fn a_python_test_drives_its_workload_from_the_sut_root_without_pytest() {
                 std::fs::read_to_string(repo.join("tests/chaos/test_kept.py")).unwrap_or_default()
             )
         });
-    let command = workload["data"]["command"].as_str().expect("command");
+    let command = workload.data["command"].as_str().expect("command");
     assert!(
         command.contains("python3 -c") && command.contains("test_kept.py"),
         "{command}"
@@ -457,15 +443,15 @@ fn a_go_test_drives_its_workload_from_the_sut_root() {
     let build = of(&all, "author-build", "S6");
     assert_eq!(build.len(), 1, "{all:?}");
     assert_eq!(
-        build[0]["data"]["exit_code"], 0,
+        build[0].data["exit_code"], 0,
         "{:?}\n{written}",
-        build[0]["data"]
+        build[0].data
     );
     let workload = of(&all, "command-started", "S6")
         .into_iter()
-        .find(|r| r["data"]["name"] == "workload")
+        .find(|r| r.data["name"] == "workload")
         .unwrap_or_else(|| panic!("workload never started\n{written}"));
-    let command = workload["data"]["command"].as_str().expect("command");
+    let command = workload.data["command"].as_str().expect("command");
     assert!(
         command.contains("go test -count=1 -v -run '^(TestWritesAreKept)$' ./pkg/kv"),
         "{command}"

@@ -1,6 +1,8 @@
 //! Capability registry, probes (PATH shims and the real machine), install plans, and
 //! the references/capabilities.md headings.
 
+use crate::common;
+
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -15,10 +17,6 @@ use semver::Version;
 
 fn v(major: u64, minor: u64, patch: u64) -> Option<Version> {
     Some(Version::new(major, minor, patch))
-}
-
-fn required(var: &str) -> bool {
-    std::env::var(var).is_ok_and(|v| v == "1")
 }
 
 /// A row and the capabilities (with floors) it should yield.
@@ -211,15 +209,10 @@ async fn real_missing_tool_is_reported_missing() {
 async fn docker_engine_through_bollard() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let docker = probe(&Capability::Docker, None, &host_env(scratch.path())).await;
-    if !docker.present {
-        assert!(
-            !required("FAULTLINE_REQUIRE_DOCKER"),
-            "FAULTLINE_REQUIRE_DOCKER=1 but no engine: {docker:?}"
-        );
-        eprintln!(
-            "SKIP: no Docker engine reachable ({}); set FAULTLINE_REQUIRE_DOCKER=1 to fail instead",
-            docker.saw
-        );
+    if common::skipped(
+        "DOCKER",
+        (!docker.present).then(|| format!("no Docker engine reachable: {docker:?}")),
+    ) {
         return;
     }
     let version = docker.version.as_deref().expect("engine version");
@@ -244,15 +237,10 @@ async fn kernel_features_in_scratch_namespace() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let env = host_env(scratch.path());
     let netns = probe(&Capability::NetNamespaces, None, &env).await;
-    if !netns.present {
-        assert!(
-            !required("FAULTLINE_REQUIRE_NETNS"),
-            "FAULTLINE_REQUIRE_NETNS=1 but namespaces unusable: {netns:?}"
-        );
-        eprintln!(
-            "SKIP: network namespaces unusable here ({}); set FAULTLINE_REQUIRE_NETNS=1 to fail instead",
-            netns.saw
-        );
+    if common::skipped(
+        "NETNS",
+        (!netns.present).then(|| format!("network namespaces unusable here: {netns:?}")),
+    ) {
         return;
     }
     let iptables = probe(&Capability::Iptables, None, &env).await;

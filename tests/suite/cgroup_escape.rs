@@ -81,10 +81,6 @@ fn said(dir: &Path) -> String {
     format!("{}{}", read("run.out"), read("run.err"))
 }
 
-fn records(session: &Path) -> Vec<Line> {
-    common::lines(&session.join("journal.jsonl"))
-}
-
 /// Every cgroup path the journal says was made.
 fn cgroups(records: &[Line]) -> Vec<PathBuf> {
     records
@@ -133,7 +129,7 @@ fn daemon_running(dir: &Path, run: &mut Child) -> (Daemon, PathBuf) {
             .and_then(|t| t.trim().parse::<i32>().ok());
         let session = session_in(dir);
         let cgroup = session.as_ref().and_then(|s| {
-            records(s)
+            common::records(s)
                 .iter()
                 .find(|r| r.kind == "cgroup-created" && r.data["service"] == "daemon")
                 .and_then(|r| r.data["path"].as_str().map(PathBuf::from))
@@ -156,7 +152,7 @@ fn daemon_running(dir: &Path, run: &mut Child) -> (Daemon, PathBuf) {
                 .any(|kv| kv.starts_with(b"FAULTLINE_SESSION=")),
             "the daemon still carries the session's mark: the test would prove nothing"
         );
-        let service_pgid = records(&session)
+        let service_pgid = common::records(&session)
             .iter()
             .find(|r| r.kind == "command-started" && r.data["name"] == "daemon")
             .and_then(|r| r.data["pgid"].as_i64())
@@ -181,7 +177,7 @@ fn nothing_left(daemon: &Daemon, session: &Path, by: Option<&str>) {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!common::pid_alive(daemon.0), "daemon {} outlived", daemon.0);
-    let all = records(session);
+    let all = common::records(session);
     let made = cgroups(&all);
     assert!(
         made.len() >= 2,
@@ -328,7 +324,7 @@ fn without_cgroup_v2_the_run_says_so_once_and_ends_groups() {
         said(dir.path())
     );
     let session = session_in(dir.path()).expect("session");
-    let all = records(&session);
+    let all = common::records(&session);
     assert!(
         cgroups(&all).is_empty(),
         "a cgroup was made without cgroup v2"
@@ -442,7 +438,7 @@ scenarios:
     let escaper = Daemon::of(pid);
     let escaped = std::fs::read_to_string(dir.join("escaped")).unwrap_or_default();
     let session = session_in(dir).expect("session");
-    let cgroup = records(&session)
+    let cgroup = common::records(&session)
         .iter()
         .find(|r| r.kind == "cgroup-created" && r.data["service"] == "escaper")
         .and_then(|r| r.data["path"].as_str().map(PathBuf::from))
@@ -486,7 +482,7 @@ fn a_service_writing_into_an_ancestor_cgroup_is_ended_with_the_session() {
             "it did leave {}",
             run.cgroup.display()
         );
-        let swept = records(&run.session)
+        let swept = common::records(&run.session)
             .into_iter()
             .find(|r| r.kind == "marked-ended" && r.data["pid"] == pid)
             .expect("the clean end's sweep journaled the escaper");

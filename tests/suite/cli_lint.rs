@@ -646,3 +646,19 @@ fn history_field_mappings_the_reader_would_drop_are_warned() {
         "{said}"
     );
 }
+
+/// The checker a scenario's §7.M names is quoted without the plan's sentence
+/// punctuation: `checker no-lost-ack;`, never `checker no-lost-ack.;`.
+#[test]
+fn the_checker_quoted_drops_the_plans_full_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = plan_with_oracle("no-lost-ack over the history.").replace(
+        "- **Checker:** no-lost-ack over the history and a follower dump.",
+        "- **Checker:** no-lost-ack.",
+    );
+    std::fs::write(dir.path().join("plan.md"), plan).expect("plan");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("checker no-lost-ack"), "{text}");
+    assert!(!text.contains("checker no-lost-ack."), "{text}");
+}

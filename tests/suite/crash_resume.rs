@@ -140,12 +140,6 @@ fn faultline(args: &[&str], cwd: &Path, crash: Option<&KillPoint>) -> Child {
         .expect("faultline starts")
 }
 
-fn records(journal: &Path) -> Vec<Line> {
-    faultline::session::journal::read(journal)
-        .map(|c| c.records.iter().map(Line::from).collect())
-        .unwrap_or_default()
-}
-
 /// The session directory under `root` (the demo makes exactly one).
 fn session_in(root: &Path) -> Option<PathBuf> {
     std::fs::read_dir(root.join("demo-kv-replication"))
@@ -207,12 +201,11 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
     let baseline_session = common::session_of(&common::demo_run().out);
     let expected = common::verdicts_by_id(&baseline_session);
     // "After every kind of journal event the demo writes" holds as the demo grows.
-    let uncovered: std::collections::BTreeSet<String> =
-        records(&baseline_session.join("journal.jsonl"))
-            .into_iter()
-            .map(|r| r.kind)
-            .filter(|kind| !kill_points().iter().any(|p| p.kind == kind))
-            .collect();
+    let uncovered: std::collections::BTreeSet<String> = common::records(&baseline_session)
+        .into_iter()
+        .map(|r| r.kind)
+        .filter(|kind| !kill_points().iter().any(|p| p.kind == kind))
+        .collect();
     assert!(
         uncovered.is_empty(),
         "journal kinds with no kill point: {uncovered:?}"
@@ -249,7 +242,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         let journal = session.join("journal.jsonl");
         // Children never outlive faultline: its watchdog cleans up before any resume.
         common::await_watchdogs(&session, Duration::from_secs(60));
-        let now = records(&journal);
+        let now = common::records(&session);
         assert!(
             unhealed(&now).is_empty(),
             "the watchdog left injected after {kills:?}: {:?}",
@@ -308,7 +301,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         bytes.starts_with(&kept_bytes),
         "journal prefix kept to the end"
     );
-    let all = records(&journal);
+    let all = common::records(&session);
     assert!(
         unhealed(&all).is_empty(),
         "left injected: {:?}",
@@ -356,8 +349,7 @@ fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
     // Killed once the first of D5's two arms has its verdict.
     assert!(crashed(&mut child));
     let session = session_in(&root).expect("session");
-    let journal = session.join("journal.jsonl");
-    let decided: Vec<String> = records(&journal)
+    let decided: Vec<String> = common::records(&session)
         .iter()
         .filter(|r| r.kind == "verdict" && r.scope.scenario.as_deref() == Some("D5"))
         .filter_map(|r| r.data["id"].as_str().map(str::to_string))
@@ -379,7 +371,7 @@ fn a_scenario_caught_part_way_can_be_kept_as_it_stood() {
     .wait()
     .expect("resume ends");
     assert!(status.code().is_some());
-    let all = records(&journal);
+    let all = common::records(&session);
     let asked = all
         .iter()
         .find(|r| r.kind == "operator-answer" && r.data["question"] == "resume.D5")

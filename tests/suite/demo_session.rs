@@ -12,7 +12,6 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::tree;
-use faultline::session::journal;
 
 fn serial() -> common::DemoSlot {
     common::demo_lock()
@@ -29,12 +28,6 @@ fn faultline(args: &[&str], cwd: &Path) -> Output {
 fn verdicts(session: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
     serde_json::from_str(&text).expect("verdicts.json is JSON")
-}
-
-fn records(session: &Path) -> Vec<Line> {
-    let contents = journal::read(&session.join("journal.jsonl")).expect("journal");
-    assert!(contents.torn_tail.is_none(), "journal has a torn tail");
-    contents.records.iter().map(Line::from).collect()
 }
 
 /// Every process group the journal says was started is gone, and every injected
@@ -237,7 +230,7 @@ fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
     assert_eq!(common::verdicts_by_id(&session), expected);
 
     // Every reason chain cites journal records that exist.
-    let records = records(&session);
+    let records = common::whole_records(&session);
     let seqs: BTreeSet<u64> = records.iter().map(|r| r.seq).collect();
     for scenario in v["scenarios"].as_array().expect("scenarios") {
         let reasons = scenario["reasons"].as_array().expect("reasons");
@@ -408,7 +401,7 @@ fn removing_the_planted_bug_removes_the_fail() {
     let _one = serial();
     let (session, v, _keep) = run_mutant(|s| s.replace(" --ack-before-replicate", ""), "D3");
     assert!(!v["D3"].starts_with("FAIL"), "D3 still {}", v["D3"]);
-    let records = records(&session);
+    let records = common::whole_records(&session);
     assert!(
         records.iter().any(|r| r.kind == "oracle-result"),
         "the checker never ran"
@@ -449,7 +442,7 @@ fn a_second_checker_judges_the_same_history_and_its_anomaly_fails_the_scenario()
         "smoke",
     );
     assert!(v["D1"].starts_with("FAIL"), "D1 {}", v["D1"]);
-    let results: Vec<String> = records(&session)
+    let results: Vec<String> = common::whole_records(&session)
         .iter()
         .filter(|r| r.kind == "oracle-result")
         .map(|r| r.data["checker"].as_str().unwrap_or_default().to_string())
@@ -616,7 +609,7 @@ fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
     );
     let session = journal_path.parent().expect("session dir").to_path_buf();
     assert_eq!(common::session_of(&out), session);
-    let records = records(&session);
+    let records = common::whole_records(&session);
     assert!(records.iter().any(|r| r.kind == "interrupted"));
     assert_clean_exit(&records);
     let v = verdicts(&session);
@@ -640,7 +633,7 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
     child.kill().expect("SIGKILL faultline");
     let _ = child.wait();
     let session = journal_path.parent().expect("session").to_path_buf();
-    let before = records(&session);
+    let before = common::whole_records(&session);
     assert!(before.iter().any(|r| r.kind == "fault-injected"));
     assert!(
         !before.iter().any(|r| r.kind == "fault-healed"),
@@ -666,7 +659,7 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
         "the fault is accounted for: {text}"
     );
     assert!(text.contains("process group"), "{text}");
-    let after = records(&session);
+    let after = common::whole_records(&session);
     assert_clean_exit(&after);
 }
 
@@ -676,7 +669,7 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
     let work = tempfile::tempdir().expect("tempdir");
     let (mut child, journal_path) = held_pause(work.path(), true);
     let session = journal_path.parent().expect("session").to_path_buf();
-    let before = records(&session);
+    let before = common::whole_records(&session);
     let mut armed: Vec<i32> = before
         .iter()
         .filter(|r| r.kind == "watchdog" && r.data["armed"] == true)
@@ -702,7 +695,7 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
         "the watchdog healed and exited {:?} after the SIGKILL",
         killed.elapsed()
     );
-    let after = records(&session);
+    let after = common::whole_records(&session);
     assert_clean_exit(&after);
     assert_eq!(faultline::exec::mark::marked(&session), vec![]);
     let healed = after
@@ -729,7 +722,7 @@ fn a_run_that_ends_normally_stands_its_watchdog_down() {
     // Any edit will do: D1 alone runs, and D2's pause is not reached.
     let (session, _, _keep) =
         run_mutant(|s| s.replace("duration: 1500ms", "duration: 1400ms"), "D1");
-    let all = records(&session);
+    let all = common::whole_records(&session);
     let armed = all
         .iter()
         .find(|r| r.kind == "watchdog")

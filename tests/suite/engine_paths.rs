@@ -273,3 +273,156 @@ fn a_service_that_dies_mid_run_with_no_fault_caps_the_pass() {
         "{finding}"
     );
 }
+
+/// A one-scenario plan (`T1`) around `block` (a run spec block), in `dir`.
+fn plan_with(dir: &Path, block: &str) -> PathBuf {
+    let plan = format!(
+        "# Test Plan: issue-30\n\n**Date:** 2026-12-04\n**Plan mode:** project-wide\n\
+         **SUT:** a shell pretending to be a cluster\n**Plan author:** faultline tests\n\
+         **Status:** reviewed\n\n## 1b. Claims under test\n\n\
+         | ID | Claim | Category | Source | Inferred? |\n|---|---|---|---|---|\n\
+         | C1 | The service answers every request. | liveness | test | no |\n\n\
+         ## 4. Failure hypotheses\n\n- H1. **Dies** — a member ends on its own.\n  \
+         - Could falsify: C1\n\n## 7. Scenarios\n\n### Scenario T1: issue_30\n\n\
+         - **Falsifies if it FAILs:** C1\n- **Closes:** H1\n\
+         - **Workload:** one op written by the shell.\n\
+         - **Faults:** as the block says.\n\
+         - **Oracle:** the external checker over the JSONL history reports no anomaly.\n\
+         - **Smoke budget:** 1 seed, 1 s.\n\
+         - **Hardening budget:** not applicable — test fixture.\n\
+         - **Release budget:** not provided — test fixture. Revisit when: never.\n\n\
+         ```faultline\n{block}```\n"
+    );
+    let path = dir.join("plan.md");
+    std::fs::write(&path, plan).expect("plan");
+    path
+}
+
+/// `faultline run <plan> --headless --yes --sut <dir>` in `dir`: output and session.
+fn run_plan(plan: &Path, dir: &Path) -> (Output, PathBuf) {
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .arg("run")
+        .arg(plan)
+        .args(["--headless", "--yes", "--sut"])
+        .arg(dir)
+        .current_dir(dir)
+        .output()
+        .expect("faultline runs");
+    let session = common::session_of(&out);
+    (out, session)
+}
+
+/// Issue 30 (2): a `command` target that fails means the fault was never injected;
+/// the verdict says so (not that a landing signal was missing), and what the command
+/// printed, and how it ended in words, reach the journal and the headless lines.
+#[test]
+fn a_failing_target_command_is_a_fault_never_injected_saying_what_it_printed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let block = r#"cluster:
+  services:
+    - { name: n1, run: "exec sleep 30" }
+  health: { run: "true" }
+workload:
+  run: "sleep 1.5; printf '%s\n' '{\"op_id\":\"1\",\"process\":\"p\",\"invoke_ts\":1,\"complete_ts\":2,\"op_type\":\"write\",\"key\":\"k\",\"input\":1,\"output\":null,\"error\":null,\"timeout\":false,\"node\":\"n\",\"fault_epoch\":null}' > ${artifacts}/h.jsonl"
+history: { path: "${artifacts}/h.jsonl", format: jsonl }
+checker:
+  external: "echo '{\"valid\": true, \"ops_checked\": 1, \"ops_total\": 1, \"anomalies\": []}'"
+faults:
+  - id: kill-leader
+    after: 300ms
+    process: { signal: SIGKILL, target: { command: "echo nobody-is-leader; printf 'no quorum\\033[31m: 2 of 3 down\\n' >&2; exit 1" } }
+    landing:
+      - side: victim
+        log: { service: n1, pattern: "leader gone" }
+        within: 500ms
+tiers: { smoke: { duration: 1s } }
+"#;
+    let plan = plan_with(dir.path(), block);
+    let (out, session) = run_plan(&plan, dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let records = common::lines(&session.join("journal.jsonl"));
+    let failed = records
+        .iter()
+        .find(|l| l.kind == "fault-inject-failed")
+        .unwrap_or_else(|| panic!("no fault-inject-failed:\n{stdout}"));
+    let error = failed.data["error"].as_str().unwrap_or_default();
+    for said in [
+        "failed (exited 1)",
+        "`nobody-is-leader` on stdout",
+        "`no quorum: 2 of 3 down` on stderr",
+    ] {
+        assert!(error.contains(said), "`{said}` missing: {error}");
+    }
+    assert!(!error.contains("Exited("), "{error}");
+    assert!(!error.contains('\u{1b}'), "{error:?}");
+
+    let (verdict, reasons) = reasons_of(&session, "T1");
+    assert_eq!(verdict, "INCONCLUSIVE-fault-not-proven", "{reasons:#?}");
+    let answer = step_citing(
+        &reasons,
+        failed.seq,
+        &[
+            "the fault was never injected",
+            "kill-leader",
+            "nobody-is-leader",
+        ],
+    );
+    assert!(!answer.contains("landing signal"), "{answer}");
+    let verdict_line = stdout
+        .lines()
+        .find(|l| l.contains("INCONCLUSIVE-fault-not-proven —"))
+        .unwrap_or_else(|| panic!("no verdict line:\n{stdout}"));
+    for said in [
+        "T1: the fault was never injected: kill-leader: target command",
+        "failed (exited 1)",
+        "`nobody-is-leader` on stdout",
+    ] {
+        assert!(
+            verdict_line.contains(said),
+            "`{said}` missing: {verdict_line}"
+        );
+    }
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("kill-leader could not be injected") && l.contains("exited 1")),
+        "{stdout}"
+    );
+}
+
+/// Issue 30 (3): a member that says why it dies and then writes one 70 KB line is
+/// reported with its reason, the long line cut to its start.
+#[test]
+fn a_huge_last_stderr_line_does_not_hide_why_a_service_died() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let block = r#"cluster:
+  services:
+    - { name: n1, run: "echo 'FATAL: cannot bind: permission denied' >&2; head -c 71680 /dev/zero | tr -c A A >&2; echo >&2; exit 1" }
+  health: { run: "sleep 30; exit 1", deadline: 40s }
+workload: { run: "true" }
+tiers: { smoke: { duration: 1s } }
+"#;
+    let plan = plan_with(dir.path(), block);
+    let (out, session) = run_plan(&plan, dir.path());
+    let exit = exit_record(&session, "n1");
+    assert_eq!(exit.data["code"], 1, "{:?}", exit.data);
+    let tail: Vec<&str> = exit.data["stderr_tail"]
+        .as_array()
+        .expect("tail")
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    assert_eq!(tail.len(), 2, "{tail:?}");
+    assert_eq!(tail[0], "FATAL: cannot bind: permission denied");
+    assert!(
+        tail[1].starts_with("AAAA") && tail[1].ends_with('…') && tail[1].chars().count() <= 201,
+        "{tail:?}"
+    );
+    let (verdict, _) = reasons_of(&session, "T1");
+    assert_eq!(
+        verdict,
+        "INCONCLUSIVE-env",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

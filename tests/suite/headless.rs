@@ -364,14 +364,11 @@ fn a_closed_stdout_ends_the_output_never_the_run() {
     );
     assert!(verdicts["session_verdict"].is_string(), "{text}");
     // D2's pause came well after the fifth line: injected and healed all the same.
-    let journal = std::fs::read_to_string(session.join("journal.jsonl")).expect("journal");
-    let count = |kind: &str| journal.matches(&format!("\"kind\":\"{kind}\"")).count();
-    assert!(count("fault-injected") >= 1, "{journal:.2000}");
-    assert_eq!(
-        count("fault-injected"),
-        count("fault-healed"),
-        "{journal:.2000}"
-    );
+    let journal = common::records(&session);
+    let count = |kind: &str| journal.iter().filter(|r| r.kind == kind).count();
+    let kinds: Vec<&str> = journal.iter().map(|r| r.kind.as_str()).collect();
+    assert!(count("fault-injected") >= 1, "{kinds:?}");
+    assert_eq!(count("fault-injected"), count("fault-healed"), "{kinds:?}");
 }
 
 /// A FAIL's same-seed re-run and the reduction's candidates are not seeds that ran:

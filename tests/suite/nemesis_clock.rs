@@ -5,6 +5,7 @@
 //! ends INCONCLUSIVE-fault-not-proven, and `faultline heal` empties a control file a
 //! killed session left. Needs libfaketime: with `FAULTLINE_REQUIRE_FAKETIME=1` its
 //! absence fails the test, otherwise the test prints `SKIP: <reason>` and returns.
+//! The static victim needs `cc -static` likewise (`FAULTLINE_REQUIRE_STATIC_CC=1`).
 
 use crate::common;
 use crate::common::AppendKind;
@@ -128,11 +129,12 @@ fn static_victim(dir: &Path) -> Option<PathBuf> {
         .arg(&src)
         .status()
         .is_ok_and(|s| s.success());
-    if built {
-        Some(bin)
-    } else {
-        eprintln!("SKIP: cannot build a static binary here (cc -static failed)");
+    let why = "cannot build a static binary here: `cc -static` failed (a C compiler and \
+               a static libc, e.g. apt-get install gcc libc6-dev)";
+    if common::skipped("STATIC_CC", (!built).then(|| why.to_string())) {
         None
+    } else {
+        Some(bin)
     }
 }
 

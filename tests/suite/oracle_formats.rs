@@ -422,3 +422,31 @@ fn edn_nemesis_ops_are_fault_windows_not_client_ops() {
     let h = parse_edn("o.edn", open).expect("parses");
     assert_eq!(h.ops[0].fault_epoch, Some(1));
 }
+
+/// `faultline check` on a history holding bytes that are not UTF-8 names the file, the
+/// line, the column and the byte where they are (exit 66), as `lint` does for plans.
+#[test]
+fn a_history_that_is_not_utf8_is_refused_with_its_line_and_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.edn");
+    let first = b"{:type :invoke, :f :write, :value 1, :process 0, :index 0}\n".to_vec();
+    let mut bytes = first.clone();
+    bytes.extend_from_slice(b"{:type :ok, :f :write, :value \"");
+    let at = bytes.len();
+    bytes.extend_from_slice(b"\xff\xfe\x80\", :process 0, :index 1}\n");
+    std::fs::write(&path, &bytes).expect("history");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["check", "--checker", "no-lost-ack"])
+        .arg(&path)
+        .output()
+        .expect("faultline check");
+    assert_eq!(out.status.code(), Some(66), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    let column = at - first.len() + 1;
+    assert!(
+        said.contains("bad.edn")
+            && said.contains(&format!("not UTF-8 at line 2, column {column} (byte {at})")),
+        "{said}"
+    );
+    assert!(!said.contains("stream did not contain"), "{said}");
+}

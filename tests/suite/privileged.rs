@@ -205,3 +205,43 @@ fn lint_lists_each_scenarios_privileged_actions() {
         .unwrap_or_default();
     assert_eq!(listed, ["T1", "T5"]);
 }
+
+/// Under `isolate: netns` a `net` rule without `netns:` goes in the run's own
+/// namespace: the approval (and `lint`'s list) says so, never "the current network
+/// namespace"; a rule naming its namespace keeps it.
+#[test]
+fn an_isolated_runs_approval_names_its_own_namespace() {
+    let sidecar = |isolate: &str| {
+        format!(
+            "version: 1\n{isolate}scenarios:\n  S1:\n    faults:\n      - id: cut\n        \
+             net: {{ drop: [ {{ destination: 127.0.0.3, dport: \"${{port:n3}}\" }} ] }}\n      \
+             - id: named\n        net: {{ netns: b, drop: [ {{ dport: 9 }} ] }}\n"
+        )
+    };
+    let actions = |text: &str| {
+        let spec = faultline::runspec::load(
+            &faultline::plan::Plan::default(),
+            Some(("plan.run.yaml", text)),
+        )
+        .expect("loads");
+        faultline::engine::privileged::by_binding(&spec)["S1"].join(" | ")
+    };
+    let isolated = actions(&sidecar("isolate: netns\n"));
+    assert!(
+        isolated.contains("cut: 1 DROP rule(s) in the run's own network namespace"),
+        "{isolated}"
+    );
+    assert!(
+        !isolated.contains("current network namespace"),
+        "{isolated}"
+    );
+    assert!(
+        isolated.contains("named: 1 DROP rule(s) in network namespace `b`"),
+        "{isolated}"
+    );
+    let plain = actions(&sidecar(""));
+    assert!(
+        plain.contains("cut: 1 DROP rule(s) in the current network namespace"),
+        "{plain}"
+    );
+}

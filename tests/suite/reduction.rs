@@ -5,7 +5,6 @@
 //! halved once, and the reduced reproducer, replayed with `faultline run`, still fails.
 
 use crate::common;
-use crate::common::Line;
 
 use std::path::Path;
 use std::process::Command;
@@ -16,10 +15,6 @@ fn faultline(args: &[&str], cwd: &Path) -> std::process::Output {
         .current_dir(cwd)
         .output()
         .expect("faultline runs")
-}
-
-fn records(session: &Path) -> Vec<Line> {
-    crate::common::lines(&session.join("journal.jsonl"))
 }
 
 #[test]
@@ -40,7 +35,7 @@ fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails()
     );
     let session = common::session_of(&out);
     assert_eq!(common::verdict_of(&session, "D3"), "FAIL-reproducible");
-    let all = records(&session);
+    let all = common::records(&session);
     let result = all
         .iter()
         .find(|r| r.kind == "reduction-result")
@@ -137,7 +132,7 @@ fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails()
         "{}",
         String::from_utf8_lossy(&replay.stdout)
     );
-    let injected: Vec<String> = records(&replayed)
+    let injected: Vec<String> = common::records(&replayed)
         .iter()
         .filter(|r| r.kind == "fault-injected")
         .filter_map(|r| r.data["fault"].as_str().map(str::to_string))

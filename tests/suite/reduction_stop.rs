@@ -4,15 +4,10 @@
 //! resume then runs the reduction to its end: the report shows the reduced reproducer.
 
 use crate::common;
-use crate::common::Line;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn records(session: &Path) -> Vec<Line> {
-    common::lines(&session.join("journal.jsonl"))
-}
 
 /// The session directory under `root` once its journal holds `marker`.
 fn journaled(root: &Path, marker: &str, child: &mut std::process::Child) -> PathBuf {
@@ -69,7 +64,7 @@ fn a_stop_during_reduction_keeps_the_fail_and_resume_finishes_the_reduction() {
         "{stdout}"
     );
     assert_eq!(common::verdict_of(&session, "D3"), "FAIL-reproducible");
-    let all = records(&session);
+    let all = common::records(&session);
     assert!(all.iter().any(|r| r.kind == "interrupted"), "{stdout}");
     let cut = all
         .iter()
@@ -111,7 +106,7 @@ fn a_stop_during_reduction_keeps_the_fail_and_resume_finishes_the_reduction() {
         Some(faultline::verdict::SessionVerdict::Fail.exit_code()),
         "{resumed_out}"
     );
-    let all = records(&session);
+    let all = common::records(&session);
     let finished = all
         .iter()
         .rfind(|r| r.kind == "reduction-result")

@@ -316,29 +316,72 @@ fn a_stopped_session_skips_what_it_never_decided_and_attaches_nothing_unwritten(
     assert_eq!(doc.properties["session_verdict"], "none yet");
 }
 
-/// Each testcase's time is its first to its last journal record.
+/// Each testcase's time is its own: its first iteration's start to its verdict —
+/// not the session's records before it (its outcome journaled at the start) nor
+/// the questions asked after it.
 #[test]
-fn a_case_takes_the_time_its_records_span() {
+fn a_case_takes_its_own_wall_time() {
     let outcome = full_outcome();
-    let at = |seq: u64, ts: &str, scenario: &str, arm: Option<&str>| {
-        faultline::session::journal::Record {
-            seq,
-            ts: ts.to_string(),
-            scope: faultline::session::journal::Scope {
-                scenario: Some(scenario.to_string()),
-                arm: arm.map(str::to_string),
-            },
-            event: faultline::session::event::Event::from_parts(
-                "precondition".to_string(),
-                serde_json::json!({"name": "up", "ok": true, "cites": []}),
-            ),
-        }
-    };
+    let at =
+        |seq: u64, ts: &str, scope: (&str, Option<&str>), kind: &str, data: serde_json::Value| {
+            faultline::session::journal::Record {
+                seq,
+                ts: ts.to_string(),
+                scope: faultline::session::journal::Scope {
+                    scenario: Some(scope.0.to_string()),
+                    arm: scope.1.map(str::to_string),
+                },
+                event: faultline::session::event::Event::from_parts(kind.to_string(), data),
+            }
+        };
+    let started = |seed: u64| serde_json::json!({"seed": seed, "label": format!("seed-{seed}"), "duration_ms": 1000});
+    let verdict = |id: &str| serde_json::json!({"id": id, "verdict": "PASS-smoke", "reasons": []});
+    let precondition = serde_json::json!({"name": "up", "ok": true, "cites": []});
+    let (d1, api) = (("D1", None), ("D5", Some("D5/api")));
     let journal = vec![
-        at(1, "2026-12-01T10:15:01.000Z", "D1", None),
-        at(2, "2026-12-01T10:15:03.250Z", "D1", None),
-        at(3, "2026-12-01T10:15:04.000Z", "D5", Some("D5/api")),
-        at(4, "2026-12-01T10:15:05.500Z", "D5", Some("D5/api")),
+        at(
+            1,
+            "2026-12-01T10:00:00.000Z",
+            d1,
+            "precondition",
+            precondition.clone(),
+        ),
+        at(
+            2,
+            "2026-12-01T10:15:01.000Z",
+            d1,
+            "iteration-started",
+            started(1),
+        ),
+        at(
+            3,
+            "2026-12-01T10:15:02.000Z",
+            d1,
+            "iteration-started",
+            started(2),
+        ),
+        at(4, "2026-12-01T10:15:03.250Z", d1, "verdict", verdict("D1")),
+        at(
+            5,
+            "2026-12-01T10:20:00.000Z",
+            d1,
+            "precondition",
+            precondition,
+        ),
+        at(
+            6,
+            "2026-12-01T10:15:04.000Z",
+            api,
+            "iteration-started",
+            started(1),
+        ),
+        at(
+            7,
+            "2026-12-01T10:15:05.500Z",
+            api,
+            "verdict",
+            verdict("D5/api"),
+        ),
     ];
     let text = report::junit(&outcome, &journal).expect("junit renders");
     let doc = parse(&text);

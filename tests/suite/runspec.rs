@@ -329,3 +329,107 @@ fn run_wide_fields_are_refused_where_they_cannot_hold() {
     assert!(text.starts_with("p.run.yaml:2:10:"), "{text}");
     assert!(text.contains("none") && text.contains("netns"), "{text}");
 }
+
+/// A sidecar with one `net` fault whose first rule's `dport` is `port` (YAML text).
+fn net_sidecar(port: &str) -> String {
+    format!(
+        "version: 1\nvars: {{ member: \"${{port:n3}}\", word: \"seven\", deep: \"${{word}}\" }}\n\
+         scenarios:\n  S7:\n    faults:\n      - id: cut-n3\n        \
+         net: {{ drop: [ {{ destination: 127.0.0.3, dport: {port} }} ] }}\n"
+    )
+}
+
+fn net_rule(spec: &runspec::RunSpec) -> runspec::NetRule {
+    let (binding, _) = &spec.bindings["S7"];
+    match &binding.faults[0].value.nemesis {
+        NemesisSpec::Net(net) => net.drop[0].clone(),
+        other => panic!("not a net fault: {other:?}"),
+    }
+}
+
+/// A `net` rule's port may be a member's port (`${port:n3}`) or a `${var}` that gives
+/// one, read at injection like the addresses; a number as before, quoted or not.
+#[test]
+fn a_net_port_takes_a_members_port_or_a_var() {
+    for (written, number, template) in [
+        ("7000", Some(7000), None),
+        ("\"7000\"", Some(7000), None),
+        ("\"${port:n3}\"", None, Some("${port:n3}")),
+        ("'${member}'", None, Some("${member}")),
+        ("\"1${seed}\"", None, Some("1${seed}")),
+    ] {
+        let spec = runspec::load(
+            &Plan::default(),
+            Some(("plan.run.yaml", &net_sidecar(written))),
+        )
+        .unwrap_or_else(|e| panic!("{written}: {e:?}"));
+        let rule = net_rule(&spec);
+        assert_eq!(rule.dport, number, "{written}");
+        assert_eq!(rule.dport_template.as_deref(), template, "{written}");
+        // The approval shows the port as written until the run knows it.
+        let shown = faultline::nemesis::net::add_argv(&rule, "t").join(" ");
+        let port = number.map_or(template.unwrap_or_default().to_string(), |n| n.to_string());
+        assert!(shown.contains(&format!("-p tcp --dport {port}")), "{shown}");
+    }
+}
+
+/// What is not a port is refused at its own text, naming the file, line, column, the
+/// field and what it takes, the value whole (`}` and quotes included); a `${var}` that
+/// gives no port is refused once the run spec's `vars` are substituted.
+#[test]
+fn a_net_port_that_is_not_one_is_refused_where_it_is_written() {
+    for (written, found) in [
+        (
+            "\"${port:n3\"",
+            "`${port:n3`: its `${` is never closed by `}`",
+        ),
+        ("seventy", "got `seventy`"),
+        ("70000", "70000"),
+        ("-1", "-1"),
+        (
+            "\"${word}\"",
+            "`${word}` gives `seven`, which is not a port",
+        ),
+        (
+            "\"${deep}\"",
+            "`${deep}` gives `seven`, which is not a port",
+        ),
+    ] {
+        let text = net_sidecar(written);
+        let errors =
+            runspec::load(&Plan::default(), Some(("plan.run.yaml", &text))).expect_err(written);
+        let shown = errors[0].to_string();
+        let column = text
+            .lines()
+            .nth(6)
+            .and_then(|l| l.find("dport: "))
+            .expect("dport")
+            + 8;
+        assert!(
+            shown.starts_with(&format!("plan.run.yaml:7:{column}: run spec field ")),
+            "{written}: {shown}"
+        );
+        assert_eq!(
+            errors[0].field.as_deref(),
+            Some("scenarios.S7.faults[0].net.drop[0].dport"),
+            "{written}: {shown}"
+        );
+        assert!(shown.contains(found), "{written}: {shown}");
+        assert!(
+            shown.contains("a whole number from 0 to 65535")
+                && shown.contains("`${port:NAME}` / `${var}` substitution"),
+            "{written}: {shown}"
+        );
+    }
+}
+
+/// Another whole-number field quoted in the document is shown whole in its error:
+/// the `}` inside the quotes does not cut it.
+#[test]
+fn a_quoted_value_is_shown_whole_in_its_error() {
+    let text = "version: 1\nscenarios:\n  S1:\n    faults:\n      - { id: x, process: { signal: SIGSTOP, target: { service: n1 } }, repeat: \"${n}\" }\n";
+    let errors =
+        runspec::load(&Plan::default(), Some(("plan.run.yaml", text))).expect_err("quoted");
+    let shown = errors[0].to_string();
+    assert!(shown.contains("got `\"${n}\"`"), "{shown}");
+}

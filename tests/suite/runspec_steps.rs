@@ -196,3 +196,30 @@ workload: {{ run: "echo ${{m1_uid}} > ${{artifacts}}/uid", deadline: 5s }}
         "{missing}"
     );
 }
+
+/// A `net` port written as a substitution is read at injection; one that gives no
+/// port (`${duration_ms}00` is 100000 here) fails the injection naming the field and
+/// the value, before any rule is added.
+#[tokio::test]
+async fn a_net_port_that_expands_to_no_port_fails_its_injection_in_words() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let yaml = r#"
+workload:
+  run: "sleep 2"
+  deadline: 20s
+faults:
+  - id: cut
+    after: 200ms
+    duration: 500ms
+    net: { netns: fl-never-made, drop: [ { destination: 127.0.0.1, dport: "${duration_ms}00" } ] }
+"#;
+    let (facts, lines) = common::run_inline(yaml, dir.path()).await;
+    assert!(!facts.faults[0].injected, "{:?}", facts.faults[0]);
+    let said = serde_json::to_string(&lines.iter().map(|l| &l.data).collect::<Vec<_>>())
+        .expect("journal as text");
+    assert!(
+        said.contains("net.drop[0].dport")
+            && said.contains("`${duration_ms}00` gives `100000`, which is not a port"),
+        "{said}"
+    );
+}

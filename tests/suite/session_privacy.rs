@@ -159,6 +159,128 @@ fn a_user_service_behind_a_private_directory_is_told_which_one() {
     assert_eq!(mode, 0o700);
 }
 
+/// The precondition texts that failed in `session`'s journal, one a line.
+fn failed_preconditions(session: &Path) -> String {
+    common::lines(&session.join("journal.jsonl"))
+        .iter()
+        .filter(|l| l.kind == "precondition" && l.data["ok"] == false)
+        .map(|l| l.data["name"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A directory `dir/private`, mode 0700 (root's own, as faultline runs here).
+fn private_dir(dir: &Path) -> PathBuf {
+    let private = dir.join("private");
+    std::fs::create_dir(&private).expect("mkdir");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    private
+}
+
+/// Issue 30 (1): the `faultline new` shape, a `user:` service whose `run` is a var
+/// holding `${artifacts}`, behind a private directory: INCONCLUSIVE-env naming the
+/// directory, its mode and the uid, not a spawn error naming a cgroup.
+#[test]
+fn a_user_service_run_from_a_var_behind_a_private_directory_is_told_which_one() {
+    if !can_make_users() {
+        return;
+    }
+    let member = UnixUser::create("flpvi");
+    let dir = open_tempdir();
+    let plan = plan_for(dir.path(), &member);
+    let text = std::fs::read_to_string(&plan).expect("plan");
+    let inline = "run: \"echo ok > ${artifacts}/x && exec sleep 30\"";
+    assert!(text.contains(inline), "the fixture's P2 changed");
+    std::fs::write(&plan, text.replace(inline, "run: \"${start_m1}\"")).expect("plan");
+    std::fs::write(
+        dir.path().join("plan.run.yaml"),
+        "version: 1\nvars:\n  start_m1: \"echo ok > ${artifacts}/x && exec sleep 30\"\n\
+         scenarios: {}\n",
+    )
+    .expect("sidecar");
+    let private = private_dir(dir.path());
+    let out = run(&plan, "P2", dir.path(), &private.join("out"));
+    let session = common::session_of(&out);
+    let verdict = common::verdict_of(&session, "P2");
+    assert_eq!(
+        verdict,
+        "INCONCLUSIVE-env",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let why = failed_preconditions(&session);
+    assert!(
+        why.contains(&format!(
+            "uid {} ({}) cannot traverse {} (mode 0700",
+            member.uid,
+            member.name,
+            private.display()
+        )) && why.contains("so it cannot reach its artifacts directory"),
+        "{why}"
+    );
+    assert!(!why.contains("cgroup"), "{why}");
+    let mode = std::fs::metadata(&private).expect("stat").mode() & 0o7777;
+    assert_eq!(mode, 0o700);
+}
+
+/// Issue 30 (1): a `user:` service that names no `${artifacts}` still starts in the
+/// SUT directory; behind a private directory its uid cannot enter it, and the run
+/// says so before anything starts.
+#[test]
+fn a_user_service_whose_working_directory_is_private_is_told_which_one() {
+    if !can_make_users() {
+        return;
+    }
+    let member = UnixUser::create("flpvj");
+    let dir = open_tempdir();
+    let plan = plan_for(dir.path(), &member);
+    let text = std::fs::read_to_string(&plan).expect("plan");
+    let inline = "run: \"echo ok > ${artifacts}/x && exec sleep 30\"";
+    assert!(text.contains(inline), "the fixture's P2 changed");
+    std::fs::write(&plan, text.replace(inline, "run: \"exec sleep 30\"")).expect("plan");
+    let private = private_dir(dir.path());
+    let sut = private.join("sut");
+    std::fs::create_dir(&sut).expect("mkdir");
+    let out = Command::new(EXE)
+        .arg("run")
+        .arg(&plan)
+        .args(["--headless", "--yes", "--only", "P2", "--sut"])
+        .arg(&sut)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .current_dir(&sut)
+        .output()
+        .expect("faultline runs");
+    let session = common::session_of(&out);
+    let verdict = common::verdict_of(&session, "P2");
+    assert_eq!(
+        verdict,
+        "INCONCLUSIVE-env",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let why = failed_preconditions(&session);
+    assert!(
+        why.contains(&format!(
+            "uid {} ({}) cannot traverse {} (mode 0700",
+            member.uid,
+            member.name,
+            private.display()
+        )) && why.contains(&format!(
+            "so it cannot start in its working directory {}",
+            sut.display()
+        )),
+        "{why}"
+    );
+    let lines = common::lines(&session.join("journal.jsonl"));
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.kind == "command-started" && l.data["name"] == "m1"),
+        "nothing starts"
+    );
+}
+
 fn getfacl(path: &Path) -> String {
     let out = Command::new("getfacl")
         .arg("-c")

@@ -258,6 +258,14 @@ fn attach_and_stop_refuse_a_server_that_is_not_the_session_s() {
     stop(&base, work.path(), &short);
 }
 
+/// A `json` client's hello in this build's protocol version, with `extra` fields.
+fn hello_line(extra: &str) -> String {
+    format!(
+        "{{\"type\":\"hello\",\"protocol\":{},\"client\":\"json\"{extra}}}\n",
+        faultline::session::wire::PROTOCOL_VERSION
+    )
+}
+
 /// Sends `bytes` of one endless line (after a hello when `hello`); how many got in
 /// before the server closed the connection.
 fn endless_line(socket: &Path, hello: bool, bytes: usize) -> usize {
@@ -266,9 +274,7 @@ fn endless_line(socket: &Path, hello: bool, bytes: usize) -> usize {
         .set_write_timeout(Some(Duration::from_secs(20)))
         .expect("timeout");
     if hello {
-        stream
-            .write_all(b"{\"type\":\"hello\",\"client\":\"json\"}\n")
-            .expect("hello");
+        stream.write_all(hello_line("").as_bytes()).expect("hello");
     }
     let chunk = vec![b'x'; 1 << 20];
     let mut sent = 0;
@@ -677,7 +683,7 @@ fn refused_answers_cannot_grow_the_journal_at_will() {
     let socket = slot(&base, &short).join("control.sock");
     let mut stream = UnixStream::connect(&socket).expect("connect");
     stream
-        .write_all(b"{\"type\":\"hello\",\"client\":\"json\",\"viewer\":true}\n")
+        .write_all(hello_line(",\"viewer\":true").as_bytes())
         .expect("hello");
     let answer = format!(
         "{{\"type\":\"answer\",\"id\":\"q\",\"text\":\"{}\"}}\n",
@@ -721,4 +727,226 @@ fn refused_answers_cannot_grow_the_journal_at_will() {
         grown < 1 << 20,
         "the journal grew {grown} bytes for {sent} answers"
     );
+}
+
+/// What a session's server says to a raw client whose first line is `hello`, up to
+/// the connection's close.
+fn said_to(socket: &Path, hello: &str) -> String {
+    let mut stream = UnixStream::connect(socket).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    stream.write_all(hello.as_bytes()).expect("hello");
+    let mut said = String::new();
+    let _ = stream.read_to_string(&mut said);
+    said
+}
+
+/// A client of another attach protocol version (newer, its hello shaped otherwise,
+/// or an old one naming none) gets one plain `bye` naming both versions and what to
+/// do; the refusal is journaled once, and the run goes on to its end.
+#[test]
+fn a_client_of_another_protocol_version_is_refused_plainly_and_the_run_goes_on() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let base = base(work.path());
+    let (session, short) = detached(&base, work.path(), &[]);
+    let slot = slot(&base, &short);
+    let socket = slot.join("control.sock");
+    let ours = faultline::session::wire::PROTOCOL_VERSION;
+    let theirs = ours + 1;
+    let newer = said_to(
+        &socket,
+        &format!(
+            "{{\"type\":\"hello\",\"protocol\":{theirs},\"client\":[\"shaped otherwise\"]}}\n"
+        ),
+    );
+    assert_eq!(newer.lines().count(), 1, "more than a bye: {newer}");
+    let bye: serde_json::Value = serde_json::from_str(newer.trim_end()).expect("JSON");
+    assert_eq!(bye["type"], "bye", "{newer}");
+    let why = bye["why"].as_str().expect("why");
+    assert!(
+        why.contains(&format!(
+            "the client speaks attach protocol version {theirs}"
+        )) && why.contains(&format!("speaks version {ours}")),
+        "{why}"
+    );
+    assert!(why.contains("same faultline binary"), "{why}");
+    for _ in 0..3 {
+        let older = said_to(&socket, "{\"type\":\"hello\",\"client\":\"json\"}\n");
+        assert!(
+            older.contains("\"bye\"") && older.contains("no attach protocol version"),
+            "{older}"
+        );
+        assert!(older.contains("same faultline binary"), "{older}");
+    }
+
+    // Unharmed: the server runs on, and this build's client attaches and stops it.
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(server_pid(&slot)), None).is_ok(),
+        "the server went with the refusal"
+    );
+    stop(&base, work.path(), &short);
+    let records = crate::common::records(&work.path().join(&session));
+    let refused: Vec<&str> = records
+        .iter()
+        .filter(|l| l.kind == "participant-refused")
+        .filter_map(|l| l.data["why"].as_str())
+        .filter(|w| w.contains("protocol version"))
+        .collect();
+    assert!(
+        refused
+            .iter()
+            .any(|w| w.contains(&format!("version {theirs}"))),
+        "{refused:?}"
+    );
+    // Knocking again, with whatever version, is counted, not journaled again.
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(
+        refused.iter().any(|w| w.contains("refused 4 times")),
+        "{refused:?}"
+    );
+}
+
+/// A fake server of the session's own uid and pid (this test process) in a slot of
+/// the test's own: it takes one client, hands the client's hello to `hello`, and
+/// sends `lines` as they are, then holds the connection open.
+async fn fake_server(
+    dir: &Path,
+    lines: Vec<Vec<u8>>,
+) -> (
+    faultline::session::runtime::Found,
+    tokio::sync::oneshot::Receiver<String>,
+) {
+    use std::os::unix::fs::DirBuilderExt;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    // A runtime directory and a slot in it, both 0700, as the client wants them.
+    let slot = dir.join("run").join("slot");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(&slot)
+        .expect("slot");
+    std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
+    let found = faultline::session::runtime::Found {
+        entry: faultline::session::runtime::Entry {
+            owner_uid: nix::unistd::getuid().as_raw(),
+            pid: std::process::id(),
+            ..Default::default()
+        },
+        slot: slot.clone(),
+    };
+    let listener = tokio::net::UnixListener::bind(found.socket()).expect("bind");
+    let (hello_tx, hello) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        let (read, mut write) = stream.into_split();
+        let mut read = tokio::io::BufReader::new(read);
+        let mut line = String::new();
+        let _ = read.read_line(&mut line).await;
+        let _ = hello_tx.send(line);
+        for line in lines {
+            if write.write_all(&line).await.is_err() {
+                return;
+            }
+        }
+        std::future::pending::<()>().await;
+    });
+    (found, hello)
+}
+
+fn welcome_line(protocol: Option<u32>) -> Vec<u8> {
+    let protocol = protocol.map_or_else(String::new, |p| format!("\"protocol\":{p},"));
+    format!(
+        "{{\"type\":\"welcome\",{protocol}\"who\":{{\"uid\":{},\"user\":\"me\",\"role\":\"owner\"}},\"status\":{{}}}}\n",
+        nix::unistd::getuid().as_raw()
+    )
+    .into_bytes()
+}
+
+/// The client says its version in hello, and lets go of a server that welcomes it
+/// in another (or in none), saying both versions and what to do.
+#[tokio::test]
+async fn a_client_refuses_a_server_of_another_protocol_version() {
+    use faultline::session::client::{self, AttachError};
+    use faultline::session::wire::{Hello, PROTOCOL_VERSION};
+    for (theirs, said) in [
+        (
+            Some(PROTOCOL_VERSION + 1),
+            format!("attach protocol version {}", PROTOCOL_VERSION + 1),
+        ),
+        (None, "no attach protocol version".to_string()),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (found, hello) = fake_server(dir.path(), vec![welcome_line(theirs)]).await;
+        let link = client::connect_within(&found, Hello::default(), Duration::from_secs(20)).await;
+        let hello = tokio::time::timeout(Duration::from_secs(20), hello)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the client never reached the server: {:?}",
+                    link.as_ref().err()
+                )
+            })
+            .expect("the client said hello");
+        let hello: serde_json::Value = serde_json::from_str(&hello).expect("hello is JSON");
+        assert_eq!(hello["protocol"], PROTOCOL_VERSION, "{hello}");
+        let Err(e) = link else {
+            panic!("welcomed by a server of version {theirs:?}");
+        };
+        assert!(matches!(e, AttachError::Version { .. }), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains(&format!("the session's server speaks {said}")),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("this client speaks version {PROTOCOL_VERSION}")),
+            "{e}"
+        );
+        assert!(e.contains("same faultline binary"), "{e}");
+    }
+}
+
+/// A server line over the client's limit is cut: the link ends with a `bye` saying
+/// why, and nothing after the line is read as if the line had not been there.
+#[tokio::test]
+async fn a_server_line_beyond_the_limit_is_cut_by_the_client() {
+    use faultline::session::client::{self, MAX_LINE};
+    use faultline::session::wire::{Hello, PROTOCOL_VERSION, ServerMsg};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut endless = vec![b'x'; MAX_LINE + 1];
+    endless.push(b'\n');
+    let (found, _hello) = fake_server(
+        dir.path(),
+        vec![
+            welcome_line(Some(PROTOCOL_VERSION)),
+            b"{\"type\":\"live\",\"seq\":0}\n".to_vec(),
+            endless,
+            b"{\"type\":\"live\",\"seq\":7}\n".to_vec(),
+        ],
+    )
+    .await;
+    let mut link = client::connect_within(&found, Hello::default(), Duration::from_secs(20))
+        .await
+        .expect("welcomed");
+    assert_eq!(next(&mut link.rx).await, Some(ServerMsg::Live { seq: 0 }));
+    match next(&mut link.rx).await {
+        Some(ServerMsg::Bye { why }) => {
+            assert!(why.contains("longer than 16 MiB"), "{why}");
+        }
+        other => panic!("not cut: {other:?}"),
+    }
+    assert_eq!(next(&mut link.rx).await, None, "read on past the cut");
+}
+
+/// The next message a link has for its user, within a minute.
+async fn next(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<faultline::session::wire::ServerMsg>,
+) -> Option<faultline::session::wire::ServerMsg> {
+    tokio::time::timeout(Duration::from_secs(60), rx.recv())
+        .await
+        .expect("the client said something in time")
 }

@@ -4,7 +4,9 @@
 //! landing read over SSH, the mis-aimed twins INCONCLUSIVE; docker pauses on n2 and n3
 //! done through each node's docker socket forwarded over its own SSH connection (n2's
 //! healed by the run); after a SIGKILL of faultline with the other faults held,
-//! `faultline heal` restores every node over SSH; an untrusted
+//! `faultline heal` restores every node over SSH; a service on a node that daemonizes
+//! out of its process group is ended with its cgroup there, by the run's end and by
+//! `faultline heal` after a SIGKILL; an untrusted
 //! host key stops the run before anything starts; an unreachable node ends its
 //! scenarios INCONCLUSIVE-env naming it.
 //!
@@ -100,6 +102,95 @@ fn state_on(hosts: &SshHosts, i: usize, pid: i64) -> Option<char> {
         .flatten()
 }
 
+/// A service for node n1 that daemonizes out of its process group (`setsid`, its
+/// leader exiting at once) and appends the escaped pid to `pids`.
+fn escapee(pids: &Path) -> String {
+    format!(
+        "- {{ name: escapee, node: n1, run: \"setsid sleep 1000 & echo $! >> {}; echo started\" }}",
+        pids.display()
+    )
+}
+
+/// The escaped daemons recorded in `pids`: each pid with whether it still runs `sleep
+/// 1000` (the hosts share this machine's pid namespace). Dropping it kills the ones
+/// still running, so a failing test leaves none behind.
+struct Escaped(PathBuf);
+
+impl Escaped {
+    fn pids(&self) -> Vec<i32> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// Those still alive, after up to 3 s for the killed ones to be reaped.
+    fn alive(&self) -> Vec<i32> {
+        let end = Instant::now() + Duration::from_secs(3);
+        loop {
+            let alive: Vec<i32> = self.pids().into_iter().filter(|p| sleeping(*p)).collect();
+            if alive.is_empty() || Instant::now() >= end {
+                return alive;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Escaped {
+    fn drop(&mut self) {
+        for pid in self.pids().into_iter().filter(|p| sleeping(*p)) {
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+        }
+    }
+}
+
+/// Whether `pid` is a live (not zombie) `sleep 1000`.
+fn sleeping(pid: i32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    cmdline == b"sleep\x001000\x00" && state.is_some_and(|s| s != 'Z')
+}
+
+/// Whether the hosts can contain commands in cgroups: if not, a loud SKIP of those
+/// checks (a failure under `FAULTLINE_REQUIRE_SSH=1`).
+fn contained(hosts: &SshHosts) -> bool {
+    let why = hosts.cgroups().err().map(|why| {
+        format!("no cgroup v2 on the SSH test hosts ({why}): daemon containment unchecked")
+    });
+    !common::skipped("SSH", why)
+}
+
+/// Cgroups the session made on its nodes still in the cgroup tree (the hosts share
+/// this machine's): named `faultline-<session>-r<hash>-…` (hash of the session's path
+/// and this machine's name).
+fn node_cgroups_left(session: &Path) -> Vec<PathBuf> {
+    let prefix = faultline::host::ssh::cgroup_prefix(&faultline::exec::mark::value(session));
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                found.push(entry.path());
+            } else {
+                stack.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
 #[test]
 fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
     let Some(hosts) = SshHosts::up("ssh_cluster") else {
@@ -107,10 +198,25 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
     };
     let _one_at_a_time = common::demo_lock();
     let out = tempfile::tempdir().expect("tempdir");
-    let run = faultline(&example().join("plan.md"), hosts.dir(), out.path(), &[])
+    // The example as it is, and one more service on n1 that daemonizes out of its
+    // group: the run's end must take it down with its cgroup on the node.
+    let escaped = Escaped(out.path().join("escaped.pids"));
+    let plan = out.path().join("plan.md");
+    std::fs::copy(example().join("plan.md"), &plan).expect("plan copied");
+    let spec = std::fs::read_to_string(example().join("plan.run.yaml")).expect("run spec");
+    let anchor = "    cluster: &cluster\n      services:\n";
+    assert!(spec.contains(anchor), "the example's cluster anchor moved");
+    let spec = spec.replacen(
+        anchor,
+        &format!("{anchor}        {}\n", escapee(&escaped.0)),
+        1,
+    );
+    std::fs::write(out.path().join("plan.run.yaml"), spec).expect("spec");
+    let sessions = out.path().join("out");
+    let run = faultline(&plan, hosts.dir(), &sessions, &[])
         .output()
         .expect("faultline runs");
-    let session = session_in(out.path()).unwrap_or_else(|| panic!("no session: {}", said(&run)));
+    let session = session_in(&sessions).unwrap_or_else(|| panic!("no session: {}", said(&run)));
     let by_id = common::verdicts_by_id(&session);
     let expected: std::collections::BTreeMap<String, String> = [
         ("S1", "PASS-smoke"),
@@ -189,6 +295,17 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
     for i in 1..=3 {
         assert_eq!(tagged_rules(&hosts, i), 0, "h{i} keeps a tagged rule");
     }
+    // One daemon escaped its group in each scenario; each was ended with its cgroup
+    // on n1 when the scenario's cluster came down (a process group alone misses it).
+    assert_eq!(escaped.pids().len(), 4, "one escapee per scenario");
+    if contained(&hosts) {
+        assert_eq!(
+            escaped.alive(),
+            Vec::<i32>::new(),
+            "escaped daemons outlived the run"
+        );
+        assert_eq!(node_cgroups_left(&session), Vec::<PathBuf>::new());
+    }
     // The documents list the nodes with their host keys and logs.
     let log = std::fs::read_to_string(session.join("session-log.md")).expect("session log");
     for i in 1..=3 {
@@ -212,8 +329,8 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
 
 /// The example's plan with one binding: n1–n2 cut and n3 paused for a minute, both;
 /// with `containers`, a docker pause of the first through node n2's socket for a
-/// second and one of the second through node n3's for a minute.
-fn held_spec(dir: &Path, containers: Option<(&str, &str)>) -> PathBuf {
+/// second and one of the second through node n3's for a minute; and [`escapee`] on n1.
+fn held_spec(dir: &Path, containers: Option<(&str, &str)>, escaped: &Path) -> PathBuf {
     let plan = dir.join("plan.md");
     std::fs::copy(example().join("plan.md"), &plan).expect("plan copied");
     let spec = std::fs::read_to_string(example().join("plan.run.yaml")).expect("run spec");
@@ -222,6 +339,7 @@ fn held_spec(dir: &Path, containers: Option<(&str, &str)>) -> PathBuf {
   S1:
     cluster:
       services:
+        ESCAPEE
         - { name: n2, node: n2, run: "exec ${store} node --name n2 --listen ${node:n2}:7001" }
         - { name: n3, node: n3, run: "exec ${store} node --name n3 --listen ${node:n3}:7001" }
         - { name: n1, node: n1, run: "exec ${store} node --name n1 --listen ${node:n1}:7001 --followers ${followers}" }
@@ -254,6 +372,7 @@ fn held_spec(dir: &Path, containers: Option<(&str, &str)>) -> PathBuf {
 "#
         )
     });
+    let held = held.replacen("ESCAPEE", &escapee(escaped), 1);
     let tiers = "    tiers:\n      smoke: { duration: 60s }\n";
     std::fs::write(
         dir.join("plan.run.yaml"),
@@ -291,7 +410,8 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
         .map(|s| (s.names[0].as_str(), s.names[1].as_str()));
     let faults = if containers.is_some() { 4 } else { 2 };
     let dir = tempfile::tempdir().expect("tempdir");
-    let plan = held_spec(dir.path(), containers);
+    let escaped = Escaped(dir.path().join("escaped.pids"));
+    let plan = held_spec(dir.path(), containers, &escaped.0);
     let out = dir.path().join("out");
     // Without its watchdog: the test looks at what a killed faultline leaves.
     let mut run = faultline(&plan, hosts.dir(), &out, &["--only", "S1"])
@@ -351,6 +471,14 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
         Some('T'),
         "the pause outlived faultline"
     );
+    let daemons = escaped.pids();
+    assert_eq!(daemons.len(), 1, "the escapee ran once");
+    assert_eq!(
+        escaped.alive(),
+        daemons,
+        "the escaped daemon outlived faultline"
+    );
+    let contained = contained(&hosts);
     let groups: Vec<(String, i64)> = of_kind(&records, "command-started")
         .iter()
         .filter_map(|r| {
@@ -360,7 +488,7 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
             ))
         })
         .collect();
-    assert_eq!(groups.len(), 3, "{groups:?}");
+    assert_eq!(groups.len(), 4, "{groups:?}");
 
     let heal = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .arg("heal")
@@ -388,6 +516,16 @@ fn faultline_heal_restores_every_node_over_ssh_after_sigkill() {
         );
         assert_eq!(Sleepers::status(long), "running", "{text}");
         assert_eq!(forward_dirs(heal_pid), Vec::<PathBuf>::new(), "{text}");
+    }
+    // The daemon that left its group was ended with its cgroup on the nodes (the
+    // hosts share one cgroup tree: n1, swept first, finds every one of them).
+    if contained {
+        assert!(
+            text.contains("on node n1: 1 process(es) killed, cgroup removed"),
+            "{text}"
+        );
+        assert_eq!(escaped.alive(), Vec::<i32>::new(), "{text}");
+        assert_eq!(node_cgroups_left(&session), Vec::<PathBuf>::new(), "{text}");
     }
     // Every group it started on a node is gone from that node (the victim resumed
     // first, then ended with its group).

@@ -66,7 +66,7 @@ fn the_run_screen_charts_the_running_iteration_at_80x24() {
     let records = [
         Event::IterationStarted(event::IterationStarted {
             seed: 1,
-            label: "seed-1".into(),
+            label: faultline::session::label::IterationLabel::seed(1),
             duration_ms: 4_000,
         }),
         Event::HistoryLive(event::HistoryLive {
@@ -107,4 +107,56 @@ fn the_run_screen_charts_the_running_iteration_at_80x24() {
     assert!(screen.contains("D3 seed-1 · 195 ops"), "{screen}");
     assert!(screen.contains("kill-primary"), "{screen}");
     assert!(screen.contains("D3: injecting kill-primary"), "{screen}");
+}
+
+/// An iteration with no history yet: when the run spec saved in the session declares
+/// a JSONL history the chart says the workload has not started (or never did, once
+/// the session ended), not that none was declared; when it declares none, it says so.
+#[test]
+fn no_history_yet_is_told_from_none_declared() {
+    let plan = faultline::plan::parse_plan(
+        "examples/demo/plan.md",
+        include_str!("../../examples/demo/plan.md"),
+    );
+    let sidecar = include_str!("../../examples/demo/plan.run.yaml");
+    let chart_says = |sidecar: &str, ended: bool| {
+        let session = tempfile::tempdir().expect("session");
+        let input = session.path().join("input");
+        std::fs::create_dir_all(&input).expect("input");
+        std::fs::write(input.join("plan.md"), "saved plan").expect("plan");
+        std::fs::write(input.join("plan.run.yaml"), sidecar).expect("sidecar");
+        let mut state = AppState::new(plan.clone());
+        state.apply(&Record {
+            seq: 1,
+            ts: "2026-12-03T03:00:00Z".into(),
+            scope: Scope {
+                scenario: Some("D3".into()),
+                arm: None,
+            },
+            event: Event::IterationStarted(event::IterationStarted {
+                seed: 1,
+                label: faultline::session::label::IterationLabel::seed(1),
+                duration_ms: 4_000,
+            }),
+        });
+        state.view.session_dir = Some(session.path().to_path_buf());
+        if ended {
+            state.view.session_verdict = Some("BLOCKED".into());
+        }
+        refresh_chart(&mut state);
+        match state.chart.map(|c| c.series) {
+            Some(Err(why)) => why,
+            other => panic!("a chart without a history: {other:?}"),
+        }
+    };
+    assert_eq!(
+        chart_says(sidecar, false),
+        "no history yet: the workload has not started"
+    );
+    assert_eq!(
+        chart_says(sidecar, true),
+        "no history: the workload never started in this iteration"
+    );
+    let edn = sidecar.replace("format: jsonl", "format: edn");
+    assert_eq!(chart_says(&edn, false), "no JSONL history declared");
 }

@@ -123,6 +123,7 @@ fn evidence(c: &Case) -> Evidence {
         weak_oracle: weak,
         expired_step: None,
         services_ended: Vec::new(),
+        never_injected: Vec::new(),
         cites,
     }
 }
@@ -420,6 +421,7 @@ fn arb_evidence() -> impl Strategy<Value = Evidence> {
                 weak_oracle: weak,
                 expired_step: expired,
                 services_ended: Vec::new(),
+                never_injected: Vec::new(),
                 cites: BTreeMap::new(),
             },
         )
@@ -471,10 +473,95 @@ proptest! {
         }
     }
 
+    /// The decision is a function of the evidence's value alone: the same for a batch
+    /// decided forwards, backwards, interleaved with other inputs, on other threads,
+    /// and after a round trip through JSON (a fresh value, nothing shared).
     #[test]
-    fn decide_is_pure(e in arb_evidence()) {
-        prop_assert_eq!(decide(&e), decide(&e.clone()));
+    fn decide_depends_on_its_evidence_alone(
+        batch in prop::collection::vec(arb_evidence(), 2..16),
+    ) {
+        if let Err(why) = same_everywhere(&batch, decide) {
+            prop_assert!(false, "{}", why);
+        }
     }
+}
+
+/// Decides `batch` with `f` in several orders, threads and copies; the first place
+/// two decisions of one evidence differ, if any.
+fn same_everywhere<D, F>(batch: &[Evidence], f: F) -> Result<(), String>
+where
+    D: PartialEq + std::fmt::Debug + Send,
+    F: Fn(&Evidence) -> D + Sync,
+{
+    let forwards: Vec<D> = batch.iter().map(&f).collect();
+    let mut backwards: Vec<D> = batch.iter().rev().map(&f).collect();
+    backwards.reverse();
+    // Each decided right after its neighbour's, then after itself again.
+    let interleaved: Vec<D> = batch
+        .iter()
+        .zip(batch.iter().cycle().skip(1))
+        .map(|(e, other)| {
+            let _ = f(other);
+            let _ = f(e);
+            f(e)
+        })
+        .collect();
+    let copied: Vec<D> = batch
+        .iter()
+        .map(|e| {
+            let json = serde_json::to_string(e).map_err(|err| err.to_string())?;
+            let fresh: Evidence = serde_json::from_str(&json).map_err(|err| err.to_string())?;
+            Ok(f(&fresh))
+        })
+        .collect::<Result<_, String>>()?;
+    let threaded: Vec<D> = std::thread::scope(|scope| {
+        let handles: Vec<_> = batch.iter().rev().map(|e| scope.spawn(|| f(e))).collect();
+        let mut out: Vec<D> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a decision panicked"))
+            .collect();
+        out.reverse();
+        out
+    });
+    for (how, decided) in [
+        ("backwards", backwards),
+        ("interleaved", interleaved),
+        ("from a JSON copy", copied),
+        ("on other threads", threaded),
+    ] {
+        for (i, (a, b)) in forwards.iter().zip(&decided).enumerate() {
+            if a != b {
+                return Err(format!(
+                    "evidence {i} decided {a:?} in order but {b:?} {how}: {:?}",
+                    batch[i]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The check above can fail: a decision that keeps state between calls (a count,
+/// a cache keyed on something else than the evidence) is caught.
+#[test]
+fn a_decision_with_hidden_state_is_caught() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let batch = vec![evidence(&clean_hardening()); 3];
+    assert_eq!(same_everywhere(&batch, decide), Ok(()));
+    let calls = AtomicUsize::new(0);
+    let counting = |e: &Evidence| {
+        let n = calls.fetch_add(1, Ordering::SeqCst);
+        (decide(e).verdict, n % 2)
+    };
+    assert!(same_everywhere(&batch, counting).is_err());
+    let last = std::sync::Mutex::new(None::<Verdict>);
+    let remembering = |e: &Evidence| {
+        let mut last = last.lock().expect("lock");
+        let before = *last;
+        *last = Some(decide(e).verdict);
+        before.is_some()
+    };
+    assert!(same_everywhere(&batch, remembering).is_err());
 }
 
 #[test]

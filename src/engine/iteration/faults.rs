@@ -167,6 +167,7 @@ impl Runner<'_> {
                         error: error.clone(),
                     }))?);
                 facts.detail.push(format!("inject failed: {error}"));
+                facts.inject_failed = Some(error.clone());
                 return Ok(None);
             }
         };
@@ -344,7 +345,7 @@ impl Context for Runner<'_> {
         // The workload client is kept with the services, but is no member.
         self.services
             .keys()
-            .filter(|k| *k != "workload")
+            .filter(|k| *k != crate::session::label::CommandRole::Workload.as_str())
             .cloned()
             .collect()
     }

@@ -14,22 +14,22 @@ use crate::nemesis::spec::Kind;
 use crate::runspec::FaultStep;
 use crate::session::event::{self, Event, STDERR_TAIL_CHARS, STDERR_TAIL_LINES, millis};
 
-/// How much of the end of a log is read for its last lines.
-const TAIL_BYTES: u64 = 64 * 1024;
-
 impl Runner<'_> {
     /// Journals every service that ended since the last look (the workload client is
     /// no service); returns the records of those no fault explains.
     pub(super) fn watch_services(&mut self) -> Result<Vec<u64>, EngineError> {
         let during = if self.workload_started {
-            "workload"
+            crate::session::label::CommandRole::Workload.as_str()
         } else {
             "start"
         };
         let names: Vec<String> = self
             .services
             .keys()
-            .filter(|k| *k != "workload" && !self.ended.contains(*k))
+            .filter(|k| {
+                *k != crate::session::label::CommandRole::Workload.as_str()
+                    && !self.ended.contains(*k)
+            })
             .cloned()
             .collect();
         let mut unexplained = Vec::new();
@@ -97,41 +97,110 @@ impl Runner<'_> {
     }
 }
 
-/// The last [`STDERR_TAIL_LINES`] non-blank lines of the log at `path`, read from its
-/// last [`TAIL_BYTES`], each sanitized and cut at [`STDERR_TAIL_CHARS`] characters.
+/// The last [`STDERR_TAIL_LINES`] non-blank lines of the log at `path`, each sanitized
+/// and cut at [`STDERR_TAIL_CHARS`] characters (see [`log_tail`]).
 pub(super) fn stderr_tail(path: &Path) -> Vec<String> {
+    log_tail(path)
+}
+
+/// The last [`STDERR_TAIL_LINES`] non-blank lines of the log at `path`, each sanitized
+/// and cut at [`STDERR_TAIL_CHARS`] characters (`…` marking a cut), empty when it cannot
+/// be read. The log is read backwards, at most [`TAIL_SCAN`] bytes of it, and each line
+/// is cut as it is read: a huge line costs no memory and cannot push the lines before
+/// it out of the tail. A line that starts before what was read begins with `…`.
+pub(crate) fn log_tail(path: &Path) -> Vec<String> {
     let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();
     };
     let len = file.metadata().map_or(0, |m| m.len());
-    let from = len.saturating_sub(TAIL_BYTES);
-    if file.seek(SeekFrom::Start(from)).is_err() {
-        return Vec::new();
+    let floor = len.saturating_sub(TAIL_SCAN);
+    let mut pos = len;
+    // Newest first while reading.
+    let mut kept: Vec<String> = Vec::new();
+    let mut line = Partial::default();
+    let mut chunk = vec![0u8; TAIL_CHUNK];
+    while pos > floor && kept.len() < STDERR_TAIL_LINES {
+        let size = usize::try_from((pos - floor).min(TAIL_CHUNK as u64)).unwrap_or(TAIL_CHUNK);
+        pos -= size as u64;
+        let Some(buf) = chunk.get_mut(..size) else {
+            break;
+        };
+        if file.seek(SeekFrom::Start(pos)).is_err() || file.read_exact(buf).is_err() {
+            // What was gathered so far stands; the line being read is incomplete.
+            pos = 1;
+            break;
+        }
+        let mut end = size;
+        while let Some(newline) = buf[..end].iter().rposition(|&b| b == b'\n') {
+            line.prepend(&buf[newline + 1..end]);
+            if let Some(text) = std::mem::take(&mut line).text(false) {
+                kept.push(text);
+                if kept.len() == STDERR_TAIL_LINES {
+                    break;
+                }
+            }
+            end = newline;
+        }
+        if kept.len() < STDERR_TAIL_LINES {
+            line.prepend(&buf[..end]);
+        }
     }
-    let mut raw = Vec::new();
-    if file.take(TAIL_BYTES).read_to_end(&mut raw).is_err() {
-        return Vec::new();
-    }
-    let text = crate::sanitize::decode(&raw);
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    // A read that starts mid-file starts mid-line: that piece is no line — unless it
-    // is all there is (a last line longer than the window), kept as its end.
-    if from > 0 && lines.len() > 1 {
-        lines.remove(0);
-    } else if from > 0
-        && let Some(only) = lines.first_mut()
+    if kept.len() < STDERR_TAIL_LINES
+        && let Some(text) = line.text(pos > 0)
     {
-        *only = format!("…{only}");
+        kept.push(text);
     }
-    let kept: Vec<String> = lines
-        .iter()
-        .map(|l| crate::sanitize::line(l).trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    kept[kept.len().saturating_sub(STDERR_TAIL_LINES)..]
-        .iter()
-        .map(|l| cut(l, STDERR_TAIL_CHARS))
-        .collect()
+    kept.reverse();
+    kept
+}
+
+/// How much of the end of a log [`log_tail`] reads at most.
+const TAIL_SCAN: u64 = 1024 * 1024;
+/// How much it reads at a time.
+const TAIL_CHUNK: usize = 64 * 1024;
+/// How many bytes of a line's start it keeps: room for [`STDERR_TAIL_CHARS`]
+/// characters once escape sequences are removed.
+const LINE_KEEP: usize = 4 * 1024;
+
+/// A line read backwards: its first [`LINE_KEEP`] bytes of those read so far.
+#[derive(Default)]
+struct Partial {
+    bytes: Vec<u8>,
+    /// Bytes after those kept were dropped.
+    cut: bool,
+}
+
+impl Partial {
+    /// `earlier` bytes of the line, read after (so before, in the file) those it has.
+    fn prepend(&mut self, earlier: &[u8]) {
+        if earlier.is_empty() {
+            return;
+        }
+        let mut joined = Vec::with_capacity(LINE_KEEP.min(earlier.len() + self.bytes.len()));
+        joined.extend_from_slice(&earlier[..earlier.len().min(LINE_KEEP)]);
+        let room = LINE_KEEP - joined.len();
+        joined.extend_from_slice(&self.bytes[..self.bytes.len().min(room)]);
+        self.cut |= earlier.len() + self.bytes.len() > joined.len();
+        self.bytes = joined;
+    }
+
+    /// The line as shown (sanitized, cut), `None` when blank; `head_missing`: it
+    /// started before what was read.
+    fn text(self, head_missing: bool) -> Option<String> {
+        let text = crate::sanitize::line(&crate::sanitize::decode(&self.bytes));
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let mut shown = cut(text, STDERR_TAIL_CHARS);
+        if self.cut && !shown.ends_with('…') {
+            shown.push('…');
+        }
+        if head_missing {
+            shown.insert(0, '…');
+        }
+        Some(shown)
+    }
 }
 
 /// `text` cut at `chars` characters, `…` marking the cut.
@@ -164,24 +233,63 @@ mod tests {
         assert!(stderr_tail(&dir.path().join("absent")).is_empty());
     }
 
+    /// Issue 30 (3): a reason on one line, then one line longer than the old 64 KiB
+    /// window: the reason survives, the long line is cut to its start.
     #[test]
-    fn a_last_line_longer_than_the_window_is_kept_as_its_end() {
+    fn a_huge_last_line_does_not_push_the_reason_out_of_the_tail() {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("n1.stderr.log");
-        let huge = "y".repeat(usize::try_from(TAIL_BYTES).expect("small") * 3);
+        let huge = "A".repeat(70 * 1024);
         std::fs::write(
             &log,
-            format!(
-                "before
-why it died: {huge}"
-            ),
+            format!("starting\nFATAL: cannot bind: permission denied\n{huge}\n"),
         )
         .expect("log");
         let tail = stderr_tail(&log);
+        assert_eq!(tail.len(), 3, "{tail:?}");
+        assert_eq!(tail[0], "starting");
+        assert_eq!(tail[1], "FATAL: cannot bind: permission denied");
+        assert_eq!(tail[2], format!("{}…", "A".repeat(STDERR_TAIL_CHARS)));
+        // Three of them in a row, each over a chunk: every one cut, the reason kept.
+        let mut text = String::from("why: disk full\n");
+        for c in ['B', 'C', 'D'] {
+            text.push_str(&c.to_string().repeat(TAIL_CHUNK + 17));
+            text.push('\n');
+        }
+        std::fs::write(&log, text).expect("log");
+        let tail = stderr_tail(&log);
+        assert_eq!(tail.len(), 4, "{tail:?}");
+        assert_eq!(tail[0], "why: disk full");
+        for (line, c) in tail[1..].iter().zip(['B', 'C', 'D']) {
+            assert_eq!(
+                *line,
+                format!("{}…", c.to_string().repeat(STDERR_TAIL_CHARS))
+            );
+        }
+    }
+
+    /// A line that began before the most the tail reads is kept as the piece read,
+    /// marked at both ends; escape sequences inside a cut line are still removed.
+    #[test]
+    fn a_line_longer_than_the_scan_is_marked_as_a_piece() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("n1.stderr.log");
+        let huge = "y".repeat(usize::try_from(TAIL_SCAN).expect("small") * 3);
+        std::fs::write(&log, format!("before\nwhy it died: {huge}")).expect("log");
+        let tail = stderr_tail(&log);
         assert_eq!(tail.len(), 1, "{tail:?}");
         assert!(
-            tail[0].starts_with('…') && tail[0].contains('y'),
+            tail[0].starts_with("…y") && tail[0].ends_with("y…"),
             "{tail:?}"
         );
+        let colored = "\u{1b}[31mred\u{1b}[0m ".repeat(1000);
+        std::fs::write(&log, format!("{colored}\n")).expect("log");
+        let tail = stderr_tail(&log);
+        assert_eq!(tail.len(), 1, "{tail:?}");
+        assert!(
+            tail[0].starts_with("red red") && !tail[0].contains('\u{1b}'),
+            "{tail:?}"
+        );
+        assert!(tail[0].ends_with('…'), "{tail:?}");
     }
 }

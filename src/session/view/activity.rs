@@ -10,6 +10,7 @@ use super::View;
 use crate::oracle::series::FaultMark;
 use crate::session::event::Event;
 use crate::session::journal::Record;
+use crate::session::label::CommandRole;
 
 /// The engine's current step: what, for which row, since when, and for how long at
 /// most when that is known (the workload's duration, a wait's limit).
@@ -34,7 +35,7 @@ pub struct FaultLine {
 /// which field names, and its faults in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Live {
-    pub label: String,
+    pub label: crate::session::label::IterationLabel,
     pub history: Option<PathBuf>,
     pub fields: BTreeMap<String, String>,
     pub faults: Vec<FaultLine>,
@@ -91,16 +92,13 @@ impl View {
                     self.live.insert(
                         r,
                         Live {
-                            label: clean(&i.label),
+                            label: i.label,
                             duration_ms: i.duration_ms,
                             ..Live::default()
                         },
                     );
                 }
-                Some(now(
-                    format!("{id} {}: preconditions", clean(&i.label)),
-                    None,
-                ))
+                Some(now(format!("{id} {}: preconditions", i.label), None))
             }
             Event::HistoryLive(h) => {
                 if let Some(live) = row.and_then(|r| self.live.get_mut(&r)) {
@@ -109,11 +107,13 @@ impl View {
                 }
                 None
             }
-            Event::CommandStarted(c) => Some(match c.name.as_str() {
-                "workload" => now(format!("{id}: workload"), duration),
-                "quiesce" => now(format!("{id}: waiting for quiescence"), None),
-                "checker" | "final-state" => now(format!("{id}: checking the history"), None),
-                name => now(format!("{id}: starting {}", clean(name)), None),
+            Event::CommandStarted(c) => Some(match CommandRole::of(&c.name) {
+                Some(CommandRole::Workload) => now(format!("{id}: workload"), duration),
+                Some(CommandRole::Quiesce) => now(format!("{id}: waiting for quiescence"), None),
+                Some(CommandRole::Checker | CommandRole::FinalState) => {
+                    now(format!("{id}: checking the history"), None)
+                }
+                None => now(format!("{id}: starting {}", clean(&c.name)), None),
             }),
             Event::FaultIntent(f) => {
                 if let Some(live) = row.and_then(|r| self.live.get_mut(&r)) {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub use activity::{Activity, FaultLine, Live};
-pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow};
+pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow, phase_of};
 
 use super::event::{
     CgroupCreated, CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant,

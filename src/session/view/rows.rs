@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::View;
 use crate::session::event::{Event, PrivilegedDecision};
 use crate::session::journal::Record;
+use crate::session::label::{CommandRole, IterationLabel};
 use crate::session::outcome::Phase;
 use crate::verdict::{ReasonStep, Verdict};
 
@@ -145,6 +146,8 @@ pub struct RunRow {
     pub badge: Badge,
     pub seeds_started: u32,
     pub seeds_done: u32,
+    /// Seeds its budget plans (0 until its `budget` record).
+    pub seeds_planned: u32,
     /// Human lines: what was seen of each planned fault.
     pub landing: Vec<String>,
     /// Services that ended with no fault to explain it, one line each with its
@@ -158,10 +161,28 @@ pub struct RunRow {
     pub logs: Vec<PathBuf>,
     /// One line per evidence record (`#33 oracle-result: checked 150 ops…`).
     pub evidence: Vec<String>,
-    /// Seed labels started (`seed-1`, `seed-1-rerun`): each has its own history.
-    pub labels: Vec<String>,
+    /// Iterations started (`seed-1`, `seed-1-rerun`): each has its own history.
+    pub labels: Vec<IterationLabel>,
     /// When its first iteration started (UTC, as journaled).
     pub started: Option<String>,
+    /// When its latest verdict was journaled (UTC): with `started`, its own wall
+    /// time, whatever else the session did before or after it.
+    pub decided: Option<String>,
+}
+
+impl RunRow {
+    /// Its own wall time: its first iteration's start to its latest verdict (to the
+    /// last record seen, while it runs); 0 when it never started.
+    pub fn seconds(&self) -> f64 {
+        let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        match (
+            self.started.as_deref().and_then(parse),
+            self.decided.as_deref().and_then(parse),
+        ) {
+            (Some(from), Some(to)) => ((to - from).num_milliseconds().max(0) as f64) / 1000.0,
+            _ => 0.0,
+        }
+    }
 }
 
 impl RunRow {
@@ -175,6 +196,7 @@ impl RunRow {
             badge: Badge::Pending,
             seeds_started: 0,
             seeds_done: 0,
+            seeds_planned: 0,
             landing: Vec::new(),
             ended: Vec::new(),
             reasons: Vec::new(),
@@ -183,6 +205,7 @@ impl RunRow {
             evidence: Vec::new(),
             labels: Vec::new(),
             started: None,
+            decided: None,
         }
     }
 }
@@ -234,10 +257,24 @@ fn clean(text: &str) -> String {
 /// Whether an iteration's label is a seed of the budget (`seed-3`), not the re-run
 /// of a FAIL (`seed-3-rerun`) nor a reduction's candidate (`seed-3-reduce-2`): only
 /// those count as seeds that ran.
-fn is_seed(label: &str) -> bool {
-    label
-        .strip_prefix("seed-")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+/// The phase a record moves its scenario or arm into, if any: the one fold of the
+/// phase, for the rows here and the outcome the documents are written from.
+pub fn phase_of(event: &Event) -> Option<Phase> {
+    match event {
+        Event::IterationStarted(i) if i.label.is_rerun() => Some(Phase::Rerun),
+        Event::IterationStarted(_) => Some(Phase::Preconditions),
+        Event::FaultHealed(_) => Some(Phase::Workload),
+        Event::CommandStarted(c) => match CommandRole::of(&c.name)? {
+            CommandRole::Workload => Some(Phase::Workload),
+            CommandRole::Quiesce => Some(Phase::Quiesce),
+            CommandRole::FinalState | CommandRole::Checker => Some(Phase::Oracle),
+        },
+        Event::FaultIntent(_) => Some(Phase::Fault),
+        Event::Quiesce(_) => Some(Phase::Quiesce),
+        Event::OracleResult(_) => Some(Phase::Oracle),
+        Event::Verdict(_) => Some(Phase::Audits),
+        _ => None,
+    }
 }
 
 /// A run's badge after one more landing signal: any unproven one keeps it unproven.
@@ -430,29 +467,24 @@ impl View {
                 clean(&crate::session::summary::summary_of(&record.event.data()))
             ));
         }
+        // A row is done at its verdict (below), not in its audits.
+        if let Some(phase) =
+            phase_of(&record.event).filter(|_| !matches!(record.event, Event::Verdict(_)))
+        {
+            row.phase = phase;
+        }
         match &record.event {
+            Event::Budget(b) => row.seeds_planned = b.seeds,
             Event::IterationStarted(i) => {
-                row.labels.push(clean(&i.label));
+                row.labels.push(i.label);
                 row.started.get_or_insert_with(|| record.ts.clone());
-                let rerun = i.label.ends_with("rerun");
-                row.phase = if rerun {
-                    Phase::Rerun
-                } else {
-                    Phase::Preconditions
-                };
-                row.seeds_started += u32::from(is_seed(&i.label));
+                row.seeds_started += u32::from(i.label.is_seed());
                 row.badge = Badge::Running;
                 row.landing.clear();
             }
             Event::CommandStarted(c) => {
-                match c.name.as_str() {
-                    "workload" => row.phase = Phase::Workload,
-                    "quiesce" => row.phase = Phase::Quiesce,
-                    "final-state" | "checker" => {
-                        row.phase = Phase::Oracle;
-                        row.badge = Badge::Checking;
-                    }
-                    _ => {}
+                if CommandRole::of(&c.name).is_some_and(CommandRole::judges) {
+                    row.badge = Badge::Checking;
                 }
                 if !c.log.is_empty() {
                     // The record names the stderr log; stdout sits beside it.
@@ -465,14 +497,17 @@ impl View {
                     row.badge = Badge::Running;
                 }
             }
-            Event::FaultIntent(_) => row.phase = Phase::Fault,
             Event::ServiceExited(e) => match &e.fault {
                 // A fault's victim ending is that fault's evidence.
                 Some(fault) if e.explained_by.is_some() => {
                     row.landing.push(format!("{}: {}", clean(fault), e.said()))
                 }
                 _ => {
-                    let label = row.labels.last().cloned().unwrap_or_default();
+                    let label = row
+                        .labels
+                        .last()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
                     row.ended
                         .push(format!("{label}: {} (#{})", e.said(), record.seq));
                 }
@@ -515,22 +550,18 @@ impl View {
                 row.badge = landing_badge(seen, row.badge);
             }
             Event::FaultHealed(h) => {
-                row.phase = Phase::Workload;
                 row.landing.push(format!("{}: healed", clean(&h.fault)));
             }
-            Event::Quiesce(_) => {
-                row.phase = Phase::Quiesce;
-                row.badge = Badge::Checking;
-            }
+            Event::Quiesce(_) => row.badge = Badge::Checking,
             Event::OracleResult(_) => {
-                row.phase = Phase::Oracle;
                 row.badge = Badge::Checking;
                 // A re-run's or a reduction's checker ends no seed of the budget.
-                if row.labels.last().is_some_and(|l| is_seed(l)) {
+                if row.labels.last().is_some_and(IterationLabel::is_seed) {
                     row.seeds_done = row.seeds_done.saturating_add(1).min(row.seeds_started);
                 }
             }
             Event::Verdict(v) => {
+                row.decided = Some(record.ts.clone());
                 if let Some(v) = v.verdict {
                     row.badge = Badge::Verdict(v);
                     row.phase = Phase::Done;

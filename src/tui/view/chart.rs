@@ -26,7 +26,7 @@ const HISTORY_CAP: u64 = 32 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveChart {
     pub row: usize,
-    pub label: String,
+    pub label: crate::session::label::IterationLabel,
     pub len: Option<u64>,
     pub faults: Vec<FaultLine>,
     pub series: Result<Series, String>,
@@ -50,21 +50,102 @@ pub fn refresh(state: &mut AppState) {
         c.row == row && c.label == live.label && c.len == len && c.faults == live.faults
     });
     if !same || len.is_none() {
+        let series = match live.history {
+            Some(_) => live_series(live),
+            None => Err(no_history(state, row)),
+        };
         state.chart = Some(LiveChart {
             row,
-            label: live.label.clone(),
+            label: live.label,
             len,
             faults: live.faults.clone(),
-            series: live_series(live),
+            series,
         });
     }
+}
+
+/// Why a row's iteration has no history to chart: none declared as JSONL, or one is
+/// and the workload has not started (or never did, the iteration ended before it).
+fn no_history(state: &AppState, row: usize) -> String {
+    let declared = state
+        .view
+        .runs
+        .get(row)
+        .and_then(|r| declares_jsonl(state, &r.id));
+    match declared {
+        Some(true) => {
+            let running = state.view.session_verdict.is_none() && state.view.active == Some(row);
+            if running {
+                "no history yet: the workload has not started".into()
+            } else {
+                "no history: the workload never started in this iteration".into()
+            }
+        }
+        _ => NOT_DECLARED.into(),
+    }
+}
+
+/// What the chart says of an iteration whose run spec declares no JSONL history.
+const NOT_DECLARED: &str = "no JSONL history declared";
+
+/// The run spec's bindings that declare a JSONL history (`true`) or not, by id, as
+/// last read from a session's saved inputs: read once per session directory.
+type Declared = (
+    std::path::PathBuf,
+    Option<std::collections::BTreeMap<String, bool>>,
+);
+static DECLARED: std::sync::Mutex<Option<Declared>> = std::sync::Mutex::new(None);
+
+/// Whether binding `id` (`D3`, `D5/api`) of the session's run spec declares a JSONL
+/// history; `None` when the run spec cannot be read (no session directory, its saved
+/// inputs unreadable).
+fn declares_jsonl(state: &AppState, id: &str) -> Option<bool> {
+    let dir = state.view.session_dir.as_ref()?;
+    let mut cache = DECLARED.lock().ok()?;
+    if cache.as_ref().is_none_or(|(d, _)| d != dir) {
+        *cache = Some((dir.clone(), read_declared(&state.plan, dir)));
+    }
+    let declared = cache.as_ref()?.1.as_ref()?;
+    declared
+        .get(id)
+        .or_else(|| declared.get(id.split('/').next().unwrap_or(id)))
+        .copied()
+}
+
+/// [`declares_jsonl`] for every binding and arm of the run spec saved in `session`
+/// (its `input/plan.run.yaml`, and the plan's embedded blocks).
+fn read_declared(
+    plan: &crate::plan::Plan,
+    session: &std::path::Path,
+) -> Option<std::collections::BTreeMap<String, bool>> {
+    use crate::runspec::{Binding, HistoryFormat};
+    let input = session.join("input");
+    let sidecar = match std::fs::read_to_string(input.join("plan.run.yaml")) {
+        Ok(text) => Some(text),
+        // A plan whose run spec is all in embedded blocks saves no sidecar.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && input.join("plan.md").is_file() => {
+            None
+        }
+        Err(_) => return None,
+    };
+    let spec = crate::runspec::load(plan, sidecar.as_deref().map(|t| ("plan.run.yaml", t))).ok()?;
+    let jsonl = |b: &Binding| b.history.as_ref().map(|h| h.format == HistoryFormat::Jsonl);
+    let mut out = std::collections::BTreeMap::new();
+    for (id, (binding, _)) in &spec.bindings {
+        let own = jsonl(binding).unwrap_or(false);
+        out.insert(id.clone(), own);
+        for (arm, inner) in &binding.arms {
+            out.insert(format!("{id}/{arm}"), jsonl(inner).unwrap_or(own));
+        }
+    }
+    Some(out)
 }
 
 /// The series of a live iteration's history as it stands on disk, or why there is
 /// none yet.
 pub fn live_series(live: &Live) -> Result<Series, String> {
     let Some(path) = &live.history else {
-        return Err("no JSONL history declared".into());
+        return Err(NOT_DECLARED.into());
     };
     let read = || -> std::io::Result<Vec<u8>> {
         let mut bytes = super::run::tail_bytes(path, HISTORY_CAP)?;

@@ -89,9 +89,10 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
                 Span::styled(format!("{pointer}{indent}{} ", r.id), id_style),
                 badge(r.badge, theme),
             ];
-            if wide {
+            // Seeds done of those the budget plans; nothing before the budget is known.
+            if wide && r.seeds_planned > 0 {
                 spans.push(Span::styled(
-                    format!(" {}/{} seeds", r.seeds_done, r.seeds_started),
+                    format!(" {}/{} seeds", r.seeds_done, r.seeds_planned),
                     theme.dim,
                 ));
                 if let Some(ts) = &r.started {

@@ -540,6 +540,20 @@ pub fn lines(path: &Path) -> Vec<Line> {
         .collect()
 }
 
+/// Every record of `session`'s journal, as [`Line`]s (the journal must be readable).
+pub fn records(session: &Path) -> Vec<Line> {
+    lines(&session.join("journal.jsonl"))
+}
+
+/// [`records`], asserting the journal ends on a whole line (no torn tail): for a run
+/// that ended as it should.
+pub fn whole_records(session: &Path) -> Vec<Line> {
+    let contents =
+        faultline::session::journal::read(&session.join("journal.jsonl")).expect("journal");
+    assert!(contents.torn_tail.is_none(), "journal has a torn tail");
+    contents.records.iter().map(Line::from).collect()
+}
+
 /// A record of `kind` carrying `data`, typed the way the journal reads that line.
 pub fn record(
     seq: u64,

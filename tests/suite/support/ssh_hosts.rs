@@ -3,6 +3,11 @@
 //! login) on 10.88.0.11–13, reached from this (the root) namespace through 10.88.0.1.
 //! The namespaces share the filesystem and the pid namespace with the test.
 //!
+//! `ip netns exec` (how hosts.sh starts each sshd) mounts a fresh /sys, which hides
+//! the cgroup tree: [`SshHosts::up`] mounts cgroup2 at /sys/fs/cgroup again in each
+//! host's mount namespace, as a real machine has it, so a node makes its commands'
+//! cgroups in this machine's cgroup tree (see [`SshHosts::cgroups`]).
+//!
 //! The addresses are fixed (the example's run spec names them), so two clusters cannot
 //! be up at once on one machine: [`SshHosts::up`] takes a lock file that every test
 //! process opens, and holds it until the hosts are down again.
@@ -24,6 +29,8 @@ pub struct SshHosts {
     dir: tempfile::TempDir,
     prefix: String,
     fingerprints: Vec<String>,
+    /// Whether each host sees cgroup v2 at /sys/fs/cgroup (or why not).
+    cgroups: Result<(), String>,
     /// Held (an exclusive flock) while the hosts are up; released after `down`.
     lock: File,
 }
@@ -134,12 +141,35 @@ impl SshHosts {
                     .to_string()
             })
             .collect();
-        Some(SshHosts {
+        let mut hosts = SshHosts {
             dir,
             prefix,
             fingerprints,
+            cgroups: Ok(()),
             lock,
-        })
+        };
+        hosts.cgroups = (1..=3).try_for_each(|i| {
+            let out = hosts.ssh(
+                i,
+                "grep -q ' - cgroup2 ' /proc/self/mountinfo || \
+                 mount -t cgroup2 cgroup2 /sys/fs/cgroup",
+            );
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "h{i}: mounting cgroup2 at /sys/fs/cgroup: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        });
+        Some(hosts)
+    }
+
+    /// Whether the hosts see cgroup v2 (this machine's tree), so a node can contain
+    /// its commands in cgroups; otherwise why not.
+    pub fn cgroups(&self) -> Result<(), String> {
+        self.cgroups.clone()
     }
 
     /// Where every file of the hosts lives (keys, configs, sshd logs under `hN/`).
