@@ -224,12 +224,20 @@ pub fn signal_group(pgid: i32, signal: Signal) -> nix::Result<()> {
     }
 }
 
+/// Bytes the unprivileged writer can still use on the filesystem holding `dir`, and
+/// its total size.
+pub fn disk_space(dir: &Path) -> nix::Result<(u64, u64)> {
+    let st = nix::sys::statvfs::statvfs(dir)?;
+    let unit = st.fragment_size();
+    Ok((st.blocks_available() * unit, st.blocks() * unit))
+}
+
 impl Running {
     /// Says so when the filesystem holding this child's logs has no space left: the
     /// child, not faultline, got the ENOSPC, so its output on disk may be cut short.
     pub fn logs_full(&self) -> Option<String> {
         let dir = self.stdout_log.parent()?;
-        let (free, _) = crate::nemesis::disk::space(dir).ok()?;
+        let (free, _) = disk_space(dir).ok()?;
         (free == 0).then(|| {
             format!(
                 "no space left on the filesystem holding {}: the output of `{}` may be cut short",

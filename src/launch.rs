@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::driver::{self, Request};
+use crate::engine::driver;
+use crate::engine::request::Request;
 use crate::exit;
 use crate::plan::{self, Plan};
 use crate::runspec;
@@ -508,7 +509,7 @@ pub async fn run(
         plan_text: input.plan_text.clone(),
         spec_source: input.spec.clone(),
         resume: None,
-        reduce: crate::engine::reduce::ReduceBudget {
+        reduce: crate::engine::request::ReduceBudget {
             runs: args.reduce_runs,
             time: args.reduce_time,
         },
@@ -960,10 +961,10 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
         rerun_command: saved.request.rerun_command,
         plan_text: saved.input.plan_text,
         spec_source: saved.input.spec,
-        resume: Some(crate::engine::driver::ResumeFrom {
+        resume: Some(crate::engine::request::ResumeFrom {
             dir: session.to_path_buf(),
         }),
-        reduce: crate::engine::reduce::ReduceBudget {
+        reduce: crate::engine::request::ReduceBudget {
             runs: saved.request.reduce_runs,
             time: std::time::Duration::from_millis(saved.request.reduce_time_ms),
         },

@@ -25,8 +25,10 @@
 //!   (the pure decision tree), [`plan`] (the markdown plan model, parser and lint),
 //!   [`capability`] (requirements, probes, installs).
 //! - **base** — [`host`] (where a command runs: this machine or an SSH node),
-//!   [`exec`] (child processes), [`sanitize`] and [`term_out`] (every byte from outside
-//!   reaches a terminal cleaned), [`atomic`], [`exit`], [`logging`].
+//!   [`exec`] (child processes), [`untrusted`] (reading what the system under test
+//!   wrote where any uid may make names), [`sanitize`] and [`term_out`] (every byte
+//!   from outside reaches a terminal cleaned), [`duration`] (durations as people write
+//!   them), [`atomic`], [`exit`], [`logging`].
 
 /// `print!` / `println!` for stdout through the one terminal writer
 /// ([`term_out`]): every line sanitized, and a closed pipe (`| head`) drops the text
@@ -57,6 +59,7 @@ pub mod atomic;
 pub mod attach;
 pub mod author;
 pub mod capability;
+pub mod duration;
 pub mod engine;
 pub mod exec;
 pub mod exit;
@@ -74,6 +77,7 @@ pub mod session;
 pub mod term_out;
 pub mod toolbox;
 pub mod tui;
+pub mod untrusted;
 pub mod verdict;
 
 #[path = "../examples/demo/sut/mod.rs"]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::driver::Request;
+use super::request::Request;
 use crate::author::build::{Recipe, recipe};
 use crate::author::idiom::references;
 use crate::author::{AuthorError, AuthorRequest, Authored};

@@ -29,8 +29,6 @@ mod schedule;
 mod setup;
 mod watch;
 
-pub(crate) use watch::log_tail;
-
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 const DEFAULT_LANDING_WITHIN: Duration = Duration::from_secs(5);
 const RETRY_EVERY: Duration = Duration::from_millis(200);
@@ -1002,8 +1000,7 @@ impl Runner<'_> {
         }
         let path = PathBuf::from(self.expand(&history.path)?);
         // A missing history is journaled, never read as an empty (clean) one.
-        let text = match crate::session::dir::read_untrusted(&path, crate::session::dir::READ_LIMIT)
-        {
+        let text = match crate::untrusted::read_untrusted(&path, crate::untrusted::READ_LIMIT) {
             Ok(text) => text,
             Err(e) => {
                 let path = path.display().to_string();
@@ -1104,10 +1101,9 @@ impl Runner<'_> {
 
     fn no_lost_ack(&mut self, history: &History) -> Result<Option<CheckerReport>, EngineError> {
         let final_path = self.ctx.artifacts.join("final.json");
-        let state =
-            crate::session::dir::read_untrusted(&final_path, crate::session::dir::READ_LIMIT)
-                .map_err(|e| e.to_string())
-                .and_then(|t| no_lost_ack::parse_final_state(&t));
+        let state = crate::untrusted::read_untrusted(&final_path, crate::untrusted::READ_LIMIT)
+            .map_err(|e| e.to_string())
+            .and_then(|t| no_lost_ack::parse_final_state(&t));
         match state {
             Ok(state) => Ok(Some(no_lost_ack::check(history, &state))),
             Err(e) => {

@@ -13,4 +13,5 @@ pub mod preflight;
 pub mod privileged;
 pub mod reduce;
 pub mod reproducer;
+pub mod request;
 pub mod scenario;

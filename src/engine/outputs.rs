@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::driver::Records;
+use super::request::Records;
 use crate::plan::Plan;
 use crate::report;
 use crate::session::dir::SessionDir;

@@ -29,22 +29,6 @@ enum Ended {
     CutShort,
 }
 
-/// The operator's budget for one reduction (`--reduce-runs`, `--reduce-time`).
-#[derive(Debug, Clone, Copy)]
-pub struct ReduceBudget {
-    pub runs: u32,
-    pub time: Duration,
-}
-
-impl Default for ReduceBudget {
-    fn default() -> Self {
-        ReduceBudget {
-            runs: 8,
-            time: Duration::from_secs(600),
-        }
-    }
-}
-
 impl BindingRun<'_> {
     /// Shrinks the fault schedule of a FAIL that reproduced with `seed`.
     pub(super) async fn reduce(

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::driver::Request;
+use super::request::Request;
 use crate::runspec::Binding;
 use crate::session::outcome::Reduction;
 

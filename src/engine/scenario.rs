@@ -38,7 +38,7 @@ pub struct BindingRun<'a> {
     pub vars: Vars,
     pub cancel: CancellationToken,
     /// How far a reproducible FAIL's schedule may be reduced.
-    pub reduce: super::reduce::ReduceBudget,
+    pub reduce: super::request::ReduceBudget,
     /// The recorded approval of the binding's privileged fault actions, if given.
     pub privileged: Option<super::privileged::Approval>,
     /// The run spec's nodes, connected.

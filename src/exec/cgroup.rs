@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use crate::host::cgroup::{PREFIX, safe};
+
 /// How long ending a cgroup's members may take before it is reported as failed.
 const END_WITHIN: Duration = Duration::from_secs(5);
 
@@ -135,27 +137,6 @@ pub fn iteration_name() -> String {
     format!("{PREFIX}{session}{}-{n}", std::process::id())
 }
 
-/// `name` as one cgroup name: letters, digits, `_` and `-` only (a `.` could
-/// collide with a core file such as `cgroup.procs`).
-pub fn safe(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(100)
-        .collect();
-    if cleaned.is_empty() {
-        "service".into()
-    } else {
-        cleaned
-    }
-}
-
 /// A cgroup made by this process.
 #[derive(Debug)]
 pub struct Cgroup {
@@ -258,9 +239,6 @@ fn kill_once(path: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
-
-/// The prefix of every cgroup faultline makes for an iteration's services.
-pub const PREFIX: &str = "faultline-";
 
 /// Whether `path` is a cgroup faultline makes: on a cgroup v2 file system, named
 /// `faultline-…` or directly inside one, no `..`. A journal naming anything else (a

@@ -195,7 +195,7 @@ pub async fn spawn_remote(
     let name = format!(
         "{}-{}",
         ssh::cgroup_prefix(&session),
-        super::cgroup::safe(&spec.name)
+        crate::host::cgroup::safe(&spec.name)
     );
     let mut spawned = ssh
         .spawn(&ssh::contained(&name, &spec.command))

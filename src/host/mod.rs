@@ -13,6 +13,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
+pub mod cgroup;
 pub mod netns;
 pub mod reach;
 pub mod ssh;

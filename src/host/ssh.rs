@@ -593,8 +593,8 @@ pub fn cgroup_prefix(session: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name: String = crate::exec::cgroup::safe(&name).chars().take(60).collect();
-    format!("{}{name}-r{hash:016x}", crate::exec::cgroup::PREFIX)
+    let name: String = super::cgroup::safe(&name).chars().take(60).collect();
+    format!("{}{name}-r{hash:016x}", super::cgroup::PREFIX)
 }
 
 /// Whether `path`, as a node reported it, is a plain absolute path (no `.`, `..` or

@@ -14,8 +14,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::signal::LogSignal;
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, VictimSeen, Window};
-use crate::runspec::LogSignal;
 
 /// Where Debian's `libfaketime` package puts the library; `FAULTLINE_LIBFAKETIME`
 /// overrides.

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
 use crate::exec::{self, CommandSpec, ExecError, Outcome};
-use crate::runspec::CommandFaultSpec;
 
 /// How long the inject and heal commands may take (the default of any step).
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -99,6 +98,12 @@ impl Drop for InjectedCommand {
                 .status();
         }
     }
+}
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandFaultSpec {
+    pub inject: String,
+    pub heal: String,
 }
 
 impl Nemesis for CommandFaultSpec {

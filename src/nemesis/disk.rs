@@ -13,8 +13,7 @@ use nix::mount::{MntFlags, MsFlags};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
-use crate::session::event::{self, Event};
+use super::{Context, HeldFault, InjectorSeen, Nemesis, Resource, UndoRecord, Window};
 
 /// Name prefix of every filler file, so `faultline heal` and people can spot them.
 pub const FILLER_PREFIX: &str = ".faultline-filler-";
@@ -45,6 +44,8 @@ fn io(path: &Path, e: impl ToString) -> DiskFaultError {
 #[derive(Debug)]
 pub struct Tmpfs {
     pub path: PathBuf,
+    /// The size it was mounted with, as tmpfs reads it.
+    pub size: String,
     mounted: bool,
 }
 
@@ -64,6 +65,7 @@ impl Tmpfs {
         .map_err(|e| io(path, format!("mount -t tmpfs -o {options}: {e}")))?;
         Ok(Tmpfs {
             path: path.to_path_buf(),
+            size: size.to_string(),
             mounted: true,
         })
     }
@@ -90,9 +92,7 @@ impl Drop for Tmpfs {
 /// Bytes the unprivileged writer can still use on the filesystem holding `dir`, and
 /// its total size.
 pub fn space(dir: &Path) -> Result<(u64, u64), DiskFaultError> {
-    let st = nix::sys::statvfs::statvfs(dir).map_err(|e| io(dir, format!("statvfs: {e}")))?;
-    let unit = st.fragment_size();
-    Ok((st.blocks_available() * unit, st.blocks() * unit))
+    crate::exec::disk_space(dir).map_err(|e| io(dir, format!("statvfs: {e}")))
 }
 
 /// Injector-side landing evidence: the filesystem has no space left.
@@ -277,24 +277,23 @@ impl Nemesis for DiskFaultSpec {
         ))
     }
 
-    /// Mounts the tmpfs a `size` asks for, before anything starts writing there;
-    /// journaled so `faultline heal` can undo it.
-    async fn prepare<C: Context>(&self, fault: &str, cx: &mut C) -> Result<(), C::Error> {
+    /// Mounts the tmpfs a `size` asks for, before anything starts writing there; the
+    /// engine journals it (so `faultline heal` can undo it) and unmounts it after the
+    /// iteration.
+    async fn prepare<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Option<Resource>, C::Error> {
         let Some(size) = &self.size else {
-            return Ok(());
+            return Ok(None);
         };
         cx.approval(fault).map_err(|e| cx.fail(e))?;
         let size = cx.expand(size)?;
         let path = self.dir(cx)?;
         let mount = Tmpfs::mount(&path, &size)
             .map_err(|e| cx.fail(format!("fault {fault} (disk.path / disk.size): {e}")))?;
-        cx.journal(Event::MountCreated(event::MountCreated {
-            path: path.display().to_string(),
-            fstype: "tmpfs".into(),
-            size: size.to_string(),
-        }))?;
-        cx.keep_mount(mount);
-        Ok(())
+        Ok(Some(Resource::Mount(mount)))
     }
 
     async fn inject<C: Context>(

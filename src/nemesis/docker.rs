@@ -22,10 +22,11 @@ use bollard::query_parameters::{
     EventsOptions, KillContainerOptions, LogsOptions, RestartContainerOptions, StopContainerOptions,
 };
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 
+use crate::duration::Dur;
 use crate::host::Host;
 use crate::host::ssh::{SshHost, UnixForward};
-use crate::runspec::{DockerAction, DockerFaultSpec, DockerTls};
 
 /// How long one Docker API request may take before the engine counts as unresponsive.
 const API_DEADLINE: Duration = Duration::from_secs(30);
@@ -814,6 +815,48 @@ pub async fn collect_logs(
         .await
         .map_err(|_| format!("logs of {container}: no end within {API_DEADLINE:?}"))??;
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+/// A Docker API action on one container (`references/nemesis.md`, `### docker`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerFaultSpec {
+    /// Container name or id, as `docker ps` shows it.
+    pub container: String,
+    pub action: DockerAction,
+    /// `disconnect` only: the network the container is taken off (and put back on).
+    pub network: Option<String>,
+    /// `stop` / `restart` only: seconds the engine waits before it kills (default 10).
+    pub grace: Option<Dur>,
+    /// The engine acted on: `unix:///path/docker.sock`, `tcp://host:port` or
+    /// `ssh://user@host[:port]`; absent = the local defaults (DOCKER_HOST or the socket).
+    /// With an SSH `node`: `unix:///path` only, a socket on that node.
+    pub engine: Option<String>,
+    /// `tcp://` only: client certificate files for a TLS engine.
+    pub tls: Option<DockerTls>,
+    /// The node (`nodes:`) whose docker socket is acted on, reached through the node's
+    /// own SSH connection; this machine's engine when absent or `local: true`.
+    pub node: Option<String>,
+}
+
+/// The PEM files of a TLS Docker engine (what DOCKER_CERT_PATH holds as ca.pem,
+/// cert.pem, key.pem).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerTls {
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+}
+
+/// What is done to the container; each has its own heal (`start`, `unpause`, `connect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DockerAction {
+    Kill,
+    Stop,
+    Restart,
+    Pause,
+    Disconnect,
 }
 
 impl super::Nemesis for DockerFaultSpec {

@@ -4,7 +4,12 @@
 //! Every kind implements [`Nemesis`] (its run-spec spec), [`HeldFault`] (the fault
 //! while it is held) and [`UndoRecord`] (what the journal keeps to heal it after a
 //! crash); `spec.rs` lists the kinds once and derives the enums the engine, the run
-//! spec and the journal use from that list.
+//! spec and the journal use from that list. The kinds' spec types are this module's
+//! own (`runspec` re-exports them).
+//!
+//! A nemesis never journals: a held fault returns its undo record
+//! ([`HeldFault::undo`]) and what a fault holds for the iteration ([`Resource`],
+//! from [`Nemesis::prepare`]), and the engine journals both.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,7 +22,6 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::exec::Outcome;
-use crate::session::event::Event;
 
 pub mod clock;
 pub mod command;
@@ -95,20 +99,39 @@ pub trait Context {
         name: &str,
         command: &str,
         deadline: Duration,
-    ) -> Result<Outcome, Self::Error>;
+    ) -> Result<Ran, Self::Error>;
     /// The control file and environment of a service started under faketime.
     fn faketime(&self, service: &str) -> Option<(PathBuf, Vec<(String, String)>)>;
-    /// The fault proxy listening on `listen`, if one runs.
+    /// The fault proxy listening on `listen`, if one runs (a [`Resource::Proxy`] an
+    /// earlier step's [`Nemesis::prepare`] returned).
     fn proxy(&self, listen: &str) -> Option<Arc<proxy::Proxy>>;
-    /// Keeps a proxy running for the iteration (stopped and journaled after it).
-    fn keep_proxy(&mut self, listen: String, proxy: Arc<proxy::Proxy>);
-    /// Keeps a tmpfs mounted for the iteration (unmounted and journaled after it).
-    fn keep_mount(&mut self, mount: disk::Tmpfs);
     /// The journal seq of the approval fault `fault`'s privileged action runs under,
     /// or why there is none.
     fn approval(&self, fault: &str) -> Result<u64, String>;
-    /// Journals `event`.
-    fn journal(&mut self, event: Event) -> Result<u64, Self::Error>;
+}
+
+/// How a [`Context::run_once`] child ended, and the last lines it printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ran {
+    pub outcome: Outcome,
+    /// The last non-blank lines of its stdout, sanitized.
+    pub stdout: Vec<String>,
+    /// The last non-blank lines of its stderr, sanitized.
+    pub stderr: Vec<String>,
+}
+
+/// What a fault puts in place before the cluster starts and holds for the whole
+/// iteration. The engine journals it when it is returned, keeps it, and takes it
+/// down (journaled too) after the services stop.
+#[derive(Debug)]
+pub enum Resource {
+    /// A fault proxy, by the listen address its spec names (`${var}`s expanded).
+    Proxy {
+        listen: String,
+        proxy: Arc<proxy::Proxy>,
+    },
+    /// A tmpfs mounted for the iteration.
+    Mount(disk::Tmpfs),
 }
 
 /// One nemesis kind's run-spec spec: what it needs, and how it is injected.
@@ -137,9 +160,14 @@ pub trait Nemesis {
     fn check(&self, _of: &str, _fault: &str) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// Puts in place what the fault needs before the cluster starts.
-    async fn prepare<C: Context>(&self, _fault: &str, _cx: &mut C) -> Result<(), C::Error> {
-        Ok(())
+    /// Puts in place what the fault needs before the cluster starts, and returns it
+    /// for the engine to journal and hold; `None` when it needs nothing.
+    async fn prepare<C: Context>(
+        &self,
+        _fault: &str,
+        _cx: &mut C,
+    ) -> Result<Option<Resource>, C::Error> {
+        Ok(None)
     }
     /// Injects fault `fault`; `Ok(Err(message))` when the injection failed.
     async fn inject<C: Context>(

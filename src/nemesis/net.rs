@@ -13,7 +13,6 @@ use serde_json::json;
 
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
 use crate::host::{Host, quote};
-use crate::runspec::{Chain, NetFaultSpec, NetRule};
 
 /// How long one iptables command on a node may take.
 const REMOTE_DEADLINE: Duration = Duration::from_secs(20);
@@ -596,6 +595,237 @@ impl Drop for InjectedNet {
         }
     }
 }
+/// A partition made of iptables DROP rules (`references/nemesis.md`, `### net`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetFaultSpec {
+    /// Network namespace the rules go into (`ip netns exec <netns> iptables …`);
+    /// the current namespace when absent.
+    pub netns: Option<String>,
+    /// The node whose own iptables get the rules (`nodes:`); this machine when absent.
+    pub node: Option<String>,
+    /// One rule per dropped direction: a full partition A↔B is two, an asymmetric one is one.
+    pub drop: Vec<NetRule>,
+}
+
+/// The filter-table chain a rule goes into.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+pub enum Chain {
+    #[default]
+    #[serde(rename = "INPUT")]
+    Input,
+    #[serde(rename = "OUTPUT")]
+    Output,
+    #[serde(rename = "FORWARD")]
+    Forward,
+}
+
+impl Chain {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Chain::Input => "INPUT",
+            Chain::Output => "OUTPUT",
+            Chain::Forward => "FORWARD",
+        }
+    }
+}
+
+/// One DROP rule: the packets it matches are dropped.
+///
+/// `dport` and `sport` are written as a number or as a `${port:NAME}` / `${var}`
+/// substitution (a member's port); a substitution is kept in `*_template` and read as
+/// a port when the fault is injected, like the addresses' `${var}`s.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(from = "NetRuleText", into = "NetRuleText")]
+pub struct NetRule {
+    pub chain: Chain,
+    /// Source address or CIDR (`-s`).
+    pub source: Option<String>,
+    /// Destination address or CIDR (`-d`).
+    pub destination: Option<String>,
+    /// `-p`; `tcp` when a port is given and no protocol is.
+    pub protocol: Option<String>,
+    /// `--dport` written as a number.
+    pub dport: Option<u16>,
+    /// `--sport` written as a number.
+    pub sport: Option<u16>,
+    /// `dport` written as a substitution (`${port:n3}`): expanded at injection.
+    pub dport_template: Option<String>,
+    /// `sport` written as a substitution: expanded at injection.
+    pub sport_template: Option<String>,
+    /// `-m owner --uid-owner`: only packets sent by this user (name or uid) — how
+    /// members on one host, each run as its own user, are told apart. OUTPUT only.
+    pub uid_owner: Option<String>,
+    /// Drop only this fraction of matching packets, in (0, 1].
+    pub probability: Option<f64>,
+}
+
+impl NetRule {
+    /// Whether the rule names a port (as a number or a substitution).
+    pub fn has_port(&self) -> bool {
+        self.dport.is_some()
+            || self.sport.is_some()
+            || self.dport_template.is_some()
+            || self.sport_template.is_some()
+    }
+
+    /// `(field, template)` for each port written as a substitution.
+    pub fn port_templates(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("dport", self.dport_template.as_deref()),
+            ("sport", self.sport_template.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(field, t)| t.map(|t| (field, t)))
+        .collect()
+    }
+}
+
+/// A [`NetRule`] as the run spec writes it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct NetRuleText {
+    #[serde(default)]
+    chain: Chain,
+    source: Option<String>,
+    destination: Option<String>,
+    protocol: Option<String>,
+    dport: Option<PortSpec>,
+    sport: Option<PortSpec>,
+    uid_owner: Option<String>,
+    probability: Option<f64>,
+}
+
+impl From<NetRuleText> for NetRule {
+    fn from(t: NetRuleText) -> NetRule {
+        let split = |p: Option<PortSpec>| match p {
+            Some(PortSpec::Number(n)) => (Some(n), None),
+            Some(PortSpec::Substituted(s)) => (None, Some(s)),
+            None => (None, None),
+        };
+        let (dport, dport_template) = split(t.dport);
+        let (sport, sport_template) = split(t.sport);
+        NetRule {
+            chain: t.chain,
+            source: t.source,
+            destination: t.destination,
+            protocol: t.protocol,
+            dport,
+            sport,
+            dport_template,
+            sport_template,
+            uid_owner: t.uid_owner,
+            probability: t.probability,
+        }
+    }
+}
+
+impl From<NetRule> for NetRuleText {
+    fn from(r: NetRule) -> NetRuleText {
+        let join = |n: Option<u16>, s: Option<String>| {
+            s.map(PortSpec::Substituted)
+                .or_else(|| n.map(PortSpec::Number))
+        };
+        NetRuleText {
+            chain: r.chain,
+            source: r.source,
+            destination: r.destination,
+            protocol: r.protocol,
+            dport: join(r.dport, r.dport_template),
+            sport: join(r.sport, r.sport_template),
+            uid_owner: r.uid_owner,
+            probability: r.probability,
+        }
+    }
+}
+
+/// What a port field takes, in the words of its errors.
+pub const PORT_ALLOWED: &str = "a port: a whole number from 0 to 65535, or a `${port:NAME}` / \
+     `${var}` substitution that gives one";
+
+/// A port as written: a number, or text with `${…}` substitutions read as a port
+/// once they are expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortSpec {
+    Number(u16),
+    Substituted(String),
+}
+
+impl PortSpec {
+    /// A port from its text: a number (`7000`, `"7000"`) or a substitution.
+    pub fn parse(text: &str) -> Result<PortSpec, String> {
+        let trimmed = text.trim();
+        if let Ok(n) = trimmed.parse::<u16>() {
+            return Ok(PortSpec::Number(n));
+        }
+        let shown = crate::sanitize::line(text);
+        if !trimmed.contains("${") {
+            return Err(format!("expected {PORT_ALLOWED}, got `{shown}`"));
+        }
+        let mut rest = trimmed;
+        while let Some(start) = rest.find("${") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                return Err(format!(
+                    "expected {PORT_ALLOWED}, got `{shown}`: its `${{` is never closed by `}}`"
+                ));
+            };
+            if after[..end].trim().is_empty() {
+                return Err(format!(
+                    "expected {PORT_ALLOWED}, got `{shown}`: `${{}}` names no variable"
+                ));
+            }
+            rest = &after[end + 1..];
+        }
+        Ok(PortSpec::Substituted(trimmed.to_string()))
+    }
+
+    /// The port an expanded substitution gives, or why it gives none.
+    pub fn read_expanded(template: &str, expanded: &str) -> Result<u16, String> {
+        expanded.trim().parse::<u16>().map_err(|_| {
+            format!(
+                "`{}` gives `{}`, which is not a port (a whole number from 0 to 65535)",
+                crate::sanitize::line(template),
+                crate::sanitize::line(expanded)
+            )
+        })
+    }
+}
+
+impl Serialize for PortSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PortSpec::Number(n) => s.serialize_u16(*n),
+            PortSpec::Substituted(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PortSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct PortVisitor;
+        impl serde::de::Visitor<'_> for PortVisitor {
+            type Value = PortSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(PORT_ALLOWED)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PortSpec, E> {
+                u16::try_from(v).map(PortSpec::Number).map_err(|_| {
+                    E::invalid_value(serde::de::Unexpected::Unsigned(v), &PORT_ALLOWED)
+                })
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PortSpec, E> {
+                u16::try_from(v)
+                    .map(PortSpec::Number)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &PORT_ALLOWED))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PortSpec, E> {
+                PortSpec::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(PortVisitor)
+    }
+}
 
 impl Nemesis for NetFaultSpec {
     type Held = InjectedNet;
@@ -668,7 +898,7 @@ impl Nemesis for NetFaultSpec {
                     continue;
                 };
                 let expanded = cx.expand(&template)?;
-                match crate::runspec::PortSpec::read_expanded(&template, &expanded) {
+                match PortSpec::read_expanded(&template, &expanded) {
                     Ok(n) => *port = Some(n),
                     Err(why) => {
                         return Ok(Err(format!(

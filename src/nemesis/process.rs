@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
+use crate::duration::Dur;
 use crate::exec;
 use crate::host::Host;
-use crate::runspec::{ProcessFaultSpec, SignalName, TargetSpec};
 
 /// How long a `command` fault target may take to name its victim.
 const TARGET_DEADLINE: Duration = Duration::from_secs(5);
@@ -352,6 +352,37 @@ impl Drop for Injected {
         }
     }
 }
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+pub enum SignalName {
+    #[serde(rename = "SIGKILL")]
+    Kill,
+    #[serde(rename = "SIGTERM")]
+    Term,
+    #[serde(rename = "SIGSTOP")]
+    Stop,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessFaultSpec {
+    pub signal: SignalName,
+    pub target: TargetSpec,
+    /// SIGTERM only: time before SIGKILL.
+    pub grace: Option<Dur>,
+    /// Where a `pid` / `pidfile` / `command` target lives; a `service` target is on
+    /// its service's node.
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum TargetSpec {
+    Service(String),
+    Pid(i32),
+    Pidfile(String),
+    /// Asked at injection time: the last line it prints is a service name or a pid.
+    Command(String),
+}
 
 impl Nemesis for ProcessFaultSpec {
     type Held = Injected;
@@ -419,19 +450,14 @@ async fn victim<C: Context>(
         TargetSpec::Command(command) => {
             let command = cx.expand(command)?;
             let name = format!("{fault}-target");
-            let outcome = cx.run_once(&name, &command, TARGET_DEADLINE).await?;
-            let stdout =
-                crate::engine::iteration::log_tail(&cx.logs().join(format!("{name}.stdout.log")));
-            let named = stdout.last().map_or("", String::as_str);
-            if outcome != exec::Outcome::Exited(0) {
-                let stderr = crate::engine::iteration::log_tail(
-                    &cx.logs().join(format!("{name}.stderr.log")),
-                );
+            let ran = cx.run_once(&name, &command, TARGET_DEADLINE).await?;
+            let named = ran.stdout.last().map_or("", String::as_str);
+            if ran.outcome != exec::Outcome::Exited(0) {
                 return Ok(Err(format!(
                     "target command `{}` failed ({}), {}",
                     crate::sanitize::line(&command),
-                    ended(outcome),
-                    printed(&stdout, &stderr)
+                    ended(ran.outcome),
+                    printed(&ran.stdout, &ran.stderr)
                 )));
             }
             let members = cx.members();

@@ -9,9 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
-use crate::runspec::{ProxyFaultSpec, ToxicSpec};
-use crate::session::event::{self, Event};
+use super::{Context, HeldFault, InjectorSeen, Nemesis, Resource, UndoRecord, Window};
+use crate::duration::Dur;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -334,6 +333,35 @@ pub fn idle_toxic(
         )
     })
 }
+/// A toxic on the built-in TCP fault proxy (`references/nemesis.md`, `### proxy`).
+/// The proxy runs for the whole iteration; the fault switches the toxic on and off.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyFaultSpec {
+    /// Address the proxy listens on (`127.0.0.1:7101`); clients must connect here.
+    pub listen: String,
+    /// The node it forwards to (`127.0.0.1:7001`).
+    pub upstream: String,
+    pub toxic: ToxicSpec,
+}
+
+/// What the toxic does; at least one effect.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToxicSpec {
+    pub latency: Option<Dur>,
+    pub jitter: Option<Dur>,
+    /// Bytes per second, each direction.
+    pub bandwidth: Option<u64>,
+    /// Hold every byte until heal.
+    #[serde(default)]
+    pub stall: bool,
+    /// Close every connection with RST, new ones too, until heal.
+    #[serde(default)]
+    pub reset: bool,
+    /// Forward at most this many bytes per write.
+    pub slice: Option<usize>,
+}
 
 impl Nemesis for ProxyFaultSpec {
     type Held = InjectedProxy;
@@ -345,22 +373,25 @@ impl Nemesis for ProxyFaultSpec {
     }
 
     /// Starts the proxy (one per listen address) before the cluster, so clients can
-    /// route through it from their first connection.
-    async fn prepare<C: Context>(&self, fault: &str, cx: &mut C) -> Result<(), C::Error> {
+    /// route through it from their first connection; the engine journals it and
+    /// stops it after the iteration.
+    async fn prepare<C: Context>(
+        &self,
+        fault: &str,
+        cx: &mut C,
+    ) -> Result<Option<Resource>, C::Error> {
         let listen = cx.expand(&self.listen)?;
         let upstream = cx.expand(&self.upstream)?;
         if cx.proxy(&listen).is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let proxy = Proxy::start(&listen, &upstream)
             .await
             .map_err(|e| cx.fail(format!("fault {fault} proxy.listen `{listen}`: {e}")))?;
-        cx.journal(Event::ProxyStarted(event::ProxyStarted {
-            listen: proxy.listen.to_string(),
-            upstream: upstream.to_string(),
-        }))?;
-        cx.keep_proxy(listen, Arc::new(proxy));
-        Ok(())
+        Ok(Some(Resource::Proxy {
+            listen,
+            proxy: Arc::new(proxy),
+        }))
     }
 
     /// Switches on the toxic of the proxy listening where the step says.

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::landing::LogWatch;
-use crate::runspec::model::{CounterSignal, HttpSignal, PromSignal};
 
 /// How long one HTTP request or counter command may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -244,6 +244,59 @@ impl Watch {
             tokio::time::sleep(EVERY).await;
         }
     }
+}
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterSignal {
+    /// Shell command, run in the SUT directory; its first number is the counter.
+    pub run: String,
+    #[serde(default = "one_unit")]
+    pub rises_by: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpSignal {
+    pub url: String,
+    /// JSON pointer to the field, e.g. `/role`.
+    pub pointer: String,
+    /// Landed when the field equals this; without it, when the field changes.
+    pub equals: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromSignal {
+    pub url: String,
+    /// Metric name with optional labels: `raft_elections_total{node="n2"}`.
+    pub metric: String,
+    #[serde(default = "one_unit")]
+    pub rises_by: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySignal {
+    /// The JSONL history the workload is writing (`${artifacts}/history.jsonl`).
+    pub path: String,
+}
+
+fn one_unit() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSignal {
+    /// A service whose stdout or stderr log is watched…
+    pub service: Option<String>,
+    /// …or any of several services' logs (the line may appear on whichever of them
+    /// is the leader, say)…
+    #[serde(default)]
+    pub services: Vec<String>,
+    /// …or a file (relative paths are the SUT's).
+    pub file: Option<String>,
+    pub pattern: String,
 }
 
 #[cfg(test)]

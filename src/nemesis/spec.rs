@@ -6,7 +6,7 @@
 use serde::de::{Error as _, MapAccess};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, VictimSeen, Window};
+use super::{Context, HeldFault, InjectorSeen, Nemesis, Resource, UndoRecord, VictimSeen, Window};
 
 macro_rules! nemeses {
     ($($kind:ident => $Variant:ident($Spec:ty)),* $(,)?) => {
@@ -93,7 +93,11 @@ macro_rules! nemeses {
                 }
             }
 
-            pub async fn prepare<C: Context>(&self, fault: &str, cx: &mut C) -> Result<(), C::Error> {
+            pub async fn prepare<C: Context>(
+                &self,
+                fault: &str,
+                cx: &mut C,
+            ) -> Result<Option<Resource>, C::Error> {
                 match self {
                     $(NemesisSpec::$Variant(s) => Nemesis::prepare(s, fault, cx).await,)*
                 }
@@ -220,13 +224,13 @@ fn bare<U: UndoRecord>(value: &serde_json::Value) -> Option<U> {
 }
 
 nemeses! {
-    process => Process(crate::runspec::ProcessFaultSpec),
-    command => Command(crate::runspec::CommandFaultSpec),
-    net => Net(crate::runspec::NetFaultSpec),
+    process => Process(super::process::ProcessFaultSpec),
+    command => Command(super::command::CommandFaultSpec),
+    net => Net(super::net::NetFaultSpec),
     disk => Disk(super::disk::DiskFaultSpec),
     clock => Clock(super::clock::ClockFaultSpec),
-    proxy => Proxy(crate::runspec::ProxyFaultSpec),
-    docker => Docker(crate::runspec::DockerFaultSpec),
+    proxy => Proxy(super::proxy::ProxyFaultSpec),
+    docker => Docker(super::docker::DockerFaultSpec),
 }
 
 #[cfg(test)]

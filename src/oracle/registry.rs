@@ -309,7 +309,7 @@ pub fn run_in_session(
     let final_state = match needs {
         Needs::HistoryAndFinalState | Needs::FinalState => {
             let path = artifacts.join("final.json");
-            let text = crate::session::dir::read_untrusted(&path, crate::session::dir::READ_LIMIT)
+            let text = crate::untrusted::read_untrusted(&path, crate::untrusted::READ_LIMIT)
                 .map_err(|e| format!("final state {}: {e}", path.display()))?;
             Some(
                 serde_json::from_str::<Value>(&text)
@@ -336,7 +336,7 @@ pub fn run_in_session(
 /// system under test wrote them where any uid may make names: neither the directory
 /// nor a dump is read through a symlink.
 fn replica_dumps(dir: &std::path::Path) -> Result<Vec<Dump>, String> {
-    use crate::session::dir::{READ_LIMIT, open_dir_nofollow, read_untrusted_at};
+    use crate::untrusted::{READ_LIMIT, believed, open_dir_nofollow, read_untrusted_at};
     use std::os::fd::AsRawFd;
     let fd = match open_dir_nofollow(dir) {
         Ok(fd) => fd,
@@ -346,7 +346,7 @@ fn replica_dumps(dir: &std::path::Path) -> Result<Vec<Dump>, String> {
     let owner = nix::sys::stat::fstat(&fd)
         .map_err(|e| format!("replicas {}: {e}", dir.display()))?
         .st_uid;
-    crate::session::dir::believed(dir, owner).map_err(|e| format!("replicas: {e}"))?;
+    believed(dir, owner).map_err(|e| format!("replicas: {e}"))?;
     let listing = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
     let entries =
         std::fs::read_dir(listing).map_err(|e| format!("replicas {}: {e}", dir.display()))?;

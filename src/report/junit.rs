@@ -55,8 +55,14 @@ pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<St
         .iter()
         .filter(|c| matches!(c.kind(), Kind::Skipped))
         .count();
-    let total = span(&outcome.started, outcome.finished.as_deref())
-        .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
+    // The journal's first to last record (milliseconds), else the outcome's own
+    // start and end (whole seconds), else the cases' sum.
+    let total = match (journal.first(), journal.last()) {
+        (Some(first), Some(last)) => span(&first.ts, Some(&last.ts)),
+        _ => None,
+    }
+    .or_else(|| span(&outcome.started, outcome.finished.as_deref()))
+    .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
     let (tests, failures, skipped) = (
         cases.len().to_string(),
         failures.to_string(),

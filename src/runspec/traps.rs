@@ -339,28 +339,10 @@ fn list(known: &BTreeSet<String>) -> String {
 fn nearest(name: &str) -> Option<&'static str> {
     crate::oracle::registry::names()
         .into_iter()
-        .map(|n| (distance(name, n), n))
+        .map(|n| (strsim::levenshtein(name, n), n))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, n)| n)
-}
-
-/// Edit distance (insertions, deletions, substitutions).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let here = row[j + 1];
-            row[j + 1] = (here + 1)
-                .min(row[j] + 1)
-                .min(prev + usize::from(ca != *cb));
-            prev = here;
-        }
-    }
-    row[b.len()]
 }
 
 fn problem(id: Option<&str>, origin: Option<&Origin>, field: &str, message: String) -> Problem {

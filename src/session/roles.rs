@@ -8,6 +8,7 @@ use std::path::Path;
 use exacl::{AclEntry, Perm};
 
 use super::event::Role;
+use crate::untrusted::user_name;
 
 /// The session's list: the owner (who started it) and the users named at the start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,14 +68,6 @@ impl Roles {
             names(&self.viewers)
         )
     }
-}
-
-/// The user name of `uid` (`uid <n>` when the password database has none).
-pub fn user_name(uid: u32) -> String {
-    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map_or_else(|| format!("uid {uid}"), |u| u.name)
 }
 
 /// A name that must be a user on this machine (`--approver` / `--viewer`).

@@ -130,7 +130,7 @@ fn check_dir(fd: &OwnedFd, path: &Path, uid: u32) -> Result<(), RuntimeError> {
             path: path.to_path_buf(),
             why: format!(
                 "owned by {} (uid {}), not by uid {uid}",
-                super::roles::user_name(stat.st_uid),
+                crate::untrusted::user_name(stat.st_uid),
                 stat.st_uid
             ),
         });
@@ -257,7 +257,7 @@ impl RuntimeDir {
             .ok()?;
         let mut entry: Entry = serde_json::from_str(&text).ok()?;
         // The owner is whoever owns the directory; what the file says of it is ignored.
-        entry.owner = super::roles::user_name(self.uid);
+        entry.owner = crate::untrusted::user_name(self.uid);
         // A short name is a slug faultline made, and the slot is named after it: an
         // entry claiming a path (or `owner/short`) as its short name is not ours.
         let named = slot

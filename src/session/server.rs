@@ -32,12 +32,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::event::{self, Event, Participant, Role, Who};
 use super::journal::{Journal, Record, Scope};
-use super::roles::{Roles, user_name};
+use super::roles::Roles;
 use super::runtime::{self, Slot};
 use super::wire::{
     ClientMsg, Ending, Hello, PROTOCOL_VERSION, ServerMsg, Status, version_mismatch,
 };
 use crate::session::operator::{Answer, Operator, Question, Unanswered};
+use crate::untrusted::user_name;
 
 /// How many messages a client may fall behind before it is caught up from the file.
 const BACKLOG: usize = 1024;

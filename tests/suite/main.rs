@@ -42,6 +42,7 @@ mod isolation;
 mod journal;
 mod landing_and_sanitize;
 mod landing_signals;
+mod layering;
 mod lint_snapshot;
 mod nemesis_clock;
 mod nemesis_command;

@@ -87,16 +87,16 @@ fn what_others_plant_under_artifacts_is_never_followed() {
     assert_eq!(std::fs::read_to_string(&epoch).expect("read"), "3");
 
     std::os::unix::fs::symlink(&secret, seed.join("final.json")).expect("plant");
-    assert!(session::dir::read_untrusted(&seed.join("final.json"), 1 << 20).is_err());
+    assert!(faultline::untrusted::read_untrusted(&seed.join("final.json"), 1 << 20).is_err());
     nix::unistd::mkfifo(&seed.join("history.jsonl"), nix::sys::stat::Mode::S_IRWXU)
         .expect("mkfifo");
-    assert!(session::dir::read_untrusted(&seed.join("history.jsonl"), 1 << 20).is_err());
+    assert!(faultline::untrusted::read_untrusted(&seed.join("history.jsonl"), 1 << 20).is_err());
     assert_eq!(
-        session::dir::read_untrusted(&epoch, 1).expect("within the limit"),
+        faultline::untrusted::read_untrusted(&epoch, 1).expect("within the limit"),
         "3"
     );
     std::fs::write(&epoch, "34").expect("write");
-    assert!(session::dir::read_untrusted(&epoch, 1).is_err());
+    assert!(faultline::untrusted::read_untrusted(&epoch, 1).is_err());
 
     // A symlink in place of the seed's directory is refused, not made 1777.
     let elsewhere = root.path().join("elsewhere");

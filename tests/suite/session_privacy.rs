@@ -456,7 +456,7 @@ fn others_cannot_read_a_session_whose_server_could_not_start() {
 /// final state, history or `replicas/` is refused, not read as the system's result.
 #[test]
 fn what_a_stranger_plants_in_a_seed_s_artifacts_is_not_believed() {
-    use faultline::session::dir::{READ_LIMIT, read_untrusted};
+    use faultline::untrusted::{READ_LIMIT, read_untrusted};
     if !can_make_users() {
         return;
     }

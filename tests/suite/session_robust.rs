@@ -145,58 +145,6 @@ fn no_journal_kind_is_spelled_outside_the_session_module() {
     );
 }
 
-/// The layers import downward only: the session (journal, reducer, questions,
-/// outcome) knows no engine, UI or command; the engine knows no UI or command; the
-/// UI and the documents know no engine. A `crate::<module>` path in a layer's files
-/// naming a module above it fails here, with the file.
-#[test]
-fn engine_session_and_ui_import_no_cycle() {
-    let forbidden: &[(&str, &[&str])] = &[
-        (
-            "session",
-            &[
-                "engine", "tui", "attach", "launch", "headless", "report", "author",
-            ],
-        ),
-        ("engine", &["tui", "attach", "launch", "headless"]),
-        ("tui", &["engine", "launch", "attach", "headless", "report"]),
-        ("report", &["engine", "tui", "attach", "launch", "headless"]),
-        ("headless", &["engine", "tui", "attach", "launch", "report"]),
-        ("author", &["engine", "tui", "attach", "launch", "headless"]),
-    ];
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut found = Vec::new();
-    for (layer, above) in forbidden {
-        let mut stack = vec![src.join(layer), src.join(format!("{layer}.rs"))];
-        let mut read = 0;
-        while let Some(path) = stack.pop() {
-            if path.is_dir() {
-                for entry in std::fs::read_dir(&path).expect("dir").flatten() {
-                    stack.push(entry.path());
-                }
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            read += 1;
-            // A grouped `crate::{…}` would hide a path from the check below.
-            if text.contains("crate::{") {
-                found.push(format!("{} groups crate paths", path.display()));
-            }
-            for module in *above {
-                if text.contains(&format!("crate::{module}::"))
-                    || text.contains(&format!("crate::{module};"))
-                {
-                    found.push(format!("{} uses crate::{module}", path.display()));
-                }
-            }
-        }
-        assert!(read > 0, "no source read for the `{layer}` layer");
-    }
-    assert!(found.is_empty(), "imports against the layering: {found:?}");
-}
-
 /// A killed session whose journal has a damaged line between the records that name
 /// a paused process and its group: `faultline heal` resumes and ends them all and
 /// says which line it skipped.

@@ -211,7 +211,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     );
     assert_eq!(
         blame.data["who"]["user"],
-        faultline::session::roles::user_name(uid),
+        faultline::untrusted::user_name(uid),
         "operator identity: {}",
         blame.data
     );

@@ -11,12 +11,10 @@ use tokio::time::Instant;
 use serde_json::json;
 
 use super::{DEFAULT_LANDING_WITHIN, EngineError, FaultFacts, Runner};
-use crate::exec::Outcome;
-use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::proxy::Proxy;
 use crate::nemesis::signal::{self, Watch};
-use crate::nemesis::{Context, Held, Window};
+use crate::nemesis::{Context, Held, Ran, Window};
 use crate::runspec::{FaultStep, LogSignal, Side, SignalRef};
 use crate::session::event::{self, Event};
 
@@ -369,10 +367,16 @@ impl Context for Runner<'_> {
         name: &str,
         command: &str,
         deadline: Duration,
-    ) -> Result<Outcome, EngineError> {
-        Runner::run_once(self, name, command, deadline)
-            .await
-            .map(|(outcome, _)| outcome)
+    ) -> Result<Ran, EngineError> {
+        let (outcome, _) = Runner::run_once(self, name, command, deadline).await?;
+        let tail = |stream: &str| {
+            super::watch::log_tail(&self.ctx.logs.join(format!("{name}.{stream}.log")))
+        };
+        Ok(Ran {
+            outcome,
+            stdout: tail("stdout"),
+            stderr: tail("stderr"),
+        })
     }
 
     fn faketime(&self, service: &str) -> Option<(PathBuf, Vec<(String, String)>)> {
@@ -381,14 +385,6 @@ impl Context for Runner<'_> {
 
     fn proxy(&self, listen: &str) -> Option<Arc<Proxy>> {
         self.proxies.get(listen).cloned()
-    }
-
-    fn keep_proxy(&mut self, listen: String, proxy: Arc<Proxy>) {
-        self.proxies.insert(listen, proxy);
-    }
-
-    fn keep_mount(&mut self, mount: Tmpfs) {
-        self.mounts.push(mount);
     }
 
     fn approval(&self, fault: &str) -> Result<u64, String> {
@@ -400,9 +396,5 @@ impl Context for Runner<'_> {
                 self.ctx.id, self.ctx.id
             )),
         }
-    }
-
-    fn journal(&mut self, event: Event) -> Result<u64, EngineError> {
-        self.log(event)
     }
 }

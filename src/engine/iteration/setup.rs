@@ -10,17 +10,43 @@ use serde_json::json;
 
 use super::{EngineError, Runner};
 use crate::exec::cgroup::{self, Cgroup};
+use crate::nemesis::Resource;
 use crate::runspec::Binding;
 use crate::session::event::{self, Event};
 
 impl Runner<'_> {
     /// Puts in place what each fault needs before the cluster starts (the fault
-    /// proxies clients connect through, the tmpfs mounts `disk` faults fill), each
-    /// journaled by its nemesis.
+    /// proxies clients connect through, the tmpfs mounts `disk` faults fill): its
+    /// nemesis returns it, and it is journaled here and held for the iteration.
     pub(super) async fn prepare_faults(&mut self, binding: &Binding) -> Result<(), EngineError> {
         for fault in &binding.faults {
             let step = &fault.value;
-            step.nemesis.prepare(&step.id, self).await?;
+            if let Some(resource) = step.nemesis.prepare(&step.id, self).await? {
+                self.hold(resource)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Journals what a fault put in place, then keeps it for the iteration (a
+    /// resource the journal cannot record is dropped, which takes it down).
+    fn hold(&mut self, resource: Resource) -> Result<(), EngineError> {
+        match resource {
+            Resource::Proxy { listen, proxy } => {
+                self.log(Event::ProxyStarted(event::ProxyStarted {
+                    listen: proxy.listen.to_string(),
+                    upstream: proxy.upstream.clone(),
+                }))?;
+                self.proxies.insert(listen, proxy);
+            }
+            Resource::Mount(mount) => {
+                self.log(Event::MountCreated(event::MountCreated {
+                    path: mount.path.display().to_string(),
+                    fstype: "tmpfs".into(),
+                    size: mount.size.clone(),
+                }))?;
+                self.mounts.push(mount);
+            }
         }
         Ok(())
     }
@@ -77,7 +103,7 @@ impl Runner<'_> {
             }
         };
         // Two services whose names read the same as cgroup names get `-2`, `-3`.
-        let safe = cgroup::safe(name);
+        let safe = crate::host::cgroup::safe(name);
         let mut path = parent.join(&safe);
         let mut n = 1;
         while path.exists() {

@@ -108,7 +108,7 @@ pub(super) fn stderr_tail(path: &Path) -> Vec<String> {
 /// be read. The log is read backwards, at most [`TAIL_SCAN`] bytes of it, and each line
 /// is cut as it is read: a huge line costs no memory and cannot push the lines before
 /// it out of the tail. A line that starts before what was read begins with `…`.
-pub(crate) fn log_tail(path: &Path) -> Vec<String> {
+pub(super) fn log_tail(path: &Path) -> Vec<String> {
     let Ok(mut file) = std::fs::File::open(path) else {
         return Vec::new();
     };
