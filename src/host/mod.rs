@@ -177,7 +177,9 @@ impl Host {
         }
     }
 
-    /// Sends `signal` to process group `pgid` (a gone group is not an error).
+    /// Sends `signal` to process group `pgid` (a gone group is not an error). On a
+    /// node, bounded even when every one of its sessions is held
+    /// ([`ssh::SshHost::run_cleanup`]).
     pub async fn signal_group(&self, pgid: i32, signal: Signal) -> Result<(), HostError> {
         self.kill(pgid, true, signal).await
     }
@@ -193,8 +195,9 @@ impl Host {
         } else {
             id.to_string()
         };
-        // 0 and negatives would reach faultline's own group or every process.
-        if id <= 0 {
+        // 0 and negatives would reach faultline's own group or every process; `-1`
+        // (group 1) is every process to `kill`.
+        if id <= 0 || (group && id == 1) {
             return Err(HostError::Other {
                 node: self.node().to_string(),
                 message: format!("refusing {signal} to {who}: not a process"),
@@ -220,7 +223,8 @@ impl Host {
                 // `kill` fails for a process that is gone: that is "nothing to signal".
                 let name = signal.as_str().trim_start_matches("SIG");
                 let command = format!("kill -s {name} -- {who} 2>/dev/null || true");
-                let out = h.run(&command, None, READ_DEADLINE, true).await?;
+                // Bounded even when every session of the node is held.
+                let out = h.run_cleanup(&command, READ_DEADLINE).await?;
                 if out.ok() {
                     Ok(())
                 } else {

@@ -20,6 +20,9 @@ const RETRIES: u32 = 2;
 const RETRY_AFTER: Duration = Duration::from_millis(300);
 /// sshd's default `MaxSessions`.
 const DEFAULT_MAX_SESSIONS: u16 = 10;
+/// How long a command that ends or signals others waits for one of the node's
+/// sessions before it takes a connection of its own ([`SshHost::run_cleanup`]).
+pub const CLEANUP_SESSION_WAIT: Duration = Duration::from_secs(3);
 
 /// Why a node could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -298,11 +301,71 @@ impl SshHost {
         deadline: Duration,
         repeatable: bool,
     ) -> Result<Output, HostError> {
-        let _permit = self
+        let permit = self
             .sessions
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|e| self.transport(e.to_string()))?;
+        self.run_holding(permit, command, stdin, deadline, repeatable)
+            .await
+    }
+
+    /// [`Self::run`] for what ends or signals commands (a kill, a cgroup's end): it
+    /// waits at most [`CLEANUP_SESSION_WAIT`] for one of the node's sessions; when
+    /// every one is still held (by services that live on, a command that ignores its
+    /// SIGTERM), it goes over a connection of its own (sshd counts `MaxSessions` per
+    /// connection). Bounded: [`CLEANUP_SESSION_WAIT`] + [`CONNECT_TIMEOUT`] + `deadline`.
+    pub async fn run_cleanup(
+        &self,
+        command: &str,
+        deadline: Duration,
+    ) -> Result<Output, HostError> {
+        let waited =
+            tokio::time::timeout(CLEANUP_SESSION_WAIT, self.sessions.clone().acquire_owned()).await;
+        match waited {
+            Ok(Ok(permit)) => {
+                self.run_holding(permit, command, None, deadline, true)
+                    .await
+            }
+            Ok(Err(e)) => Err(self.transport(e.to_string())),
+            Err(_) => {
+                tracing::warn!(node = %self.node, "every ssh session of the node is held: a cleanup command goes over a connection of its own");
+                self.run_apart(command, deadline).await
+            }
+        }
+    }
+
+    /// Runs `command` over a fresh connection of its own, closed after; bounded by
+    /// [`CONNECT_TIMEOUT`] + `deadline`.
+    async fn run_apart(&self, command: &str, deadline: Duration) -> Result<Output, HostError> {
+        let ran = tokio::time::timeout(CONNECT_TIMEOUT + deadline, async {
+            let session = open(&self.spec)
+                .await
+                .map_err(|e| self.transport(message_of(&e)))?;
+            let out = exec(&session, command, None).await;
+            let _ = session.close().await;
+            out.map_err(|e| self.transport(message_of(&e)))
+        })
+        .await;
+        ran.unwrap_or_else(|_| {
+            Err(HostError::Deadline {
+                node: self.node.clone(),
+                command: command.to_string(),
+                after: CONNECT_TIMEOUT + deadline,
+            })
+        })
+    }
+
+    /// [`Self::run`] once `permit` (one of the node's sessions) is held.
+    async fn run_holding(
+        &self,
+        _permit: OwnedSemaphorePermit,
+        command: &str,
+        stdin: Option<&[u8]>,
+        deadline: Duration,
+        repeatable: bool,
+    ) -> Result<Output, HostError> {
         let mut attempt = 0;
         loop {
             let session = self.session().await?;
@@ -476,20 +539,28 @@ impl Containment {
     }
 }
 
-/// How long ending a node's cgroup may take, round trips and the node's own bounded
-/// loop (50 rounds of SIGKILL, 20 of `rmdir`, 0.1 s apart) included.
-const CGROUP_END_WITHIN: Duration = Duration::from_secs(25);
 /// The deadline of one shell command that signals or ends a cgroup on the node.
 const CGROUP_COMMAND_DEADLINE: Duration = Duration::from_secs(20);
+/// How long ending a node's cgroup may take, the wait for a session (or a connection
+/// of its own), round trips and the node's own bounded loop (50 rounds of SIGKILL, 20
+/// of `rmdir`, 0.1 s apart) included.
+const CGROUP_END_WITHIN: Duration = Duration::from_secs(
+    CLEANUP_SESSION_WAIT.as_secs() + CONNECT_TIMEOUT.as_secs() + CGROUP_COMMAND_DEADLINE.as_secs(),
+);
 
 /// POSIX shell functions run on a node, mirroring `exec::cgroup` (core files only:
 /// `cgroup.procs`, `cgroup.kill`, `cgroup.events`). `fl_mount` finds the cgroup2
 /// mount in mountinfo; `fl_find PID` the cgroup directory of PID, when this login
 /// may write its `cgroup.procs` (moving a process needs that, at the common ancestor);
 /// `fl_ours PATH` refuses anything but a `faultline-…` directory under the mount;
-/// `fl_term PATH PGID` sends SIGTERM to the group and to every member outside it;
-/// `fl_end PATH PGID TENTHS` kills the group, waits up to TENTHS for the cgroup to
-/// empty, kills its members until none is left (bounded), removes it and its children.
+/// `fl_term PATH` sends SIGTERM to every member of the cgroup; `fl_end PATH TENTHS`
+/// waits up to TENTHS for the cgroup to empty, kills its members until none is left
+/// (bounded), removes it and its children. A command with a cgroup is ended by it
+/// alone: no process group id a node named is signalled. `fl_start PID` sets `fl_st`
+/// to PID's start time (`-` when unknown); `fl_group SIG PGID START` signals group
+/// PGID unless a process PGID lives that is not the leader started at START (a
+/// session and group leader of that id; a gone leader's id is not reused while its
+/// group has members).
 pub(crate) const CGROUP_SH: &str = r#"
 fl_mount() {
   fl_mnt= fl_root= fl_why=
@@ -534,22 +605,37 @@ fl_populated() {
   [ -n "$(fl_members "$1")" ]
 }
 fl_term() {
-  fl_path=$1 fl_g=$2
-  kill -s TERM -- "-$fl_g" 2>/dev/null
-  fl_ours "$fl_path" && [ -f "$fl_path/cgroup.procs" ] || return 0
-  for fl_q in $(fl_members "$fl_path"); do
-    fl_s=$(cat "/proc/$fl_q/stat" 2>/dev/null) || continue
+  fl_ours "$1" && [ -f "$1/cgroup.procs" ] || return 0
+  for fl_q in $(fl_members "$1"); do kill -s TERM "$fl_q" 2>/dev/null; done
+}
+fl_start() {
+  fl_st=-
+  fl_s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  set -- ${fl_s##*\)}
+  case "${20}" in ''|*[!0-9]*) ;; *) fl_st=${20};; esac
+}
+fl_group() {
+  case "$2" in ''|*[!0-9]*|0|1) echo "refused: $2 is no process group faultline started"; return 0;; esac
+  if fl_s=$(cat "/proc/$2/stat" 2>/dev/null); then
+    fl_sig=$1 fl_g=$2 fl_want=$3
     set -- ${fl_s##*\)}
-    [ "$3" = "$fl_g" ] || kill -s TERM "$fl_q" 2>/dev/null
-  done
+    if [ "$3" != "$fl_g" ] || [ "$4" != "$fl_g" ]; then
+      echo "skipped: process $fl_g leads no session and group of its own (another process took its id)"; return 0
+    fi
+    if [ "$fl_want" != - ] && [ "${20}" != "$fl_want" ]; then
+      echo "skipped: process $fl_g is not the one started (another process took its id)"; return 0
+    fi
+    set -- "$fl_sig" "$fl_g"
+  fi
+  kill -s "$1" -- "-$2" 2>/dev/null
+  echo "signalled"
 }
 fl_end() {
-  if [ "$2" -gt 0 ]; then kill -s KILL -- "-$2" 2>/dev/null; fi
   if ! fl_ours "$1"; then echo "failed $1: $fl_why"; return 1; fi
   if [ ! -d "$1" ]; then echo "gone $1"; return 0; fi
   if [ ! -f "$1/cgroup.procs" ]; then echo "failed $1: not a cgroup; left alone"; return 1; fi
   fl_t=0
-  while [ "$fl_t" -lt "$3" ] && fl_populated "$1"; do fl_nap; fl_t=$((fl_t+1)); done
+  while [ "$fl_t" -lt "$2" ] && fl_populated "$1"; do fl_nap; fl_t=$((fl_t+1)); done
   fl_n=0 fl_seen=0
   while fl_populated "$1"; do
     fl_p=$(fl_members "$1")
@@ -612,14 +698,19 @@ pub fn plain_cgroup_path(path: &str, name: &str) -> bool {
 
 /// The remote command of [`SshHost::spawn`] that starts `command` contained: in a
 /// session of its own (`setsid -w`, so the channel lives as long as the command), in
-/// a new cgroup `<login's cgroup>/<name>-<pgid>` where the node allows one. Its first
-/// line is `<pgid> cgroup <path>` or `<pgid> pgroup <why not>`.
-pub fn contained(name: &str, command: &str) -> String {
+/// a new cgroup `<login's cgroup>/<name>-<nonce>-<pgid>` where the node allows one.
+/// Its first line is `faultline-<nonce> <pgid> <start> cgroup <path>` or
+/// `faultline-<nonce> <pgid> <start> pgroup <why not>` (`<start>`: the leader's start
+/// time, `-` when unknown): `nonce`, fresh for each command, tells it from whatever a
+/// login prints first (a MOTD, an rc file), and names the cgroup so that a command
+/// whose first line is refused is still found by name. A wrapper that cannot say its
+/// line (its channel closed) ends before it starts `command`.
+pub fn contained(name: &str, nonce: &str, command: &str) -> String {
     let inner = format!(
         r#"{CGROUP_SH}
 fl_contain() {{
   fl_find $$ || return 1
-  fl_cg=$fl_dir/$1-$$
+  fl_cg=$fl_dir/$1-$2-$$
   if ! mkdir "$fl_cg" 2>/dev/null; then fl_why="cannot create a cgroup in $fl_dir"; return 1; fi
   {{ echo $$ > "$fl_cg/cgroup.procs"; }} 2>/dev/null
   fl_find $$
@@ -627,16 +718,39 @@ fl_contain() {{
     rmdir "$fl_cg" 2>/dev/null; fl_why="cannot move into $fl_cg"; return 1
   fi
 }}
-if fl_contain "$1"; then echo "$$ cgroup $fl_cg"; else echo "$$ pgroup $fl_why"; fi
-exec sh -c "$2"
+if fl_contain "$1" "$2"; then fl_said="cgroup $fl_cg"; else fl_said="pgroup $fl_why"; fi
+fl_start $$
+printf 'faultline-%s %s %s %s\n' "$2" "$$" "$fl_st" "$fl_said" || exit 1
+exec sh -c "$3"
 "#
     );
     format!(
-        "exec setsid -w sh -c {} faultline {} {}",
+        "exec setsid -w sh -c {} faultline {} {} {}",
         super::quote(&inner),
         super::quote(name),
+        super::quote(nonce),
         super::quote(command)
     )
+}
+
+/// A fresh nonce for [`contained`]: 16 hex digits from the system's random source.
+pub fn nonce() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // Not secret, only unforeseeable to a login's chatter: time, pid and a count.
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let mixed = (now as u64)
+            ^ (u64::from(std::process::id()) << 32)
+            ^ u64::from(NEXT.fetch_add(1, Ordering::Relaxed)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        bytes = mixed.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One line of [`CGROUP_SH`]'s `fl_end`: what was done, or why not (sanitized).
@@ -710,7 +824,7 @@ else echo "pgroup $fl_why"; fi"#
         let script = format!("{CGROUP_SH}\n{call}");
         match tokio::time::timeout(
             CGROUP_END_WITHIN,
-            self.run(&script, None, CGROUP_COMMAND_DEADLINE, true),
+            self.run_cleanup(&script, CGROUP_COMMAND_DEADLINE),
         )
         .await
         {
@@ -723,27 +837,50 @@ else echo "pgroup $fl_why"; fi"#
         }
     }
 
-    /// SIGTERM to group `pgid` and to every member of the cgroup at `path` outside it
-    /// (a daemon that left the group may still shut down cleanly).
-    pub async fn term_cgroup(&self, path: &str, pgid: i32) -> Result<(), String> {
-        if pgid <= 0 {
-            return Err(format!("refusing SIGTERM to group {pgid}"));
-        }
-        let call = format!("fl_term {} {pgid}", super::quote(path));
+    /// SIGTERM to every member of the cgroup at `path` (a daemon that left the
+    /// command's group may still shut down cleanly). Its process group is not
+    /// signalled by number: every member of it is in the cgroup.
+    pub async fn term_cgroup(&self, path: &str) -> Result<(), String> {
+        let call = format!("fl_term {}", super::quote(path));
         self.cgroup_command(&call).await.map(|_| ())
     }
 
-    /// Ends the cgroup at `path` on the node: SIGKILL to group `pgid` (when > 0),
-    /// up to `grace` for it to empty, then its members killed until none is left, and
-    /// the cgroup removed. The line says what was done.
-    pub async fn end_cgroup(
+    /// Sends `signal` to process group `pgid` on the node unless a live process of
+    /// that id is not the group's leader that started at `started` (clock ticks since
+    /// boot, as the node said when the command started; `None`: only that it leads a
+    /// session and group of its own): a pid reused after the command's end is never
+    /// signalled. Bounded. The line says what was done.
+    pub async fn signal_started_group(
         &self,
-        path: &str,
         pgid: i32,
-        grace: Duration,
+        started: Option<u64>,
+        signal: nix::sys::signal::Signal,
     ) -> Result<String, String> {
+        if pgid <= 1 {
+            return Err(format!("refusing {signal} to group {pgid}"));
+        }
+        let name = signal.as_str().trim_start_matches("SIG");
+        let started = started.map_or_else(|| "-".to_string(), |t| t.to_string());
+        let call = format!("fl_group {name} {pgid} {started}");
+        let out = self.cgroup_command(&call).await?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = crate::sanitize::line(text.lines().next().unwrap_or_default().trim());
+        if line == "signalled" {
+            Ok(format!("{signal} to group {pgid} on node {}", self.node))
+        } else {
+            Err(format!(
+                "{signal} to group {pgid} on node {}: {line}",
+                self.node
+            ))
+        }
+    }
+
+    /// Ends the cgroup at `path` on the node: up to `grace` for it to empty, then its
+    /// members killed until none is left, and the cgroup removed. The line says what
+    /// was done.
+    pub async fn end_cgroup(&self, path: &str, grace: Duration) -> Result<String, String> {
         let tenths = grace.as_millis() / 100;
-        let call = format!("fl_end {} {} {tenths}", super::quote(path), pgid.max(0));
+        let call = format!("fl_end {} {tenths}", super::quote(path));
         let out = self.cgroup_command(&call).await?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         match text.lines().rfind(|l| !l.trim().is_empty()) {
@@ -765,7 +902,7 @@ else echo "pgroup $fl_why"; fi"#
             r#"if fl_mount; then
   fl_list=$(find "$fl_mnt" -type d -name {}'-*' -prune -print 2>/dev/null)
   if [ -n "$fl_list" ]; then
-    printf '%s\n' "$fl_list" | while IFS= read -r fl_d; do fl_end "$fl_d" 0 0; done
+    printf '%s\n' "$fl_list" | while IFS= read -r fl_d; do fl_end "$fl_d" 0; done
   fi
 fi"#,
             super::quote(prefix)
@@ -1053,6 +1190,48 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
             "{odd}"
         );
+    }
+
+    fn shell(call: &str) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{CGROUP_SH}\n{call}"))
+            .output()
+            .expect("sh");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_group_is_signalled_by_number_only_while_its_leader_is_the_one_started() {
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30");
+        // SAFETY: `setsid` is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(Into::into));
+        }
+        // A session and group leader, as the wrapper on a node is.
+        let mut leader = command.spawn().expect("sleep");
+        let pid = leader.id();
+        let start = shell(&format!("fl_start {pid}; echo $fl_st"));
+        assert_eq!(
+            start.parse::<u64>().ok(),
+            crate::exec::start_time(pid.cast_signed()),
+            "{start}"
+        );
+        // Another start time: a reused pid, left alone.
+        let other = start.parse::<u64>().expect("a start time") + 1;
+        let said = shell(&format!("fl_group TERM {pid} {other}"));
+        assert!(said.starts_with("skipped"), "{said}");
+        assert!(leader.try_wait().expect("wait").is_none(), "still running");
+        // Group 1 (`kill -- -1`: every process) and 0 are refused outright.
+        for bad in ["1", "0", "-1", "x"] {
+            let said = shell(&format!("fl_group TERM {bad} -"));
+            assert!(said.starts_with("refused"), "{bad}: {said}");
+        }
+        let said = shell(&format!("fl_group KILL {pid} {start}"));
+        assert_eq!(said, "signalled");
+        assert!(!leader.wait().expect("reaped").success());
     }
 
     #[test]
