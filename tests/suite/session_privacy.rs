@@ -169,6 +169,30 @@ fn failed_preconditions(session: &Path) -> String {
         .join("\n")
 }
 
+/// P2's verdict in the session `out` made is INCONCLUSIVE-env and a failed
+/// precondition says `member` cannot traverse `private` (mode 0700); those texts.
+fn refused_at_private_dir(out: &Output, member: &UnixUser, private: &Path) -> (PathBuf, String) {
+    let session = common::session_of(out);
+    let verdict = common::verdict_of(&session, "P2");
+    assert_eq!(
+        verdict,
+        "INCONCLUSIVE-env",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let why = failed_preconditions(&session);
+    assert!(
+        why.contains(&format!(
+            "uid {} ({}) cannot traverse {} (mode 0700",
+            member.uid,
+            member.name,
+            private.display()
+        )),
+        "{why}"
+    );
+    (session, why)
+}
+
 /// A directory `dir/private`, mode 0700 (root's own, as faultline runs here).
 fn private_dir(dir: &Path) -> PathBuf {
     let private = dir.join("private");
@@ -200,22 +224,9 @@ fn a_user_service_run_from_a_var_behind_a_private_directory_is_told_which_one() 
     .expect("sidecar");
     let private = private_dir(dir.path());
     let out = run(&plan, "P2", dir.path(), &private.join("out"));
-    let session = common::session_of(&out);
-    let verdict = common::verdict_of(&session, "P2");
-    assert_eq!(
-        verdict,
-        "INCONCLUSIVE-env",
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let why = failed_preconditions(&session);
+    let (_, why) = refused_at_private_dir(&out, &member, &private);
     assert!(
-        why.contains(&format!(
-            "uid {} ({}) cannot traverse {} (mode 0700",
-            member.uid,
-            member.name,
-            private.display()
-        )) && why.contains("so it cannot reach its artifacts directory"),
+        why.contains("so it cannot reach its artifacts directory"),
         "{why}"
     );
     assert!(!why.contains("cgroup"), "{why}");
@@ -251,22 +262,9 @@ fn a_user_service_whose_working_directory_is_private_is_told_which_one() {
         .current_dir(&sut)
         .output()
         .expect("faultline runs");
-    let session = common::session_of(&out);
-    let verdict = common::verdict_of(&session, "P2");
-    assert_eq!(
-        verdict,
-        "INCONCLUSIVE-env",
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let why = failed_preconditions(&session);
+    let (session, why) = refused_at_private_dir(&out, &member, &private);
     assert!(
         why.contains(&format!(
-            "uid {} ({}) cannot traverse {} (mode 0700",
-            member.uid,
-            member.name,
-            private.display()
-        )) && why.contains(&format!(
             "so it cannot start in its working directory {}",
             sut.display()
         )),
