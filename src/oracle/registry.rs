@@ -1,5 +1,5 @@
-//! Every built-in checker by name, what it reads, and the checker picker
-//! (model + claim category → checker, `oracles-and-faults.md`).
+//! Every built-in checker by name, what it reads, the function that runs it, and
+//! the checker picker (model + claim category → checker, `oracles-and-faults.md`).
 
 use super::checker::{CheckerReport, mismatch};
 use super::final_state::{Dump, invariant, reconciliation};
@@ -26,7 +26,12 @@ pub enum Needs {
     Replicas,
 }
 
-/// One built-in checker's declaration.
+/// A checker's entry point: what it was given and its parameters. `Err` is a
+/// usage problem (bad parameter, a needed input not given), not a verdict.
+pub type CheckFn = fn(&Given, &Params) -> Result<CheckerReport, String>;
+
+/// One built-in checker's declaration: its row is the one place a checker is
+/// declared (name, inputs, picker rows, summary and the function that runs it).
 #[derive(Debug, Clone, Copy)]
 pub struct CheckerInfo {
     pub name: &'static str,
@@ -34,6 +39,9 @@ pub struct CheckerInfo {
     /// The (model, claim category) rows of the picker table it serves.
     pub serves: &'static [(&'static str, &'static str)],
     pub summary: &'static str,
+    /// Runs it; called by [`run`] once the name is known and the checker fits
+    /// the plan's model and claim.
+    pub run: CheckFn,
 }
 
 /// Every built-in checker, in `--help` order.
@@ -43,6 +51,7 @@ pub const CHECKERS: &[CheckerInfo] = &[
         needs: Needs::History,
         serves: &[("register", "safety"), ("counter", "safety")],
         summary: "WGL search on one register (read/write/cas)",
+        run: |g, p| linearizability_with(g, p, Model::Register),
     },
     CheckerInfo {
         name: "linearizability-kv",
@@ -53,6 +62,7 @@ pub const CHECKERS: &[CheckerInfo] = &[
             ("counter", "safety"),
         ],
         summary: "WGL search per key of a map",
+        run: |g, p| linearizability_with(g, p, Model::Kv),
     },
     CheckerInfo {
         name: "no-lost-ack",
@@ -63,30 +73,38 @@ pub const CHECKERS: &[CheckerInfo] = &[
             ("register", "durability"),
         ],
         summary: "every acknowledged write is in the final state",
+        run: |g, p| {
+            p.only(g.name, &[])?;
+            Ok(no_lost_ack::check(g.history()?, &g.final_map()?))
+        },
     },
     CheckerInfo {
         name: "exactly-once",
         needs: Needs::HistoryAndFinalState,
         serves: &[("ledger", "idempotency")],
         summary: "at most one committed effect per idempotency key",
+        run: |g, p| exactly_once::check(g.history()?, g.final_state()?, p),
     },
     CheckerInfo {
         name: "prefix-order",
         needs: Needs::History,
         serves: &[("queue", "ordering"), ("log", "ordering")],
         summary: "each consumer sees a prefix of the canonical order (params: window)",
+        run: |g, p| prefix_order::check(g.history()?, p),
     },
     CheckerInfo {
         name: "monotonic-reads",
         needs: Needs::History,
         serves: &[("session", "safety"), ("session", "consistency")],
         summary: "per (process, key) read versions never go back",
+        run: |g, p| monotonic_reads::check(g.history()?, p),
     },
     CheckerInfo {
         name: "read-your-writes",
         needs: Needs::History,
         serves: &[("session", "safety"), ("session", "consistency")],
         summary: "a session reads its own acknowledged writes",
+        run: |g, p| read_your_writes::check(g.history()?, p),
     },
     CheckerInfo {
         name: "list-append",
@@ -98,6 +116,7 @@ pub const CHECKERS: &[CheckerInfo] = &[
         ],
         summary: "Elle-style dependency cycles of list-append txns \
                   (params: consistency, time_limit_s)",
+        run: |g, p| list_append::check(g.history()?, p),
     },
     CheckerInfo {
         name: "rw-register",
@@ -105,12 +124,14 @@ pub const CHECKERS: &[CheckerInfo] = &[
         serves: &[("register", "isolation")],
         summary: "Elle-style dependency cycles of read/write-register txns \
                   (params: consistency, time_limit_s)",
+        run: |g, p| rw_register::check(g.history()?, p),
     },
     CheckerInfo {
         name: "reconciliation",
         needs: Needs::Replicas,
         serves: &[("membership-table", "membership"), ("map", "convergence")],
         summary: "replica dumps agree key by key",
+        run: |g, p| reconciliation::check(g.inputs.replicas, p),
     },
     CheckerInfo {
         name: "invariant",
@@ -122,6 +143,7 @@ pub const CHECKERS: &[CheckerInfo] = &[
             ("ledger", "safety"),
         ],
         summary: "predicate over the final state (params: sum, min, max, count, distinct)",
+        run: |g, p| invariant::check(&g.final_map()?, g.inputs.history, g.inputs.replicas, p),
     },
     CheckerInfo {
         name: "slo",
@@ -132,12 +154,14 @@ pub const CHECKERS: &[CheckerInfo] = &[
             ("any", "operational"),
         ],
         summary: "latency / error-rate / throughput thresholds (params: p99_ms, error_rate, …)",
+        run: |g, p| thresholds::check(g.history()?, p),
     },
     CheckerInfo {
         name: "fairness",
         needs: Needs::History,
         serves: &[("any", "fairness")],
         summary: "per-group formulas (params: group, worst_p99_ratio, …)",
+        run: |g, p| fairness::check(g.history()?, p),
     },
     CheckerInfo {
         name: "slo-during-fault",
@@ -149,6 +173,7 @@ pub const CHECKERS: &[CheckerInfo] = &[
         ],
         summary: "error rate / latency inside each fault window, needs fault_epoch \
                   (params: error_rate, p99_ms, max_ms, p99_ratio, min_ops)",
+        run: |g, p| fault_window::check(g.history()?, p),
     },
 ];
 
@@ -228,7 +253,7 @@ pub struct Inputs<'a> {
 /// Run checker `name`. `Err` is a usage problem (unknown name, bad parameter,
 /// an input the checker needs was not given), not a verdict.
 pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport, String> {
-    info(name).ok_or_else(|| {
+    let info = info(name).ok_or_else(|| {
         format!(
             "no built-in checker `{name}` (one of: {})",
             names().join(", ")
@@ -237,58 +262,61 @@ pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport
     if let Some(reason) = misfit(name, inputs.model, inputs.claim) {
         return Ok(mismatch(name, "", reason));
     }
-    let history = || {
-        inputs
+    (info.run)(
+        &Given {
+            name: info.name,
+            inputs,
+        },
+        params,
+    )
+}
+
+/// What a checker's function is given: the inputs, and its own name for the
+/// errors when one it needs is missing.
+pub struct Given<'a> {
+    pub name: &'static str,
+    pub inputs: &'a Inputs<'a>,
+}
+
+impl<'a> Given<'a> {
+    pub fn history(&self) -> Result<&'a History, String> {
+        self.inputs
             .history
-            .ok_or_else(|| format!("checker `{name}` needs a history"))
-    };
-    let final_state = || {
-        inputs
+            .ok_or_else(|| format!("checker `{}` needs a history", self.name))
+    }
+
+    pub fn final_state(&self) -> Result<&'a Value, String> {
+        self.inputs
             .final_state
-            .ok_or_else(|| format!("checker `{name}` needs a final-state dump"))
-    };
-    let final_map = || -> Result<BTreeMap<String, Value>, String> {
-        match final_state()? {
+            .ok_or_else(|| format!("checker `{}` needs a final-state dump", self.name))
+    }
+
+    /// The final state as a map of key → value.
+    pub fn final_map(&self) -> Result<BTreeMap<String, Value>, String> {
+        match self.final_state()? {
             Value::Object(m) => Ok(m.clone().into_iter().collect()),
             _ => Err("final state: expected a JSON object of key → value".into()),
         }
-    };
-    match name {
-        "linearizability-register" | "linearizability-kv" => {
-            params.only(name, &["time_limit_s", "max_configs"])?;
-            let defaults = Limits::default();
-            let limits = Limits {
-                time: params
-                    .f64("time_limit_s")?
-                    .map_or(defaults.time, Duration::from_secs_f64),
-                max_configs: params
-                    .u64("max_configs")?
-                    .map_or(defaults.max_configs, |n| n as usize),
-            };
-            let model = if name == "linearizability-kv" {
-                Model::Kv
-            } else {
-                Model::Register
-            };
-            Ok(linearizability::check(history()?, model, limits))
-        }
-        "no-lost-ack" => {
-            params.only(name, &[])?;
-            Ok(no_lost_ack::check(history()?, &final_map()?))
-        }
-        "exactly-once" => exactly_once::check(history()?, final_state()?, params),
-        "prefix-order" => prefix_order::check(history()?, params),
-        "monotonic-reads" => monotonic_reads::check(history()?, params),
-        "read-your-writes" => read_your_writes::check(history()?, params),
-        "list-append" => list_append::check(history()?, params),
-        "rw-register" => rw_register::check(history()?, params),
-        "reconciliation" => reconciliation::check(inputs.replicas, params),
-        "invariant" => invariant::check(&final_map()?, inputs.history, inputs.replicas, params),
-        "slo" => thresholds::check(history()?, params),
-        "fairness" => fairness::check(history()?, params),
-        "slo-during-fault" => fault_window::check(history()?, params),
-        other => Err(format!("checker `{other}` is declared but not wired")),
     }
+}
+
+/// The two WGL checkers: the same parameters, one model each.
+fn linearizability_with(
+    given: &Given,
+    params: &Params,
+    model: Model,
+) -> Result<CheckerReport, String> {
+    params.only(given.name, &["time_limit_s", "max_configs"])?;
+    let defaults = Limits::default();
+    let limits = Limits {
+        time: params
+            .f64("time_limit_s")?
+            .map_or(defaults.time, Duration::from_secs_f64),
+        max_configs: params
+            .u64("max_configs")?
+            .map_or(defaults.max_configs, |n| n as usize),
+    };
+    Ok(linearizability::check(given.history()?, model, limits))
 }
 
 /// Run a run-spec checker (`builtin: "NAME [param=value …]"`) inside a session:
