@@ -604,8 +604,21 @@ impl UndoRecord for ProcessUndo {
                 .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
                 .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
         } else {
-            Ok(format!("{fault}: pid {pid} needs no undo ({action})"))
+            Ok(format!(
+                "{fault}: pid {pid} needs no undo ({})",
+                no_undo_words(action)
+            ))
         }
+    }
+}
+
+/// Why a recorded action (the journal's `Kill`, `Term { … }`, `Pause`) leaves
+/// nothing to undo, in words.
+fn no_undo_words(action: &str) -> String {
+    match action {
+        "Pause" => "it was paused with SIGSTOP and is no longer stopped".into(),
+        "Kill" => "it was sent SIGKILL".into(),
+        other => format!("recorded action {}", crate::sanitize::line(other)),
     }
 }
 
@@ -626,7 +639,8 @@ impl ProcessUndo {
             Signal::SIGKILL
         } else {
             return Ok(format!(
-                "{fault}: pid {pid} on node {node} needs no undo ({action})"
+                "{fault}: pid {pid} on node {node} needs no undo ({})",
+                no_undo_words(action)
             ));
         };
         host.signal(pid, signal)
