@@ -191,6 +191,10 @@ fn postgres_example_gives_its_three_verdicts() {
     assert!(verdict("P1").starts_with("FAIL-"), "{by_id:?}");
     assert!(verdict("P2").starts_with("FAIL-"), "{by_id:?}");
     assert_eq!(verdict("P3"), "PASS-smoke", "{by_id:?}");
+    // Every artifact says so (no faults here: nothing to prove), P1's and P2's
+    // classifiers with it.
+    let agreed = crate::agreement::artifacts_agree(&session);
+    assert_eq!((agreed.runs, agreed.classified), (3, 2), "{agreed:?}");
     let verdicts = json(&session.join("verdicts.json"));
     let history_of = |id: &str| session.join(format!("artifacts/{id}/seed-1/history.jsonl"));
 

@@ -64,12 +64,19 @@ fn netns_list() -> Vec<String> {
 }
 
 /// The host namespace's iptables rules (`iptables -S`).
+/// The root namespace's iptables rules that faultline tags as its own
+/// (`faultline:<tag>` comments): Docker's own rules come and go with the tests that
+/// make networks meanwhile.
 fn root_rules() -> String {
     let out = Command::new("iptables")
         .args(["-w", "-S"])
         .output()
         .expect("iptables -S");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("faultline:"))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// Makes a namespace, lists iptables rules inside it, and deletes it again.
@@ -207,6 +214,10 @@ fn redis_failover_example_gives_its_three_verdicts() {
     .map(|(id, v)| (id.to_string(), v.to_string()))
     .into();
     assert_eq!(by_id, expected, "session {}", session.display());
+    // Every artifact says so, R2's and R3's fault proofs and R2's classifier with it.
+    let agreed = crate::agreement::artifacts_agree(&session);
+    assert!(agreed.proofs >= 3 && agreed.not_proven >= 1, "{agreed:?}");
+    assert_eq!(agreed.classified, 1, "{agreed:?}");
 
     let verdicts = json(&session.join("verdicts.json"));
 
@@ -238,10 +249,20 @@ fn redis_failover_example_gives_its_three_verdicts() {
         Some(format!("network namespace {name} deleted").as_str()),
         "{removed:?}"
     );
-    assert_eq!(
-        netns_list(),
-        namespaces_before,
-        "ip netns list after the run"
+    // Other tests make namespaces of their own meanwhile: none of this run's (named
+    // `faultline-<its pid>-…`) is left, and none that was there went.
+    let run_prefix = name.rsplit_once('-').map_or(name.as_str(), |(p, _)| p);
+    let after = netns_list();
+    assert!(
+        !after.iter().any(|n| n.starts_with(run_prefix)),
+        "ip netns list after the run still has {run_prefix}-…: {after:?}"
+    );
+    assert!(
+        namespaces_before
+            .iter()
+            .filter(|n| !n.starts_with("faultline-") && !n.starts_with("fl"))
+            .all(|n| after.contains(n)),
+        "a namespace the run did not make went: before {namespaces_before:?}, after {after:?}"
     );
     // The watchdogs stand down and exit a moment after faultline does.
     common::await_watchdogs(&session, std::time::Duration::from_secs(10));

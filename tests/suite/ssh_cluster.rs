@@ -233,6 +233,9 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
         said(&run),
         session.display()
     );
+    // Every artifact says so: S1's and S2's faults proven, S3's and S4's not.
+    let agreed = crate::agreement::artifacts_agree(&session);
+    assert!(agreed.proofs >= 4 && agreed.not_proven >= 2, "{agreed:?}");
 
     let records = journal(&session);
     // Each node reached with its host key checked against the pinned known_hosts.
@@ -627,6 +630,10 @@ fn an_untrusted_key_stops_the_run_and_an_unreachable_node_blocks_its_scenarios()
     );
     let verdicts = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts");
     assert!(verdicts.contains("node n3 unreachable"), "{verdicts}");
+    // Its artifacts agree on it too: four runs listed (S1 and the three left out),
+    // no seed ran.
+    let agreed = crate::agreement::artifacts_agree(&session);
+    assert_eq!((agreed.runs, agreed.seeds), (4, 0), "{agreed:?}");
 }
 
 /// Runs anywhere (no hosts needed): the example lints clean, its nodes known, and the
