@@ -1216,7 +1216,9 @@ mod tests {
         let start = shell(&format!("fl_start {pid}; echo $fl_st"));
         assert_eq!(
             start.parse::<u64>().ok(),
-            crate::exec::start_time(pid.cast_signed()),
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| super::super::parse_start_time(&stat)),
             "{start}"
         );
         // Another start time: a reused pid, left alone.
