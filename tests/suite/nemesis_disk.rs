@@ -17,14 +17,16 @@ use faultline::engine::iteration::IterationFacts;
 use faultline::nemesis::disk;
 use faultline::session::journal::{Journal, Scope};
 
-/// Writes a fresh 4 KiB record into `dir` every 50 ms for `secs` seconds (removing it
-/// afterwards, so the victim never frees space the filler needs to keep), saying on
+/// Writes a fresh 4 KiB record into `dir` every 50 ms for `secs` seconds, saying on
 /// stderr whether it worked; `head` itself names the error (ENOSPC) when it did not.
+/// Records are kept: a victim that removed one while the filler was being written
+/// would free a record's worth of space under the fault and write again (at most
+/// 320 KiB in all, well inside the 1 MiB tmpfs before the fault).
 fn victim(dir: &str, secs: u32) -> String {
     format!(
         "end=$(( $(date +%s) + {secs} )); i=0; while [ $(date +%s) -lt $end ]; do \
          i=$((i+1)); if head -c 4096 /dev/zero > {dir}/rec.$i; then echo \"write ok $i\" >&2; \
-         else echo \"write failed $i\" >&2; fi; rm -f {dir}/rec.$i; sleep 0.05; done"
+         else echo \"write failed $i\" >&2; fi; sleep 0.05; done"
     )
 }
 
