@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use crate::exit;
+use crate::exit::{Exit, Halt};
 use crate::session::client::{self, Link};
 use crate::session::runtime::Found;
 use crate::session::wire::{ClientMsg, Ending, Hello, PROTOCOL_VERSION, ServerMsg};
@@ -17,10 +17,6 @@ use crate::term_out::Clean;
 
 /// How long a starting server may take to say where its session is.
 const READY_WAIT: Duration = Duration::from_secs(60);
-
-/// Exit code when the session refused this client (not on its list; a viewer that
-/// tried to stop it; another attach protocol version): sysexits' EX_NOPERM.
-pub const REFUSED: i32 = 77;
 
 /// Prints one line through the terminal writer (sanitized), ignoring a stdout that
 /// went away (a closed terminal or pipe must not turn leaving into a panic).
@@ -80,10 +76,10 @@ pub fn write_ending(out: impl Write, err: impl Write, ending: &Ending) -> std::i
 /// Starts this same command as the session's server (`--serve`, its own session,
 /// no terminal), waits for it to say where the session is, then attaches the UI —
 /// or, with no UI (`--detach`), prints the session directory and returns.
-pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
+pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> Exit {
     let dir = match start_server().await {
         Ok(dir) => dir,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     let found = match client::find(Some(&dir.display().to_string()), None, true) {
         Ok(found) => found,
@@ -99,15 +95,15 @@ pub async fn start_and_attach(setup: Option<crate::tui::app::Setup>) -> i32 {
             found.entry.short
         ));
         say(&format!("session: {}", dir.display()));
-        return exit::OK;
+        return Exit::OK;
     };
     attach_tui(&found, setup, Hello::default()).await
 }
 
-async fn start_server() -> Result<PathBuf, i32> {
+async fn start_server() -> Result<PathBuf, Halt> {
     let exe = std::env::current_exe().map_err(|e| {
         crate::say_err!("faultline: cannot find its own executable: {e}");
-        exit::ENVIRONMENT
+        Halt(Exit::ENVIRONMENT)
     })?;
     let mut child = tokio::process::Command::new(exe)
         .args(std::env::args_os().skip(1))
@@ -118,7 +114,7 @@ async fn start_server() -> Result<PathBuf, i32> {
         .spawn()
         .map_err(|e| {
             crate::say_err!("faultline: cannot start the session server: {e}");
-            exit::ENVIRONMENT
+            Halt(Exit::ENVIRONMENT)
         })?;
     let stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
@@ -144,14 +140,14 @@ async fn start_server() -> Result<PathBuf, i32> {
             }
             crate::say_err!(raw "{said}");
             let code = match tokio::time::timeout(Duration::from_secs(30), child.wait()).await {
-                Ok(Ok(status)) => status.code().unwrap_or(1),
-                _ => 1,
+                Ok(Ok(status)) => status.code().map_or(Exit::FAILED, Exit::relayed),
+                _ => Exit::FAILED,
             };
-            if code == 0 {
+            if code == Exit::OK {
                 crate::say_err!("faultline: the session server ended before its session started");
-                return Err(1);
+                return Err(Halt(Exit::FAILED));
             }
-            Err(code)
+            Err(Halt(code))
         }
     }
 }
@@ -178,7 +174,7 @@ fn leave_on_signals() -> CancellationToken {
     token
 }
 
-async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) -> i32 {
+async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) -> Exit {
     let link = match client::connect(
         found,
         Hello {
@@ -202,27 +198,27 @@ async fn attach_tui(found: &Found, setup: crate::tui::app::Setup, hello: Hello) 
                 "detached; the run goes on: faultline attach {}",
                 found.entry.short
             ));
-            exit::OK
+            Exit::OK
         }
         crate::tui::app::Left::Ended(ending) => {
             print_notes(&ending.notes);
             print_ending(&ending);
-            ending.exit
+            Exit::relayed(ending.exit)
         }
         crate::tui::app::Left::Lost(why) => {
             crate::say_err!("faultline: {why}");
-            REFUSED
+            Exit::REFUSED
         }
     }
 }
 
-fn refused_code(e: &client::AttachError) -> i32 {
+fn refused_code(e: &client::AttachError) -> Exit {
     match e {
         client::AttachError::Denied { .. }
         | client::AttachError::Version { .. }
         | client::AttachError::Impostor { .. }
-        | client::AttachError::Unsafe(_) => REFUSED,
-        _ => exit::UNREADABLE,
+        | client::AttachError::Unsafe(_) => Exit::REFUSED,
+        _ => Exit::UNREADABLE,
     }
 }
 
@@ -257,7 +253,7 @@ pub struct AttachArgs {
 }
 
 /// `faultline attach [SESSION]`.
-pub async fn attach(args: AttachArgs) -> i32 {
+pub async fn attach(args: AttachArgs) -> Exit {
     let found = match client::find(args.session.as_deref(), args.out.as_deref(), false) {
         Ok(found) => found,
         Err(e) => {
@@ -277,7 +273,7 @@ pub async fn attach(args: AttachArgs) -> i32 {
     }
     let setup = match crate::tui::app::setup_for(args.theme.as_deref(), args.config.as_deref()) {
         Ok(setup) => setup,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     attach_tui(&found, setup, hello).await
 }
@@ -285,7 +281,7 @@ pub async fn attach(args: AttachArgs) -> i32 {
 /// `faultline attach --json`: the session's messages as JSON lines; stdin's lines
 /// are sent as client messages. Ends with the run (its exit code), when the server
 /// goes, or when stdout is closed.
-async fn attach_json(found: &Found, hello: Hello) -> i32 {
+async fn attach_json(found: &Found, hello: Hello) -> Exit {
     let Link {
         mut rx,
         tx,
@@ -310,7 +306,7 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
     if let Ok(line) = serde_json::to_string(&welcome)
         && writeln!(out, "{line}").and_then(|()| out.flush()).is_err()
     {
-        return exit::OK;
+        return Exit::OK;
     }
     tokio::spawn(async move {
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
@@ -338,22 +334,22 @@ async fn attach_json(found: &Found, hello: Hello) -> i32 {
     loop {
         let msg = tokio::select! {
             msg = rx.recv() => msg,
-            () = leave.cancelled() => return exit::OK,
+            () = leave.cancelled() => return Exit::OK,
         };
         let Some(msg) = msg else {
             crate::say_err!("faultline: the session's server went away");
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         };
         let Ok(line) = serde_json::to_string(&msg) else {
             continue;
         };
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
             // Whoever read us is gone; the run is not ours to stop.
-            return exit::OK;
+            return Exit::OK;
         }
         match msg {
-            ServerMsg::Ended { ending } => return ending.exit,
-            ServerMsg::Bye { .. } => return REFUSED,
+            ServerMsg::Ended { ending } => return Exit::relayed(ending.exit),
+            ServerMsg::Bye { .. } => return Exit::REFUSED,
             _ => {}
         }
     }
@@ -373,7 +369,7 @@ pub struct SessionsArgs {
 /// `faultline sessions`: every running session the caller may attach to, newest
 /// first, with its short name, directory, plan, owner, state, pending questions and
 /// attached operators.
-pub async fn sessions(args: SessionsArgs) -> i32 {
+pub async fn sessions(args: SessionsArgs) -> Exit {
     let root = args
         .out
         .as_deref()
@@ -393,7 +389,7 @@ pub async fn sessions(args: SessionsArgs) -> i32 {
             ),
             None => "no running session you may attach to".to_string(),
         });
-        return exit::OK;
+        return Exit::OK;
     }
     for found in visible {
         let status = status(&found).await;
@@ -451,7 +447,7 @@ pub async fn sessions(args: SessionsArgs) -> i32 {
             Err(why) => say(&clean(&format!("  state: unknown ({why})"))),
         }
     }
-    exit::OK
+    Exit::OK
 }
 
 async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
@@ -467,7 +463,7 @@ async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
 
 /// `faultline stop [SESSION]`: stops a running session as `q` → stop does (heal,
 /// write the documents, end), waits for the end and exits like `run`.
-pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
+pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> Exit {
     let found = match client::find(session.as_deref(), out.as_deref(), false) {
         Ok(found) => found,
         Err(e) => {
@@ -493,7 +489,7 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
             crate::sanitize::line(&found.entry.owner),
             crate::sanitize::line(&found.entry.short)
         );
-        return REFUSED;
+        return Exit::REFUSED;
     }
     let _ = link.tx.send(ClientMsg::Stop);
     let whose = if found.entry.owner_uid == nix::unistd::getuid().as_raw() {
@@ -511,15 +507,15 @@ pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> i32 {
             ServerMsg::Ended { ending } => {
                 print_notes(&ending.notes);
                 print_ending(&ending);
-                return ending.exit;
+                return Exit::relayed(ending.exit);
             }
             ServerMsg::Refused { id: None, why } | ServerMsg::Bye { why } => {
                 crate::say_err!("faultline: {}", crate::sanitize::line(&why));
-                return REFUSED;
+                return Exit::REFUSED;
             }
             _ => {}
         }
     }
     crate::say_err!("faultline: the session's server went away before it said how the run ended");
-    exit::UNREADABLE
+    Exit::UNREADABLE
 }

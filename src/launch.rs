@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 
 use tokio::sync::mpsc::unbounded_channel;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::driver;
 use crate::engine::request::Request;
-use crate::exit;
+use crate::exit::{Exit, Halt};
 use crate::plan::{self, Plan};
 use crate::runspec;
 use crate::session::operator::{QuestionKind, Scripted, parse_answers_at};
@@ -175,7 +175,7 @@ impl From<ResumeArgs> for RunArgs {
 
 /// The plan to run when none was named: picked in the terminal from the SUT's plans;
 /// without a terminal the candidates are listed and it is a usage error.
-pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
+pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, Halt> {
     use std::io::IsTerminal;
     let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
     let found = crate::plan::discover::plans(&sut);
@@ -190,34 +190,34 @@ pub fn choose_plan(args: &RunArgs) -> Result<PathBuf, i32> {
                 sut.display()
             );
         }
-        return Err(exit::USAGE);
+        return Err(Halt(Exit::USAGE));
     }
     let setup = ui_setup(args)?;
     crate::tui::picker::pick(&sut, found, &setup.theme, &setup.keymap).ok_or_else(|| {
         crate::say_err!("faultline: no plan picked; nothing was started");
-        exit::USAGE
+        Halt(Exit::USAGE)
     })
 }
 
 /// Theme, keymap and mouse for the TUI: the flag, then the config file, then the
 /// compiled-in defaults. A bad config file is a usage error naming file and line.
-fn ui_setup(args: &RunArgs) -> Result<crate::tui::app::Setup, i32> {
+fn ui_setup(args: &RunArgs) -> Result<crate::tui::app::Setup, Halt> {
     crate::tui::app::setup_for(args.theme.as_deref(), args.config.as_deref())
 }
 
 pub use crate::session::resume::PlanInput;
 
 /// Reads a plan file and its sidecar `<plan>.run.yaml` (if present).
-pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
+pub fn read_plan(path: &Path) -> Result<PlanInput, Halt> {
     let plan_text = plan::read_text(path).map_err(|e| {
         crate::say_err!("faultline: cannot read plan {}: {e}", path.display());
-        exit::UNREADABLE
+        Halt(Exit::UNREADABLE)
     })?;
     let sidecar = runspec::sidecar_path(path);
     let spec = if sidecar.exists() {
         let text = plan::read_text(&sidecar).map_err(|e| {
             crate::say_err!("faultline: cannot read run spec {}: {e}", sidecar.display());
-            exit::UNREADABLE
+            Halt(Exit::UNREADABLE)
         })?;
         Some((sidecar.display().to_string(), text))
     } else {
@@ -233,7 +233,7 @@ pub fn read_plan(path: &Path) -> Result<PlanInput, i32> {
 /// Lints the plan and loads its run spec; any hand-back is printed and returns 65
 /// before anything is created or started.
 /// In a terminal (and not `--headless`), the hand-back is shown on the Plan screen first.
-fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec), i32> {
+fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec), Halt> {
     let source = input.plan_label.display().to_string();
     let parsed = plan::parse::parse_plan(&source, &input.plan_text);
     let problems = plan::lint::lint(&parsed);
@@ -245,7 +245,7 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
         }
         crate::say_err!(raw "{}", plan::render::lint_text(&parsed, &problems));
         crate::say_err!("faultline: plan handed back; nothing was started");
-        return Err(exit::HANDED_BACK);
+        return Err(Halt(Exit::HANDED_BACK));
     }
     let sidecar = input.spec.as_ref().map(|(f, t)| (f.as_str(), t.as_str()));
     let spec = runspec::load(&parsed, sidecar).map_err(|errors| {
@@ -253,7 +253,7 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
             crate::say_err!("{e}");
         }
         crate::say_err!("faultline: run spec rejected; nothing was started");
-        exit::HANDED_BACK
+        Halt(Exit::HANDED_BACK)
     })?;
     // What lint calls a trap would spend a cluster run on a verdict known now; only
     // the scenarios this run will run count (`--only`).
@@ -271,7 +271,7 @@ fn accept(input: &PlanInput, args: &RunArgs) -> Result<(Plan, runspec::RunSpec),
     if !traps.is_empty() && !args.answers_template {
         crate::say_err!(raw "{}", plan::render::lint_text(&parsed, &traps));
         crate::say_err!("faultline: run spec handed back; nothing was started");
-        return Err(exit::HANDED_BACK);
+        return Err(Halt(Exit::HANDED_BACK));
     }
     Ok((parsed, spec))
 }
@@ -296,7 +296,7 @@ fn check_answers(
     op: &Scripted,
     args: &RunArgs,
     known: &[crate::session::operator::Question],
-) -> Result<(), i32> {
+) -> Result<(), Halt> {
     let Some(path) = &args.answers else {
         return Ok(());
     };
@@ -313,10 +313,10 @@ fn check_answers(
         crate::say_err!("faultline: {b}");
     }
     crate::say_err!("faultline: answers file refused; nothing was started");
-    Err(exit::USAGE)
+    Err(Halt(Exit::USAGE))
 }
 
-fn operator(args: &RunArgs) -> Result<Scripted, i32> {
+fn operator(args: &RunArgs) -> Result<Scripted, Halt> {
     let mut op = Scripted {
         yes: args.yes,
         approve_installs: args.approve_installs,
@@ -335,11 +335,11 @@ fn operator(args: &RunArgs) -> Result<Scripted, i32> {
                 "faultline: cannot read answers file {}: {e}",
                 path.display()
             );
-            exit::UNREADABLE
+            Halt(Exit::UNREADABLE)
         })?;
         let parsed = parse_answers_at(&path.display().to_string(), &text).map_err(|e| {
             crate::say_err!("faultline: {e}");
-            exit::USAGE
+            Halt(Exit::USAGE)
         })?;
         for (id, (answer, line)) in parsed {
             op.answer_lines.insert(id.clone(), line);
@@ -350,42 +350,30 @@ fn operator(args: &RunArgs) -> Result<Scripted, i32> {
     Ok(op)
 }
 
-/// Cancels `token` on SIGINT / SIGTERM / SIGHUP and remembers which signal came.
-fn watch_signals(token: CancellationToken) -> Arc<AtomicI32> {
+/// Cancels `token` on SIGINT / SIGTERM / SIGHUP and remembers which signal came first.
+fn watch_signals(token: CancellationToken) -> Arc<OnceLock<nix::sys::signal::Signal>> {
+    use nix::sys::signal::Signal;
     use tokio::signal::unix::{SignalKind, signal};
-    let caught = Arc::new(AtomicI32::new(0));
-    for (kind, number) in [
-        (
-            SignalKind::interrupt(),
-            libc_number(nix::sys::signal::Signal::SIGINT),
-        ),
-        (
-            SignalKind::terminate(),
-            libc_number(nix::sys::signal::Signal::SIGTERM),
-        ),
-        (
-            SignalKind::hangup(),
-            libc_number(nix::sys::signal::Signal::SIGHUP),
-        ),
+    let caught = Arc::new(OnceLock::new());
+    for (kind, caught_as) in [
+        (SignalKind::interrupt(), Signal::SIGINT),
+        (SignalKind::terminate(), Signal::SIGTERM),
+        (SignalKind::hangup(), Signal::SIGHUP),
     ] {
         let Ok(mut stream) = signal(kind) else {
-            tracing::warn!("cannot listen for signal {number}");
+            tracing::warn!("cannot listen for signal {}", caught_as as i32);
             continue;
         };
         let token = token.clone();
         let caught = caught.clone();
         tokio::spawn(async move {
             if stream.recv().await.is_some() {
-                let _ = caught.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst);
+                let _ = caught.set(caught_as);
                 token.cancel();
             }
         });
     }
     caught
-}
-
-fn libc_number(signal: nix::sys::signal::Signal) -> i32 {
-    signal as i32
 }
 
 /// Every question known before the run, as an answers file holding the defaults.
@@ -427,10 +415,10 @@ pub async fn run(
     args: RunArgs,
     default_tier: Tier,
     rerun_command: String,
-) -> i32 {
+) -> Exit {
     let (plan, spec) = match accept(&input, &args) {
         Ok(accepted) => accepted,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     if args.answers_template {
         let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -441,14 +429,14 @@ pub async fn run(
                 crate::say!("# {}\n{}: {}", q.prompt, q.id, yaml_string(&q.default));
             }
         }
-        return exit::OK;
+        return Exit::OK;
     }
     let operator = match operator(&args) {
         Ok(op) => op,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
-    if let Err(code) = check_answers(&operator, &args, &known_questions(&plan, &spec, None)) {
-        return code;
+    if let Err(halt) = check_answers(&operator, &args, &known_questions(&plan, &spec, None)) {
+        return halt.into();
     }
     // Absolute: commands run with the SUT directory as their working directory, so a
     // relative `--sut dir` would make `${sut}/x` point at dir/dir/x.
@@ -460,7 +448,7 @@ pub async fn run(
         Ok(dir) => dir,
         Err(e) => {
             crate::say_err!("faultline: cannot resolve the SUT directory: {e}");
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         }
     };
     let out_root = args
@@ -525,7 +513,7 @@ pub async fn run(
 /// runtime starts, so every thread made after it is in the namespace. A plan or run
 /// spec that does not load is left for `run` to hand back. Exit 74 when the
 /// namespace cannot be made: nothing was started.
-pub fn isolate(input: &PlanInput, args: &RunArgs) -> Result<(), i32> {
+pub fn isolate(input: &PlanInput, args: &RunArgs) -> Result<(), Halt> {
     if args.answers_template || spawns_server(args) {
         return Ok(());
     }
@@ -543,14 +531,14 @@ pub fn isolate(input: &PlanInput, args: &RunArgs) -> Result<(), i32> {
                 " (a namespace of the run's own needs root)"
             };
             crate::say_err!("faultline: `isolate: netns`: {why}; nothing was started{root}");
-            exit::ENVIRONMENT
+            Halt(Exit::ENVIRONMENT)
         }),
         _ => Ok(()),
     }
 }
 
 /// [`isolate`] for `faultline resume SESSION`: the session's saved plan and run spec.
-pub fn isolate_resume(session: &Path, args: &RunArgs) -> Result<(), i32> {
+pub fn isolate_resume(session: &Path, args: &RunArgs) -> Result<(), Halt> {
     match crate::session::resume::load(session) {
         Ok(saved) => isolate(&saved.input, args),
         // `resume` says why it cannot.
@@ -576,12 +564,12 @@ fn spawns_server(args: &RunArgs) -> bool {
 /// Runs a request to its session verdict: as the session server (`--serve`), by
 /// starting one and attaching the UI (or detaching), or headless in this process.
 /// Returns the exit code (128 + N when signal N stopped it, after healing).
-async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
+async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> Exit {
     use std::io::IsTerminal;
     for user in args.approvers.iter().chain(&args.viewers) {
         if let Err(why) = crate::session::roles::check_user(user) {
             crate::say_err!("faultline: --approver / --viewer: {why}; nothing was started");
-            return exit::USAGE;
+            return Exit::USAGE;
         }
     }
     if args.serve {
@@ -593,7 +581,7 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         } else {
             match ui_setup(args) {
                 Ok(setup) => Some(setup),
-                Err(code) => return code,
+                Err(halt) => return halt.into(),
             }
         };
         return crate::attach::start_and_attach(setup).await;
@@ -629,14 +617,14 @@ async fn execute(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         crate::say_err!("faultline: {question}");
     }
     crate::attach::print_ending(&ending);
-    ending.exit
+    Exit::relayed(ending.exit)
 }
 
 /// The session server (`--serve`): its own session (no controlling terminal, so a
 /// closing terminal's hang-up never reaches it), says `ready <dir>` on stdout once it
 /// listens, then lets go of the starter's pipes and runs to the end. Questions the
 /// answers file does not answer wait for an attached operator.
-async fn serve(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
+async fn serve(request: Request, args: &RunArgs, operator: Scripted) -> Exit {
     // Fails only when already a group leader; then it has no terminal to lose either.
     let _ = nix::unistd::setsid();
     let cancel = CancellationToken::new();
@@ -646,7 +634,7 @@ async fn serve(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         yes: args.yes,
         ..operator
     };
-    served(
+    let served = served(
         &request,
         roles,
         &mut scripted,
@@ -655,9 +643,8 @@ async fn serve(request: Request, args: &RunArgs, operator: Scripted) -> i32 {
         None,
         &caught,
     )
-    .await
-    .ending
-    .exit
+    .await;
+    Exit::relayed(served.ending.exit)
 }
 
 /// Tells the starter where the session is, then points stdout and stderr at
@@ -688,7 +675,7 @@ async fn served(
     ready: Option<fn(&Path)>,
     cancel: CancellationToken,
     printer: Option<tokio::sync::mpsc::UnboundedSender<crate::session::journal::Record>>,
-    caught: &AtomicI32,
+    caught: &OnceLock<nix::sys::signal::Signal>,
 ) -> Served {
     // A runtime directory that is not safely ours stops everything before anything
     // is made: a session nobody could attach to safely is not started.
@@ -699,7 +686,7 @@ async fn served(
         }
         return Served {
             ending: crate::session::wire::Ending {
-                exit: exit::ENVIRONMENT,
+                exit: Exit::ENVIRONMENT.into(),
                 notes: vec![format!("faultline: {e}; nothing was started")],
                 ..Default::default()
             },
@@ -716,7 +703,7 @@ async fn served(
             let (code, notes) = stopped(&e);
             return Served {
                 ending: crate::session::wire::Ending {
-                    exit: code,
+                    exit: code.into(),
                     notes,
                     ..Default::default()
                 },
@@ -803,12 +790,13 @@ async fn served(
             crate::session::wire::Ending {
                 session: ended.outcome.session_dir.clone(),
                 verdict: Some(verdict),
-                exit: match caught.load(Ordering::SeqCst) {
-                    0 => verdict.exit_code(),
+                exit: match caught.get() {
+                    None => verdict.exit(),
                     // A FAIL found before the signal stands: its code, not the signal's.
-                    _ if verdict == crate::verdict::SessionVerdict::Fail => verdict.exit_code(),
-                    signal => 128 + signal,
-                },
+                    Some(_) if verdict == crate::verdict::SessionVerdict::Fail => verdict.exit(),
+                    Some(signal) => Exit::signal(*signal),
+                }
+                .into(),
                 report,
                 unwritten,
                 unanswered: ended.unanswered.map(|q| q.to_string()),
@@ -819,7 +807,7 @@ async fn served(
             let (code, notes) = stopped(&e);
             crate::session::wire::Ending {
                 session: dir.display().to_string(),
-                exit: code,
+                exit: code.into(),
                 notes,
                 ..Default::default()
             }
@@ -835,7 +823,7 @@ async fn served(
 /// disk may have kept the last records from being written), says what became of its
 /// documents, and names the path when the session root is the cause. Returns the
 /// exit code and the lines for the operator.
-fn stopped(error: &driver::DriverError) -> (i32, Vec<String>) {
+fn stopped(error: &driver::DriverError) -> (Exit, Vec<String>) {
     let mut notes = Vec::new();
     if let driver::DriverError::Stopped { dir, report, .. } = error {
         match crate::session::heal::heal_session_as(dir, "faultline (stopping on an error)") {
@@ -872,16 +860,16 @@ fn stopped(error: &driver::DriverError) -> (i32, Vec<String>) {
                 "faultline: the session root {what}: {} ({io}); {fix}choose another with --out",
                 path.display()
             ));
-            exit::ENVIRONMENT
+            Exit::ENVIRONMENT
         }
         // Not the session's fault: the machine's trust in a node.
         None if error.host_key() => {
             notes.push(format!("faultline: {error}"));
-            exit::ENVIRONMENT
+            Exit::ENVIRONMENT
         }
         None => {
             notes.push(format!("faultline: {error}"));
-            exit::UNREADABLE
+            Exit::UNREADABLE
         }
     };
     (code, notes)
@@ -891,12 +879,12 @@ fn stopped(error: &driver::DriverError) -> (i32, Vec<String>) {
 /// from its first unfinished scenario with the plan, run spec and settings it was
 /// started with. Earlier answers are replayed from its journal (machine changes
 /// excepted); `args` adds new answers and the UI / headless choice.
-pub async fn resume(session: &Path, args: RunArgs) -> i32 {
+pub async fn resume(session: &Path, args: RunArgs) -> Exit {
     let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
             crate::say_err!("faultline: cannot resume {}: {e}", session.display());
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         }
     };
     // The UI and --detach hand the whole resume (healing included) to a server
@@ -907,7 +895,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
         } else {
             match ui_setup(&args) {
                 Ok(setup) => Some(setup),
-                Err(code) => return code,
+                Err(halt) => return halt.into(),
             }
         };
         return crate::attach::start_and_attach(setup).await;
@@ -925,22 +913,22 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
         }
         Err(e) => {
             crate::say_err!("faultline: cannot heal {}: {e}", session.display());
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         }
     }
     // Healed: should the resume stop here, its watchdog has nothing to do.
     let (plan, spec) = match accept(&saved.input, &args) {
         Ok(accepted) => accepted,
-        Err(code) => {
+        Err(halt) => {
             crate::session::watchdog::disarm();
-            return code;
+            return halt.into();
         }
     };
     let mut operator = match operator(&args) {
         Ok(op) => op,
-        Err(code) => {
+        Err(halt) => {
             crate::session::watchdog::disarm();
-            return code;
+            return halt.into();
         }
     };
     for (id, answer) in saved.answers {
@@ -978,12 +966,12 @@ pub async fn resume(session: &Path, args: RunArgs) -> i32 {
 /// `faultline report SESSION`: rewrites the session log, findings, `verdicts.json` and
 /// the report from the session's journal (its records and the outcome they add up
 /// to). Running it twice writes the same bytes.
-pub fn report(session: &Path) -> i32 {
+pub fn report(session: &Path) -> Exit {
     let saved = match crate::session::resume::load(session) {
         Ok(saved) => saved,
         Err(e) => {
             crate::say_err!("faultline: cannot read session {}: {e}", session.display());
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         }
     };
     let Some(outcome) = saved.outcome else {
@@ -992,7 +980,7 @@ pub fn report(session: &Path) -> i32 {
              the preflight ends, and journals older than format 3 hold none): nothing to report",
             session.display()
         );
-        return exit::UNREADABLE;
+        return Exit::UNREADABLE;
     };
     let source = saved.input.plan_label.display().to_string();
     let plan = plan::parse::parse_plan(&source, &saved.input.plan_text);
@@ -1003,11 +991,11 @@ pub fn report(session: &Path) -> i32 {
     match outputs.finish(&outcome) {
         Ok(path) => {
             crate::say!("report: {}", path.display());
-            exit::OK
+            Exit::OK
         }
         Err(why) => {
             crate::say_err!("faultline: {why}");
-            1
+            Exit::FAILED
         }
     }
 }
@@ -1032,10 +1020,10 @@ pub struct AuthorArgs {
 /// `faultline author PLAN`: writes each scenario's skeleton to its target test file
 /// (author mode, without running anything), stages the files, shows the staged diff.
 /// Exits 0 when nothing was refused, 1 when a scenario was.
-pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
+pub async fn author(path: &Path, args: AuthorArgs) -> Exit {
     let input = match read_plan(path) {
         Ok(input) => input,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     let run_args = RunArgs {
         sut: args.sut.clone(),
@@ -1061,11 +1049,11 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
     };
     let (plan, spec) = match accept(&input, &run_args) {
         Ok(accepted) => accepted,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     let mut operator = match operator(&run_args) {
         Ok(op) => op,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     let sut = args.sut.clone().unwrap_or_else(|| PathBuf::from("."));
     let req = crate::author::AuthorRequest {
@@ -1080,7 +1068,7 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
         Ok(results) => results,
         Err(e) => {
             crate::say_err!("faultline: {e}");
-            return 1;
+            return Exit::FAILED;
         }
     };
     let mut refused = false;
@@ -1122,11 +1110,11 @@ pub async fn author(path: &Path, args: AuthorArgs) -> i32 {
             crate::say!("{line}");
         }
     }
-    if refused { 1 } else { exit::OK }
+    if refused { Exit::FAILED } else { Exit::OK }
 }
 
 /// `faultline demo`: the embedded plan and run spec against the embedded store.
-pub async fn demo(args: RunArgs) -> i32 {
+pub async fn demo(args: RunArgs) -> Exit {
     let input = PlanInput {
         plan_label: PathBuf::from("examples/demo/plan.md"),
         plan_text: DEMO_PLAN.to_string(),

@@ -1,9 +1,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use faultline::exit::{Exit, Halt};
 use faultline::verdict::Tier;
-use faultline::{exit, plan, say, say_err};
+use faultline::{plan, say, say_err};
 
 /// Executes distributed-system test plans for real.
 #[derive(Parser)]
@@ -154,45 +156,27 @@ enum Command {
     },
 }
 
-fn main() {
+fn main() -> ExitCode {
     // A panic restores the terminal and prints a readable report (color-eyre).
     let _ = color_eyre::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() {
-                exit::USAGE
+                Exit::USAGE
             } else {
-                exit::OK
+                Exit::OK
             };
             // Printing clap's own message can only fail if stderr is gone.
             let _ = err.print();
-            std::process::exit(code);
+            return code.into();
         }
     };
     let code = match cli.command {
         Command::Lint { plan, json, sut } => lint(&plan, json, sut.as_deref()),
         Command::New { system, dir } => new(&system, &dir),
         Command::Toolbox { dir, json } => toolbox(&dir, json),
-        Command::Run { plan, args } => {
-            match plan.map_or_else(|| faultline::launch::choose_plan(&args), Ok) {
-                Ok(plan) => match faultline::launch::read_plan(&plan) {
-                    Ok(input) => {
-                        if let Err(code) = faultline::launch::isolate(&input, &args) {
-                            std::process::exit(code);
-                        }
-                        // Absolute, so the reproducer built on it runs from anywhere.
-                        let again = format!(
-                            "faultline run {}",
-                            std::path::absolute(&plan).unwrap_or(plan.clone()).display()
-                        );
-                        block_on(faultline::launch::run(input, args, Tier::Smoke, again))
-                    }
-                    Err(code) => code,
-                },
-                Err(code) => code,
-            }
-        }
+        Command::Run { plan, args } => run(plan, args).unwrap_or_else(Exit::from),
         Command::Demo { args } => block_on(faultline::launch::demo(args)),
         Command::Attach(args) => block_on(faultline::attach::attach(args)),
         Command::Sessions(args) => block_on(faultline::attach::sessions(args)),
@@ -202,22 +186,46 @@ fn main() {
             let args = args.into();
             match faultline::launch::isolate_resume(&session, &args) {
                 Ok(()) => block_on(faultline::launch::resume(&session, args)),
-                Err(code) => code,
+                Err(halt) => halt.into(),
             }
         }
         Command::Report { session } => faultline::launch::report(&session),
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::Check(args) => faultline::oracle::cli::run(&args),
-        Command::DemoSut(args) => faultline::demo_sut::run(args),
+        // The demo system under test is a program of its own: std's codes, and no
+        // namespace to leave.
+        Command::DemoSut(args) => return faultline::demo_sut::run(args),
         Command::Watchdog { session, after } => {
             faultline::session::watchdog::watch(&session, after.as_deref())
         }
     };
     faultline::launch::leave_netns();
-    std::process::exit(code);
+    code.into()
 }
 
-fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
+/// `faultline run [PLAN]`: the plan named or picked, read, and the network namespace
+/// entered (before the async runtime starts), then the run.
+fn run(plan: Option<PathBuf>, args: faultline::launch::RunArgs) -> Result<Exit, Halt> {
+    let plan = match plan {
+        Some(plan) => plan,
+        None => faultline::launch::choose_plan(&args)?,
+    };
+    let input = faultline::launch::read_plan(&plan)?;
+    faultline::launch::isolate(&input, &args)?;
+    // Absolute, so the reproducer built on it runs from anywhere.
+    let again = format!(
+        "faultline run {}",
+        std::path::absolute(&plan).unwrap_or(plan.clone()).display()
+    );
+    Ok(block_on(faultline::launch::run(
+        input,
+        args,
+        Tier::Smoke,
+        again,
+    )))
+}
+
+fn block_on(fut: impl std::future::Future<Output = Exit>) -> Exit {
     match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -225,12 +233,12 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
         Ok(runtime) => runtime.block_on(fut),
         Err(e) => {
             say_err!("faultline: cannot start the async runtime: {e}");
-            1
+            Exit::FAILED
         }
     }
 }
 
-fn heal(session: &std::path::Path) -> i32 {
+fn heal(session: &std::path::Path) -> Exit {
     match faultline::session::heal::heal_session(session) {
         Ok(healed) => {
             for skipped in &healed.skipped {
@@ -243,24 +251,24 @@ fn heal(session: &std::path::Path) -> i32 {
                 say!("FAILED: {line}");
             }
             if healed.failures.is_empty() {
-                exit::OK
+                Exit::OK
             } else {
-                1
+                Exit::FAILED
             }
         }
         Err(e) => {
             say_err!("faultline: {e}");
-            exit::UNREADABLE
+            Exit::UNREADABLE
         }
     }
 }
 
-fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
+fn toolbox(dir: &std::path::Path, json: bool) -> Exit {
     let found = match faultline::toolbox::discover(dir) {
         Ok(found) => found,
         Err(err) => {
             say_err!("faultline: {err}");
-            return exit::UNREADABLE;
+            return Exit::UNREADABLE;
         }
     };
     if json {
@@ -268,13 +276,13 @@ fn toolbox(dir: &std::path::Path, json: bool) -> i32 {
             Ok(out) => say!("{out}"),
             Err(err) => {
                 say_err!("faultline: cannot encode the toolbox: {err}");
-                return 1;
+                return Exit::FAILED;
             }
         }
     } else {
         say!(raw "{}", faultline::toolbox::render_text(&found));
     }
-    exit::OK
+    Exit::OK
 }
 
 /// The plan's run spec (embedded blocks and sidecar), or the hand-back problems of
@@ -342,10 +350,10 @@ fn toolbox_problems(
     problems
 }
 
-fn new(system: &str, dir: &std::path::Path) -> i32 {
+fn new(system: &str, dir: &std::path::Path) -> Exit {
     if let Err(why) = plan::scaffold::check_name(system) {
         say_err!("faultline new: {why}");
-        return exit::USAGE;
+        return Exit::USAGE;
     }
     let today = chrono::Local::now().format("%Y-%m-%d").to_string();
     match plan::scaffold::write(system, dir, &today) {
@@ -359,21 +367,21 @@ fn new(system: &str, dir: &std::path::Path) -> i32 {
                 written.plan.display(),
                 written.plan.display()
             );
-            exit::OK
+            Exit::OK
         }
         Err(why) => {
             say_err!("faultline new: {why}");
-            exit::CANT_CREATE
+            Exit::CANT_CREATE
         }
     }
 }
 
-fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i32 {
+fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> Exit {
     // The same reader `run` uses: a plan or a sidecar that is there but unreadable (or
     // not UTF-8) is an error naming it, never a missing sidecar.
     let input = match faultline::launch::read_plan(path) {
         Ok(input) => input,
-        Err(code) => return code,
+        Err(halt) => return halt.into(),
     };
     let parsed = plan::parse::parse_plan(&path.display().to_string(), &input.plan_text);
     let mut problems = plan::lint::lint(&parsed);
@@ -414,7 +422,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
             Ok(out) => say!("{out}"),
             Err(err) => {
                 say_err!("faultline: cannot encode lint result: {err}");
-                return 1;
+                return Exit::FAILED;
             }
         }
     } else {
@@ -453,8 +461,8 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> i3
         }
     }
     if plan::lint::hands_back(&problems) {
-        exit::HANDED_BACK
+        Exit::HANDED_BACK
     } else {
-        exit::OK
+        Exit::OK
     }
 }

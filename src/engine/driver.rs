@@ -1188,7 +1188,9 @@ impl Driver<'_> {
         let scenario = &self.req.plan.scenarios[index];
         let reproduced = self.outcome.scenarios[index].verdict == Some(Verdict::FailReproducible);
         let mut answers = Vec::new();
-        let mut answered_by: Vec<String> = Vec::new();
+        // The answers as the journal holds them: who classified it is read from there.
+        let mut answered = View::default();
+        let mut asked_ids = Vec::new();
         // After a stop nobody is there to answer: the finding is written unclassified
         // (`faultline resume` asks, when it finishes a reduction the stop cut short).
         let asked = if self.cancel.is_cancelled() {
@@ -1198,7 +1200,7 @@ impl Driver<'_> {
         };
         for question in asked {
             let answer = crate::session::operator::answer(operator, &question).await?;
-            let _ = self.journal.append(
+            let written = self.journal.append(
                 Scope {
                     scenario: Some(scenario.id.clone()),
                     arm: None,
@@ -1211,13 +1213,10 @@ impl Driver<'_> {
                     who: answer.who.clone(),
                 }),
             );
-            let by = match &answer.who {
-                Some(who) => format!("{who} ({})", answer.by),
-                None => answer.by.clone(),
-            };
-            if !answered_by.contains(&by) {
-                answered_by.push(by);
+            if let Ok(record) = written {
+                answered.apply(&record);
             }
+            asked_ids.push(question.id.clone());
             answers.push(answer.text);
         }
         // Written again by `resume` (a finished reduction): the same finding, the same id.
@@ -1294,7 +1293,9 @@ impl Driver<'_> {
             ),
             reproduced,
             blame: unasked(answers.first()),
-            classified_by: answered_by.join(", "),
+            classified_by: answered
+                .answered_by(asked_ids.iter().map(String::as_str))
+                .join(", "),
             bug_type: unasked(answers.get(1)),
             tags: answers.get(2).cloned().unwrap_or_default(),
             severity: answers.get(3).cloned().unwrap_or_default(),

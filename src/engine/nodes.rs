@@ -5,6 +5,7 @@
 //! INCONCLUSIVE-env, naming it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::capability::matrix::MatrixRow;
 use crate::host::ssh::{ConnectError, SshHost};
@@ -91,7 +92,7 @@ pub async fn connect(
     for (name, (node, _origin)) in &spec.nodes {
         let (used_by, nets) = users.get(name).cloned().unwrap_or_default();
         if node.local {
-            out.hosts.insert(name, Host::Local);
+            out.hosts.insert(name, Host::local());
             out.vars.insert(format!("node:{name}"), "127.0.0.1".into());
             continue;
         }
@@ -136,7 +137,7 @@ pub async fn connect(
         );
         connected.push((
             name.clone(),
-            Host::Ssh(Box::new(host)),
+            Arc::new(host) as Arc<Host>,
             address,
             used_by,
             nets,
@@ -190,7 +191,7 @@ pub async fn connect(
             }
         }
         if commands_on.contains(&name)
-            && let Host::Ssh(ssh) = &host
+            && let Some(ssh) = host.ssh()
         {
             out.containment(&name, ssh.containment().await);
         }

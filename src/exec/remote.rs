@@ -90,21 +90,21 @@ impl Leader {
     /// `signal` to the command: every member of its cgroup, or its process group
     /// while the leader started is still the one that leads it.
     async fn signal(&self, pgid: i32, signal: Signal) {
-        match (self.host.as_ref(), self.cgroup.as_deref()) {
-            (Host::Ssh(node), Some(path)) if signal == Signal::SIGTERM => {
+        match (self.host.ssh(), self.cgroup.as_deref()) {
+            (Some(node), Some(path)) if signal == Signal::SIGTERM => {
                 if let Err(e) = node.term_cgroup(path).await {
                     tracing::warn!(error = %e, "SIGTERM to a remote cgroup");
                 }
             }
             // A cgroup's members are killed by `end`.
-            (Host::Ssh(_), Some(_)) => {}
-            (Host::Ssh(node), None) => {
+            (Some(_), Some(_)) => {}
+            (Some(node), None) => {
                 match node.signal_started_group(pgid, self.started, signal).await {
                     Ok(line) => tracing::debug!(%line, "remote group signalled"),
                     Err(e) => tracing::warn!(error = %e, "remote group not signalled"),
                 }
             }
-            (Host::Local, _) => {
+            (None, _) => {
                 let _ = self.host.signal_group(pgid, signal).await;
             }
         }
@@ -125,7 +125,7 @@ impl Leader {
             // kill (a daemon that outlived it keeps its output until its cgroup ends).
             self.release.notify_one();
         }
-        end_remote(&self.host, pgid, self.started, path.as_deref(), grace).await;
+        end_remote(&*self.host, pgid, self.started, path.as_deref(), grace).await;
         self.release.notify_one();
     }
 
@@ -137,7 +137,7 @@ impl Leader {
             let path = self.cgroup.clone();
             let started = self.started;
             runtime.spawn(async move {
-                end_remote(&host, pgid, started, path.as_deref(), Duration::ZERO).await;
+                end_remote(&*host, pgid, started, path.as_deref(), Duration::ZERO).await;
             });
         }
     }
@@ -153,12 +153,12 @@ async fn end_remote(
     path: Option<&str>,
     grace: Duration,
 ) {
-    match (host, path) {
-        (Host::Ssh(node), Some(path)) => match node.end_cgroup(path, grace).await {
+    match (host.ssh(), path) {
+        (Some(node), Some(path)) => match node.end_cgroup(path, grace).await {
             Ok(line) => tracing::debug!(%line, "remote cgroup ended"),
             Err(e) => tracing::warn!(error = %e, "remote cgroup not ended"),
         },
-        (Host::Ssh(node), None) => {
+        (Some(node), None) => {
             match node
                 .signal_started_group(pgid, started, Signal::SIGKILL)
                 .await
@@ -167,7 +167,7 @@ async fn end_remote(
                 Err(e) => tracing::warn!(error = %e, "remote group not killed"),
             }
         }
-        (Host::Local, _) => {
+        (None, _) => {
             let _ = host.signal_group(pgid, Signal::SIGKILL).await;
         }
     }
@@ -304,7 +304,7 @@ pub async fn spawn_remote(
     spec: &CommandSpec,
     log_dir: &Path,
 ) -> Result<Running, ExecError> {
-    let Host::Ssh(ssh) = host.as_ref() else {
+    let Some(ssh) = host.ssh() else {
         return Err(ExecError::Spawn {
             command: spec.command.clone(),
             source: std::io::Error::other("spawn_remote needs an SSH node"),

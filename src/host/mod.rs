@@ -7,6 +7,7 @@
 //! ProxyJump apply as they do to `ssh` itself. See `references/nodes.md`.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
 pub mod cgroup;
+pub mod local;
 pub mod netns;
 pub mod reach;
 pub mod ssh;
@@ -87,11 +89,96 @@ pub enum HostError {
     Other { node: String, message: String },
 }
 
-/// This machine or a node over SSH.
-pub enum Host {
-    Local,
-    Ssh(Box<ssh::SshHost>),
+impl HostError {
+    /// What went wrong, without the node's name (for a caller that names the place).
+    pub fn message(&self) -> String {
+        match self {
+            HostError::Transport { message, .. } => format!("ssh transport: {message}"),
+            HostError::Deadline { command, after, .. } => {
+                format!("`{command}` did not finish within {after:?}")
+            }
+            HostError::Other { message, .. } => message.clone(),
+        }
+    }
 }
+
+/// A future a [`Remote`] returns: boxed so `Arc<Host>` can hold any implementation.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What faultline does on a machine, whichever machine it is: the one seam under the
+/// nemeses, services' stops, landing probes and heal (the shape of Jepsen's `Remote`).
+/// This machine ([`local::Local`]) and a node over SSH ([`ssh::SshHost`]) implement
+/// it; a Kubernetes pod would be one more implementation (references/kubernetes.md).
+/// Callers use the methods on [`Host`] (`run`, `run_once`, `signal`, `proc_stat` …),
+/// which hold the checks every implementation shares.
+pub trait Remote: Send + Sync {
+    /// The node's name in the run spec (`local` for this machine).
+    fn node(&self) -> &str;
+    /// Whether this is the machine faultline runs on.
+    fn is_local(&self) -> bool {
+        false
+    }
+    /// Runs `command` with `sh -c`, `stdin` fed to it, within `deadline`.
+    /// `repeatable`: safe to repeat, so a transport error may be retried on a fresh
+    /// connection; otherwise it is returned (an injection that may have happened is
+    /// never repeated blindly).
+    fn exec<'a>(
+        &'a self,
+        command: &'a str,
+        stdin: Option<&'a [u8]>,
+        deadline: Duration,
+        repeatable: bool,
+    ) -> BoxFuture<'a, Result<Output, HostError>>;
+    /// Delivers `signal` to process `id` (to its group when `group`); a gone process
+    /// is not an error. Bounded even when the node is busy. Called through
+    /// [`Host::signal`] / [`Host::signal_group`], which refuse ids that are no process.
+    fn deliver(&self, id: i32, group: bool, signal: Signal)
+    -> BoxFuture<'_, Result<(), HostError>>;
+    /// A file's bytes.
+    fn read_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Vec<u8>, HostError>> {
+        Box::pin(async move {
+            let command = format!("cat -- {}", quote(path));
+            let out = self.exec(&command, None, READ_DEADLINE, true).await?;
+            if out.ok() {
+                Ok(out.stdout)
+            } else {
+                Err(HostError::Other {
+                    node: self.node().to_string(),
+                    message: format!("{path}: {}", out.said()),
+                })
+            }
+        })
+    }
+    /// Writes `bytes` to `path` (replacing it).
+    fn put_file<'a>(
+        &'a self,
+        path: &'a str,
+        bytes: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), HostError>> {
+        Box::pin(async move {
+            let command = format!("cat > {}", quote(path));
+            let out = self
+                .exec(&command, Some(bytes), READ_DEADLINE, true)
+                .await?;
+            if out.ok() {
+                Ok(())
+            } else {
+                Err(HostError::Other {
+                    node: self.node().to_string(),
+                    message: format!("{path}: {}", out.said()),
+                })
+            }
+        })
+    }
+    /// The SSH connection under it, for what only SSH offers (a forwarded socket, the
+    /// node's cgroups, a long-lived service's channel).
+    fn ssh(&self) -> Option<&ssh::SshHost> {
+        None
+    }
+}
+
+/// Any [`Remote`]: this machine or a node.
+pub type Host = dyn Remote;
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,78 +190,21 @@ impl std::fmt::Debug for Host {
 pub const LOCAL: &str = "local";
 
 impl Host {
-    /// The node's name in the run spec (`local` for this machine).
-    pub fn node(&self) -> &str {
-        match self {
-            Host::Local => LOCAL,
-            Host::Ssh(h) => &h.node,
-        }
-    }
-
-    pub fn is_local(&self) -> bool {
-        matches!(self, Host::Local)
+    /// This machine, as a host.
+    pub fn local() -> Arc<Host> {
+        Arc::new(local::Local)
     }
 
     /// Runs `command` with `sh -c`; safe to repeat, so a transport error is retried
     /// on a fresh connection.
     pub async fn run(&self, command: &str, deadline: Duration) -> Result<Output, HostError> {
-        match self {
-            Host::Local => local_run(command, None, deadline).await,
-            Host::Ssh(h) => h.run(command, None, deadline, true).await,
-        }
+        self.exec(command, None, deadline, true).await
     }
 
     /// Runs `command` once: a transport error is returned, never retried (an
     /// injection that may have happened is not repeated blindly).
     pub async fn run_once(&self, command: &str, deadline: Duration) -> Result<Output, HostError> {
-        match self {
-            Host::Local => local_run(command, None, deadline).await,
-            Host::Ssh(h) => h.run(command, None, deadline, false).await,
-        }
-    }
-
-    /// A file's bytes.
-    pub async fn read_file(&self, path: &str) -> Result<Vec<u8>, HostError> {
-        match self {
-            Host::Local => std::fs::read(path).map_err(|e| HostError::Other {
-                node: LOCAL.into(),
-                message: format!("{path}: {e}"),
-            }),
-            Host::Ssh(h) => {
-                let command = format!("cat -- {}", quote(path));
-                let out = h.run(&command, None, READ_DEADLINE, true).await?;
-                if out.ok() {
-                    Ok(out.stdout)
-                } else {
-                    Err(HostError::Other {
-                        node: h.node.clone(),
-                        message: format!("{path}: {}", out.said()),
-                    })
-                }
-            }
-        }
-    }
-
-    /// Writes `bytes` to `path` (replacing it).
-    pub async fn put_file(&self, path: &str, bytes: &[u8]) -> Result<(), HostError> {
-        match self {
-            Host::Local => std::fs::write(path, bytes).map_err(|e| HostError::Other {
-                node: LOCAL.into(),
-                message: format!("{path}: {e}"),
-            }),
-            Host::Ssh(h) => {
-                let command = format!("cat > {}", quote(path));
-                let out = h.run(&command, Some(bytes), READ_DEADLINE, true).await?;
-                if out.ok() {
-                    Ok(())
-                } else {
-                    Err(HostError::Other {
-                        node: h.node.clone(),
-                        message: format!("{path}: {}", out.said()),
-                    })
-                }
-            }
-        }
+        self.exec(command, None, deadline, false).await
     }
 
     /// Sends `signal` to process group `pgid` (a gone group is not an error). On a
@@ -190,68 +220,60 @@ impl Host {
     }
 
     async fn kill(&self, id: i32, group: bool, signal: Signal) -> Result<(), HostError> {
-        let who = if group {
-            format!("-{id}")
-        } else {
-            id.to_string()
-        };
         // 0 and negatives would reach faultline's own group or every process; `-1`
         // (group 1) is every process to `kill`.
         if id <= 0 || (group && id == 1) {
+            let who = if group {
+                format!("-{id}")
+            } else {
+                id.to_string()
+            };
             return Err(HostError::Other {
                 node: self.node().to_string(),
                 message: format!("refusing {signal} to {who}: not a process"),
             });
         }
-        match self {
-            Host::Local => {
-                let pid = nix::unistd::Pid::from_raw(id);
-                let result = if group {
-                    nix::sys::signal::killpg(pid, signal)
-                } else {
-                    nix::sys::signal::kill(pid, signal)
-                };
-                match result {
-                    Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
-                    Err(e) => Err(HostError::Other {
-                        node: LOCAL.into(),
-                        message: format!("{signal} to {who}: {e}"),
-                    }),
-                }
-            }
-            Host::Ssh(h) => {
-                // `kill` fails for a process that is gone: that is "nothing to signal".
-                let name = signal.as_str().trim_start_matches("SIG");
-                let command = format!("kill -s {name} -- {who} 2>/dev/null || true");
-                // Bounded even when every session of the node is held.
-                let out = h.run_cleanup(&command, READ_DEADLINE).await?;
-                if out.ok() {
-                    Ok(())
-                } else {
-                    Err(HostError::Other {
-                        node: h.node.clone(),
-                        message: format!("{signal} to {who}: {}", out.said()),
-                    })
-                }
-            }
-        }
+        self.deliver(id, group, signal).await
     }
 
     /// `/proc/<pid>/stat` of a process on this host; `None` when it is gone.
     pub async fn proc_stat(&self, pid: i32) -> Option<String> {
-        match self {
-            Host::Local => std::fs::read_to_string(format!("/proc/{pid}/stat")).ok(),
-            Host::Ssh(_) => self
-                .read_file(&format!("/proc/{pid}/stat"))
-                .await
-                .ok()
-                .map(|b| String::from_utf8_lossy(&b).into_owned()),
-        }
+        self.read_file(&format!("/proc/{pid}/stat"))
+            .await
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
     /// When `pid` started (clock ticks since boot) on this host.
     pub async fn start_time(&self, pid: i32) -> Option<u64> {
         parse_start_time(&self.proc_stat(pid).await?)
+    }
+}
+
+/// Undoes what a fault dropped unhealed left on `host`, from a destructor: on this
+/// machine at once (a thread of its own drives `undo`, so it works inside a runtime
+/// or outside one); on a node on the running runtime if there is one; otherwise
+/// `faultline heal` undoes it from the journal's record.
+pub fn undo_on_drop(
+    host: &Arc<Host>,
+    undo: impl FnOnce(Arc<Host>) -> BoxFuture<'static, ()> + Send,
+) {
+    let host = host.clone();
+    if host.is_local() {
+        std::thread::scope(|scope| {
+            let _ = scope
+                .spawn(|| {
+                    if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        runtime.block_on(undo(host));
+                    }
+                })
+                .join();
+        });
+    } else if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(undo(host));
     }
 }
 
@@ -271,51 +293,6 @@ pub fn quote(text: &str) -> String {
     // Only a NUL byte cannot be quoted; no shell argument can hold one anyway.
     let clean = text.replace('\0', "");
     shlex::try_quote(&clean).map_or_else(|_| "''".to_string(), Into::into)
-}
-
-async fn local_run(
-    command: &str,
-    stdin: Option<&[u8]>,
-    deadline: Duration,
-) -> Result<Output, HostError> {
-    use tokio::io::AsyncWriteExt;
-    let other = |message: String| HostError::Other {
-        node: LOCAL.into(),
-        message,
-    };
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .stdin(if stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| other(format!("`{command}`: {e}")))?;
-    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(bytes)
-            .await
-            .map_err(|e| other(format!("`{command}` stdin: {e}")))?;
-    }
-    match tokio::time::timeout(deadline, child.wait_with_output()).await {
-        Ok(Ok(out)) => Ok(Output {
-            code: out.status.code(),
-            stdout: out.stdout,
-            stderr: out.stderr,
-        }),
-        Ok(Err(e)) => Err(other(format!("`{command}`: {e}"))),
-        Err(_) => Err(HostError::Deadline {
-            node: LOCAL.into(),
-            command: command.to_string(),
-            after: deadline,
-        }),
-    }
 }
 
 /// The run's nodes by name, connected. Cheap to clone.
@@ -341,7 +318,7 @@ impl Hosts {
     /// run spec's lint reports first.
     pub fn get(&self, node: Option<&str>) -> Result<Arc<Host>, String> {
         let Some(name) = node else {
-            return Ok(Arc::new(Host::Local));
+            return Ok(Host::local());
         };
         if let Some(why) = self.unreachable.get(name) {
             return Err(format!("node {name} is unreachable: {why}"));
@@ -352,8 +329,8 @@ impl Hosts {
             .ok_or_else(|| format!("no node `{name}` in the run spec's `nodes:`"))
     }
 
-    pub fn insert(&mut self, name: &str, host: Host) {
-        self.nodes.insert(name.to_string(), Arc::new(host));
+    pub fn insert(&mut self, name: &str, host: Arc<Host>) {
+        self.nodes.insert(name.to_string(), host);
     }
 
     pub fn names(&self) -> impl Iterator<Item = &String> {

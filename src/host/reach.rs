@@ -15,13 +15,29 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// Runs `work` on the nodes' runtime; an error when there is none (no node was
-    /// recorded, or no runtime could be made).
-    pub fn block_on<F: std::future::Future>(&self, work: F) -> Result<F::Output, String> {
-        match &self.runtime {
-            Some(runtime) => Ok(runtime.block_on(work)),
-            None => Err("no node connection was made (no runtime)".into()),
+    /// Runs `work` on the nodes' runtime; without one (no node was recorded: the
+    /// work is on this machine), on a runtime of its own on a thread of its own, so it
+    /// works inside a runtime or outside one.
+    pub fn block_on<F>(&self, work: F) -> Result<F::Output, String>
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        if let Some(runtime) = &self.runtime {
+            return Ok(runtime.block_on(work));
         }
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map(|runtime| runtime.block_on(work))
+                        .map_err(|e| format!("no runtime: {e}"))
+                })
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 
     /// The host of `node` (this machine for `None`), or why it cannot be reached.
@@ -59,7 +75,7 @@ pub fn with_nodes<T: Send>(
             let mut hosts = Hosts::default();
             for (name, node) in nodes {
                 match runtime.block_on(SshHost::connect(name, node.clone())) {
-                    Ok(host) => hosts.insert(name, Host::Ssh(Box::new(host))),
+                    Ok(host) => hosts.insert(name, std::sync::Arc::new(host)),
                     Err(e) => {
                         hosts.unreachable.insert(name.clone(), e.to_string());
                     }

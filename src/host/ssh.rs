@@ -1085,6 +1085,57 @@ impl Drop for UnixForward {
     }
 }
 
+impl super::Remote for SshHost {
+    fn node(&self) -> &str {
+        &self.node
+    }
+
+    fn exec<'a>(
+        &'a self,
+        command: &'a str,
+        stdin: Option<&'a [u8]>,
+        deadline: Duration,
+        repeatable: bool,
+    ) -> super::BoxFuture<'a, Result<Output, HostError>> {
+        Box::pin(self.run(command, stdin, deadline, repeatable))
+    }
+
+    fn deliver(
+        &self,
+        id: i32,
+        group: bool,
+        signal: nix::sys::signal::Signal,
+    ) -> super::BoxFuture<'_, Result<(), HostError>> {
+        Box::pin(async move {
+            let who = if group {
+                format!("-{id}")
+            } else {
+                id.to_string()
+            };
+            // `kill` fails for a process that is gone: that is "nothing to signal".
+            let name = signal.as_str().trim_start_matches("SIG");
+            let command = format!("kill -s {name} -- {who} 2>/dev/null || true");
+            // Bounded even when every session of the node is held.
+            let out = self.run_cleanup(&command, SIGNAL_DEADLINE).await?;
+            if out.ok() {
+                Ok(())
+            } else {
+                Err(HostError::Other {
+                    node: self.node.clone(),
+                    message: format!("{signal} to {who}: {}", out.said()),
+                })
+            }
+        })
+    }
+
+    fn ssh(&self) -> Option<&SshHost> {
+        Some(self)
+    }
+}
+
+/// How long a signal sent over the node's connection may take.
+const SIGNAL_DEADLINE: Duration = Duration::from_secs(20);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -282,7 +282,7 @@ impl Nemesis for ClockFaultSpec {
         fault: &str,
         cx: &mut C,
     ) -> Result<Result<HeldClock, String>, C::Error> {
-        let Some((control, env)) = cx.faketime(&self.service) else {
+        let Some((control, env)) = cx.service(&self.service).and_then(|s| s.faketime) else {
             return Ok(Err(format!(
                 "fault {fault} clock.service: `{}` is not a service started with `faketime: true`",
                 self.service

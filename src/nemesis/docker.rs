@@ -25,7 +25,7 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use crate::duration::Dur;
-use crate::host::Host;
+
 use crate::host::ssh::{SshHost, UnixForward};
 
 /// How long one Docker API request may take before the engine counts as unresponsive.
@@ -937,13 +937,10 @@ impl super::Nemesis for DockerFaultSpec {
             Some(Err(why)) => return Ok(Err(why)),
         };
         // A `local: true` node is this machine: its engine as without `node:`.
-        let ssh = match host.as_deref() {
-            Some(Host::Ssh(h)) => Some(h.as_ref()),
-            _ => {
-                spec.node = None;
-                None
-            }
-        };
+        let ssh = host.as_deref().and_then(|h| h.ssh());
+        if ssh.is_none() {
+            spec.node = None;
+        }
         Ok(cx
             .guard(inject(&spec, ssh))
             .await?
@@ -989,24 +986,16 @@ impl super::UndoRecord for DockerUndo {
     /// On this machine's engine on a runtime of its own (`faultline heal` is
     /// synchronous), or on a node's socket through `reach`'s connection to it.
     fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
-        let healed = match &self.node {
-            None => tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| DockerFaultError::Engine(format!("runtime: {e}")))
-                .and_then(|runtime| runtime.block_on(heal_undo(self, None))),
-            Some(node) => {
-                let host = reach
-                    .host(Some(node))
-                    .map_err(|why| format!("{fault}: {why}"))?;
-                let Host::Ssh(ssh) = host.as_ref() else {
-                    return Err(format!("{fault}: node {node} is not reached over ssh"));
-                };
-                reach
-                    .block_on(heal_undo(self, Some(ssh)))
-                    .map_err(|why| format!("{fault}: node {node}: {why}"))?
-            }
-        };
+        let host = reach
+            .host(self.node.as_deref())
+            .map_err(|why| format!("{fault}: {why}"))?;
+        let ssh = host.ssh();
+        if let (Some(node), None) = (&self.node, ssh) {
+            return Err(format!("{fault}: node {node} is not reached over ssh"));
+        }
+        let healed = reach
+            .block_on(heal_undo(self, ssh))
+            .map_err(|why| format!("{fault}: {why}"))?;
         healed
             .map(|line| format!("{fault}: {line}"))
             .map_err(|e| format!("{fault}: {e}"))

@@ -87,10 +87,9 @@ pub trait Context {
     fn cwd(&self) -> &Path;
     /// The cluster's members by service name (the workload client is none).
     fn members(&self) -> Vec<String>;
-    /// The process group of a running service.
-    fn service_pgid(&self, service: &str) -> Option<i32>;
-    /// The node a running service runs on (`None`: this machine).
-    fn service_node(&self, service: &str) -> Option<String>;
+    /// What a fault may know of running service `name`; `None` when no such
+    /// service runs.
+    fn service(&self, name: &str) -> Option<Service>;
     /// The host a fault acts on (`None`: this machine), or why it cannot be used.
     fn host(&self, node: Option<&str>) -> Result<Arc<crate::host::Host>, String>;
     /// Runs `command` once as a journaled child named `name`, its output in `logs/`.
@@ -100,14 +99,24 @@ pub trait Context {
         command: &str,
         deadline: Duration,
     ) -> Result<Ran, Self::Error>;
-    /// The control file and environment of a service started under faketime.
-    fn faketime(&self, service: &str) -> Option<(PathBuf, Vec<(String, String)>)>;
     /// The fault proxy listening on `listen`, if one runs (a [`Resource::Proxy`] an
     /// earlier step's [`Nemesis::prepare`] returned).
     fn proxy(&self, listen: &str) -> Option<Arc<proxy::Proxy>>;
     /// The journal seq of the approval fault `fault`'s privileged action runs under,
     /// or why there is none.
     fn approval(&self, fault: &str) -> Result<u64, String>;
+}
+
+/// A running service as a fault sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    /// Its process group (on its node).
+    pub pgid: i32,
+    /// The node it runs on (`None`: this machine).
+    pub node: Option<String>,
+    /// Its faketime control file and environment, when it was started with
+    /// `faketime: true`.
+    pub faketime: Option<(PathBuf, Vec<(String, String)>)>,
 }
 
 /// How a [`Context::run_once`] child ended, and the last lines it printed.
@@ -175,27 +184,6 @@ pub trait Nemesis {
         fault: &str,
         cx: &mut C,
     ) -> Result<Result<Self::Held, String>, C::Error>;
-}
-
-/// Injects on the host `node` names: `local` on this machine, `remote` on a node
-/// over SSH (awaited unless the session is interrupted); the error is the injector's
-/// message.
-pub async fn on_host<C: Context, T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
-    cx: &C,
-    node: Option<&str>,
-    local: impl FnOnce() -> Result<T, E>,
-    remote: impl FnOnce(Arc<crate::host::Host>) -> F,
-) -> Result<Result<T, String>, C::Error> {
-    let host = match cx.host(node) {
-        Ok(host) => host,
-        Err(why) => return Ok(Err(why)),
-    };
-    let done = if host.is_local() {
-        local()
-    } else {
-        cx.guard(remote(host)).await?
-    };
-    Ok(done.map_err(|e| e.to_string()))
 }
 
 /// How long an injector-side probe may look: `within` (already cut to the heal),

@@ -3,7 +3,6 @@
 //! rules are ever read or removed. Its injector-side evidence is the tagged rules'
 //! packet counters rising after injection — never the fact that `iptables` exited 0.
 
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,7 +13,7 @@ use serde_json::json;
 use super::{Context, HeldFault, InjectorSeen, Nemesis, UndoRecord, Window};
 use crate::host::{Host, quote};
 
-/// How long one iptables command on a node may take.
+/// How long one iptables command may take.
 const REMOTE_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Prefix of every comment faultline puts on a rule.
@@ -91,45 +90,6 @@ pub fn new_tag(fault_id: &str) -> String {
         .collect();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{id}-{}-{n}", std::process::id())
-}
-
-/// `iptables …` (or `ip netns exec <ns> iptables …`) for `args`.
-fn iptables(netns: Option<&str>, program: &str, args: &[String]) -> Command {
-    let mut command = match netns {
-        Some(ns) => {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns, program]);
-            c
-        }
-        None => Command::new(program),
-    };
-    command.args(args);
-    command
-}
-
-/// Runs an iptables command to completion; its stdout on exit 0.
-fn run(netns: Option<&str>, program: &str, args: &[String]) -> Result<String, NetFaultError> {
-    let shown = format!(
-        "{}{program} {}",
-        netns
-            .map(|ns| format!("ip netns exec {ns} "))
-            .unwrap_or_default(),
-        args.join(" ")
-    );
-    let output = iptables(netns, program, args)
-        .output()
-        .map_err(|e| NetFaultError::Spawn {
-            command: shown.clone(),
-            message: e.to_string(),
-        })?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(NetFaultError::Failed {
-            command: shown,
-            stderr: crate::sanitize::line(String::from_utf8_lossy(&output.stderr).trim()),
-        })
-    }
 }
 
 /// The iptables arguments (after the program name) that insert `rule` at the head of
@@ -251,40 +211,7 @@ pub fn parse_tagged(save: &str, tag: &str) -> Vec<TaggedRule> {
         .collect()
 }
 
-/// The rules tagged `tag` now present in `netns`, with their counters.
-pub fn tagged_rules(netns: Option<&str>, tag: &str) -> Result<Vec<TaggedRule>, NetFaultError> {
-    let save = run(
-        netns,
-        "iptables-save",
-        &["-c", "-t", "filter"].map(String::from),
-    )?;
-    Ok(parse_tagged(&save, tag))
-}
-
-/// Deletes every rule tagged `tag` in `netns` (each by its own listed spec), then
-/// checks none is left. Returns how many were deleted. Untagged rules are never touched.
-pub fn remove_tagged(netns: Option<&str>, tag: &str) -> Result<usize, NetFaultError> {
-    let mut removed = 0;
-    for rule in tagged_rules(netns, tag)? {
-        let mut argv: Vec<String> = ["-w", "-t", "filter", "-D", &rule.chain]
-            .map(String::from)
-            .to_vec();
-        argv.extend(rule.spec);
-        run(netns, "iptables", &argv)?;
-        removed += 1;
-    }
-    let left = tagged_rules(netns, tag)?.len();
-    if left == 0 {
-        Ok(removed)
-    } else {
-        Err(NetFaultError::Remains {
-            tag: tag.to_string(),
-            count: left,
-        })
-    }
-}
-
-/// The command line of an iptables call on a node (its own namespace, if named).
+/// The command line of an iptables call (in namespace `netns`, if named).
 fn remote_line(netns: Option<&str>, program: &str, args: &[String]) -> String {
     let ns = netns.map(|ns| ["ip", "netns", "exec", ns]);
     ns.iter()
@@ -297,8 +224,8 @@ fn remote_line(netns: Option<&str>, program: &str, args: &[String]) -> String {
         .join(" ")
 }
 
-/// Runs an iptables command on `host`; `once` for one that adds a rule (never
-/// repeated after a transport error: it may have run).
+/// Runs an iptables command on `host`, its stdout on exit 0; `once` for one that adds
+/// a rule (never repeated after a transport error: it may have run).
 async fn run_on(
     host: &Host,
     netns: Option<&str>,
@@ -307,7 +234,11 @@ async fn run_on(
     once: bool,
 ) -> Result<String, NetFaultError> {
     let line = remote_line(netns, program, args);
-    let command = format!("{line} (on node {})", host.node());
+    let command = if host.is_local() {
+        line.clone()
+    } else {
+        format!("{line} (on node {})", host.node())
+    };
     let ran = if once {
         host.run_once(&line, REMOTE_DEADLINE).await
     } else {
@@ -327,8 +258,8 @@ async fn run_on(
     }
 }
 
-/// [`tagged_rules`] in a node's own tables.
-pub async fn tagged_rules_on(
+/// The rules tagged `tag` now present in `netns` of `host`, with their counters.
+pub async fn tagged_rules(
     host: &Host,
     netns: Option<&str>,
     tag: &str,
@@ -338,14 +269,16 @@ pub async fn tagged_rules_on(
     Ok(parse_tagged(&save, tag))
 }
 
-/// [`remove_tagged`] in a node's own tables.
-pub async fn remove_tagged_on(
+/// Deletes every rule tagged `tag` in `netns` of `host` (each by its own listed
+/// spec), then checks none is left. Returns how many were deleted. Untagged rules are
+/// never touched.
+pub async fn remove_tagged(
     host: &Host,
     netns: Option<&str>,
     tag: &str,
 ) -> Result<usize, NetFaultError> {
     let mut removed = 0;
-    for rule in tagged_rules_on(host, netns, tag).await? {
+    for rule in tagged_rules(host, netns, tag).await? {
         let mut argv: Vec<String> = ["-w", "-t", "filter", "-D", &rule.chain]
             .map(String::from)
             .to_vec();
@@ -353,7 +286,7 @@ pub async fn remove_tagged_on(
         run_on(host, netns, "iptables", &argv, false).await?;
         removed += 1;
     }
-    let left = tagged_rules_on(host, netns, tag).await?.len();
+    let left = tagged_rules(host, netns, tag).await?.len();
     if left == 0 {
         Ok(removed)
     } else {
@@ -395,51 +328,38 @@ pub struct InjectedNet {
     pub rules: Vec<Vec<String>>,
     /// The counters read right after the rules went in.
     pub baseline: Counters,
-    /// The node whose tables hold the rules (`None`: this machine's).
-    pub host: Option<Arc<Host>>,
+    /// The host whose tables hold the rules.
+    pub host: Arc<Host>,
     healed: bool,
 }
 
-/// Adds the rules of `spec`, tagged with a fresh tag derived from `fault_id`. If one
-/// rule fails, those already added are removed before the error is returned.
-pub fn inject(spec: &NetFaultSpec, fault_id: &str) -> Result<InjectedNet, NetFaultError> {
-    let mut injected = InjectedNet::new(spec, fault_id, None);
-    for rule in &spec.drop {
-        let argv = add_argv(rule, &injected.tag);
-        // On error `injected` is dropped, which removes what was added so far.
-        run(injected.netns.as_deref(), "iptables", &argv)?;
-        injected.rules.push(argv);
-    }
-    injected.baseline = injected.counters()?;
-    Ok(injected)
-}
-
-/// [`inject`] into the tables of `host`, a node over SSH. A rule whose command was
-/// cut off by a transport error may be in place: everything tagged is removed
-/// before the error is returned.
-pub async fn inject_on(
+/// Adds the rules of `spec` to the tables of `host`, tagged with a fresh tag derived
+/// from `fault_id`. If one rule fails (or its command was cut off by a transport
+/// error, so it may be in place), everything tagged is removed before the error is
+/// returned.
+pub async fn inject(
     host: Arc<Host>,
     spec: &NetFaultSpec,
     fault_id: &str,
 ) -> Result<InjectedNet, NetFaultError> {
-    let mut injected = InjectedNet::new(spec, fault_id, Some(host.clone()));
+    let mut injected = InjectedNet::new(spec, fault_id, host.clone());
     let netns = injected.netns.clone();
     for rule in &spec.drop {
         let argv = add_argv(rule, &injected.tag);
-        if let Err(e) = run_on(&host, netns.as_deref(), "iptables", &argv, true).await {
-            let _ = remove_tagged_on(&host, netns.as_deref(), &injected.tag).await;
+        if let Err(e) = run_on(&*host, netns.as_deref(), "iptables", &argv, true).await {
+            let _ = remove_tagged(&*host, netns.as_deref(), &injected.tag).await;
             injected.healed = true;
             return Err(e);
         }
         injected.rules.push(argv);
     }
-    injected.baseline = injected.counters_now().await?;
+    injected.baseline = injected.counters().await?;
     Ok(injected)
 }
 
 impl InjectedNet {
     /// A fault of `spec` with a fresh tag and no rule yet.
-    fn new(spec: &NetFaultSpec, fault_id: &str, host: Option<Arc<Host>>) -> InjectedNet {
+    fn new(spec: &NetFaultSpec, fault_id: &str, host: Arc<Host>) -> InjectedNet {
         // On this machine, a run in its own namespace (`isolate: netns`) puts its rules
         // there by name: the undo record then heals them from any namespace.
         let own = || crate::host::netns::entered().map(|n| n.name.clone());
@@ -447,7 +367,7 @@ impl InjectedNet {
             netns: spec
                 .netns
                 .clone()
-                .or_else(|| host.is_none().then(own).flatten()),
+                .or_else(|| host.is_local().then(own).flatten()),
             tag: new_tag(fault_id),
             rules: Vec::new(),
             baseline: Counters {
@@ -459,29 +379,13 @@ impl InjectedNet {
         }
     }
 
-    /// The counters, read wherever the rules are.
-    async fn counters_now(&self) -> Result<Counters, NetFaultError> {
-        let Some(host) = &self.host else {
-            return self.counters();
-        };
-        let rules = tagged_rules_on(host, self.netns.as_deref(), &self.tag).await?;
-        Ok(Counters {
-            packets: rules.iter().map(|r| r.packets).collect(),
-            bytes: rules.iter().map(|r| r.bytes).collect(),
-        })
-    }
-
     /// The packet / byte counters of exactly this fault's tagged rules.
-    pub fn counters(&self) -> Result<Counters, NetFaultError> {
-        let rules = tagged_rules(self.netns.as_deref(), &self.tag)?;
+    pub async fn counters(&self) -> Result<Counters, NetFaultError> {
+        let rules = tagged_rules(&*self.host, self.netns.as_deref(), &self.tag).await?;
         Ok(Counters {
             packets: rules.iter().map(|r| r.packets).collect(),
             bytes: rules.iter().map(|r| r.bytes).collect(),
         })
-    }
-
-    fn observe(&self) -> Observation {
-        self.observation(self.counters())
     }
 
     fn observation(&self, read: Result<Counters, NetFaultError>) -> Observation {
@@ -519,32 +423,24 @@ impl InjectedNet {
     /// Polls the counters until they rose above the baseline or `within` passes. No
     /// matching traffic inside the window means not landed.
     pub async fn await_landing(&self, within: Duration) -> Observation {
-        if self.host.is_some() {
-            // Each read is a round trip to the node: polled at its own pace.
-            return super::poll_until_async(
-                within,
-                Duration::from_millis(100),
-                async || self.observation(self.counters_now().await),
-                |s| s.landed,
-            )
-            .await;
-        }
-        super::poll_until(
+        // Each read may be a round trip to a node: polled at a pace that suits both.
+        super::poll_until_async(
             within,
-            Duration::from_millis(50),
-            || self.observe(),
+            Duration::from_millis(if self.host.is_local() { 50 } else { 100 }),
+            async || self.observation(self.counters().await),
             |s| s.landed,
         )
         .await
     }
 
     /// Deletes exactly this fault's rules and checks none of its tag remains.
-    pub fn heal(mut self) -> Result<String, NetFaultError> {
+    pub async fn heal(mut self) -> Result<String, NetFaultError> {
         self.healed = true;
-        let removed = remove_tagged(self.netns.as_deref(), &self.tag)?;
+        let removed = remove_tagged(&*self.host, self.netns.as_deref(), &self.tag).await?;
         Ok(format!(
-            "{removed} rule(s) tagged {TAG_PREFIX}{} deleted{}",
+            "{removed} rule(s) tagged {TAG_PREFIX}{} deleted{}{}",
             self.tag,
+            place(&*self.host),
             self.netns
                 .as_deref()
                 .map(|ns| format!(" in netns {ns}"))
@@ -553,23 +449,12 @@ impl InjectedNet {
     }
 }
 
-impl InjectedNet {
-    /// Heals it wherever the rules are.
-    async fn heal_anywhere(mut self) -> Result<String, NetFaultError> {
-        let Some(host) = self.host.clone() else {
-            return self.heal();
-        };
-        self.healed = true;
-        let removed = remove_tagged_on(&host, self.netns.as_deref(), &self.tag).await?;
-        Ok(format!(
-            "{removed} rule(s) tagged {TAG_PREFIX}{} deleted on node {}{}",
-            self.tag,
-            host.node(),
-            self.netns
-                .as_deref()
-                .map(|ns| format!(" in netns {ns}"))
-                .unwrap_or_default()
-        ))
+/// ` on node NAME` for a host that is a node; nothing for this machine.
+fn place(host: &Host) -> String {
+    if host.is_local() {
+        String::new()
+    } else {
+        format!(" on node {}", host.node())
     }
 }
 
@@ -578,21 +463,12 @@ impl Drop for InjectedNet {
         if self.healed {
             return;
         }
-        match &self.host {
-            None => {
-                let _ = remove_tagged(self.netns.as_deref(), &self.tag);
-            }
-            // A node is a round trip away: done on the runtime if one runs; otherwise
-            // `faultline heal` removes the rules from the journal's record.
-            Some(host) => {
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    let (host, netns, tag) = (host.clone(), self.netns.clone(), self.tag.clone());
-                    runtime.spawn(async move {
-                        let _ = remove_tagged_on(&host, netns.as_deref(), &tag).await;
-                    });
-                }
-            }
-        }
+        let (netns, tag) = (self.netns.clone(), self.tag.clone());
+        crate::host::undo_on_drop(&self.host, move |host| {
+            Box::pin(async move {
+                let _ = remove_tagged(&*host, netns.as_deref(), &tag).await;
+            })
+        });
     }
 }
 /// A partition made of iptables DROP rules (`references/nemesis.md`, `### net`).
@@ -908,9 +784,14 @@ impl Nemesis for NetFaultSpec {
                 }
             }
         }
-        let node = self.node.as_deref();
-        let local = || inject(&spec, fault);
-        super::on_host(cx, node, local, |host| inject_on(host, &spec, fault)).await
+        let host = match cx.host(self.node.as_deref()) {
+            Ok(host) => host,
+            Err(why) => return Ok(Err(why)),
+        };
+        Ok(cx
+            .guard(inject(host, &spec, fault))
+            .await?
+            .map_err(|e| e.to_string()))
     }
 }
 
@@ -931,7 +812,7 @@ impl HeldFault for InjectedNet {
             netns: self.netns.clone(),
             tag: self.tag.clone(),
             rules,
-            node: self.host.as_ref().map(|h| h.node().to_string()),
+            node: (!self.host.is_local()).then(|| self.host.node().to_string()),
         }
     }
 
@@ -949,7 +830,7 @@ impl HeldFault for InjectedNet {
     }
 
     async fn heal<C: Context>(self, _cx: &C) -> Result<String, String> {
-        self.heal_anywhere().await.map_err(|e| e.to_string())
+        InjectedNet::heal(self).await.map_err(|e| e.to_string())
     }
 }
 
@@ -978,16 +859,13 @@ impl UndoRecord for NetUndo {
             .unwrap_or_default();
         if let Some(node) = &self.node {
             place = format!(" on node {node}{place}");
-            let host = reach
-                .host(Some(node))
-                .map_err(|why| format!("{fault}: {why}"))?;
-            return reach
-                .block_on(remove_tagged_on(&host, netns, tag))
-                .map_err(|why| format!("{fault}: node {node}: {why}"))?
-                .map(|n| format!("{fault}: {n} rule(s) tagged {TAG_PREFIX}{tag} deleted{place}"))
-                .map_err(|e| format!("{fault}: {e}{place}"));
         }
-        remove_tagged(netns, tag)
+        let host = reach
+            .host(self.node.as_deref())
+            .map_err(|why| format!("{fault}: {why}"))?;
+        reach
+            .block_on(remove_tagged(&*host, netns, tag))
+            .map_err(|why| format!("{fault}: {why}"))?
             .map(|n| format!("{fault}: {n} rule(s) tagged {TAG_PREFIX}{tag} deleted{place}"))
             .map_err(|e| format!("{fault}: {e}{place}"))
     }

@@ -2,12 +2,11 @@
 //! SIGSTOP … SIGCONT, aimed by pid or pidfile. Its injector-side evidence is the
 //! victim's state as `/proc` shows it, never the fact that `kill(2)` returned 0.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -64,15 +63,6 @@ pub enum ProcState {
     Gone,
 }
 
-/// Reads the state letter of `/proc/<pid>/stat`.
-pub fn proc_state(pid: i32) -> ProcState {
-    state_of(
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .as_deref(),
-    )
-}
-
 /// The state a `/proc/<pid>/stat` line says (`None`: the file is gone).
 pub fn state_of(stat: Option<&str>) -> ProcState {
     let Some(stat) = stat else {
@@ -90,76 +80,22 @@ pub fn state_of(stat: Option<&str>) -> ProcState {
     }
 }
 
-fn read_pidfile(path: &Path) -> Result<i32, ProcessFaultError> {
-    let err = |message: String| ProcessFaultError::Pidfile {
-        path: path.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    let first = text.lines().next().unwrap_or("").trim();
-    first
-        .parse::<i32>()
-        .ok()
-        .filter(|pid| *pid > 0)
-        .ok_or_else(|| err(format!("line 1: expected a positive pid, found {first:?}")))
-}
-
-impl Target {
-    pub fn resolve(&self) -> Result<i32, ProcessFaultError> {
-        let pid = match self {
-            Target::Pid(pid) => *pid,
-            Target::Pidfile(path) => read_pidfile(path)?,
-        };
-        match proc_state(pid) {
-            ProcState::Gone | ProcState::Zombie => Err(ProcessFaultError::NoVictim { pid }),
-            _ => Ok(pid),
-        }
-    }
-}
-
-fn send(pid: i32, signal: Signal) -> Result<(), ProcessFaultError> {
-    kill(Pid::from_raw(pid), signal).map_err(|errno| ProcessFaultError::Signal {
-        pid,
-        signal,
-        errno,
-    })
-}
-
 /// An injected process fault. Dropping it unhealed heals it.
 #[derive(Debug)]
 pub struct Injected {
     pub pid: i32,
     pub action: Action,
-    /// The node the victim runs on (`None`: this machine).
-    pub host: Option<Arc<Host>>,
+    /// The host the victim runs on.
+    pub host: Arc<Host>,
     /// The victim's start time, read before the signal: its undo record's proof that
     /// a pid is still the same process.
     pub started: Option<u64>,
     healed: bool,
 }
 
-/// Aims `action` at `target` and fires it.
-pub fn inject(target: &Target, action: Action) -> Result<Injected, ProcessFaultError> {
-    let pid = target.resolve()?;
-    let signal = match action {
-        Action::Kill => Signal::SIGKILL,
-        Action::Term { .. } => Signal::SIGTERM,
-        Action::Pause => Signal::SIGSTOP,
-    };
-    let started = exec::start_time(pid);
-    send(pid, signal)?;
-    Ok(Injected {
-        pid,
-        action,
-        host: None,
-        started,
-        healed: false,
-    })
-}
-
-/// [`inject`] on `host`, a node over SSH: the pid (or pidfile) is the node's, and so
-/// is the `/proc` its landing is read from.
-pub async fn inject_on(
+/// Aims `action` at `target` on `host` and fires it: the pid (or pidfile) is the
+/// host's, and so is the `/proc` its landing is read from.
+pub async fn inject(
     host: Arc<Host>,
     target: &Target,
     action: Action,
@@ -167,23 +103,27 @@ pub async fn inject_on(
     let pid = match target {
         Target::Pid(pid) => *pid,
         Target::Pidfile(path) => {
+            let pidfile = |message: String| ProcessFaultError::Pidfile {
+                path: path.clone(),
+                message,
+            };
             let shown = path.display().to_string();
-            let text = host
-                .read_file(&shown)
-                .await
-                .map_err(|e| ProcessFaultError::Pidfile {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
+            let text = host.read_file(&shown).await.map_err(|e| {
+                let message = e.message();
+                // The error names the file already.
+                let said = message
+                    .strip_prefix(&format!("{shown}: "))
+                    .unwrap_or(&message);
+                pidfile(said.to_string())
+            })?;
             let text = String::from_utf8_lossy(&text);
             let first = text.lines().next().unwrap_or("").trim();
             first
                 .parse::<i32>()
                 .ok()
                 .filter(|p| *p > 0)
-                .ok_or_else(|| ProcessFaultError::Pidfile {
-                    path: path.clone(),
-                    message: format!("line 1: expected a positive pid, found {first:?}"),
+                .ok_or_else(|| {
+                    pidfile(format!("line 1: expected a positive pid, found {first:?}"))
                 })?
         }
     };
@@ -199,7 +139,7 @@ pub async fn inject_on(
     Ok(Injected {
         pid,
         action,
-        host: Some(host),
+        host,
         started,
         healed: false,
     })
@@ -222,25 +162,14 @@ pub struct Observation {
 }
 
 impl Injected {
+    /// The victim's state now.
+    pub async fn state_now(&self) -> ProcState {
+        state_of(self.host.proc_stat(self.pid).await.as_deref())
+    }
+
     /// Looks at the victim now.
-    pub fn observe(&self) -> Observation {
-        self.observation(proc_state(self.pid))
-    }
-
-    /// The victim's state, read wherever it runs.
-    async fn state_now(&self) -> ProcState {
-        match &self.host {
-            None => proc_state(self.pid),
-            Some(host) => state_of(host.proc_stat(self.pid).await.as_deref()),
-        }
-    }
-
-    /// `signal` to the victim, wherever it runs.
-    async fn send_now(&self, signal: Signal) -> Result<(), ProcessFaultError> {
-        match &self.host {
-            None => send(self.pid, signal),
-            Some(host) => Ok(host.signal(self.pid, signal).await?),
-        }
+    pub async fn observe(&self) -> Observation {
+        self.observation(self.state_now().await)
     }
 
     fn observation(&self, state: ProcState) -> Observation {
@@ -257,22 +186,14 @@ impl Injected {
         }
     }
 
-    /// Polls [`Injected::observe`] until it reports landing or `within` passes.
+    /// Looks at the victim until it reached the state the action implies or
+    /// `within` passes.
     pub async fn await_landing(&self, within: Duration) -> Observation {
-        if self.host.is_some() {
-            // Each look is a round trip to the node: polled at its own pace.
-            return super::poll_until_async(
-                within,
-                Duration::from_millis(50),
-                async || self.observation(self.state_now().await),
-                |s| s.landed,
-            )
-            .await;
-        }
-        super::poll_until(
+        // Each look may be a round trip to a node: polled at a pace that suits both.
+        super::poll_until_async(
             within,
-            Duration::from_millis(20),
-            || self.observe(),
+            Duration::from_millis(if self.host.is_local() { 20 } else { 50 }),
+            async || self.observe().await,
             |s| s.landed,
         )
         .await
@@ -293,7 +214,7 @@ impl Injected {
                     Ok(format!("pid {} exited while paused", self.pid))
                 }
                 _ => {
-                    self.send_now(Signal::SIGCONT).await?;
+                    self.host.signal(self.pid, Signal::SIGCONT).await?;
                     Ok(format!("SIGCONT sent to pid {}{}", self.pid, self.place()))
                 }
             },
@@ -302,7 +223,7 @@ impl Injected {
                 if seen.landed {
                     Ok(format!("pid {} exited after SIGTERM", self.pid))
                 } else {
-                    self.send_now(Signal::SIGKILL).await?;
+                    self.host.signal(self.pid, Signal::SIGKILL).await?;
                     Ok(format!(
                         "pid {} outlived SIGTERM by {grace:?}: SIGKILL sent",
                         self.pid
@@ -317,10 +238,7 @@ impl Injected {
 impl Injected {
     /// ` on node NAME` for a victim on a node.
     fn place(&self) -> String {
-        self.host
-            .as_ref()
-            .map(|h| format!(" on node {}", h.node()))
-            .unwrap_or_default()
+        place(&*self.host)
     }
 }
 
@@ -335,23 +253,24 @@ impl Drop for Injected {
             Action::Term { .. } => Signal::SIGKILL,
             Action::Kill => return,
         };
-        match &self.host {
-            None => {
-                let _ = kill(Pid::from_raw(self.pid), signal);
-            }
-            // A node is a round trip away: sent on the runtime if one runs; otherwise
-            // `faultline heal` sends it from the journal's record.
-            Some(host) => {
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    let (host, pid) = (host.clone(), self.pid);
-                    runtime.spawn(async move {
-                        let _ = host.signal(pid, signal).await;
-                    });
-                }
-            }
-        }
+        let pid = self.pid;
+        crate::host::undo_on_drop(&self.host, move |host| {
+            Box::pin(async move {
+                let _ = host.signal(pid, signal).await;
+            })
+        });
     }
 }
+
+/// ` on node NAME` for a host that is a node; nothing for this machine.
+fn place(host: &Host) -> String {
+    if host.is_local() {
+        String::new()
+    } else {
+        format!(" on node {}", host.node())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 pub enum SignalName {
     #[serde(rename = "SIGKILL")]
@@ -413,23 +332,26 @@ impl Nemesis for ProcessFaultSpec {
         };
         // A service's victim is on the service's node; a pid or pidfile on `node`.
         let node = match &self.target {
-            TargetSpec::Service(service) => cx.service_node(service),
+            TargetSpec::Service(service) => cx.service(service).and_then(|s| s.node),
             TargetSpec::Command(_) => match &target {
                 Target::Pid(pid) => cx
                     .members()
                     .into_iter()
-                    .find(|m| cx.service_pgid(m) == Some(*pid))
-                    .and_then(|m| cx.service_node(&m))
+                    .find_map(|m| cx.service(&m).filter(|s| s.pgid == *pid))
+                    .and_then(|s| s.node)
                     .or_else(|| self.node.clone()),
                 Target::Pidfile(_) => self.node.clone(),
             },
             _ => self.node.clone(),
         };
-        let local = || inject(&target, action);
-        super::on_host(cx, node.as_deref(), local, |host| {
-            inject_on(host, &target, action)
-        })
-        .await
+        let host = match cx.host(node.as_deref()) {
+            Ok(host) => host,
+            Err(why) => return Ok(Err(why)),
+        };
+        Ok(cx
+            .guard(inject(host, &target, action))
+            .await?
+            .map_err(|e| e.to_string()))
     }
 }
 
@@ -475,8 +397,8 @@ async fn victim<C: Context>(
             named.to_string()
         }
     };
-    Ok(match cx.service_pgid(&service) {
-        Some(pgid) => Ok(Target::Pid(pgid)),
+    Ok(match cx.service(&service) {
+        Some(running) => Ok(Target::Pid(running.pgid)),
         None => Err(format!(
             "fault target service `{service}` is not in the cluster"
         )),
@@ -533,7 +455,7 @@ impl HeldFault for Injected {
             pid: self.pid,
             action: format!("{:?}", self.action),
             started: self.started,
-            node: self.host.as_ref().map(|h| h.node().to_string()),
+            node: (!self.host.is_local()).then(|| self.host.node().to_string()),
         }
     }
 
@@ -583,32 +505,12 @@ impl UndoRecord for ProcessUndo {
 
     /// Resumes a paused victim, finishes a SIGTERM it outlived.
     fn heal(&self, fault: &str, reach: &crate::host::Reach) -> Result<String, String> {
-        if let Some(node) = &self.node {
-            let host = reach
-                .host(Some(node))
-                .map_err(|why| format!("{fault}: {why}"))?;
-            return reach
-                .block_on(self.heal_on(fault, &host))
-                .map_err(|why| format!("{fault}: node {node}: {why}"))?;
-        }
-        let pid = self.pid;
-        let action = self.action.as_str();
-        if !same_process(pid, self.started) {
-            Ok(format!("{fault}: pid {pid} is gone; nothing to undo"))
-        } else if action == "Pause" && proc_state(pid) == ProcState::Stopped {
-            kill(Pid::from_raw(pid), Signal::SIGCONT)
-                .map(|()| format!("{fault}: SIGCONT sent to pid {pid}"))
-                .map_err(|e| format!("{fault}: SIGCONT to pid {pid}: {e}"))
-        } else if action.starts_with("Term") {
-            kill(Pid::from_raw(pid), Signal::SIGKILL)
-                .map(|()| format!("{fault}: pid {pid} outlived its SIGTERM: SIGKILL sent"))
-                .map_err(|e| format!("{fault}: SIGKILL to pid {pid}: {e}"))
-        } else {
-            Ok(format!(
-                "{fault}: pid {pid} needs no undo ({})",
-                no_undo_words(action)
-            ))
-        }
+        let host = reach
+            .host(self.node.as_deref())
+            .map_err(|why| format!("{fault}: {why}"))?;
+        reach
+            .block_on(self.heal_on(fault, &*host))
+            .map_err(|why| format!("{fault}: {why}"))?
     }
 }
 
@@ -623,29 +525,31 @@ fn no_undo_words(action: &str) -> String {
 }
 
 impl ProcessUndo {
-    /// [`UndoRecord::heal`] for a victim on a node, over its connection.
+    /// [`UndoRecord::heal`] on the victim's host.
     async fn heal_on(&self, fault: &str, host: &Host) -> Result<String, String> {
-        let (pid, action, node) = (self.pid, self.action.as_str(), host.node());
+        let (pid, action, place) = (self.pid, self.action.as_str(), place(host));
         let stat = host.proc_stat(pid).await;
         let now = stat.as_deref().and_then(crate::host::parse_start_time);
         if now.is_none() || now != self.started {
             return Ok(format!(
-                "{fault}: pid {pid} on node {node} is gone; nothing to undo"
+                "{fault}: pid {pid}{place} is gone; nothing to undo"
             ));
         }
-        let signal = if action == "Pause" && state_of(stat.as_deref()) == ProcState::Stopped {
-            Signal::SIGCONT
+        if action == "Pause" && state_of(stat.as_deref()) == ProcState::Stopped {
+            host.signal(pid, Signal::SIGCONT)
+                .await
+                .map(|()| format!("{fault}: SIGCONT sent to pid {pid}{place}"))
+                .map_err(|e| format!("{fault}: SIGCONT to pid {pid}{place}: {e}"))
         } else if action.starts_with("Term") {
-            Signal::SIGKILL
+            host.signal(pid, Signal::SIGKILL)
+                .await
+                .map(|()| format!("{fault}: pid {pid}{place} outlived its SIGTERM: SIGKILL sent"))
+                .map_err(|e| format!("{fault}: SIGKILL to pid {pid}{place}: {e}"))
         } else {
-            return Ok(format!(
-                "{fault}: pid {pid} on node {node} needs no undo ({})",
+            Ok(format!(
+                "{fault}: pid {pid}{place} needs no undo ({})",
                 no_undo_words(action)
-            ));
-        };
-        host.signal(pid, signal)
-            .await
-            .map(|()| format!("{fault}: {signal} sent to pid {pid} on node {node}"))
-            .map_err(|e| format!("{fault}: {signal} to pid {pid} on node {node}: {e}"))
+            ))
+        }
     }
 }

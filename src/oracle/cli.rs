@@ -5,7 +5,7 @@ use super::final_state::{Dump, parse_dump};
 use super::format::{Format, read_history};
 use super::params::Params;
 use super::registry::{self, Inputs, Needs};
-use crate::exit;
+use crate::exit::Exit;
 use crate::verdict::CheckerRun;
 use clap::builder::PossibleValuesParser;
 use serde_json::{Value, json};
@@ -50,7 +50,7 @@ pub struct CheckArgs {
 
 /// Run the command; returns the exit code. A reader that goes away (`| head`)
 /// cuts the output short, never the exit code.
-pub fn run(args: &CheckArgs) -> i32 {
+pub fn run(args: &CheckArgs) -> Exit {
     match check(args) {
         Ok(report) => {
             let mut out = crate::term_out::Clean::new(std::io::stdout().lock());
@@ -62,7 +62,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             match written {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     crate::say_err!("faultline check: cannot write the result: {e}");
-                    exit::ENVIRONMENT
+                    Exit::ENVIRONMENT
                 }
                 _ => exit_code(&report.run),
             }
@@ -74,8 +74,8 @@ pub fn run(args: &CheckArgs) -> i32 {
     }
 }
 
-fn check(args: &CheckArgs) -> Result<CheckerReport, (i32, String)> {
-    let usage = |m: String| (exit::USAGE, m);
+fn check(args: &CheckArgs) -> Result<CheckerReport, (Exit, String)> {
+    let usage = |m: String| (Exit::USAGE, m);
     let params = Params::parse(&args.params).map_err(usage)?;
     let needs = registry::info(&args.checker)
         .map(|i| i.needs)
@@ -91,7 +91,7 @@ fn check(args: &CheckArgs) -> Result<CheckerReport, (i32, String)> {
             let source = path.display().to_string();
             Some(
                 read_history(format, &source, &text)
-                    .map_err(|e| (exit::UNREADABLE, e.to_string()))?,
+                    .map_err(|e| (Exit::UNREADABLE, e.to_string()))?,
             )
         }
         None if matches!(needs, Needs::Replicas | Needs::FinalState) => None,
@@ -105,7 +105,7 @@ fn check(args: &CheckArgs) -> Result<CheckerReport, (i32, String)> {
     let final_state = match &args.final_state {
         Some(path) => Some(serde_json::from_str::<Value>(&read(path)?).map_err(|e| {
             (
-                exit::UNREADABLE,
+                Exit::UNREADABLE,
                 format!("{}: invalid JSON: {e}", path.display()),
             )
         })?),
@@ -119,7 +119,7 @@ fn check(args: &CheckArgs) -> Result<CheckerReport, (i32, String)> {
             let text = read(p)?;
             parse_dump(&name, &text)
                 .map(|d| (name, d))
-                .map_err(|e| (exit::UNREADABLE, e))
+                .map_err(|e| (Exit::UNREADABLE, e))
         })
         .collect::<Result<_, _>>()?;
     let inputs = Inputs {
@@ -155,16 +155,16 @@ fn nothing_checked_is_unknown(mut report: CheckerReport) -> CheckerReport {
 
 /// A history or dump, whole. Bytes that are not UTF-8 are refused with where they
 /// are (line, column, byte offset), so the operator can find them.
-fn read(path: &Path) -> Result<String, (i32, String)> {
+fn read(path: &Path) -> Result<String, (Exit, String)> {
     let shown = crate::sanitize::line(&path.display().to_string());
-    let bytes = std::fs::read(path).map_err(|e| (exit::UNREADABLE, format!("{shown}: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| (Exit::UNREADABLE, format!("{shown}: {e}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let good = &e.as_bytes()[..at];
         let line = good.iter().filter(|b| **b == b'\n').count() + 1;
         let column = at - good.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
         (
-            exit::UNREADABLE,
+            Exit::UNREADABLE,
             format!(
                 "{shown}: not UTF-8 at line {line}, column {column} (byte {at}); a history \
                  and a dump are UTF-8 text"
@@ -174,11 +174,11 @@ fn read(path: &Path) -> Result<String, (i32, String)> {
 }
 
 /// 0 valid, 1 invalid, 3 unknown.
-pub fn exit_code(run: &CheckerRun) -> i32 {
+pub fn exit_code(run: &CheckerRun) -> Exit {
     match run {
-        CheckerRun::Judged { anomalies: 0, .. } => exit::CHECK_VALID,
-        CheckerRun::Judged { .. } => exit::CHECK_INVALID,
-        _ => exit::CHECK_UNKNOWN,
+        CheckerRun::Judged { anomalies: 0, .. } => Exit::CHECK_VALID,
+        CheckerRun::Judged { .. } => Exit::CHECK_INVALID,
+        _ => Exit::CHECK_UNKNOWN,
     }
 }
 
@@ -221,8 +221,8 @@ pub fn to_json(report: &CheckerReport) -> Value {
 /// explanations) is sanitized: a history is outside input.
 fn print_text(out: &mut impl Write, report: &CheckerReport) -> std::io::Result<()> {
     let verdict = match exit_code(&report.run) {
-        exit::CHECK_VALID => "valid",
-        exit::CHECK_INVALID => "INVALID",
+        Exit::CHECK_VALID => "valid",
+        Exit::CHECK_INVALID => "INVALID",
         _ => "unknown",
     };
     let line = crate::sanitize::line;

@@ -4,6 +4,7 @@
 pub mod availability;
 pub mod checker;
 pub mod cli;
+pub mod counter;
 pub mod edn;
 pub mod exactly_once;
 pub mod external;

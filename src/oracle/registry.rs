@@ -9,7 +9,7 @@ use super::params::Params;
 use super::session::{monotonic_reads, read_your_writes};
 use super::slo::{fairness, thresholds};
 use super::txn::{list_append, rw_register};
-use super::{exactly_once, fault_window, no_lost_ack, prefix_order};
+use super::{counter, exactly_once, fault_window, no_lost_ack, prefix_order};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -63,6 +63,13 @@ pub const CHECKERS: &[CheckerInfo] = &[
         ],
         summary: "WGL search per key of a map",
         run: |g, p| linearizability_with(g, p, Model::Kv),
+    },
+    CheckerInfo {
+        name: "counter",
+        needs: Needs::History,
+        serves: &[("counter", "safety")],
+        summary: "each read within the adds surely / possibly done by then (params: initial)",
+        run: |g, p| counter::check(g.history()?, p),
     },
     CheckerInfo {
         name: "no-lost-ack",

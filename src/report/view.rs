@@ -8,6 +8,7 @@ use crate::session::event::Event;
 use crate::session::journal::Record;
 use crate::session::label::IterationLabel;
 use crate::session::outcome::{Phase, RunOutcome, ScenarioOutcome, SessionOutcome};
+use crate::session::view::View;
 use crate::verdict::{ReasonStep, Tier, Verdict};
 
 /// One scenario with its plan entry and its runs.
@@ -140,8 +141,8 @@ pub fn report<'a>(
         plan,
         outcome,
         figures: figures(outcome, files),
-        nodes: nodes(journal, &outcome.session_dir),
-        exit_code: outcome.verdict.map(|v| v.exit_code()),
+        nodes: nodes(&View::of(journal), &outcome.session_dir),
+        exit_code: outcome.verdict.map(|v| i32::from(v.exit())),
         scenarios: outcome
             .scenarios
             .iter()
@@ -183,58 +184,24 @@ pub struct NodeView {
     pub logs: Vec<String>,
 }
 
-/// Every node the journal names, in name order.
-pub fn nodes(journal: &[Record], session_dir: &str) -> Vec<NodeView> {
-    let mut out: std::collections::BTreeMap<String, NodeView> = Default::default();
-    fn entry<'m>(
-        out: &'m mut std::collections::BTreeMap<String, NodeView>,
-        name: &str,
-    ) -> &'m mut NodeView {
-        out.entry(name.to_string()).or_insert_with(|| NodeView {
-            name: name.to_string(),
-            address: None,
-            host_key: String::new(),
-            unreachable: None,
-            logs: Vec::new(),
-        })
-    }
+/// Every node the journal names, in name order, as the reducer folded them; log
+/// paths relative to the session directory.
+pub fn nodes(view: &View, session_dir: &str) -> Vec<NodeView> {
     let relative = |path: &str| {
         std::path::Path::new(path)
             .strip_prefix(session_dir)
             .map_or_else(|_| path.to_string(), |p| p.display().to_string())
     };
-    for record in journal {
-        match &record.event {
-            Event::NodeConnected(n) => {
-                let node = entry(&mut out, &n.node);
-                node.address = Some(format!("{}@{}:{}", n.user, n.hostname, n.port));
-                node.host_key = n.fingerprints.join(", ");
-                node.unreachable = None;
-            }
-            Event::Capability(c) if !c.present => {
-                if let Some(name) = c
-                    .capability
-                    .strip_prefix("node:")
-                    .and_then(|rest| rest.strip_suffix("/ssh"))
-                {
-                    entry(&mut out, name).unreachable = Some(c.saw.clone());
-                }
-            }
-            Event::CommandStarted(c) => {
-                let Some(name) = &c.node else { continue };
-                let stderr = relative(&c.log);
-                let stdout = stderr.replace(".stderr.log", ".stdout.log");
-                let node = entry(&mut out, name);
-                for log in [stdout, stderr] {
-                    if !node.logs.contains(&log) {
-                        node.logs.push(log);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out.into_values().collect()
+    view.node_rows
+        .iter()
+        .map(|(name, row)| NodeView {
+            name: name.clone(),
+            address: row.address.clone(),
+            host_key: row.host_key.clone(),
+            unreachable: row.unreachable.clone(),
+            logs: row.logs.iter().map(|l| relative(l)).collect(),
+        })
+        .collect()
 }
 
 /// A journal record with the scope it is shown under (`D5/api`, `D3`, `session`).
@@ -278,7 +245,7 @@ pub fn session_log<'a>(
         toolbox: entries(|e| matches!(e, Event::ToolboxItem(_))),
         capabilities: entries(|e| matches!(e, Event::Capability(_))),
         preconditions: entries(|e| matches!(e, Event::Precondition(_))),
-        nodes: nodes(journal, &outcome.session_dir),
+        nodes: nodes(&View::of(journal), &outcome.session_dir),
         scenarios: outcome
             .scenarios
             .iter()

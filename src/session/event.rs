@@ -325,6 +325,17 @@ pub struct OperatorAnswer {
     pub who: Option<Who>,
 }
 
+impl OperatorAnswer {
+    /// Who gave it: the attached operator with the channel (`alice (tui)`), or the
+    /// channel alone (an answers file, `--yes`).
+    pub fn answerer(&self) -> String {
+        match &self.who {
+            Some(who) => format!("{who} ({})", self.by),
+            None => self.by.clone(),
+        }
+    }
+}
+
 /// What an attached operator may do in a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

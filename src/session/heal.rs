@@ -360,7 +360,7 @@ fn heal_node_cgroups(dir: &Path, view: &View, reach: &Reach, out: &mut Healed) {
                 continue;
             }
         };
-        let crate::host::Host::Ssh(ssh) = host.as_ref() else {
+        let Some(ssh) = host.ssh() else {
             continue;
         };
         let lines = reach

@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 
+use crate::exit::Exit;
+
 /// Setting this to `off` runs without a watchdog: a killed session's faults stay in
 /// place (for inspection) until `faultline heal` or `faultline resume`.
 pub const ENV_SWITCH: &str = "FAULTLINE_WATCHDOG";
@@ -225,7 +227,7 @@ fn stand_down(mut armed: Armed) {
 
 /// `faultline watchdog SESSION`: waits for faultline to end; heals the session if it
 /// ended without saying `done`. Returns the exit code.
-pub fn watch(dir: &Path, after: Option<&str>) -> i32 {
+pub fn watch(dir: &Path, after: Option<&str>) -> Exit {
     let _log = crate::logging::to_file(dir);
     let mut done = false;
     for line in std::io::stdin().lock().lines() {
@@ -236,7 +238,7 @@ pub fn watch(dir: &Path, after: Option<&str>) -> i32 {
         }
     }
     if done {
-        return crate::exit::OK;
+        return Exit::OK;
     }
     tracing::warn!(session = %dir.display(), "faultline ended without healing; healing its session");
     // The death of the watchdog this one replaced, should faultline have died before
@@ -265,19 +267,19 @@ pub fn watch(dir: &Path, after: Option<&str>) -> i32 {
     match crate::session::heal::heal_unless_healed(dir, HEALER) {
         Ok(None) => {
             tracing::info!("the other watchdog healed the session already");
-            crate::exit::OK
+            Exit::OK
         }
         Ok(Some(healed)) if healed.failures.is_empty() => {
             tracing::info!(actions = ?healed.actions, "watchdog healed the session");
-            crate::exit::OK
+            Exit::OK
         }
         Ok(Some(healed)) => {
             tracing::error!(failures = ?healed.failures, "watchdog could not heal everything");
-            1
+            Exit::FAILED
         }
         Err(e) => {
             tracing::error!(error = %e, "watchdog could not heal the session");
-            crate::exit::UNREADABLE
+            Exit::UNREADABLE
         }
     }
 }

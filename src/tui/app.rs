@@ -483,11 +483,14 @@ fn quit_question() -> Question {
 /// Theme, keymap and mouse from a `--theme` and a `--config` (`run`, `demo`,
 /// `attach`): the flag, then the config file, then the compiled-in defaults. A bad
 /// config file is a usage error naming file and line.
-pub fn setup_for(flag: Option<&str>, config: Option<&std::path::Path>) -> Result<Setup, i32> {
+pub fn setup_for(
+    flag: Option<&str>,
+    config: Option<&std::path::Path>,
+) -> Result<Setup, crate::exit::Halt> {
     let config = match super::config::locate(config) {
         Some(path) => super::config::load(&path).map_err(|e| {
             crate::say_err!("faultline: config {e}");
-            crate::exit::USAGE
+            crate::exit::Halt(crate::exit::Exit::USAGE)
         })?,
         None => super::config::Config::default(),
     };
@@ -497,7 +500,7 @@ pub fn setup_for(flag: Option<&str>, config: Option<&std::path::Path>) -> Result
         .unwrap_or_else(|| "dark".to_string());
     let theme = theme(&name).map_err(|e| {
         crate::say_err!("faultline: {e}");
-        crate::exit::USAGE
+        crate::exit::Halt(crate::exit::Exit::USAGE)
     })?;
     Ok(Setup {
         theme,

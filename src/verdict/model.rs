@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+use crate::exit::Exit;
+
 /// The ten per-scenario / per-arm states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Verdict {
@@ -107,13 +109,13 @@ impl SessionVerdict {
     }
 
     /// Process exit code for `run` / `demo` / `resume` (policy §8).
-    pub fn exit_code(self) -> i32 {
+    pub fn exit(self) -> Exit {
         match self {
-            SessionVerdict::Done => 0,
-            SessionVerdict::Fail => 1,
-            SessionVerdict::DoneWithConcerns => 2,
-            SessionVerdict::Inconclusive => 3,
-            SessionVerdict::Blocked => 4,
+            SessionVerdict::Done => Exit::DONE,
+            SessionVerdict::Fail => Exit::FAIL,
+            SessionVerdict::DoneWithConcerns => Exit::DONE_WITH_CONCERNS,
+            SessionVerdict::Inconclusive => Exit::INCONCLUSIVE,
+            SessionVerdict::Blocked => Exit::BLOCKED,
         }
     }
 }

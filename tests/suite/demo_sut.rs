@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use faultline::exec::{self, CommandSpec, Outcome, Running};
+use faultline::host::Host;
 use faultline::nemesis::landing::LogWatch;
 use faultline::nemesis::process::{self, Action, Target};
 use faultline::oracle::{history, no_lost_ack};
@@ -90,8 +91,13 @@ async fn kill_primary_run(buggy: bool) -> (CheckerRun, usize) {
         regex::Regex::new("no contact from primary").expect("regex"),
     );
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let fault =
-        process::inject(&Target::Pid(cluster.nodes[0].pgid), Action::Kill).expect("kill n1");
+    let fault = process::inject(
+        Host::local(),
+        &Target::Pid(cluster.nodes[0].pgid),
+        Action::Kill,
+    )
+    .await
+    .expect("kill n1");
     assert!(
         fault.await_landing(Duration::from_secs(2)).await.landed,
         "injector side"
@@ -179,8 +185,13 @@ async fn pausing_a_follower_is_seen_by_the_primary_and_the_victim() {
         regex::Regex::new("tick gap").expect("regex"),
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let fault =
-        process::inject(&Target::Pid(cluster.nodes[2].pgid), Action::Pause).expect("pause n3");
+    let fault = process::inject(
+        Host::local(),
+        &Target::Pid(cluster.nodes[2].pgid),
+        Action::Pause,
+    )
+    .await
+    .expect("pause n3");
     assert!(fault.await_landing(Duration::from_secs(1)).await.landed);
     assert!(
         primary_saw

@@ -49,7 +49,7 @@ async fn a_node_over_ssh_runs_streams_signals_and_survives_a_lost_connection() {
         hosts.fingerprint(1)
     );
     let control = ssh.control.clone();
-    let host = Arc::new(Host::Ssh(Box::new(ssh)));
+    let host: Arc<Host> = Arc::new(ssh);
 
     // A command runs on the node (its own address), with its exit code and streams.
     let out = host

@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use faultline::host::Host;
 use faultline::nemesis::net::{self, add_argv};
 use faultline::runspec::{NetFaultSpec, NetRule};
 
@@ -243,7 +244,9 @@ async fn a_partition_lands_on_both_sides_and_heals() {
     let out = dir.path().join("client.out");
     let _client = pair.client(&out);
 
-    let injected = net::inject(&pair.drop_from_a(None), "cut").expect("inject");
+    let injected = net::inject(Host::local(), &pair.drop_from_a(None), "cut")
+        .await
+        .expect("inject");
     let at = len(&out);
     let seen = injected.await_landing(Duration::from_secs(5)).await;
     assert!(seen.landed, "injector side: {}", seen.detail);
@@ -255,7 +258,7 @@ async fn a_partition_lands_on_both_sides_and_heals() {
     );
 
     let tag = injected.tag.clone();
-    injected.heal().expect("heal");
+    injected.heal().await.expect("heal");
     let rules = pair.b.rules();
     assert!(!rules.contains("faultline:"), "{tag} left rules:\n{rules}");
     let at = len(&out);
@@ -272,7 +275,9 @@ async fn a_mis_aimed_twin_does_not_land() {
     let out = dir.path().join("client.out");
     let _client = pair.client(&out);
 
-    let injected = net::inject(&pair.drop_from_a(Some(9)), "twin").expect("inject");
+    let injected = net::inject(Host::local(), &pair.drop_from_a(Some(9)), "twin")
+        .await
+        .expect("inject");
     let at = len(&out);
     let seen = injected.await_landing(Duration::from_millis(1500)).await;
     assert!(!seen.landed, "a rule nobody hits landed: {}", seen.detail);
@@ -282,11 +287,11 @@ async fn a_mis_aimed_twin_does_not_land() {
         count(&out, "connect ok", at) > 0,
         "client stopped succeeding"
     );
-    injected.heal().expect("heal");
+    injected.heal().await.expect("heal");
 }
 
-#[test]
-fn heal_and_drop_remove_only_their_own_rules() {
+#[tokio::test]
+async fn heal_and_drop_remove_only_their_own_rules() {
     if let Err(reason) = capable() {
         require(reason);
         return;
@@ -328,10 +333,12 @@ fn heal_and_drop_remove_only_their_own_rules() {
             },
         ],
     };
-    let injected = net::inject(&spec, "mine").expect("inject");
+    let injected = net::inject(Host::local(), &spec, "mine")
+        .await
+        .expect("inject");
     let tag = format!("faultline:{}", injected.tag);
     assert_eq!(tagged_count(&b.rules(), &tag), 2);
-    injected.heal().expect("heal");
+    injected.heal().await.expect("heal");
     let rules = b.rules();
     assert_eq!(tagged_count(&rules, &tag), 0, "{rules}");
     assert!(
@@ -344,7 +351,9 @@ fn heal_and_drop_remove_only_their_own_rules() {
     );
 
     // Dropped unhealed: the handle heals itself.
-    let injected = net::inject(&spec, "dropped").expect("inject");
+    let injected = net::inject(Host::local(), &spec, "dropped")
+        .await
+        .expect("inject");
     let tag = format!("faultline:{}", injected.tag);
     drop(injected);
     let rules = b.rules();

@@ -651,3 +651,169 @@ fn slo_during_fault_breach_beside_a_thin_window() {
     let err = registry::run("slo-during-fault", &inputs, &bad).expect_err("usage error");
     assert!(err.contains("p99_ms"), "{err}");
 }
+
+/// `faultline check --checker counter FILE --json`: the exit code and the result.
+fn check_counter(path: &std::path::Path) -> (Option<i32>, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["check", "--checker", "counter", "--json"])
+        .arg(path)
+        .output()
+        .expect("faultline runs");
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), v)
+}
+
+/// A counter op as a faultline JSONL record: `add` of `n` or `read` returning `n`;
+/// `done: None` timed out; `fail` completed with an error.
+fn counter_op(id: u64, p: u64, f: &str, n: i64, at: u64, done: Option<u64>, fail: bool) -> String {
+    let (input, output) = match f {
+        "add" => (json!(n), Value::Null),
+        _ => (Value::Null, json!(n)),
+    };
+    json!({
+        "op_id": id, "process": p, "invoke_ts": at, "complete_ts": done, "op_type": f,
+        "key": null, "input": input, "output": output,
+        "error": if fail { json!("rejected") } else { Value::Null },
+        "timeout": done.is_none(), "node": null, "fault_epoch": null,
+    })
+    .to_string()
+}
+
+fn counter_history(dir: &std::path::Path, name: &str, ops: &[String]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, ops.join("\n") + "\n").expect("write");
+    path
+}
+
+fn only_anomaly(v: &Value) -> (&Value, &str) {
+    let anomalies = v["anomalies"].as_array().expect("anomalies");
+    assert_eq!(anomalies.len(), 1, "{v}");
+    (
+        &anomalies[0]["ops"],
+        anomalies[0]["why"].as_str().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn counter_reads_within_the_adds_around_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Process 1's add of 2 overlaps both of the first reads: 1 and 3 both fit; the
+    // failed add of 4 counts for nothing; the last read sees exactly 3.
+    let concurrent = counter_history(
+        dir.path(),
+        "concurrent.jsonl",
+        &[
+            counter_op(1, 0, "add", 1, 0, Some(10), false),
+            counter_op(2, 1, "add", 2, 5, Some(30), false),
+            counter_op(3, 2, "read", 3, 12, Some(20), false),
+            counter_op(4, 3, "read", 1, 12, Some(14), false),
+            counter_op(5, 0, "add", 4, 15, Some(16), true),
+            counter_op(6, 2, "read", 3, 31, Some(40), false),
+        ],
+    );
+    let (code, v) = check_counter(&concurrent);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["ops_checked"], 6, "{v}");
+
+    // A read of 2 when only 1 had been invoked (the second add comes after it).
+    let high = counter_history(
+        dir.path(),
+        "high.jsonl",
+        &[
+            counter_op(1, 0, "add", 1, 0, Some(10), false),
+            counter_op(2, 2, "read", 2, 20, Some(30), false),
+            counter_op(3, 1, "add", 1, 40, Some(50), false),
+        ],
+    );
+    let (code, v) = check_counter(&high);
+    assert_eq!(code, Some(1), "{v}");
+    let (ops, why) = only_anomaly(&v);
+    assert_eq!(ops, &json!(["2"]));
+    assert!(
+        why.contains("process 2") && why.contains("returned 2") && why.contains("[1, 1]"),
+        "{why}"
+    );
+
+    // Two acknowledged adds of 1 before the read, which sees one: a lost add.
+    let low = counter_history(
+        dir.path(),
+        "low.jsonl",
+        &[
+            counter_op(1, 0, "add", 1, 0, Some(10), false),
+            counter_op(2, 1, "add", 1, 11, Some(20), false),
+            counter_op(3, 2, "read", 1, 30, Some(40), false),
+        ],
+    );
+    let (code, v) = check_counter(&low);
+    assert_eq!(code, Some(1), "{v}");
+    let (ops, why) = only_anomaly(&v);
+    assert_eq!(ops, &json!(["3"]));
+    assert!(
+        why.contains("returned 1") && why.contains("[2, 2]"),
+        "{why}"
+    );
+
+    // An add of 5 that timed out may have landed or not: reads of 1 and 6 both fit.
+    // Had it failed, 6 would be too high.
+    let maybe = |fail: bool| {
+        [
+            counter_op(1, 0, "add", 1, 0, Some(10), false),
+            counter_op(2, 1, "add", 5, 12, fail.then_some(13), fail),
+            counter_op(3, 2, "read", 1, 20, Some(30), false),
+            counter_op(4, 3, "read", 6, 40, Some(50), false),
+        ]
+    };
+    let timed_out = counter_history(dir.path(), "maybe.jsonl", &maybe(false));
+    let (code, v) = check_counter(&timed_out);
+    assert_eq!(code, Some(0), "{v}");
+    let failed = counter_history(dir.path(), "failed.jsonl", &maybe(true));
+    let (code, v) = check_counter(&failed);
+    assert_eq!(code, Some(1), "{v}");
+    let (ops, why) = only_anomaly(&v);
+    assert_eq!(ops, &json!(["4"]));
+    assert!(why.contains("[1, 1]"), "{why}");
+
+    // Adds and no read: nothing to judge.
+    let no_read = counter_history(
+        dir.path(),
+        "adds.jsonl",
+        &[counter_op(1, 0, "add", 1, 0, Some(10), false)],
+    );
+    let (code, v) = check_counter(&no_read);
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(v["valid"], "unknown");
+}
+
+#[test]
+fn counter_checks_jepsen_edn_histories_as_they_are() {
+    let fixture = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/histories")
+            .join(name)
+    };
+    let (code, v) = check_counter(&fixture("counter-ok.edn"));
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["ops_checked"], 7, "{v}");
+    assert_eq!(v["coverage"], 1.0, "{v}");
+
+    let (code, v) = check_counter(&fixture("counter-lost.edn"));
+    assert_eq!(code, Some(1), "{v}");
+    let (ops, why) = only_anomaly(&v);
+    // The read invoked at :index 8.
+    assert_eq!(ops, &json!(["8"]));
+    assert!(
+        why.contains("process 2") && why.contains("returned 3") && why.contains("[8, 8]"),
+        "{why}"
+    );
+
+    // It fits a counter model; the picker still suggests linearizability first.
+    assert_eq!(misfit("counter", Some("counter"), Some("safety")), None);
+    assert!(misfit("counter", Some("queue"), Some("ordering")).is_some());
+    assert_eq!(pick("counter", "safety"), Some("linearizability-register"));
+}

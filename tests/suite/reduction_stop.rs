@@ -60,7 +60,7 @@ fn a_stop_during_reduction_keeps_the_fail_and_resume_finishes_the_reduction() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
-        Some(faultline::verdict::SessionVerdict::Fail.exit_code()),
+        Some(i32::from(faultline::verdict::SessionVerdict::Fail.exit())),
         "{stdout}"
     );
     assert_eq!(common::verdict_of(&session, "D3"), "FAIL-reproducible");
@@ -103,7 +103,7 @@ fn a_stop_during_reduction_keeps_the_fail_and_resume_finishes_the_reduction() {
     let resumed_out = String::from_utf8_lossy(&resumed.stdout);
     assert_eq!(
         resumed.status.code(),
-        Some(faultline::verdict::SessionVerdict::Fail.exit_code()),
+        Some(i32::from(faultline::verdict::SessionVerdict::Fail.exit())),
         "{resumed_out}"
     );
     let all = common::records(&session);

@@ -57,6 +57,6 @@ fn session_verdict_table() {
     for (vs, want) in table {
         assert_eq!(session_verdict(vs), *want, "verdicts {vs:?}");
     }
-    assert_eq!(S::Done.exit_code(), 0);
-    assert_eq!(S::Blocked.exit_code(), 4);
+    assert_eq!(i32::from(S::Done.exit()), 0);
+    assert_eq!(i32::from(S::Blocked.exit()), 4);
 }

@@ -48,7 +48,7 @@ pub enum SutCommand {
 }
 
 /// Entry point of `faultline demo-sut …`; returns the process exit code.
-pub fn run(args: Args) -> i32 {
+pub fn run(args: Args) -> std::process::ExitCode {
     let result = match args.command {
         SutCommand::Node(a) => node::run(&a),
         SutCommand::Client(a) => client::run(&a),
@@ -60,10 +60,10 @@ pub fn run(args: Args) -> i32 {
         SutCommand::Dump { target, out } => wire::dump(target, &out),
     };
     match result {
-        Ok(()) => 0,
+        Ok(()) => std::process::ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("demo-sut: {message}");
-            1
+            std::process::ExitCode::FAILURE
         }
     }
 }

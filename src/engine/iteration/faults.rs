@@ -348,14 +348,13 @@ impl Context for Runner<'_> {
             .collect()
     }
 
-    fn service_pgid(&self, service: &str) -> Option<i32> {
-        self.services.get(service).map(|running| running.pgid)
-    }
-
-    fn service_node(&self, service: &str) -> Option<String> {
-        self.services
-            .get(service)
-            .and_then(|running| running.node().map(str::to_string))
+    fn service(&self, name: &str) -> Option<crate::nemesis::Service> {
+        let running = self.services.get(name)?;
+        Some(crate::nemesis::Service {
+            pgid: running.pgid,
+            node: running.node().map(str::to_string),
+            faketime: self.faketime.get(name).cloned(),
+        })
     }
 
     fn host(&self, node: Option<&str>) -> Result<Arc<crate::host::Host>, String> {
@@ -377,10 +376,6 @@ impl Context for Runner<'_> {
             stdout: tail("stdout"),
             stderr: tail("stderr"),
         })
-    }
-
-    fn faketime(&self, service: &str) -> Option<(PathBuf, Vec<(String, String)>)> {
-        self.faketime.get(service).cloned()
     }
 
     fn proxy(&self, listen: &str) -> Option<Arc<Proxy>> {

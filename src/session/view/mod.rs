@@ -7,12 +7,14 @@
 //! kind touches [`super::event`] and this fold, nothing else.
 
 mod activity;
+mod nodes;
 mod rows;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub use activity::{Activity, FaultLine, Live};
+pub use nodes::NodeRow;
 pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow, phase_of};
 
 use super::event::{
@@ -46,6 +48,9 @@ pub struct View {
     pub groups: Vec<Scoped<CommandStarted>>,
     /// The nodes reached over SSH, last record per node: how `heal` reaches them.
     pub nodes: BTreeMap<String, super::event::NodeConnected>,
+    /// Every node the journal names, by name: how it was reached or why not, and
+    /// its commands' logs.
+    pub node_rows: BTreeMap<String, NodeRow>,
     /// The last answer to each question, by question id.
     pub answers: BTreeMap<String, OperatorAnswer>,
     /// Questions asked and neither answered nor withdrawn, by id.
@@ -121,6 +126,19 @@ impl View {
         }
     }
 
+    /// Who answered `questions` (the last answer to each), each answerer once in
+    /// the order first seen: what a finding says classified it.
+    pub fn answered_by<'q>(&self, questions: impl IntoIterator<Item = &'q str>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for answer in questions.into_iter().filter_map(|q| self.answers.get(q)) {
+            let by = answer.answerer();
+            if !out.contains(&by) {
+                out.push(by);
+            }
+        }
+        out
+    }
+
     /// The view of `records`, applied in order.
     pub fn of(records: &[Record]) -> View {
         let mut view = View::default();
@@ -135,6 +153,7 @@ impl View {
         self.seq = record.seq;
         self.fold_rows(record);
         self.fold_activity(record);
+        self.fold_nodes(record);
         match &record.event {
             Event::FaultInjected(f) => self.open_faults.push(scoped(record, f)),
             Event::FaultHealed(h) => {
