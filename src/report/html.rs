@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use quick_xml::events::{BytesCData, BytesStart, BytesText, Event as XmlEvent};
+use quick_xml::{Reader, Writer, XmlVersion};
 use regex::Regex;
 
 /// Where report.html goes for a report written to `report`: beside it, with the same
@@ -276,7 +278,7 @@ fn figure(dest: &str, alt: &str, base: &Path, n: usize) -> String {
     }
     let inlined = std::fs::read_to_string(resolve(base, dest))
         .map_err(|e| e.to_string())
-        .and_then(|text| inline_svg(&text, alt, n).map_err(str::to_string));
+        .and_then(|text| inline_svg(&text, alt, n));
     match inlined {
         Ok(svg) => format!(
             "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
@@ -305,63 +307,212 @@ fn resolve(base: &Path, dest: &str) -> PathBuf {
     path
 }
 
-/// An SVG file as an element of the HTML: no XML prolog or doctype, no namespace
-/// declarations (HTML's parser puts `<svg>` in the SVG namespace itself), `href` for
-/// `xlink:href`, class `figure`, a viewBox so it can scale, and its ids (if any)
-/// prefixed with `f<n>-` so two figures' ids cannot collide.
-fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, &'static str> {
-    static XMLNS: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r#"\s+xmlns(?::[A-Za-z][\w.\-]*)?\s*=\s*(?:"[^"]*"|'[^']*')"#).ok()
-    });
-    static SIZE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r#"\s(width|height)\s*=\s*"([0-9]+(?:\.[0-9]+)?)(?:px)?""#).ok()
-    });
-    static ID: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r#"(\s)id\s*=\s*"([^"]+)""#).ok());
-    let (Some(xmlns), Some(size), Some(id)) = (XMLNS.as_ref(), SIZE.as_ref(), ID.as_ref()) else {
-        return Err("a pattern did not compile");
-    };
-    let start = text.find("<svg").ok_or("no <svg> element")?;
-    let end = text
-        .rfind("</svg>")
-        .map(|at| at + "</svg>".len())
-        .filter(|&end| end > start)
-        .ok_or("no closing </svg>")?;
-    let svg = &text[start..end];
-    if svg.to_ascii_lowercase().contains("<script") {
-        return Err("it holds a script");
-    }
-    let svg = xmlns.replace_all(svg, "").replace("xlink:href", "href");
-    let open = svg.find('>').ok_or("an unclosed <svg> tag")?;
-    let (root, rest) = svg.split_at(open);
-    let mut tag = root.to_string();
-    if !root.contains("viewBox") {
-        let mut w = None;
-        let mut h = None;
-        for c in size.captures_iter(root) {
-            match &c[1] {
-                "width" => w = Some(c[2].to_string()),
-                _ => h = Some(c[2].to_string()),
-            }
-        }
-        if let (Some(w), Some(h)) = (w, h) {
-            tag.push_str(&format!(" viewBox=\"0 0 {w} {h}\""));
-        }
-    }
-    match tag.find(" class=\"") {
-        Some(at) => tag.insert_str(at + " class=\"".len(), "figure "),
-        None => tag.push_str(" class=\"figure\""),
-    }
-    tag.push_str(&format!(" role=\"img\" aria-label=\"{}\"", escape(alt)));
-    let svg = format!("{tag}{rest}");
-    if !svg.contains("id=") {
-        return Ok(svg);
+/// An SVG file as an element of the HTML, read and written back by an XML reader and
+/// writer (quick-xml): no XML prolog, doctype, comment or processing instruction, no
+/// namespace declarations (HTML's parser puts `<svg>` in the SVG namespace itself),
+/// `href` for `xlink:href`, class `figure`, a viewBox so it can scale, and its ids
+/// prefixed with `f<n>-` so two figures' ids cannot collide; every reference to an id
+/// inside it (`href="#…"`, `xlink:href="#…"`, `url(#…)` in an attribute or a
+/// `<style>`) is prefixed alike, so it still points into its own figure. A file that
+/// is not well-formed XML, whose document is not an `<svg>`, or that holds a script
+/// (a `<script>` or an `on…` handler) is refused with the reason: the report says
+/// the figure is missing and why.
+fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
+    fn write(writer: &mut Writer<Vec<u8>>, event: XmlEvent<'_>) -> Result<(), String> {
+        writer
+            .write_event(event)
+            .map_err(|e| format!("the SVG could not be written: {e}"))
     }
     let prefix = format!("f{n}-");
-    let svg = id.replace_all(&svg, format!("${{1}}id=\"{prefix}${{2}}\""));
-    Ok(svg
-        .replace("url(#", &format!("url(#{prefix}"))
-        .replace("href=\"#", &format!("href=\"#{prefix}")))
+    let mut reader = Reader::from_str(text);
+    let mut writer = Writer::new(Vec::new());
+    // Elements open inside the figure (the root counts), and the depth of an open
+    // `<style>` whose text may hold `url(#…)`.
+    let mut depth = 0usize;
+    let mut style: Option<usize> = None;
+    loop {
+        let event = reader.read_event().map_err(|e| {
+            format!(
+                "not well-formed XML at byte {}: {e}",
+                reader.error_position()
+            )
+        })?;
+        match event {
+            XmlEvent::Start(ref e) | XmlEvent::Empty(ref e)
+                if depth == 0 && e.name().into_inner() != "svg" =>
+            {
+                return Err("no <svg> element".into());
+            }
+            XmlEvent::Start(e) => {
+                let out = element(&e, &prefix, (depth == 0).then_some(alt))?;
+                depth += 1;
+                if is_named(&e, "style") {
+                    style.get_or_insert(depth);
+                }
+                write(&mut writer, XmlEvent::Start(out))?;
+            }
+            XmlEvent::Empty(e) => {
+                let out = element(&e, &prefix, (depth == 0).then_some(alt))?;
+                write(&mut writer, XmlEvent::Empty(out))?;
+                if depth == 0 {
+                    break;
+                }
+            }
+            XmlEvent::End(e) => {
+                if style == Some(depth) {
+                    style = None;
+                }
+                depth = depth.saturating_sub(1);
+                write(&mut writer, XmlEvent::End(e))?;
+                if depth == 0 {
+                    break;
+                }
+            }
+            XmlEvent::Text(t) if depth > 0 => {
+                let t = match style {
+                    Some(_) => BytesText::from_escaped(references(&t.into_inner(), &prefix)),
+                    None => t,
+                };
+                write(&mut writer, XmlEvent::Text(t))?;
+            }
+            XmlEvent::CData(t) if depth > 0 => {
+                let t = match style {
+                    Some(_) => BytesCData::new(references(&t.into_inner(), &prefix)),
+                    None => t,
+                };
+                write(&mut writer, XmlEvent::CData(t))?;
+            }
+            // `&lt;`, `&#233;`: what HTML reads alike; another entity is not defined here.
+            XmlEvent::GeneralRef(r) if depth > 0 => {
+                let known = match r.resolve_char_ref() {
+                    Ok(Some(c)) => c != '\0',
+                    Ok(None) => matches!(
+                        &*r.clone().into_inner(),
+                        "lt" | "gt" | "amp" | "apos" | "quot"
+                    ),
+                    Err(_) => false,
+                };
+                if !known {
+                    return Err(format!("an undefined entity &{};", r.into_inner()));
+                }
+                write(&mut writer, XmlEvent::GeneralRef(r))?;
+            }
+            XmlEvent::Eof if depth == 0 => return Err("no <svg> element".into()),
+            XmlEvent::Eof => return Err("no closing </svg>".into()),
+            // The prolog, comments, processing instructions, and blanks around the root.
+            _ => {}
+        }
+    }
+    String::from_utf8(writer.into_inner()).map_err(|e| e.to_string())
+}
+
+/// Whether an element's local name is `name` (any case: `<SCRIPT>` is a script too).
+fn is_named(e: &BytesStart<'_>, name: &str) -> bool {
+    e.local_name().into_inner().eq_ignore_ascii_case(name)
+}
+
+/// One element of the figure with its attributes rewritten: namespace declarations
+/// left out, `xlink:href` as `href`, its id and its references to ids prefixed. The
+/// root (`alt` given) also gets class `figure`, a viewBox from its width and height
+/// when it has none, and `role="img"` with `alt` as its label (in place of its own).
+fn element(
+    e: &BytesStart<'_>,
+    prefix: &str,
+    alt: Option<&str>,
+) -> Result<BytesStart<'static>, String> {
+    if is_named(e, "script") {
+        return Err("it holds a script".into());
+    }
+    let bad = |why: quick_xml::events::attributes::AttrError| {
+        format!(
+            "a malformed attribute in <{}>: {why}",
+            e.name().into_inner()
+        )
+    };
+    let mut out = BytesStart::new(e.name().into_inner().to_string());
+    let (mut width, mut height, mut view_box, mut class) = (None, None, false, false);
+    for attr in e.attributes() {
+        let attr = attr.map_err(bad)?;
+        let key = attr.key.into_inner();
+        let lower = key.to_ascii_lowercase();
+        if lower.starts_with("on") {
+            return Err("it holds a script".into());
+        }
+        if key == "xmlns" || key.starts_with("xmlns:") {
+            continue;
+        }
+        let value = attr
+            .normalized_value(XmlVersion::Explicit1_0)
+            .map_err(|why| format!("an attribute of <{}>: {why}", e.name().into_inner()))?;
+        let key = if key == "xlink:href" { "href" } else { key };
+        let value = match key {
+            "id" => format!("{prefix}{value}"),
+            "href" => match value.strip_prefix('#') {
+                Some(id) => format!("#{prefix}{id}"),
+                None => value.into_owned(),
+            },
+            _ => references(&value, prefix),
+        };
+        if alt.is_some() {
+            match key {
+                "role" | "aria-label" => continue,
+                "width" => width = pixels(&value).map(str::to_string),
+                "height" => height = pixels(&value).map(str::to_string),
+                "viewBox" => view_box = true,
+                "class" => {
+                    class = true;
+                    out.push_attribute(("class", format!("figure {value}").as_str()));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push_attribute((key, value.as_str()));
+    }
+    if let Some(alt) = alt {
+        if let (false, Some(w), Some(h)) = (view_box, width, height) {
+            out.push_attribute(("viewBox", format!("0 0 {w} {h}").as_str()));
+        }
+        if !class {
+            out.push_attribute(("class", "figure"));
+        }
+        out.push_attribute(("role", "img"));
+        out.push_attribute(("aria-label", alt));
+    }
+    Ok(out)
+}
+
+/// A width or height in user units (`900`, `420.5`, `900px`) as the number, else
+/// `None` (`100%`, `12em`: no viewBox can be made of it).
+fn pixels(value: &str) -> Option<&str> {
+    let value = value.trim();
+    let number = value.strip_suffix("px").unwrap_or(value);
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(whole) && digits(fraction)).then_some(number)
+}
+
+/// `text` with every `url(#id)` (quoted or not) made `url(#<prefix>id)`.
+fn references(text: &str, prefix: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("url(") {
+        let (head, tail) = rest.split_at(at + "url(".len());
+        out.push_str(head);
+        let quoted = tail.trim_start().trim_start_matches(['"', '\'']);
+        let skipped = tail.len() - quoted.len();
+        out.push_str(&tail[..skipped]);
+        match quoted.strip_prefix('#') {
+            Some(id) => {
+                out.push('#');
+                out.push_str(prefix);
+                rest = id;
+            }
+            None => rest = quoted,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Text as HTML text or a quoted attribute value.
@@ -405,9 +556,188 @@ mod tests {
         );
         assert_eq!(
             inline_svg("<svg><script>x()</script></svg>", "a", 1),
-            Err("it holds a script")
+            Err("it holds a script".to_string())
         );
-        assert_eq!(inline_svg("<html/>", "a", 1), Err("no <svg> element"));
+        assert_eq!(
+            inline_svg("<svg><g><SCRIPT/></g></svg>", "a", 1),
+            Err("it holds a script".to_string())
+        );
+        assert_eq!(
+            inline_svg("<svg><rect onclick=\"x()\"/></svg>", "a", 1),
+            Err("it holds a script".to_string())
+        );
+        assert_eq!(
+            inline_svg("<html/>", "a", 1),
+            Err("no <svg> element".to_string())
+        );
+    }
+
+    /// Each id an inlined SVG declares, and each `#id` it refers to (by `href` or
+    /// `url(#…)`, in an attribute or a style sheet), read back with an XML reader.
+    fn ids_and_references(svg: &str) -> (Vec<String>, Vec<String>) {
+        let (mut ids, mut refs) = (Vec::new(), Vec::new());
+        let urls = |text: &str, refs: &mut Vec<String>| {
+            for part in text.split("url(").skip(1) {
+                let id = part.trim_start_matches(['"', '\'']);
+                let id = id.strip_prefix('#').expect("a fragment");
+                refs.push(id[..id.find(['"', '\'', ')']).expect("end")].to_string());
+            }
+        };
+        let mut reader = Reader::from_str(svg);
+        let mut in_style = false;
+        loop {
+            match reader
+                .read_event()
+                .expect("the inlined SVG is well-formed XML")
+            {
+                XmlEvent::End(e) => in_style &= e.name().into_inner() != "style",
+                XmlEvent::Start(e) | XmlEvent::Empty(e) => {
+                    in_style |= e.name().into_inner() == "style";
+                    for a in e.attributes() {
+                        let a = a.expect("attribute");
+                        let value = a
+                            .normalized_value(XmlVersion::Explicit1_0)
+                            .expect("value")
+                            .into_owned();
+                        match a.key.into_inner() {
+                            "id" => ids.push(value),
+                            "href" => refs.extend(value.strip_prefix('#').map(str::to_string)),
+                            key => {
+                                assert_ne!(key, "xlink:href");
+                                urls(&value, &mut refs);
+                            }
+                        }
+                    }
+                }
+                XmlEvent::Text(t) if in_style => urls(&t.into_inner(), &mut refs),
+                XmlEvent::Eof => break,
+                _ => {}
+            }
+        }
+        (ids, refs)
+    }
+
+    /// Two figures drawn with the same ids (as every plotters figure is): inlined in
+    /// one page, no id is declared twice and each reference finds its own figure's.
+    #[test]
+    fn two_figures_with_the_same_ids_keep_apart_and_their_references_follow() {
+        let drawn = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n\
+            <svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" \
+            width=\"640px\" height=\"480\" class=\"chart\" role=\"graphics-document\">\
+            <style>.line { clip-path: url(#clip); } .fill { fill: url('#grad') }</style>\
+            <defs><clipPath id=\"clip\"><rect width=\"10\" height=\"10\"/></clipPath>\
+            <linearGradient id=\"grad\"/><path id=\"tick\" d=\"M0 0\"/></defs>\
+            <g clip-path=\"url(#clip)\" fill=\"url(&quot;#grad&quot;)\">\
+            <use xlink:href=\"#tick\" x=\"1\"/><use href=\"#tick\" x=\"2\"/></g>\
+            <text x=\"1\">a &lt; b &amp; url(#clip) stays text</text>\
+            <a href=\"seed-2.svg\"><rect/></a></svg>\n<!-- after -->\n";
+        let dir = tempfile::tempdir().expect("tmp");
+        let figures = dir.path().join("figures/D2");
+        std::fs::create_dir_all(&figures).expect("mkdir");
+        for name in ["throughput", "latency"] {
+            std::fs::write(figures.join(format!("seed-1-{name}.svg")), drawn).expect("svg");
+        }
+        let markdown = "# Findings report: demo\n\n\
+            ![throughput of D2 seed-1](../figures/D2/seed-1-throughput.svg)\n\n\
+            ![latency of D2 seed-1](../figures/D2/seed-1-latency.svg)\n";
+        let html = render(markdown, &dir.path().join("findings"));
+        assert!(!html.contains("figure missing"), "{html}");
+        let svgs: Vec<&str> = html
+            .split("<svg ")
+            .skip(1)
+            .map(|rest| &rest[..rest.find("</svg>").expect("closed") + "</svg>".len()])
+            .collect();
+        assert_eq!(svgs.len(), 2, "{html}");
+        let mut every_id = std::collections::BTreeSet::new();
+        for (n, svg) in svgs.iter().enumerate() {
+            let svg = format!("<svg {svg}");
+            let (ids, refs) = ids_and_references(&svg);
+            let prefix = format!("f{}-", n + 1);
+            assert_eq!(
+                ids,
+                ["clip", "grad", "tick"].map(|id| format!("{prefix}{id}")),
+                "{svg}"
+            );
+            // clip-path and fill twice (style sheet, attribute), the two uses.
+            assert_eq!(refs.len(), 6, "{refs:?} in {svg}");
+            for r in &refs {
+                assert!(
+                    ids.contains(r),
+                    "#{r} is not an id of its own figure: {svg}"
+                );
+            }
+            for id in ids {
+                assert!(
+                    every_id.insert(id.clone()),
+                    "{id} declared twice in the page"
+                );
+            }
+            // The root: its own class kept after `figure`, its size a viewBox, the
+            // caption its label; nothing of the prolog, namespaces or comments.
+            assert!(
+                svg.starts_with("<svg width=\"640px\" height=\"480\" class=\"figure chart\" viewBox=\"0 0 640 480\" role=\"img\" aria-label=\""),
+                "{svg}"
+            );
+            for gone in [
+                "xmlns",
+                "xlink",
+                "http",
+                "DOCTYPE",
+                "<!--",
+                "graphics-document",
+            ] {
+                assert!(!svg.contains(gone), "{gone} left in {svg}");
+            }
+            // Text is not a reference and stays escaped; other links are left alone.
+            assert!(
+                svg.contains(">a &lt; b &amp; url(#clip) stays text</text>"),
+                "{svg}"
+            );
+            assert!(svg.contains("<a href=\"seed-2.svg\"><rect/></a>"), "{svg}");
+        }
+    }
+
+    /// What is not a well-formed SVG is refused with a reason, never a panic, and the
+    /// report says the figure is missing and why; an empty figure is still one.
+    #[test]
+    fn a_malformed_svg_is_a_missing_figure_with_its_reason() {
+        for (svg, why) in [
+            ("<svg><g></svg>", "not well-formed XML"),
+            ("<svg><rect x=\"1\" x=\"2\"/></svg>", "malformed attribute"),
+            ("<svg><rect x=1/></svg>", "malformed attribute"),
+            (
+                "<svg><text>&nosuch;</text></svg>",
+                "an undefined entity &nosuch;",
+            ),
+            ("<svg><text>&#0;</text></svg>", "an undefined entity &#0;"),
+            (
+                "<svg:svg xmlns:svg=\"http://www.w3.org/2000/svg\"/>",
+                "no <svg> element",
+            ),
+            ("<svg width=\"1\"><rect/>", "no closing </svg>"),
+            ("", "no <svg> element"),
+            ("not xml at all", "no <svg> element"),
+            ("<svg", "not well-formed XML"),
+        ] {
+            match inline_svg(svg, "a", 1) {
+                Ok(out) => panic!("{svg:?} inlined as {out}"),
+                Err(e) => assert!(e.contains(why), "{svg:?}: {e}"),
+            }
+        }
+        assert_eq!(
+            inline_svg("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\"/>", "none", 2),
+            Ok("<svg width=\"0\" height=\"0\" viewBox=\"0 0 0 0\" class=\"figure\" role=\"img\" aria-label=\"none\"/>".to_string())
+        );
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("broken.svg"), "<svg><g></svg>").expect("svg");
+        let html = render("![broken](broken.svg)\n", dir.path());
+        assert!(
+            html.contains(
+                "<p class=\"figure-missing\">figure missing: broken.svg (not well-formed XML"
+            ),
+            "{html}"
+        );
+        assert!(!html.contains("<svg"), "{html}");
     }
 
     #[test]

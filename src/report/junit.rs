@@ -5,10 +5,10 @@
 //! case's findings file is attached by path (`[[ATTACHMENT|path]]` in system-out).
 
 use std::path::Path;
+use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset};
-use quick_xml::Writer;
-use quick_xml::events::{BytesDecl, BytesText, Event};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::session::journal::Record;
 use crate::session::outcome::{Phase, ScenarioOutcome, SessionOutcome};
@@ -43,18 +43,13 @@ impl Case<'_> {
 }
 
 /// The JUnit XML of `outcome`; `journal` gives each case's own wall time (the
-/// reducer's: its first iteration's start to its verdict).
+/// reducer's: its first iteration's start to its verdict). The document is
+/// quick-junit's (the model cargo-nextest writes): the root and the one testsuite
+/// carry the counts it keeps as cases are added, every time is seconds to the
+/// millisecond.
 pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
     let view = View::of(journal);
     let cases = cases(outcome, &view);
-    let failures = cases
-        .iter()
-        .filter(|c| matches!(c.kind(), Kind::Failed))
-        .count();
-    let skipped = cases
-        .iter()
-        .filter(|c| matches!(c.kind(), Kind::Skipped))
-        .count();
     // The journal's first to last record (milliseconds), else the outcome's own
     // start and end (whole seconds), else the cases' sum.
     let total = match (journal.first(), journal.last()) {
@@ -63,45 +58,22 @@ pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<St
     }
     .or_else(|| span(&outcome.started, outcome.finished.as_deref()))
     .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
-    let (tests, failures, skipped) = (
-        cases.len().to_string(),
-        failures.to_string(),
-        skipped.to_string(),
-    );
-    let time = seconds(total);
     let name = clean_line(&outcome.plan_slug);
 
-    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
-    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    let counts = [
-        ("tests", tests.as_str()),
-        ("failures", failures.as_str()),
-        ("errors", "0"),
-        ("skipped", skipped.as_str()),
-        ("time", time.as_str()),
-    ];
-    w.create_element("testsuites")
-        .with_attribute(("name", name.as_str()))
-        .with_attributes(counts)
-        .write_inner_content(|w| {
-            let mut suite = w
-                .create_element("testsuite")
-                .with_attribute(("name", name.as_str()))
-                .with_attributes(counts);
-            // xs:dateTime; a start that does not parse is left out rather than guessed.
-            if DateTime::parse_from_rfc3339(&outcome.started).is_ok() {
-                suite = suite.with_attribute(("timestamp", outcome.started.as_str()));
-            }
-            suite.write_inner_content(|w| {
-                properties(w, outcome)?;
-                for case in &cases {
-                    testcase(w, outcome, case)?;
-                }
-                Ok(())
-            })?;
-            Ok(())
-        })?;
-    String::from_utf8(w.into_inner()).map_err(std::io::Error::other)
+    let mut suite = TestSuite::new(name.as_str());
+    suite.set_time(duration(total));
+    // xs:dateTime; a start that does not parse is left out rather than guessed.
+    if let Ok(started) = DateTime::parse_from_rfc3339(&outcome.started) {
+        suite.set_timestamp(started);
+    }
+    suite.add_properties(properties(outcome));
+    for case in &cases {
+        suite.add_test_case(testcase(outcome, case));
+    }
+    let mut report = Report::new(name.as_str());
+    report.set_time(duration(total));
+    report.add_test_suite(suite);
+    report.to_string().map_err(std::io::Error::other)
 }
 
 /// Every scenario run in plan order; a scenario that holds no run yet is one case.
@@ -145,12 +117,13 @@ fn span(from: &str, to: Option<&str>) -> Option<f64> {
     (ms >= 0).then(|| ms as f64 / 1000.0)
 }
 
-fn seconds(s: f64) -> String {
-    format!("{s:.3}")
+/// Seconds as the document writes them: whole milliseconds, never negative.
+fn duration(s: f64) -> Duration {
+    Duration::from_millis((s.max(0.0) * 1000.0).round() as u64)
 }
 
 /// What a CI page shows beside the counts: the session verdict and where to look.
-fn properties(w: &mut Writer<Vec<u8>>, outcome: &SessionOutcome) -> std::io::Result<()> {
+fn properties(outcome: &SessionOutcome) -> Vec<Property> {
     let mut props: Vec<(&str, String)> = vec![
         ("plan", outcome.plan_path.clone()),
         ("session", outcome.session_dir.clone()),
@@ -170,27 +143,16 @@ fn properties(w: &mut Writer<Vec<u8>>, outcome: &SessionOutcome) -> std::io::Res
     if let Some(why) = &outcome.interrupted {
         props.push(("interrupted", why.clone()));
     }
-    w.create_element("properties").write_inner_content(|w| {
-        for (name, value) in &props {
-            w.create_element("property")
-                .with_attribute(("name", *name))
-                .with_attribute(("value", clean_line(value).as_str()))
-                .write_empty()?;
-        }
-        Ok(())
-    })?;
-    Ok(())
+    props
+        .into_iter()
+        .map(|(name, value)| Property::new(name, clean_line(&value)))
+        .collect()
 }
 
-fn testcase(
-    w: &mut Writer<Vec<u8>>,
-    outcome: &SessionOutcome,
-    case: &Case<'_>,
-) -> std::io::Result<()> {
+fn testcase(outcome: &SessionOutcome, case: &Case<'_>) -> TestCase {
     let s = case.scenario;
     let name = clean_line(&format!("{} {}", case.id, s.name));
     let classname = clean_line(&format!("{}.{}", outcome.plan_slug, s.id));
-    let time = seconds(case.seconds);
     let sentence = clean_line(&match case.verdict {
         Some(v) => words::sentence(case.id, v, case.reasons),
         None => undecided(case.id, s, outcome),
@@ -224,34 +186,32 @@ fn testcase(
             out.push_str(&format!("[[ATTACHMENT|{}]]\n", figure.display()));
         }
     }
-    w.create_element("testcase")
-        .with_attribute(("name", name.as_str()))
-        .with_attribute(("classname", classname.as_str()))
-        .with_attribute(("time", time.as_str()))
-        .write_inner_content(|w| {
-            match case.kind() {
-                Kind::Failed => {
-                    let mut body = chain.clone();
-                    if let Some(f) = &s.finding {
-                        body.push_str(&finding_text(f));
-                    }
-                    w.create_element("failure")
-                        .with_attribute(("message", sentence.as_str()))
-                        .with_attribute(("type", label))
-                        .write_text_content(BytesText::new(&clean_text(&body)))?;
-                }
-                Kind::Skipped => {
-                    w.create_element("skipped")
-                        .with_attribute(("message", sentence.as_str()))
-                        .write_empty()?;
-                }
-                Kind::Passed => {}
+    let status = match case.kind() {
+        Kind::Failed => {
+            let mut body = chain;
+            if let Some(f) = &s.finding {
+                body.push_str(&finding_text(f));
             }
-            w.create_element("system-out")
-                .write_text_content(BytesText::new(&clean_text(&out)))?;
-            Ok(())
-        })?;
-    Ok(())
+            let mut failure = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            failure
+                .set_message(sentence)
+                .set_type(label)
+                .set_description(clean_text(&body));
+            failure
+        }
+        Kind::Skipped => {
+            let mut skipped = TestCaseStatus::skipped();
+            skipped.set_message(sentence);
+            skipped
+        }
+        Kind::Passed => TestCaseStatus::success(),
+    };
+    let mut testcase = TestCase::new(name, status);
+    testcase
+        .set_classname(classname)
+        .set_time(duration(case.seconds))
+        .set_system_out(clean_text(&out));
+    testcase
 }
 
 /// Why a case holds no verdict: not reached, or stopped before it was decided.
