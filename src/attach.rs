@@ -59,7 +59,15 @@ pub fn write_ending(out: impl Write, err: impl Write, ending: &Ending) -> std::i
         writeln!(err, "faultline: {question}")?;
     }
     match (&ending.report, &ending.unwritten) {
-        (Some(path), _) => writeln!(out, "report: {path}")?,
+        // report.html, the one to open in a browser, is written beside the report
+        // (same stem) whenever the report is: named first, report.md after it.
+        (Some(path), _) => match crate::report::html::html_path(Path::new(path)) {
+            Some(html) => {
+                writeln!(out, "report: {} (open it in a browser)", html.display())?;
+                writeln!(out, "report (Markdown): {path}")?;
+            }
+            None => writeln!(out, "report: {path}")?,
+        },
         (None, Some(text)) => writeln!(out, "{text}")?,
         (None, None) => {}
     }
@@ -229,8 +237,8 @@ pub struct AttachArgs {
     /// newest running session you may attach to).
     pub session: Option<String>,
     /// JSON lines instead of the UI: every message from the session on stdout, and
-    /// client messages (`{"type":"answer","id":…,"text":…}`, `{"type":"stop"}`) read
-    /// from stdin.
+    /// client messages (`{"type":"answer","id":…,"text":…}`,
+    /// `{"type":"note","text":…}`, `{"type":"stop"}`) read from stdin.
     #[arg(long)]
     pub json: bool,
     /// A name for this operator, for a key-bound identity (an authorized_keys
@@ -308,13 +316,26 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
     {
         return Exit::OK;
     }
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+    // Stdin is read on a thread of its own, not the runtime's blocking pool: a read
+    // that never returns (a script holding stdin open) must not keep this process
+    // once the run has ended.
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
             if line.trim().is_empty() {
                 continue;
             }
             match serde_json::from_str::<ClientMsg>(&line) {
+                // Refused here as the server would, rather than sent: a note far over
+                // the bound could be over the server's line limit, which ends the link.
+                Ok(ClientMsg::Note { text })
+                    if text.len() > crate::session::event::NOTE_MAX_BYTES =>
+                {
+                    if let Err(why) = crate::session::event::OperatorNote::checked(&text) {
+                        crate::say_err!("faultline: note refused: {why}");
+                    }
+                }
                 Ok(msg) => {
                     if tx.send(msg).is_err() {
                         break;
@@ -322,13 +343,16 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
                 }
                 Err(e) => {
                     crate::say_err!(
-                        "faultline: stdin: not a client message ({e}); expected {{\"type\":\"answer\",\"id\":…,\"text\":…}} or {{\"type\":\"stop\"}}"
+                        "faultline: stdin: not a client message ({e}); expected {{\"type\":\"answer\",\"id\":…,\"text\":…}}, {{\"type\":\"note\",\"text\":…}} or {{\"type\":\"stop\"}}"
                     );
                 }
             }
         }
-        // Stdin closed: keep watching (the sender lives on in this task's end).
-        std::future::pending::<()>().await;
+        // Stdin closed: keep watching (the link ends when its sender goes, so it
+        // lives on in this parked thread until the process exits).
+        loop {
+            std::thread::park();
+        }
     });
     let leave = leave_on_signals();
     loop {

@@ -1,9 +1,11 @@
 //! Headless progress: one readable line per record that matters (the session and
 //! each scenario / arm / seed starting, faults injected, landing proven or not,
-//! healed, verdicts with their reason in words, questions and answers, an
+//! healed, each reduction candidate with what it kept and whether the seed still
+//! failed, verdicts with their reason in words, questions and answers, an
 //! interruption, what author mode wrote), a heartbeat when nothing was printed for a while (so a watcher
 //! over SSH knows the run is alive), and, when the journal closes, a table of every
-//! run's verdict as the session's reducer ([`View`]) folded it.
+//! run's verdict as the session's reducer ([`View`]) folded it, fitted to the
+//! terminal's width by wrapping the reasons.
 //!
 //! A closed stdout (`| head`) ends the output, never the run: the first failed write
 //! stops the printing, and the records are still drained so the engine never waits.
@@ -108,6 +110,58 @@ fn iteration_words(label: crate::session::label::IterationLabel, seconds: u64) -
     }
 }
 
+/// Milliseconds as `4 s`, `1.5 s` or `250 ms`.
+fn seconds(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
+        _ => format!("{} s", (ms as f64 / 1000.0 * 100.0).round() / 100.0),
+    }
+}
+
+/// What a reduction candidate ran with and whether the seed still failed, all from
+/// its record: `reduction run 4 kept fault kill-primary (start 2 s → 1 s; workload
+/// 4 s): still failed`.
+fn candidate_words(c: &crate::session::event::ReductionCandidate) -> String {
+    let kept = match c.faults.as_slice() {
+        [] => "no fault".to_string(),
+        [one] => format!("fault {one}"),
+        many => format!("faults {}", many.join(", ")),
+    };
+    let mut with: Vec<String> = c
+        .timing
+        .iter()
+        .map(|cut| {
+            let what = match cut.field.as_str() {
+                "after" => "start",
+                "duration" => "hold",
+                other => other,
+            };
+            let whose = if c.faults.len() > 1 {
+                format!("{} ", cut.fault)
+            } else {
+                String::new()
+            };
+            format!(
+                "{whose}{what} {} → {}",
+                seconds(cut.from_ms),
+                seconds(cut.to_ms)
+            )
+        })
+        .collect();
+    with.push(format!("workload {}", seconds(c.duration_ms)));
+    format!(
+        "reduction run {} kept {kept} ({}): {}",
+        c.run,
+        with.join("; "),
+        if c.failed {
+            "still failed"
+        } else {
+            "no longer failed"
+        }
+    )
+}
+
 /// What a record says, in words, when it is worth a line; `None` otherwise. Not
 /// sanitized yet, and without colour (the verdict's is added by [`line`]).
 fn said(record: &Record) -> Option<(String, Option<Tone>)> {
@@ -201,6 +255,7 @@ fn said(record: &Record) -> Option<(String, Option<Tone>)> {
             "reduction started: {} fault(s), seed {}, at most {} run(s)",
             r.events, r.seed, r.budget_runs
         ),
+        Event::ReductionCandidate(c) => candidate_words(c),
         Event::ReductionResult(r) => format!(
             "reduction done: {} fault(s) down to {} over {} run(s)",
             r.from, r.to, r.runs
@@ -289,10 +344,74 @@ pub fn line(record: &Record, colour: bool) -> Option<String> {
     Some(format!("{} {scope:<9} {text}", sanitize::line(time)))
 }
 
+/// The width the closing table fits: `COLUMNS` when it holds a number (kept within
+/// 40..=500: neither a tiny nor a huge value is believed), else the terminal's own
+/// width when stdout is one, else 80.
+pub fn table_width() -> usize {
+    use std::io::IsTerminal;
+    let terminal = || {
+        std::io::stdout()
+            .is_terminal()
+            .then(crossterm::terminal::size)
+            .and_then(Result::ok)
+            .map(|(columns, _)| columns.to_string())
+    };
+    width_of(std::env::var("COLUMNS").ok().or_else(terminal).as_deref())
+}
+
+/// [`table_width`] for a `COLUMNS` value: 80 when it is missing, not a number or 0,
+/// else the number within 40..=500.
+pub fn width_of(columns: Option<&str>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+        .map_or(80, |w| w.clamp(40, 500))
+}
+
+/// A reason column narrower than this reads badly: the reason goes under its row.
+const MIN_REASON: usize = 20;
+
+/// `text` in lines of at most `width` characters, broken between words; a word longer
+/// than a line (a path) is broken where the line ends.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        let used = line.chars().count();
+        if used > 0 && used + 1 + word.len() <= width {
+            line.push(' ');
+            line.extend(&word);
+            continue;
+        }
+        if used > 0 {
+            lines.push(std::mem::take(&mut line));
+        }
+        while word.len() > width {
+            lines.push(word.drain(..width).collect());
+        }
+        line.extend(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// The closing table: one row per scenario / arm the records named (id, verdict,
-/// seeds that ran, the reason in words), then the session verdict; columns aligned.
-/// `reasons` holds the sentences the verdict lines said, by run id.
-pub fn table(view: &View, reasons: &BTreeMap<String, String>, colour: bool) -> Vec<String> {
+/// seeds that ran, the reason in words), then the session verdict; columns aligned,
+/// every line within `width` characters (see [`table_width`]) by wrapping the reason
+/// only, its continuation lines under the reason column. Ids and verdicts are never
+/// cut: when they leave the reason less than [`MIN_REASON`] columns, each reason goes
+/// on lines of its own under its row, indented. `reasons` holds the sentences the
+/// verdict lines said, by run id.
+pub fn table(
+    view: &View,
+    reasons: &BTreeMap<String, String>,
+    colour: bool,
+    width: usize,
+) -> Vec<String> {
     struct Row {
         id: String,
         verdict: String,
@@ -349,18 +468,40 @@ pub fn table(view: &View, reasons: &BTreeMap<String, String>, colour: bool) -> V
         .unwrap_or(0)
         .max("VERDICT".len());
     let seeds_w = "SEEDS".len();
-    let mut out = vec![format!(
-        "{:<id_w$}  {:<verdict_w$}  {:>seeds_w$}  REASON",
-        "ID", "VERDICT", "SEEDS"
-    )];
+    let lead = id_w + 2 + verdict_w + 2 + seeds_w + 2;
+    // Beside its row, or (a narrow terminal) under it.
+    let beside = width.saturating_sub(lead) >= MIN_REASON;
+    const UNDER: &str = "    ";
+    let mut out = vec![
+        format!(
+            "{:<id_w$}  {:<verdict_w$}  {:>seeds_w$}  {}",
+            "ID",
+            "VERDICT",
+            "SEEDS",
+            if beside { "REASON" } else { "" }
+        )
+        .trim_end()
+        .to_string(),
+    ];
     for r in &rows {
         // Padded before painting: escape codes have no width.
         let verdict = paint(&format!("{:<verdict_w$}", r.verdict), r.tone, colour);
-        let text = format!(
-            "{:<id_w$}  {verdict}  {:>seeds_w$}  {}",
-            r.id, r.seeds, r.reason
-        );
-        out.push(text.trim_end().to_string());
+        let row = format!("{:<id_w$}  {verdict}  {:>seeds_w$}  ", r.id, r.seeds);
+        if r.reason.is_empty() {
+            out.push(row.trim_end().to_string());
+        } else if beside {
+            let mut lines = wrap(&r.reason, width - lead).into_iter();
+            out.push(format!("{row}{}", lines.next().unwrap_or_default()));
+            out.extend(lines.map(|l| format!("{:lead$}{l}", "")));
+        } else {
+            out.push(row.trim_end().to_string());
+            let room = width.saturating_sub(UNDER.len());
+            out.extend(
+                wrap(&r.reason, room)
+                    .into_iter()
+                    .map(|l| format!("{UNDER}{l}")),
+            );
+        }
     }
     if let Some(verdict) = &view.session_verdict {
         let tone = match verdict.as_str() {
@@ -438,7 +579,7 @@ pub async fn print<W: Write + Send>(
             }
             Ok(None) => {
                 out.say("");
-                for text in table(&view, &reasons, colour) {
+                for text in table(&view, &reasons, colour, table_width()) {
                     out.say(&text);
                 }
                 return out.out;

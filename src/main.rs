@@ -126,6 +126,22 @@ enum Command {
         /// The session directory.
         session: PathBuf,
     },
+    /// Play a session's journal back in the terminal UI, as it happened: step by
+    /// record (`.` `,`), by fault injected, held or healed (`]` `[`) and by scenario
+    /// (`}` `{`), or play at 1× to 16× (space, `+` `-`); every screen shows the
+    /// session as it stood at that moment. Reads the session, never writes it.
+    ///
+    /// Exits 0, or 66 when the session cannot be read.
+    Replay {
+        /// The session directory (holding `journal.jsonl` and `input/`).
+        session: PathBuf,
+        /// Terminal UI theme.
+        #[arg(long)]
+        theme: Option<String>,
+        /// The TUI config file.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Author mode without running anything: write each scenario's skeleton to its
     /// `Target test file` inside the SUT (provenance header, TODO regions filled from
     /// the run spec, the SUT's formatter), stage the files with git, never commit.
@@ -168,7 +184,7 @@ fn main() -> ExitCode {
                 Exit::OK
             };
             // Printing clap's own message can only fail if stderr is gone.
-            let _ = err.print();
+            let _ = without_hidden(err).print();
             return code.into();
         }
     };
@@ -190,6 +206,14 @@ fn main() -> ExitCode {
             }
         }
         Command::Report { session } => faultline::launch::report(&session),
+        Command::Replay {
+            session,
+            theme,
+            config,
+        } => match faultline::tui::app::setup_for(theme.as_deref(), config.as_deref()) {
+            Ok(setup) => faultline::tui::replay::run(&session, setup),
+            Err(halt) => halt.0,
+        },
         Command::Author { plan, args } => block_on(faultline::launch::author(&plan, args)),
         Command::Check(args) => faultline::oracle::cli::run(&args),
         // The demo system under test is a program of its own: std's codes, and no
@@ -201,6 +225,45 @@ fn main() -> ExitCode {
     };
     faultline::launch::leave_netns();
     code.into()
+}
+
+/// `err` without the hidden subcommands (`demo-sut`, `watchdog`) among its
+/// did-you-mean suggestions: clap offers every subcommand it knows, and those two
+/// are for faultline's own use. With none left, no suggestion is made.
+fn without_hidden(err: clap::Error) -> clap::Error {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::Strings(offered)) = err.get(ContextKind::SuggestedSubcommand) else {
+        return err;
+    };
+    let cli = Cli::command();
+    let hidden: Vec<&str> = cli
+        .get_subcommands()
+        .filter(|c| c.is_hide_set())
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .collect();
+    let kept: Vec<String> = offered
+        .iter()
+        .filter(|name| !hidden.contains(&name.as_str()))
+        .cloned()
+        .collect();
+    if kept.len() == offered.len() {
+        return err;
+    }
+    // The same error again, every context but the suggestion carried over.
+    let mut clean = clap::Error::new(err.kind()).with_cmd(&cli);
+    for (kind, value) in err.context() {
+        if kind != ContextKind::SuggestedSubcommand {
+            clean.insert(kind, value.clone());
+        }
+    }
+    if !kept.is_empty() {
+        clean.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(kept),
+        );
+    }
+    clean
 }
 
 /// `faultline run [PLAN]`: the plan named or picked, read, and the network namespace

@@ -23,17 +23,22 @@ impl Reach {
         F: std::future::Future + Send,
         F::Output: Send,
     {
-        if let Some(runtime) = &self.runtime {
+        // Inside a runtime (a heal called from async code) a runtime cannot block:
+        // the nodes' own runtime drives `work` from a thread of its own, as a fresh one
+        // does when there is none.
+        let inside = tokio::runtime::Handle::try_current().is_ok();
+        if let (Some(runtime), false) = (&self.runtime, inside) {
             return Ok(runtime.block_on(work));
         }
         std::thread::scope(|scope| {
             scope
-                .spawn(|| {
-                    tokio::runtime::Builder::new_current_thread()
+                .spawn(|| match &self.runtime {
+                    Some(runtime) => Ok(runtime.block_on(work)),
+                    None => tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()
                         .map(|runtime| runtime.block_on(work))
-                        .map_err(|e| format!("no runtime: {e}"))
+                        .map_err(|e| format!("no runtime: {e}")),
                 })
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

@@ -179,20 +179,27 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// The noun for `count` things: `one` for exactly one, `many` otherwise ("1 op",
+/// "2 ops").
+pub fn plural<'a>(count: u64, one: &'a str, many: &'a str) -> &'a str {
+    if count == 1 { one } else { many }
+}
+
 /// Standard evidence line: "checked 4,217 of 4,300 ops, 0 anomalies".
 pub fn evidence_line(checked: u64, produced: u64, anomalies: usize) -> String {
-    let noun = if anomalies == 1 {
-        "anomaly"
-    } else {
-        "anomalies"
-    };
+    let noun = plural(anomalies as u64, "anomaly", "anomalies");
     if checked == produced {
-        format!("checked {} ops, {anomalies} {noun}", thousands(checked))
+        format!(
+            "checked {} {}, {anomalies} {noun}",
+            thousands(checked),
+            plural(checked, "op", "ops")
+        )
     } else {
         format!(
-            "checked {} of {} ops, {anomalies} {noun}",
+            "checked {} of {} {}, {anomalies} {noun}",
             thousands(checked),
-            thousands(produced)
+            thousands(produced),
+            plural(produced, "op", "ops")
         )
     }
 }

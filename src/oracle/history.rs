@@ -4,7 +4,8 @@
 //! Every field is expected in every record (unused ones are `null`); an absent
 //! key means the recorder does not capture that field at all, which a checker
 //! reports as a missing field. Timestamps are integer nanoseconds from a
-//! per-recorder monotonic clock; a timed-out op has `complete_ts: null`.
+//! per-recorder monotonic clock; a timed-out op has `complete_ts: null`, and no op
+//! completes before it was invoked (`complete_ts` < `invoke_ts` is refused).
 //! `timeout_marker` is accepted as another name of `timeout`.
 //!
 //! Truncation is checked, never assumed away: a torn last line is an error, an
@@ -400,11 +401,23 @@ fn op_from_map(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => Some(other.to_string()),
     };
+    let complete_ts = r.opt_u64("complete_ts")?;
+    if let Some(done) = complete_ts
+        && done < invoke_ts
+    {
+        return Err(r.err(
+            "complete_ts",
+            &format!(
+                "{done} is earlier than `invoke_ts` {invoke_ts}: an op completes after it is \
+                 invoked (are both read from one monotonic clock?)"
+            ),
+        ));
+    }
     Ok(Op {
         op_id: r.id("op_id")?,
         process: r.id("process")?,
         invoke_ts,
-        complete_ts: r.opt_u64("complete_ts")?,
+        complete_ts,
         op_type,
         key: r.opt_string("key")?,
         input: r.value("input"),

@@ -49,18 +49,14 @@ pub const CHECKERS: &[CheckerInfo] = &[
     CheckerInfo {
         name: "linearizability-register",
         needs: Needs::History,
-        serves: &[("register", "safety"), ("counter", "safety")],
+        serves: &[("register", "safety")],
         summary: "WGL search on one register (read/write/cas)",
         run: |g, p| linearizability_with(g, p, Model::Register),
     },
     CheckerInfo {
         name: "linearizability-kv",
         needs: Needs::History,
-        serves: &[
-            ("map", "safety"),
-            ("register", "safety"),
-            ("counter", "safety"),
-        ],
+        serves: &[("map", "safety"), ("register", "safety")],
         summary: "WGL search per key of a map",
         run: |g, p| linearizability_with(g, p, Model::Kv),
     },

@@ -67,6 +67,18 @@ fn categories(plan: &Plan, s: &Scenario) -> Vec<String> {
     out
 }
 
+/// A plan's checker field as a name to quote in backticks: trimmed, without the full
+/// stop (or other sentence punctuation) that ends the plan's sentence, which would
+/// otherwise read as part of the name (`no-lost-ack.`), and without backticks of its
+/// own, which would close the quote early.
+pub fn quotable(text: &str) -> String {
+    text.replace('`', "")
+        .trim()
+        .trim_end_matches(['.', ';', ',', ':', '!', '?'])
+        .trim_end()
+        .to_string()
+}
+
 /// The built-in checker the picker suggests for `s`'s §7.M model and claim
 /// categories, with the category it serves: a checker made for the model first,
 /// then one for any model. `None` when the block states no model or nothing fits.
@@ -118,7 +130,7 @@ pub fn lint_checker_pick(plan: &Plan, s: &Scenario, out: &mut Vec<Problem>) {
         message: format!(
             "checker `{}` does not match model `{model}` and claim categories [{}]: the run would \
              end INCONCLUSIVE-oracle-too-weak{suggestion}",
-            checker.text.trim(),
+            quotable(&checker.text),
             categories.join(", ")
         ),
         severity: Severity::Warning,

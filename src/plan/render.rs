@@ -37,10 +37,12 @@ fn seven_m_summary(plan: &Plan, s: &Scenario) -> String {
             "§7.M filled (model {}, checker {}{})",
             b.model_kind.as_deref().unwrap_or("?"),
             if b.checker.is_some() {
-                // The plan's sentence ends in a full stop; the name quoted does not.
-                first_line(&b.checker, 40)
-                    .trim_end_matches(['.', ';', ',', ':', '!', '?'])
-                    .to_string()
+                // The plan's words in backticks, without its sentence's full stop:
+                // nothing after the name reads as part of it.
+                format!(
+                    "`{}`",
+                    super::checker_pick::quotable(&first_line(&b.checker, 40))
+                )
             } else {
                 "MISSING".into()
             },

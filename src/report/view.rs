@@ -60,6 +60,8 @@ pub struct ReportView<'a> {
     pub confidence: Confidence<'a>,
     pub nodes: Vec<NodeView>,
     pub figures: FiguresView,
+    /// The notes operators left on the run, in the order written.
+    pub notes: Vec<NoteView>,
 }
 
 /// A verdict's reason as one sentence (`None` while undecided).
@@ -137,11 +139,13 @@ pub fn report<'a>(
     journal: &[Record],
     files: &FigureFiles,
 ) -> ReportView<'a> {
+    let view = View::of(journal);
     ReportView {
         plan,
         outcome,
         figures: figures(outcome, files),
-        nodes: nodes(&View::of(journal), &outcome.session_dir),
+        nodes: nodes(&view, &outcome.session_dir),
+        notes: notes(&view),
         exit_code: outcome.verdict.map(|v| i32::from(v.exit())),
         scenarios: outcome
             .scenarios
@@ -202,6 +206,60 @@ pub fn nodes(view: &View, session_dir: &str) -> Vec<NodeView> {
             logs: row.logs.iter().map(|l| relative(l)).collect(),
         })
         .collect()
+}
+
+/// A note as report.md shows it: every field but `text` escaped for inline markdown,
+/// `text` as written (line breaks kept) for a fenced block whose `fence` no run of
+/// backticks in it can close. An operator's words never become markup.
+#[derive(Serialize, Debug, PartialEq)]
+pub struct NoteView {
+    pub seq: u64,
+    /// When it was written (UTC, as journaled).
+    pub ts: String,
+    pub author: String,
+    /// The run and iteration it was written during (`D3 (seed-2)`); `None` outside
+    /// any run.
+    pub during: Option<String>,
+    pub text: String,
+    pub fence: String,
+}
+
+/// The reducer's notes, in order, fit for report.md.
+pub fn notes(view: &View) -> Vec<NoteView> {
+    view.notes
+        .iter()
+        .map(|n| NoteView {
+            seq: n.seq,
+            ts: inline_markdown(&n.ts),
+            author: inline_markdown(&n.author),
+            during: n.during().as_deref().map(inline_markdown),
+            text: n.text.clone(),
+            fence: fence_for(&n.text),
+        })
+        .collect()
+}
+
+/// `text` (one line) with every character that could start markdown or HTML inline
+/// escaped by a backslash, so it reads as the same words in any renderer.
+fn inline_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in crate::sanitize::line(text).chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '&' | '~' | '|' | '#'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A code fence longer than any run of backticks in `text` (at least three), so
+/// nothing in it ends the block early.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }
 
 /// A journal record with the scope it is shown under (`D5/api`, `D3`, `session`).

@@ -77,6 +77,8 @@ events! {
     /// A question nobody could answer stopped the run.
     StoppedUnanswered(StoppedUnanswered) = "stopped-unanswered",
     OperatorAnswer(OperatorAnswer) = "operator-answer",
+    /// A note an attached operator left on the run (`{"type":"note","text":…}`).
+    OperatorNote(OperatorNote) = "operator-note",
     // Operators: who may do what, who is attached, what was asked of them.
     SessionRoles(SessionRoles) = "session-roles",
     ParticipantJoined(Participant) = "participant-joined",
@@ -333,6 +335,68 @@ impl OperatorAnswer {
             Some(who) => format!("{who} ({})", self.by),
             None => self.by.clone(),
         }
+    }
+}
+
+/// The longest note an operator may leave, in bytes of its text as sent (UTF-8). A
+/// longer one is refused whole, never cut: nothing of it is journaled.
+pub const NOTE_MAX_BYTES: usize = 4096;
+
+/// A note an attached operator (owner or approver) left on the run: their words as
+/// written, line breaks kept, with who wrote them by the kernel's word. When it was
+/// written is the record's own timestamp; which scenario ran then, the reducer's
+/// (`View::notes`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OperatorNote {
+    /// The text, cleaned by [`OperatorNote::checked`] (each line sanitized, lines
+    /// joined by `\n`); at most [`NOTE_MAX_BYTES`].
+    pub text: String,
+    /// The operator, as the server knew them (peer credentials; `label` is only what
+    /// `--as` asserted).
+    pub who: Who,
+    /// The client it came through: `json`, `tui`.
+    pub client: String,
+}
+
+impl OperatorNote {
+    /// The text a note is journaled with, or why it is refused: over
+    /// [`NOTE_MAX_BYTES`] as sent (refused whole, not cut), or nothing but blanks.
+    pub fn checked(text: &str) -> Result<String, String> {
+        if text.len() > NOTE_MAX_BYTES {
+            return Err(format!(
+                "a note is at most {NOTE_MAX_BYTES} bytes and this one has {}: refused whole, \
+                 nothing of it was journaled (leave it as two notes)",
+                text.len()
+            ));
+        }
+        let clean = Self::clean(text);
+        if clean.is_empty() {
+            return Err("a note needs some text".to_string());
+        }
+        Ok(clean)
+    }
+
+    /// `text` fit to show: each line sanitized ([`crate::sanitize::line`]: no escape
+    /// sequence or control character but tab) and trimmed at its end, blank lines
+    /// before the first and after the last dropped, lines joined by `\n`.
+    pub fn clean(text: &str) -> String {
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|l| crate::sanitize::line(l).trim_end().to_string())
+            .collect();
+        let first = lines.iter().position(|l| !l.trim().is_empty());
+        let last = lines.iter().rposition(|l| !l.trim().is_empty());
+        match (first, last) {
+            (Some(first), Some(last)) => lines[first..=last].join("\n"),
+            _ => String::new(),
+        }
+    }
+
+    /// Who wrote it, as the session names attached operators (`alice (uid 1001,
+    /// approver)`; a `--as` label says it was asserted by key), sanitized.
+    pub fn author(&self) -> String {
+        crate::sanitize::line(&self.who.to_string())
     }
 }
 

@@ -1,7 +1,8 @@
 //! The session server: the process that owns a run listens on the session's Unix
 //! socket, replays the journal to every client that attaches, streams what happens,
-//! broadcasts each question and takes the first valid answer (tmux's model: the
-//! server owns the session, clients come and go).
+//! broadcasts each question and takes the first valid answer, and journals the notes
+//! operators leave on the run (tmux's model: the server owns the session, clients come
+//! and go).
 //!
 //! Identity is the socket's peer credentials (the kernel's uid), never a claimed
 //! name; the session's [`Roles`] decide what each may do. A client that goes away or
@@ -63,6 +64,9 @@ const JOURNAL_EVERY: Duration = Duration::from_millis(500);
 const REFUSALS_JOURNALED: u64 = 16;
 /// Bytes of a refused answer's text kept in the journal.
 const REFUSED_TEXT_MAX: usize = 256;
+/// Notes one user may leave on a session (each at most
+/// [`event::NOTE_MAX_BYTES`]): nobody attached can grow the owner's journal at will.
+pub const NOTES_PER_USER: u64 = 500;
 
 /// A question waiting for its first valid answer.
 struct Pending {
@@ -85,6 +89,8 @@ struct State {
     refused: BTreeMap<(u32, String), u64>,
     /// Answers refused per uid (the first few journaled, the rest counted).
     refused_answers: BTreeMap<u32, u64>,
+    /// Notes journaled per uid.
+    notes: BTreeMap<u32, u64>,
     /// Joins and leaves waiting for the next batch.
     later: Vec<Event>,
 }
@@ -259,6 +265,40 @@ impl Shared {
                 why: why.to_string(),
             }));
         }
+    }
+
+    /// Journals `text` as a note from `who` (attached through `client`), or says why
+    /// not: a viewer's, one over [`event::NOTE_MAX_BYTES`] or blank, one over
+    /// [`NOTES_PER_USER`], or one sent after the run let go of its journal. A refused
+    /// note is not journaled.
+    fn note(&self, who: &Who, client: &str, text: &str) -> Result<(), String> {
+        if who.role == Role::Viewer {
+            return Err("viewers do not leave notes (attached with the viewer role)".to_string());
+        }
+        let text = event::OperatorNote::checked(text)?;
+        let written = self.state().notes.get(&who.uid).copied().unwrap_or(0);
+        if written >= NOTES_PER_USER {
+            return Err(format!(
+                "{} has left {NOTES_PER_USER} notes on this session, the most one user may",
+                who.user
+            ));
+        }
+        let note = Event::OperatorNote(event::OperatorNote {
+            text,
+            who: who.clone(),
+            client: client.to_string(),
+        });
+        {
+            let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(journal) = journal.as_mut() else {
+                return Err("the run has ended: notes are no longer journaled".to_string());
+            };
+            journal
+                .append(Scope::default(), note)
+                .map_err(|e| format!("the note could not be journaled: {e}"))?;
+        }
+        *self.state().notes.entry(who.uid).or_insert(0) += 1;
+        Ok(())
     }
 
     /// Takes `text` as the answer to `id` from `who`, or says why not.
@@ -792,7 +832,15 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
     shared.send(ServerMsg::Joined {
         participant: participant.clone(),
     });
-    session(&shared, &who, hello.after, &mut live, &mut lines, &mut out).await;
+    session(
+        &shared,
+        &participant,
+        hello.after,
+        &mut live,
+        &mut lines,
+        &mut out,
+    )
+    .await;
     shared.state().participants.retain(|(i, _)| *i != id);
     shared.journal_later(Event::ParticipantLeft(participant.clone()));
     shared.send(ServerMsg::Left { participant });
@@ -802,12 +850,13 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
 /// the client goes or the run ends.
 async fn session(
     shared: &Shared,
-    who: &Who,
+    participant: &Participant,
     after: u64,
     live: &mut broadcast::Receiver<Arc<ServerMsg>>,
     lines: &mut Lines,
     out: &mut tokio::net::unix::OwnedWriteHalf,
 ) {
+    let who = &participant.who;
     let Some(mut last) = catch_up(shared, after, out).await else {
         return;
     };
@@ -821,6 +870,18 @@ async fn session(
                     if let ServerMsg::Record { record } = msg.as_ref() {
                         if record.seq <= last {
                             continue;
+                        }
+                        // A gap: records journaled before the engine's tap was
+                        // connected (the server's own, early in a run: a note, a
+                        // join) never came live. They are in the file.
+                        if record.seq > last + 1 {
+                            match catch_up(shared, last, out).await {
+                                Some(seq) => last = seq,
+                                None => return,
+                            }
+                            if record.seq <= last {
+                                continue;
+                            }
                         }
                         last = record.seq;
                     }
@@ -857,6 +918,10 @@ async fn session(
                         Ok(()) => None,
                         Err(why) => Some(ServerMsg::Refused { id: Some(id), why }),
                     },
+                    Ok(ClientMsg::Note { text }) => shared
+                        .note(who, &participant.client, &text)
+                        .err()
+                        .map(|why| ServerMsg::Refused { id: None, why }),
                     Ok(ClientMsg::Stop) => stop(shared, who),
                     Ok(ClientMsg::Hello(_)) => None,
                     Err(e) => Some(ServerMsg::Refused {

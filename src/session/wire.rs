@@ -4,7 +4,8 @@
 //! (who the kernel says the client is, and its role), replays the journal from there,
 //! marks `live`, then sends every new record, every question asked, answered or
 //! withdrawn, and `ended` when the run is over. A client may `answer` a question
-//! (the first valid answer wins; a later one is told who won) or ask to `stop`.
+//! (the first valid answer wins; a later one is told who won), leave a `note` on the
+//! run (journaled, so every client sees it as a record) or ask to `stop`.
 //!
 //! Both ends name the protocol they speak, [`PROTOCOL_VERSION`], in `hello` and in
 //! `welcome` (tmux's model: bumped on any change to these messages). A server and a
@@ -25,8 +26,8 @@ use crate::session::operator::Question;
 
 /// The version of the messages below. Bump it on any change to them (a field added,
 /// renamed or read differently): a client and a server of different versions refuse
-/// each other plainly instead of misreading each other.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// each other plainly instead of misreading each other. (2: a client's `note`.)
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What a server or client says to the other end speaking protocol `theirs` (0: no
 /// version, a faultline from before versions), naming both versions and what to do;
@@ -51,6 +52,13 @@ pub enum ClientMsg {
     Hello(Hello),
     Answer {
         id: String,
+        text: String,
+    },
+    /// Leave a note on the run (owner and approvers only): journaled as
+    /// `operator-note` with who wrote it, at most
+    /// [`NOTE_MAX_BYTES`](super::event::NOTE_MAX_BYTES) bytes of text (a longer one
+    /// is refused, not cut), line breaks kept.
+    Note {
         text: String,
     },
     /// Stop the run: heal, write the documents, end (owner and approvers only).
@@ -141,7 +149,8 @@ pub enum ServerMsg {
         id: String,
         why: String,
     },
-    /// This client's answer (or stop) was not taken, and why.
+    /// This client's answer (or note, or stop) was not taken, and why (`id`: the
+    /// question's, for an answer).
     Refused {
         id: Option<String>,
         why: String,

@@ -1,13 +1,18 @@
-//! Answering the pending question: a choice list (↑↓ and Enter, the default
-//! preselected), an editor for the text a question takes (ratatui-textarea), and the
-//! global keys that stay reachable meanwhile. Pure over [`AppState`], so the keys'
-//! effects are unit-tested without a terminal.
+//! Answering the pending question: a choice list (↑↓ or a digit move the highlight,
+//! typing shows only the choices the text begins, Enter sends the highlighted one),
+//! an editor for the text a question takes (ratatui-textarea), and the global keys
+//! that stay reachable meanwhile. Pure over [`AppState`], so the keys' effects are
+//! unit-tested without a terminal.
 //!
 //! The rule for global keys while a question is open: F1 (help), F2 (evidence), F3
 //! (reasons) and Ctrl-C always work; `?` opens help while nothing is typed; in a
-//! question that takes no free text, every other bound key works too while nothing is
-//! typed, unless one of the choices starts with that letter (then it starts typing
-//! the choice's name).
+//! question that takes no free text, `1`..`9` highlight the list's n-th choice and
+//! every other bound key works too while nothing is typed, unless one of the choices
+//! starts with that letter (then it starts typing the choice's name). The UI's own
+//! dialog whose choices start with distinct letters (quit: `d` / `s` / `c`) acts on
+//! that one key; a question the session asks always waits for Enter, since its
+//! answer is journaled for good. While a question is settling (it has just
+//! appeared) every key but F1–F3 is dropped.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea};
@@ -15,7 +20,7 @@ use ratatui_textarea::{CursorMove, TextArea};
 use super::keymap::Action;
 use super::state::AppState;
 use super::view::choices;
-use crate::session::operator::{FreeText, Question, QuestionKind};
+use crate::session::operator::{Choice, FreeText, Question, QuestionKind};
 
 /// What a key did to the pending question.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,13 +44,66 @@ fn takes_text(q: &Question) -> bool {
     prose(q) || q.free_text == FreeText::Line
 }
 
+/// A list whose choices are all it takes: digits pick and Enter sends the highlight.
+pub fn picks(q: &Question) -> bool {
+    !q.choices.is_empty() && !takes_text(q)
+}
+
+/// `choice`'s name or an alias begins with `typed` (lower case).
+fn begins(choice: &Choice, typed: &str) -> bool {
+    std::iter::once(&choice.value)
+        .chain(&choice.aliases)
+        .any(|n| n.to_lowercase().starts_with(typed))
+}
+
 /// Some choice's name or alias starts with `c`: the key types it.
 fn starts_a_choice(q: &Question, c: char) -> bool {
     let c = c.to_lowercase().to_string();
-    q.choices.iter().any(|choice| {
-        std::iter::once(&choice.value)
-            .chain(&choice.aliases)
-            .any(|n| n.to_lowercase().starts_with(&c))
+    q.choices.iter().any(|choice| begins(choice, &c))
+}
+
+/// The choices the list shows, by index: those whose name or alias begins with what
+/// was typed, or every one while nothing is typed or nothing matches.
+pub fn shown(q: &Question, typed: &str) -> Vec<usize> {
+    let typed = typed.trim().to_lowercase();
+    let hits: Vec<usize> = (0..q.choices.len())
+        .filter(|i| !typed.is_empty() && begins(&q.choices[*i], &typed))
+        .collect();
+    if hits.is_empty() {
+        (0..q.choices.len()).collect()
+    } else {
+        hits
+    }
+}
+
+/// The key each choice of the UI's own dialog answers to at once (its first
+/// letter), when the first letters are distinct; `None` for any other question.
+pub fn single_keys(q: &Question) -> Option<Vec<char>> {
+    if q.kind != QuestionKind::Quit {
+        return None;
+    }
+    let keys: Vec<char> = q
+        .choices
+        .iter()
+        .filter_map(|c| c.value.chars().next())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let distinct = keys.len() == q.choices.len()
+        && keys.iter().enumerate().all(|(i, k)| !keys[..i].contains(k));
+    distinct.then_some(keys)
+}
+
+/// The choice key `c` answers at once: its first letter or a one-letter alias.
+fn single_key(q: &Question, c: char) -> Option<usize> {
+    let keys = single_keys(q)?;
+    let c = c.to_lowercase().next()?;
+    keys.iter().position(|k| *k == c).or_else(|| {
+        q.choices.iter().position(|choice| {
+            choice
+                .aliases
+                .iter()
+                .any(|a| a.to_lowercase() == c.to_string())
+        })
     })
 }
 
@@ -69,8 +127,34 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Typed {
             None => Typed::Nothing,
         };
     }
+    // Typed for the screen beneath in the moment before the question showed:
+    // dropped, never queued into the answer.
+    if state.ui.settling {
+        return Typed::Nothing;
+    }
     let empty = state.typed().is_empty();
     let listed = !question.choices.is_empty() && !prose(&question);
+    if let KeyCode::Char(c) = key.code
+        && !ctrl
+        && !alt
+    {
+        if let Some(at) = single_key(&question, c) {
+            state.ui.choice = Some(at);
+            state.editor = TextArea::default();
+            return send(state, &question);
+        }
+        if let Some(n) = c.to_digit(10).filter(|n| *n > 0)
+            && empty
+            && picks(&question)
+        {
+            // A digit past the list does nothing: it never moves the screen beneath.
+            let at = usize::try_from(n - 1).unwrap_or(usize::MAX);
+            if at < question.choices.len() {
+                state.ui.choice = Some(at);
+            }
+            return Typed::Nothing;
+        }
+    }
     match key.code {
         KeyCode::Up if listed => pick(state, &question, -1),
         KeyCode::Down if listed => pick(state, &question, 1),
@@ -130,47 +214,62 @@ pub fn key(state: &mut AppState, key: KeyEvent) -> Typed {
     Typed::Nothing
 }
 
-/// Types `key` into the editor; the list highlights the first choice the text begins.
+/// Types `key` into the editor; the highlight stays on a choice the text still
+/// begins, else moves to the first one it begins.
 fn type_key(state: &mut AppState, q: &Question, key: KeyEvent) {
     state.editor.input(key);
     let typed = state.typed().trim().to_lowercase();
     if typed.is_empty() {
         return;
     }
-    if let Some(i) = q.choices.iter().position(|c| {
-        std::iter::once(&c.value)
-            .chain(&c.aliases)
-            .any(|n| n.to_lowercase().starts_with(&typed))
-    }) {
+    let still = state
+        .ui
+        .choice
+        .and_then(|at| q.choices.get(at))
+        .is_some_and(|c| begins(c, &typed));
+    if !still && let Some(i) = q.choices.iter().position(|c| begins(c, &typed)) {
         state.ui.choice = Some(i);
     }
 }
 
-/// Moves the list's highlight by `by` rows (wrapping); what was typed is dropped so
-/// Enter sends the highlighted choice.
+/// Moves the list's highlight by `by` rows among the choices shown (wrapping).
+/// Typed text that begins some choice stays (the list stays filtered by it); text
+/// that begins none is dropped, so Enter sends the highlighted choice.
 fn pick(state: &mut AppState, q: &Question, by: isize) {
-    let n = q.choices.len();
+    let typed = state.typed();
+    let rows = shown(q, &typed);
+    let n = rows.len();
     if n == 0 {
         return;
     }
-    state.ui.choice = Some(match (state.ui.choice, by < 0) {
+    let at = state
+        .ui
+        .choice
+        .and_then(|c| rows.iter().position(|r| *r == c));
+    let next = match (at, by < 0) {
         (None, true) => n - 1,
         (None, false) => 0,
-        (Some(at), true) => (at.min(n - 1) + n - 1) % n,
-        (Some(at), false) => (at + 1) % n,
-    });
-    state.editor = TextArea::default();
+        (Some(i), true) => (i + n - 1) % n,
+        (Some(i), false) => (i + 1) % n,
+    };
+    state.ui.choice = Some(rows[next]);
+    let lower = typed.trim().to_lowercase();
+    if !q.choices.iter().any(|c| begins(c, &lower)) || lower.is_empty() {
+        state.editor = TextArea::default();
+    }
 }
 
-/// What was typed, or the highlighted choice when nothing was, checked against the
+/// The highlighted choice when nothing is typed or (in a list that takes no free
+/// text) what is typed begins its name, else the typed text; checked against the
 /// question: sent when it is an answer, else refused with why (the question stays).
 /// A highlighted choice that needs text (`edit: <command>`) goes into the editor to
 /// be completed first.
 fn send(state: &mut AppState, q: &Question) -> Typed {
     let mut text = state.typed();
-    if text.trim().is_empty()
-        && let Some(at) = state.ui.choice
+    let typed = text.trim().to_lowercase();
+    if let Some(at) = state.ui.choice
         && let Some(choice) = q.choices.get(at)
+        && (typed.is_empty() || (!takes_text(q) && begins(choice, &typed)))
     {
         if choice.with_text.is_some() {
             let offered = choices(q)
@@ -366,13 +465,12 @@ mod tests {
             "{why}"
         );
         assert_eq!(s.typed(), "sometimes", "what was typed stays to be fixed");
-        // A choice that needs text says so.
+        // A choice that needs text goes into the editor to be completed.
         press(&mut s, KeyCode::Esc, NONE);
-        type_text(&mut s, "substitute");
+        type_text(&mut s, "subst");
         assert_eq!(press(&mut s, KeyCode::Enter, NONE), Typed::Nothing);
-        let why = s.pending.as_ref().and_then(|q| q.error.clone());
-        assert!(why.is_some_and(|w| w.contains("needs <with what>")));
-        type_text(&mut s, " nc");
+        assert_eq!(s.typed(), "substitute ");
+        type_text(&mut s, "nc");
         assert_eq!(
             press(&mut s, KeyCode::Enter, NONE),
             Typed::Send("substitute nc".into())
@@ -400,12 +498,11 @@ mod tests {
             press(&mut s, KeyCode::Char('?'), NONE),
             Typed::Global(Action::Help)
         );
-        // No choice starts with e, r, q or 3: they are the usual keys.
+        // No choice starts with e, r or q: they are the usual keys.
         for (c, action) in [
             ('e', Action::Evidence),
             ('r', Action::ShowReasons),
             ('q', Action::Quit),
-            ('3', Action::Jump(2)),
         ] {
             assert_eq!(
                 press(&mut s, KeyCode::Char(c), NONE),
@@ -489,5 +586,295 @@ mod tests {
             ("", None),
             "back to the default"
         );
+    }
+
+    const BUG_TYPES: &[&str] = &[
+        "timing",
+        "ordering",
+        "partition",
+        "crash-recovery",
+        "upgrade",
+        "config",
+        "fault-handling",
+        "performance",
+        "unknown",
+    ];
+    const SEVERITIES: &[&str] = &["P0", "P1", "P2", "P3", "unrated"];
+    const BLAMES: &[&str] = &["SUT", "harness", "checker", "environment", "unknown"];
+
+    /// A choice-only list like a FAIL's classification asks (the UI knows no engine).
+    fn listed(values: &[&str], default: &str) -> AppState {
+        let mut s = state(QuestionKind::ConfirmCapability, None);
+        s.ask(Question {
+            id: "D3.list".into(),
+            kind: QuestionKind::ClassifyFailure,
+            prompt: "p".into(),
+            choices: values.iter().map(|v| Choice::new(v, "")).collect(),
+            default: default.into(),
+            ..Question::default()
+        });
+        s
+    }
+
+    /// The quit dialog's shape: the UI's own question, distinct first letters.
+    fn quit() -> AppState {
+        let mut s = state(QuestionKind::ConfirmCapability, None);
+        s.ask(Question {
+            id: "quit".into(),
+            kind: QuestionKind::Quit,
+            choices: vec![
+                Choice::new("detach", "").alias("d"),
+                Choice::new("stop", "").alias("s").alias("y").alias("yes"),
+                Choice::new("cancel", "").alias("c").alias("n").alias("no"),
+            ],
+            default: "cancel".into(),
+            ..Question::default()
+        });
+        s
+    }
+
+    fn shown_now(s: &AppState) -> Vec<usize> {
+        s.pending
+            .as_ref()
+            .map(|q| shown(q, &s.typed()))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn typing_filters_the_list_and_enter_sends_the_highlighted_choice() {
+        let mut s = listed(BUG_TYPES, "unknown");
+        type_text(&mut s, "crash");
+        assert_eq!(shown_now(&s), vec![3]);
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("crash-recovery".into())
+        );
+        // The arrows move among the choices shown; the text stays.
+        let mut s = listed(BUG_TYPES, "unknown");
+        type_text(&mut s, "p");
+        assert_eq!((shown_now(&s), s.ui.choice), (vec![2, 7], Some(2)));
+        press(&mut s, KeyCode::Down, NONE);
+        assert_eq!((s.ui.choice, s.typed().as_str()), (Some(7), "p"));
+        press(&mut s, KeyCode::Down, NONE);
+        assert_eq!(s.ui.choice, Some(2), "wraps within the shown");
+        press(&mut s, KeyCode::Up, NONE);
+        type_text(&mut s, "e");
+        assert_eq!(
+            s.ui.choice,
+            Some(7),
+            "the highlight the text still begins stays"
+        );
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("performance".into())
+        );
+        // Text that begins no choice shows them all and is sent as typed (refused).
+        let mut s = listed(BUG_TYPES, "unknown");
+        type_text(&mut s, "threads");
+        assert_eq!(shown_now(&s).len(), BUG_TYPES.len());
+        assert_eq!(press(&mut s, KeyCode::Enter, NONE), Typed::Nothing);
+        assert!(s.pending.as_ref().is_some_and(|q| q.error.is_some()));
+    }
+
+    #[test]
+    fn digits_pick_the_numbered_choice_and_never_move_the_screen() {
+        let mut s = listed(SEVERITIES, "unrated");
+        assert_eq!(s.ui.choice, Some(4));
+        let step = s.ui.step;
+        assert_eq!(press(&mut s, KeyCode::Char('1'), NONE), Typed::Nothing);
+        assert_eq!((s.ui.choice, s.typed().as_str()), (Some(0), ""));
+        assert_eq!(press(&mut s, KeyCode::Char('9'), NONE), Typed::Nothing);
+        assert_eq!(
+            (s.ui.choice, s.ui.step),
+            (Some(0), step),
+            "past the list: nothing"
+        );
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("P0".into())
+        );
+        // After a letter a digit is text.
+        let mut s = listed(SEVERITIES, "unrated");
+        type_text(&mut s, "p2");
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("P2".into())
+        );
+        // Free text takes digits as text.
+        let mut s = state(QuestionKind::ClassifyFailure, None);
+        type_text(&mut s, "12");
+        assert_eq!(s.typed(), "12");
+    }
+
+    #[test]
+    fn the_quit_dialog_acts_on_one_key_and_session_questions_wait_for_enter() {
+        for (key, sent) in [
+            ('d', "detach"),
+            ('s', "stop"),
+            ('y', "stop"),
+            ('c', "cancel"),
+            ('N', "cancel"),
+        ] {
+            let mut s = quit();
+            assert_eq!(
+                press(&mut s, KeyCode::Char(key), NONE),
+                Typed::Send(sent.into()),
+                "{key}"
+            );
+        }
+        assert_eq!(
+            single_keys(&quit().pending.expect("quit")),
+            Some(vec!['d', 's', 'c'])
+        );
+        // Blame's choices start with distinct letters too, but its answer is
+        // journaled: a letter only types.
+        let mut s = listed(BLAMES, "unknown");
+        assert_eq!(press(&mut s, KeyCode::Char('h'), NONE), Typed::Nothing);
+        assert_eq!(s.typed(), "h");
+    }
+
+    #[test]
+    fn a_question_just_asked_drops_the_keys_typed_for_the_screen_beneath() {
+        let mut s = listed(BLAMES, "unknown");
+        assert!(!s.ui.settling, "the app starts the grace, not ask()");
+        s.ui.settling = true;
+        for code in [
+            KeyCode::Char('s'),
+            KeyCode::Char('s'),
+            KeyCode::Char('s'),
+            KeyCode::Down,
+            KeyCode::Char('1'),
+            KeyCode::Char('q'),
+            KeyCode::Enter,
+        ] {
+            assert_eq!(press(&mut s, code, NONE), Typed::Nothing, "{code:?}");
+        }
+        assert_eq!((s.typed().as_str(), s.ui.choice), ("", Some(4)));
+        assert_eq!(
+            press(&mut s, KeyCode::F(1), NONE),
+            Typed::Global(Action::Help),
+            "help stays reachable"
+        );
+        s.ui.settling = false;
+        type_text(&mut s, "s");
+        assert_eq!(
+            press(&mut s, KeyCode::Enter, NONE),
+            Typed::Send("SUT".into())
+        );
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// Each row the help lists under "answering a question", checked against what
+    /// the keys do; a row without a check here fails.
+    #[test]
+    fn every_answering_key_the_help_lists_does_what_it_says() {
+        let sections = crate::tui::keymap::help_sections(&listed(SEVERITIES, "unrated"));
+        let (_, rows) = sections
+            .iter()
+            .find(|(title, _)| title == "answering a question")
+            .expect("the help has the answering section");
+        for (keys, help) in rows {
+            let why = format!("`{keys}`: {help}");
+            match keys.as_str() {
+                "Up / Down" => {
+                    let mut s = listed(SEVERITIES, "unrated");
+                    press(&mut s, KeyCode::Up, NONE);
+                    assert_eq!(s.ui.choice, Some(3), "{why}");
+                    press(&mut s, KeyCode::Down, NONE);
+                    assert_eq!(s.ui.choice, Some(4), "{why}");
+                }
+                "1-9" => {
+                    for (n, c) in ('1'..='5').enumerate() {
+                        let mut s = listed(SEVERITIES, "unrated");
+                        press(&mut s, KeyCode::Char(c), NONE);
+                        assert_eq!(s.ui.choice, Some(n), "{why}");
+                    }
+                }
+                "letters" => {
+                    let mut s = listed(BUG_TYPES, "unknown");
+                    type_text(&mut s, "co");
+                    assert_eq!(shown_now(&s), vec![5], "{why}");
+                }
+                "Enter" => {
+                    let mut s = listed(BUG_TYPES, "unknown");
+                    type_text(&mut s, "or");
+                    let sent = press(&mut s, KeyCode::Enter, NONE);
+                    assert_eq!(sent, Typed::Send("ordering".into()), "{why}");
+                    let mut s = state(QuestionKind::ClassifyFailure, None);
+                    type_text(&mut s, "durability");
+                    let sent = press(&mut s, KeyCode::Enter, NONE);
+                    assert_eq!(sent, Typed::Send("durability".into()), "{why}");
+                }
+                "d / s / c" => {
+                    for (c, sent) in [('d', "detach"), ('s', "stop"), ('c', "cancel")] {
+                        let mut s = quit();
+                        let got = press(&mut s, KeyCode::Char(c), NONE);
+                        assert_eq!(got, Typed::Send(sent.into()), "{why}");
+                    }
+                }
+                "Tab" => {
+                    let mut s = state(QuestionKind::ApproveChange, Some("x"));
+                    press(&mut s, KeyCode::Tab, NONE);
+                    assert_eq!(s.typed(), "approve", "{why}");
+                }
+                "Ctrl-E" => {
+                    let mut s = state(QuestionKind::ApproveChange, Some("apt-get x"));
+                    key(&mut s, ctrl('e'));
+                    assert_eq!(s.typed(), "edit: apt-get x", "{why}");
+                }
+                "Ctrl-S" => {
+                    let mut s = state(QuestionKind::Describe, None);
+                    type_text(&mut s, "a");
+                    press(&mut s, KeyCode::Enter, NONE);
+                    type_text(&mut s, "b");
+                    assert_eq!(key(&mut s, ctrl('s')), Typed::Send("a\nb".into()), "{why}");
+                }
+                "Esc" => {
+                    let mut s = listed(BUG_TYPES, "unknown");
+                    type_text(&mut s, "ti");
+                    press(&mut s, KeyCode::Esc, NONE);
+                    assert_eq!((s.typed().as_str(), s.ui.choice), ("", Some(8)), "{why}");
+                }
+                "F1 / ?" => {
+                    let mut s = listed(SEVERITIES, "unrated");
+                    for code in [KeyCode::F(1), KeyCode::Char('?')] {
+                        let got = press(&mut s, code, NONE);
+                        assert_eq!(got, Typed::Global(Action::Help), "{why}");
+                    }
+                }
+                "F2 / F3" => {
+                    let mut s = listed(SEVERITIES, "unrated");
+                    let got = press(&mut s, KeyCode::F(2), NONE);
+                    assert_eq!(got, Typed::Global(Action::Evidence), "{why}");
+                    let got = press(&mut s, KeyCode::F(3), NONE);
+                    assert_eq!(got, Typed::Global(Action::ShowReasons), "{why}");
+                }
+                "Ctrl-C" => {
+                    // The app asks "quit?" on it before the question sees it.
+                    let s = listed(SEVERITIES, "unrated");
+                    let got = s.keymap.action_for(&ctrl('c'));
+                    assert_eq!(got, Some(Action::Quit), "{why}");
+                }
+                "other keys" => {
+                    let mut s = listed(BLAMES, "unknown");
+                    let got = press(&mut s, KeyCode::Char('r'), NONE);
+                    assert_eq!(got, Typed::Global(Action::ShowReasons), "{why}");
+                    press(&mut s, KeyCode::Char('c'), NONE);
+                    assert_eq!(s.typed(), "c", "{why}: `checker` starts with c");
+                }
+                "any key" => {
+                    let mut s = listed(BLAMES, "unknown");
+                    s.ui.settling = true;
+                    for code in [KeyCode::Char('s'), KeyCode::Enter] {
+                        assert_eq!(press(&mut s, code, NONE), Typed::Nothing, "{why}");
+                    }
+                    assert_eq!(s.typed(), "", "{why}");
+                }
+                other => panic!("the help lists `{other}` and no test checks it"),
+            }
+        }
     }
 }

@@ -19,6 +19,13 @@ use crate::session::wire::{ClientMsg, Ending, ServerMsg};
 /// How often the live pane re-reads its log while a command runs.
 const PANE_REFRESH: Duration = Duration::from_millis(250);
 
+/// How long a question the session asks ignores keys after it appears. Half a
+/// second: seeing a change on screen and stopping the fingers takes a person about
+/// 250 ms (plus a keystroke already on its way, and an SSH link's delay), so keys
+/// meant for the screen beneath land inside it; reading even a one-line question
+/// takes longer, so nobody answering it on purpose is held up.
+const GRACE: Duration = Duration::from_millis(500);
+
 /// The theme for this terminal: `NO_COLOR` and the locale decide colour and symbols.
 pub fn theme(name: &str) -> Result<Theme, super::theme::ThemeError> {
     let no_color = std::env::var("NO_COLOR").is_ok_and(|v| !v.is_empty());
@@ -179,6 +186,8 @@ pub async fn attach(
     let mut refresh = tokio::time::interval(PANE_REFRESH);
     let mut dirty = true;
     let mut confirming_quit = false;
+    // When the question on screen stops settling (see [`GRACE`]).
+    let mut settle: Option<tokio::time::Instant> = None;
     let mut frames = FrameTimes::default();
     let mut announced: Option<String> = None;
     let left = loop {
@@ -211,7 +220,7 @@ pub async fn attach(
                             continue;
                         }
                         if pending.is_none() && !confirming_quit {
-                            state.ask(question.clone());
+                            show(&mut state, question.clone(), &mut settle);
                             pending = Some(question);
                         } else {
                             queued.push_back(question);
@@ -224,7 +233,7 @@ pub async fn attach(
                             pending = None;
                             if !confirming_quit {
                                 state.answered();
-                                pending = next_question(&mut state, &mut queued);
+                                pending = next_question(&mut state, &mut queued, &mut settle);
                             }
                         }
                     }
@@ -235,7 +244,7 @@ pub async fn attach(
                             pending = None;
                             if !confirming_quit {
                                 state.answered();
-                                pending = next_question(&mut state, &mut queued);
+                                pending = next_question(&mut state, &mut queued, &mut settle);
                             }
                         }
                     }
@@ -275,9 +284,11 @@ pub async fn attach(
                 let Some(event) = event else {
                     break Left::Detached;
                 };
+                // A viewer's keys and wheel stay the screen's: no question is theirs.
+                let answering = pending.as_ref().is_some_and(|q| state.may_answer(q));
                 let key = match event {
                     Event::Key(key) => key,
-                    Event::Mouse(m) if pending.is_none() => {
+                    Event::Mouse(m) if !answering => {
                         match m.kind {
                             MouseEventKind::ScrollUp => state.handle(Action::Up),
                             MouseEventKind::ScrollDown => state.handle(Action::Down),
@@ -290,6 +301,10 @@ pub async fn attach(
                 };
                 if key.kind != KeyEventKind::Press {
                     continue;
+                }
+                if settle.is_some_and(|at| tokio::time::Instant::now() >= at) {
+                    settle = None;
+                    state.ui.settling = false;
                 }
                 if confirming_quit {
                     let choice = match super::answer::key(&mut state, key) {
@@ -318,7 +333,7 @@ pub async fn attach(
                             if let Some(question) = &pending {
                                 state.ask(question.clone());
                             } else {
-                                pending = next_question(&mut state, &mut queued);
+                                pending = next_question(&mut state, &mut queued, &mut settle);
                             }
                         }
                     }
@@ -328,10 +343,10 @@ pub async fn attach(
                 let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
                 if ctrl_c && ended.is_none() {
                     confirming_quit = true;
-                    state.ask(quit_question());
+                    state.ask(quit_question(state.watching()));
                     continue;
                 }
-                if let Some(question) = &pending {
+                if let Some(question) = pending.as_ref().filter(|_| answering) {
                     match super::answer::key(&mut state, key) {
                         Typed::Send(text) => {
                             // Shown as sent; the server's `answered` (or `refused`) settles it.
@@ -342,7 +357,7 @@ pub async fn attach(
                             state.ui.help = false;
                             state.ui.evidence = false;
                             confirming_quit = true;
-                            state.ask(quit_question());
+                            state.ask(quit_question(state.watching()));
                         }
                         Typed::Global(action) => state.handle(action),
                         Typed::Nothing => {}
@@ -358,7 +373,7 @@ pub async fn attach(
                     }
                     Some(Action::Quit) => {
                         confirming_quit = true;
-                        state.ask(quit_question());
+                        state.ask(quit_question(state.watching()));
                     }
                     Some(action) => state.handle(action),
                     None => {}
@@ -367,6 +382,11 @@ pub async fn attach(
             // A signal to this client (SIGHUP from a closing terminal, SIGTERM): it
             // leaves; the run is the server's.
             () = leave.cancelled() => break Left::Detached,
+            // The question on screen is ready for keys: its answer box says so.
+            () = tokio::time::sleep_until(settle.unwrap_or_else(tokio::time::Instant::now)), if settle.is_some() => {
+                settle = None;
+                state.ui.settling = false;
+            }
             _ = refresh.tick() => {
                 super::view::refresh_chart(&mut state);
                 // The live pane tails files on disk; redraw only while something runs.
@@ -396,7 +416,12 @@ fn announce(state: &AppState, announced: &mut Option<String>) {
     {
         return;
     }
-    let now = state.pending.as_ref().map(|q| q.id.clone());
+    // A viewer is not called: no question waits for them.
+    let now = state
+        .pending
+        .as_ref()
+        .filter(|q| state.may_answer(q))
+        .map(|q| q.id.clone());
     if now == *announced {
         return;
     }
@@ -420,13 +445,21 @@ fn set_title(title: &str) {
     let _ = crossterm::execute!(std::io::stdout(), crossterm::terminal::SetTitle(title));
 }
 
+/// Shows a question the session asks, settling for [`GRACE`] from now.
+fn show(state: &mut AppState, question: Question, settle: &mut Option<tokio::time::Instant>) {
+    state.ask(question);
+    state.ui.settling = true;
+    *settle = Some(tokio::time::Instant::now() + GRACE);
+}
+
 /// Shows the next queued question, if any.
 fn next_question(
     state: &mut AppState,
     queued: &mut std::collections::VecDeque<Question>,
+    settle: &mut Option<tokio::time::Instant>,
 ) -> Option<Question> {
     let question = queued.pop_front()?;
-    state.ask(question.clone());
+    show(state, question.clone(), settle);
     Some(question)
 }
 
@@ -455,26 +488,38 @@ pub fn hand_back(plan: crate::plan::Plan, setup: &Setup) {
     ratatui::restore();
 }
 
-/// Asked locally (never sent to the engine) before leaving a running session.
-fn quit_question() -> Question {
-    Question {
-        id: "quit".into(),
-        kind: QuestionKind::Quit,
-        prompt: "Leave the session? detach: the run goes on (`faultline attach` comes back); \
-                 stop: the running step stops, every injected fault is healed and the \
-                 documents are written, then it ends."
-            .into(),
-        choices: vec![
-            Choice::new("detach", "leave; the run goes on").alias("d"),
+/// Asked locally (never sent to the engine) before leaving a running session. Its
+/// choices start with distinct letters, so each acts on its one key. A viewer is
+/// not offered `stop` (the server would refuse it).
+fn quit_question(watching: bool) -> Question {
+    let mut choices = vec![Choice::new("detach", "leave; the run goes on").alias("d")];
+    if !watching {
+        choices.push(
             Choice::new("stop", "heal, write the documents, end the run")
                 .alias("s")
                 .alias("y")
                 .alias("yes"),
-            Choice::new("cancel", "back to the run")
-                .alias("c")
-                .alias("n")
-                .alias("no"),
-        ],
+        );
+    }
+    choices.push(
+        Choice::new("cancel", "back to the run")
+            .alias("c")
+            .alias("n")
+            .alias("no"),
+    );
+    let prompt = if watching {
+        "Leave the session? detach: the run goes on (`faultline attach` comes back); \
+         a viewer cannot stop it."
+    } else {
+        "Leave the session? detach: the run goes on (`faultline attach` comes back); \
+         stop: the running step stops, every injected fault is healed and the \
+         documents are written, then it ends."
+    };
+    Question {
+        id: "quit".into(),
+        kind: QuestionKind::Quit,
+        prompt: prompt.into(),
+        choices,
         default: "cancel".into(),
         ..Question::default()
     }
@@ -507,4 +552,43 @@ pub fn setup_for(
         keymap: config.keymap,
         mouse: config.mouse,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyEvent;
+
+    fn asked(watching: bool) -> AppState {
+        let plan = crate::plan::parse_plan(
+            "examples/demo/plan.md",
+            include_str!("../../examples/demo/plan.md"),
+        );
+        let mut state = AppState::new(plan);
+        state.ui.settling = true;
+        state.ask(quit_question(watching));
+        state
+    }
+
+    fn press(state: &mut AppState, c: char) -> Typed {
+        super::super::answer::key(state, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    #[test]
+    fn the_quit_dialog_acts_on_one_key_at_once() {
+        for (c, sent) in [('d', "detach"), ('s', "stop"), ('c', "cancel")] {
+            let mut state = asked(false);
+            assert!(!state.ui.settling, "asked by the operator: no grace");
+            assert_eq!(press(&mut state, c), Typed::Send(sent.into()), "{c}");
+        }
+    }
+
+    #[test]
+    fn a_viewer_is_not_offered_stop() {
+        let mut state = asked(true);
+        assert_eq!(press(&mut state, 'd'), Typed::Send("detach".into()));
+        let mut state = asked(true);
+        assert_ne!(press(&mut state, 's'), Typed::Send("stop".into()));
+        assert!(state.typed().is_empty());
+    }
 }

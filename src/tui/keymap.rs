@@ -28,8 +28,8 @@ pub enum Action {
     Evidence,
     /// The staged diff of what author mode wrote in this run.
     StagedDiff,
-    /// The Run pane tails the selected row's next log (a service picker).
-    NextLog,
+    /// Opens (or closes) the Run pane's log picker.
+    PickLog,
     /// Closes the help overlay, the evidence, the staged diff or the search.
     Close,
     Quit,
@@ -57,7 +57,7 @@ impl Action {
         Action::ShowReasons,
         Action::Evidence,
         Action::StagedDiff,
-        Action::NextLog,
+        Action::PickLog,
         Action::Close,
         Action::Quit,
         Action::NextMatch,
@@ -89,7 +89,8 @@ impl Action {
             Action::ShowReasons => "show-reasons",
             Action::Evidence => "evidence",
             Action::StagedDiff => "staged-diff",
-            Action::NextLog => "next-log",
+            // The name config files already use.
+            Action::PickLog => "next-log",
             Action::Close => "close",
             Action::Quit => "quit",
             Action::NextMatch => "next-match",
@@ -112,7 +113,7 @@ impl Action {
             Action::Up => "up (select / scroll)",
             Action::Down => "down (select / scroll)",
             Action::NextPane => "switch pane",
-            Action::ToggleFollow => "follow the session: its step, running row and log / pause",
+            Action::ToggleFollow => "follow the running row on the Run screen / pause",
             Action::ScrollUp => "scroll up a page",
             Action::ScrollDown => "scroll down a page",
             Action::Top => "top",
@@ -122,7 +123,7 @@ impl Action {
             Action::ShowReasons => "show the reason chain",
             Action::Evidence => "evidence of the selected verdict",
             Action::StagedDiff => "staged diff of author mode",
-            Action::NextLog => "tail the next log (service picker)",
+            Action::PickLog => "pick the log the Run pane shows (type to filter)",
             Action::Close => "close help / evidence / diff / search",
             Action::Quit => "quit: detach or stop (heals first)",
             Action::NextMatch => "next match",
@@ -269,7 +270,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("r", Action::ShowReasons),
     ("e", Action::Evidence),
     ("d", Action::StagedDiff),
-    ("s", Action::NextLog),
+    ("s", Action::PickLog),
     ("n", Action::NextMatch),
     ("N", Action::PrevMatch),
     ("1", Action::Jump(0)),
@@ -377,6 +378,7 @@ fn screen_actions(step: Step) -> &'static [Action] {
             Action::Up,
             Action::Down,
             Action::NextPane,
+            Action::PickLog,
             Action::ToggleFollow,
             Action::ScrollUp,
             Action::ScrollDown,
@@ -408,11 +410,26 @@ fn screen_actions(step: Step) -> &'static [Action] {
     }
 }
 
-/// How keys work while a question is open (the help overlay lists these).
+/// How keys work while a question is open (the help overlay lists these; a test
+/// in `answer.rs` checks each row against the keys' effects).
 pub const ANSWERING: &[(&str, &str)] = &[
-    ("Up / Down", "pick a choice (the default comes preselected)"),
-    ("Enter", "send the picked choice, or what was typed"),
-    ("letters", "type a choice's name or alias, or free text"),
+    (
+        "Up / Down",
+        "move the highlight (the default comes preselected)",
+    ),
+    ("1-9", "highlight a list's n-th choice (then Enter)"),
+    (
+        "letters",
+        "type: the list shows only the choices the text begins",
+    ),
+    (
+        "Enter",
+        "send the highlighted choice, or free text as typed",
+    ),
+    (
+        "d / s / c",
+        "in the quit dialog: detach / stop / cancel at once",
+    ),
     ("Tab", "put the next choice in the answer to edit"),
     ("Ctrl-E", "edit the offered command before approving"),
     ("Ctrl-S", "send several lines (prose answers)"),
@@ -424,6 +441,7 @@ pub const ANSWERING: &[(&str, &str)] = &[
         "other keys",
         "work as usual while nothing is typed, unless a choice starts with that letter",
     ),
+    ("any key", "dropped in a new question's first half second"),
 ];
 
 /// The help overlay's sections: the current screen's keys, then every other key,
@@ -448,7 +466,7 @@ pub fn help_sections(state: &AppState) -> Vec<(String, Vec<(String, String)>)> {
         ("everywhere".to_string(), own(rest)),
     ];
     let question = ("answering a question".to_string(), answering);
-    if state.pending.is_some() {
+    if state.pending.as_ref().is_some_and(|q| state.may_answer(q)) {
         sections.insert(0, question);
     } else {
         sections.push(question);
@@ -462,7 +480,8 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
     let map = &state.keymap;
     let key = |a: Action| map.key_of(a);
     let mut out: Vec<(String, &'static str)> = Vec::new();
-    if state.pending.is_some() {
+    // A viewer's keys stay the screen's: the question is not theirs to answer.
+    if state.pending.as_ref().is_some_and(|q| state.may_answer(q)) {
         out.push(("F1".into(), "help"));
         out.push(("↑↓ Enter".into(), "answer"));
         out.push(("F2".into(), "evidence"));
@@ -493,7 +512,7 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
     }
     let here: &[(Action, &'static str)] = match state.ui.step {
         Step::Run => &[
-            (Action::NextLog, "log"),
+            (Action::PickLog, "log"),
             (Action::NextPane, "pane"),
             (Action::Search, "search"),
             (Action::Evidence, "evidence"),
@@ -653,5 +672,104 @@ mod tests {
         assert_eq!(listed, Keymap::default().help_rows().len());
         state.ask(crate::session::operator::Question::default());
         assert_eq!(help_sections(&state)[0].0, "answering a question");
+    }
+
+    /// The demo's journal folded in, on the Run screen with D3 selected, following
+    /// nothing: every action has something to act on.
+    fn run_screen() -> AppState {
+        let mut state = demo_state();
+        for line in include_str!("../../tests/fixtures/journal/demo.jsonl").lines() {
+            if let Ok(record) = serde_json::from_str(line) {
+                state.apply(&record);
+            }
+        }
+        state.ui.step = Step::Run;
+        state.ui.follow_session = false;
+        state.ui.selected = state
+            .view
+            .runs
+            .iter()
+            .position(|r| r.id == "D3")
+            .unwrap_or(1);
+        state.ui.scroll = 20;
+        state
+    }
+
+    /// What the help says `action` does, seen in the state before and after.
+    fn does(action: Action, before: &AppState, after: &AppState) -> bool {
+        let (b, a) = (&before.ui, &after.ui);
+        match action {
+            Action::NextStep => a.step == b.step.next() && a.step != b.step,
+            Action::PrevStep => a.step == b.step.prev() && a.step != b.step,
+            Action::Up => a.selected + 1 == b.selected,
+            Action::Down => a.selected == b.selected + 1,
+            Action::NextPane => a.focus != b.focus,
+            Action::ToggleFollow => a.follow_session && a.follow && a.step == Step::Run,
+            Action::ScrollUp => a.scroll == b.scroll + 10 && !a.follow,
+            Action::ScrollDown => a.scroll + 10 == b.scroll,
+            Action::Top => a.selected == 0,
+            Action::Bottom => a.selected + 1 == after.view.runs.len(),
+            Action::Search => a.search.as_deref() == Some("") && a.searching,
+            Action::Help => a.help && !b.help,
+            Action::ShowReasons => a.reasons != b.reasons,
+            Action::Evidence => a.evidence && !b.evidence,
+            Action::StagedDiff => a.diff && !b.diff,
+            Action::PickLog => a.logs.is_some() && b.logs.is_none(),
+            Action::Close => !a.help && a.search.is_none(),
+            Action::Quit => a.quit,
+            Action::NextMatch | Action::PrevMatch => {
+                a.match_line.is_some() && a.match_line != b.match_line
+            }
+            Action::Jump(n) => a.step == Step::ALL[usize::from(n)],
+        }
+    }
+
+    /// What `action` needs to show its effect: a diff staged, help and a search open
+    /// to close, a search kept to move through.
+    fn ready_for(action: Action, state: &mut AppState) {
+        match action {
+            Action::StagedDiff => state.view.staged_diff = Some("staged.diff".into()),
+            Action::Close => {
+                state.ui.help = true;
+                state.ui.search = Some("x".into());
+            }
+            Action::NextMatch | Action::PrevMatch => {
+                state.ui.step = Step::Finding;
+                state.ui.scroll = 0;
+                state.ui.search = Some("reproduce".into());
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_key_the_help_lists_does_what_it_says() {
+        let base = run_screen();
+        let mut checked = 0;
+        for (title, rows) in help_sections(&base) {
+            if title == "answering a question" {
+                continue;
+            }
+            for (keys, help) in rows {
+                for key in keys.split(" / ") {
+                    let chord = Chord::parse(key).unwrap_or_else(|| panic!("help lists `{key}`"));
+                    let event = KeyEvent::new(chord.code, chord.modifiers);
+                    let action = base.keymap.action_for(&event);
+                    let action = action.unwrap_or_else(|| panic!("`{key}` is bound to nothing"));
+                    assert_eq!(action.help(), help, "`{key}`");
+                    let mut before = base.clone();
+                    ready_for(action, &mut before);
+                    let mut after = before.clone();
+                    after.handle(action);
+                    assert!(does(action, &before, &after), "`{key}` does not {help}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(
+            checked,
+            base.keymap.bindings().len(),
+            "every binding checked"
+        );
     }
 }

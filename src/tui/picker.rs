@@ -112,7 +112,7 @@ pub fn draw(frame: &mut Frame, picker: &Picker, theme: &Theme) {
     );
     frame.render_widget(
         Paragraph::new(Line::styled(
-            " ↑↓ select  Enter run it  q cancel",
+            theme.symbols.hint(" ↑↓ select  Enter run it  q cancel"),
             theme.dim,
         )),
         foot,

@@ -40,9 +40,11 @@ pub struct Ui {
     pub diff: bool,
     /// The search query, when one is being typed or applied.
     pub search: Option<String>,
-    /// Which of the selected row's logs the pane tails (`s` cycles); `None` for the
-    /// newest.
-    pub log_pick: Option<usize>,
+    /// The log the Run pane tails, as picked; `None`: the default
+    /// ([`crate::tui::logs::shown`]).
+    pub log_pick: Option<crate::tui::logs::LogPick>,
+    /// The log picker, while it is open.
+    pub logs: Option<crate::tui::logs::LogPicker>,
     /// The query is being typed (Enter keeps it, Esc drops it).
     pub searching: bool,
     /// The source line of the match `n` / `N` last moved to (Report, Finding).
@@ -53,6 +55,10 @@ pub struct Ui {
     /// The highlighted row of the pending question's choice list (none while its
     /// default is no choice and the arrows were not used: Enter sends the default).
     pub choice: Option<usize>,
+    /// The pending question has just appeared: the keys that would answer it are
+    /// dropped until the app's grace timer ends this (`app::GRACE`), so what was
+    /// typed for the screen beneath never answers it.
+    pub settling: bool,
     /// The first line shown of the open help or evidence overlay.
     pub overlay_scroll: u16,
     /// How far that overlay can scroll, as it was last drawn. The renderer writes it
@@ -123,10 +129,12 @@ impl AppState {
                 diff: false,
                 search: None,
                 log_pick: None,
+                logs: None,
                 searching: false,
                 match_line: None,
                 follow_session: true,
                 choice: None,
+                settling: false,
                 overlay_scroll: 0,
                 overlay_max: std::cell::Cell::new(0),
                 quit: false,
@@ -139,7 +147,8 @@ impl AppState {
     /// Shows `question` until [`AppState::answered`], with an empty answer editor and
     /// its default choice highlighted. A FAIL's classification is asked on the Finding
     /// screen, beside the failure, while the screen follows the session; someone
-    /// reading elsewhere gets it as an overlay instead.
+    /// reading elsewhere gets it as an overlay instead. It takes keys at once: the
+    /// app sets [`Ui::settling`] for a question the session asks.
     pub fn ask(&mut self, question: Question) {
         if self.ui.follow_session
             && matches!(
@@ -163,7 +172,21 @@ impl AppState {
             .choices
             .iter()
             .position(|c| c.value == question.default);
+        self.ui.settling = false;
         self.pending = Some(question);
+    }
+
+    /// This operator may answer `q`: anyone the UI's own quit dialog, a viewer
+    /// nothing the session asks (the server would refuse it).
+    pub fn may_answer(&self, q: &Question) -> bool {
+        q.kind == QuestionKind::Quit || !self.watching()
+    }
+
+    /// This operator attached as a viewer: they see everything and answer nothing.
+    pub fn watching(&self) -> bool {
+        self.me
+            .as_ref()
+            .is_some_and(|m| m.role == crate::session::event::Role::Viewer)
     }
 
     /// The answer typed so far (lines joined with newlines).
@@ -193,13 +216,18 @@ impl AppState {
         {
             self.ui.selected = active;
             self.ui.log_pick = None;
+            self.ui.logs = None;
         }
     }
 
     /// Feeds a key to the search query being typed; `true` when it took the key.
     /// Enter keeps the query (and moves to its first match), Esc drops it.
+    /// The open log picker takes keys first ([`AppState::log_picker_key`]).
     pub fn search_key(&mut self, key: crossterm::event::KeyEvent) -> bool {
         use crossterm::event::{KeyCode, KeyModifiers};
+        if self.ui.logs.is_some() {
+            return self.log_picker_key(key);
+        }
         if !self.ui.searching {
             return false;
         }
@@ -295,6 +323,9 @@ impl AppState {
         if (self.ui.help || self.ui.evidence) && self.ui.scroll_overlay(action) {
             return;
         }
+        if self.ui.logs.is_some() && self.log_picker_action(action) {
+            return;
+        }
         if action.navigates() {
             self.ui.follow_session = false;
         }
@@ -302,6 +333,7 @@ impl AppState {
             Action::NextMatch => return self.find(true),
             Action::PrevMatch => return self.find(false),
             Action::ToggleFollow => return self.toggle_follow(),
+            Action::PickLog => return self.toggle_log_picker(),
             _ => {}
         }
         let last = self.view.runs.len().saturating_sub(1);
@@ -355,15 +387,6 @@ impl AppState {
                     Focus::Pane => Focus::List,
                 }
             }
-            Action::NextLog => {
-                let count = self.view.runs.get(ui.selected).map_or(0, |r| r.logs.len());
-                ui.log_pick = match ui.log_pick {
-                    _ if count == 0 => None,
-                    None => Some(0),
-                    Some(i) if i + 1 >= count => None,
-                    Some(i) => Some(i + 1),
-                };
-            }
             Action::Jump(n) => {
                 ui.step = Step::ALL[usize::from(n).min(Step::ALL.len() - 1)];
                 ui.scroll = 0;
@@ -399,26 +422,35 @@ impl AppState {
                 ui.match_line = None;
             }
             Action::Quit => ui.quit = true,
-            Action::ToggleFollow | Action::NextMatch | Action::PrevMatch => {}
+            Action::ToggleFollow | Action::PickLog | Action::NextMatch | Action::PrevMatch => {}
         }
     }
 
-    /// `f`: back to following the session (its stage, the running row, the log's
-    /// end); pressed while following, it pauses.
+    /// `f`: back to following the session: the running row on the Run screen (the
+    /// session's stage before the run), its log's end; pressed while following
+    /// there, it pauses.
     fn toggle_follow(&mut self) {
+        let step = self.view.reached.min(Step::Run);
         let ui = &mut self.ui;
-        if ui.follow_session && ui.follow {
+        if ui.follow_session && ui.follow && ui.step == step {
             ui.follow_session = false;
             ui.follow = false;
             return;
         }
         ui.follow_session = true;
         ui.follow = true;
-        ui.step = self.view.reached;
+        ui.step = step;
         ui.scroll = 0;
-        // And the row the engine works on.
-        if let Some(active) = self.view.active {
+        // A log picked in an older iteration gives way to the running one's.
+        if ui.log_pick.as_ref().is_some_and(|p| p.iteration.is_some()) {
+            ui.log_pick = None;
+        }
+        if let Some(active) = self.view.active
+            && active != ui.selected
+        {
             ui.selected = active;
+            ui.log_pick = None;
+            ui.logs = None;
         }
     }
 }
@@ -624,12 +656,43 @@ mod tests {
         assert_eq!(s.ui.step, reading, "the session did not move the screen");
         s.handle(Action::ToggleFollow);
         assert!(s.ui.follow_session && s.ui.follow);
-        assert_eq!(s.ui.step, Step::Report, "following again shows where it is");
+        assert_eq!(s.ui.step, Step::Run, "following again shows the run");
         s.handle(Action::ToggleFollow);
         assert!(
             !s.ui.follow_session && !s.ui.follow,
             "pressed again, it pauses"
         );
+    }
+
+    #[test]
+    fn f_follows_the_running_row_on_the_run_screen_not_the_finding() {
+        let records = demo();
+        let d4 = records
+            .iter()
+            .position(|r| {
+                r.scope.scenario.as_deref() == Some("D4")
+                    && matches!(r.event, Event::IterationStarted(_))
+            })
+            .expect("D4 ran");
+        let mut s = AppState::new(plan());
+        for r in &records[..=d4] {
+            s.apply(r);
+        }
+        assert_eq!(s.view.reached, Step::Finding, "D3 failed before");
+        s.handle(Action::Jump(0));
+        s.ui.selected = 0;
+        assert!(!s.ui.follow_session);
+        s.handle(Action::ToggleFollow);
+        let running = s.view.active.expect("a running row");
+        assert_eq!(s.view.runs[running].id, "D4");
+        assert_eq!((s.ui.step, s.ui.selected), (Step::Run, running));
+        assert!(s.ui.follow_session && s.ui.follow);
+        for r in &records[d4 + 1..d4 + 6] {
+            s.apply(r);
+        }
+        assert_eq!((s.ui.step, s.ui.selected), (Step::Run, running), "it stays");
+        s.handle(Action::ToggleFollow);
+        assert!(!s.ui.follow_session, "pressed again there, it pauses");
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct Symbols {
     pub window: &'static str,
     pub window_unproven: &'static str,
     pub levels: [&'static str; 8],
+    /// The arrow keys and the separator between items in a hint line.
+    pub arrows: &'static str,
+    pub hint_sep: &'static str,
 }
 
 impl Symbols {
@@ -83,6 +86,8 @@ impl Symbols {
                 window: "━",
                 window_unproven: "╌",
                 levels: ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"],
+                arrows: "↑↓",
+                hint_sep: " · ",
             }
         } else {
             Symbols {
@@ -107,8 +112,20 @@ impl Symbols {
                 window: "=",
                 window_unproven: "-",
                 levels: ["_", ".", ",", ":", "-", "=", "+", "#"],
+                arrows: "Up/Down",
+                hint_sep: " | ",
             }
         }
+    }
+}
+
+impl Symbols {
+    /// A hint line written with `↑↓` and ` · ` in these symbols: as it is on a UTF-8
+    /// locale, in ASCII otherwise (as the borders are).
+    pub fn hint(&self, text: impl AsRef<str>) -> String {
+        text.as_ref()
+            .replace("↑↓", self.arrows)
+            .replace(" · ", self.hint_sep)
     }
 }
 
@@ -311,5 +328,15 @@ mod tests {
         assert!(t.symbols.step_sep.is_ascii() && t.symbols.border.top_left.is_ascii());
         assert!(locale_is_utf8(None, None, Some("C.UTF-8")));
         assert!(!locale_is_utf8(Some("C"), None, Some("en_US.UTF-8")));
+    }
+
+    /// The hint line under a question follows the borders: ASCII without UTF-8.
+    #[test]
+    fn a_hint_line_follows_the_locale() {
+        let hint = "↑↓ pick · Enter send · or type · ? help";
+        let ascii = Symbols::for_locale(false).hint(hint);
+        assert_eq!(ascii, "Up/Down pick | Enter send | or type | ? help");
+        assert!(ascii.is_ascii(), "{ascii}");
+        assert_eq!(Symbols::for_locale(true).hint(hint), hint);
     }
 }

@@ -201,6 +201,33 @@ fn usage_error_exits_64() {
     assert_eq!(out.status.code(), Some(64));
 }
 
+/// Did-you-mean offers only what `--help` lists: never `demo-sut` or `watchdog`,
+/// which are for faultline's own use.
+#[test]
+fn a_mistyped_subcommand_is_never_offered_a_hidden_one() {
+    let out = faultline(&["demo-st"], Path::new("."));
+    assert_eq!(out.status.code(), Some(64));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("unrecognized subcommand 'demo-st'"), "{said}");
+    assert!(
+        said.contains("a similar subcommand exists: 'demo'"),
+        "{said}"
+    );
+    assert!(!said.contains("demo-sut"), "{said}");
+    assert!(said.contains("Usage: faultline"), "{said}");
+
+    let out = faultline(&["watchdg"], Path::new("."));
+    assert_eq!(out.status.code(), Some(64));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("unrecognized subcommand 'watchdg'"), "{said}");
+    assert!(!said.contains("watchdog"), "{said}");
+
+    // A visible one is still offered.
+    let out = faultline(&["lnt"], Path::new("."));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("'lint'"), "{said}");
+}
+
 /// The traps a real run spec hit, each caught by lint before a cluster is spent on
 /// it: a misspelled built-in checker, a `${var}` nothing sets, a hardening tier with
 /// too few seeds. Each is named with the sidecar's own file and line and the field;
@@ -647,8 +674,10 @@ fn history_field_mappings_the_reader_would_drop_are_warned() {
     );
 }
 
-/// The checker a scenario's §7.M names is quoted without the plan's sentence
-/// punctuation: `checker no-lost-ack;`, never `checker no-lost-ack.;`.
+/// The checker a scenario's §7.M names is quoted in backticks without the plan's
+/// sentence punctuation, so nothing after the name reads as part of it: in the
+/// summary (`checker `no-lost-ack`;`, never `checker no-lost-ack.;`) and in the
+/// picker's warning (`checker `no-lost-ack` does not match`).
 #[test]
 fn the_checker_quoted_drops_the_plans_full_stop() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -656,9 +685,24 @@ fn the_checker_quoted_drops_the_plans_full_stop() {
         "- **Checker:** no-lost-ack over the history and a follower dump.",
         "- **Checker:** no-lost-ack.",
     );
-    std::fs::write(dir.path().join("plan.md"), plan).expect("plan");
+    std::fs::write(dir.path().join("plan.md"), &plan).expect("plan");
     let out = faultline(&["lint", "plan.md"], dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("checker no-lost-ack"), "{text}");
-    assert!(!text.contains("checker no-lost-ack."), "{text}");
+    assert!(text.contains("checker `no-lost-ack`;"), "{text}");
+    assert!(!text.contains("no-lost-ack."), "{text}");
+
+    // A checker the model does not fit is warned about, named the same way.
+    let misfit = plan.replace(
+        "- **Model under test:** register",
+        "- **Model under test:** session",
+    );
+    assert_ne!(misfit, plan);
+    std::fs::write(dir.path().join("plan.md"), misfit).expect("plan");
+    let out = faultline(&["lint", "plan.md"], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("checker `no-lost-ack` does not match model `session`"),
+        "{text}"
+    );
+    assert!(!text.contains("no-lost-ack."), "{text}");
 }

@@ -412,3 +412,282 @@ async fn seed_counts_match_the_seeds_that_ran() {
         .expect("D2's row");
     assert!(d2.contains("FAIL-reproducible      1  D2 failed"), "{out}");
 }
+
+/// The records of a session whose reasons are longer than a narrow terminal: a
+/// FAIL, a long word (a path) and an arm under its scenario.
+fn long_reasons() -> Vec<Record> {
+    let long = "the checker reported 25 anomalies, and a re-run with the same seed \
+                reproduced it; the reduced reproducer is at \
+                /var/tmp/sessions/demo-kv-replication/20261204T164749Z/findings/D3/reproducer.sh";
+    vec![
+        scoped(
+            Some("D3"),
+            None,
+            verdict(
+                "D3",
+                Verdict::FailReproducible,
+                vec![step("FAIL registered?", &format!("yes: {long}"))],
+            ),
+        ),
+        scoped(
+            Some("D4"),
+            None,
+            verdict(
+                "D4",
+                Verdict::InconclusiveFaultNotProven,
+                vec![step(
+                    "a fault was planned: was its landing proven?",
+                    "no: declared landing signal absent or ambiguous",
+                )],
+            ),
+        ),
+        scoped(
+            Some("D5"),
+            Some("D5/admin"),
+            verdict(
+                "D5/admin",
+                Verdict::NotRun,
+                vec![step("was the scenario reached?", "no: no run spec binding")],
+            ),
+        ),
+        scoped(
+            None,
+            None,
+            Event::SessionVerdict(SessionVerdictEvent {
+                verdict: Some(SessionVerdict::Fail),
+                ..SessionVerdictEvent::default()
+            }),
+        ),
+    ]
+}
+
+/// `COLUMNS` as the closing table reads it: 80 when unset, not a number or 0; a
+/// number kept within 40..=500.
+#[test]
+fn the_table_width_is_columns_within_reason() {
+    use faultline::headless::width_of;
+    assert_eq!(width_of(None), 80);
+    assert_eq!(width_of(Some("")), 80);
+    assert_eq!(width_of(Some("wide")), 80);
+    assert_eq!(width_of(Some("-5")), 80);
+    assert_eq!(width_of(Some("0")), 80);
+    assert_eq!(width_of(Some(" 120 ")), 120);
+    assert_eq!(width_of(Some("12")), 40);
+    assert_eq!(width_of(Some("99999999999")), 500);
+}
+
+/// At any width the closing table fits: only the reason wraps, between words (a word
+/// longer than the column is broken where the line ends), its continuation lines
+/// under the reason column; ids and verdict names are whole, and every word of the
+/// reason is kept. Too narrow for a reason column, each reason goes under its row.
+#[test]
+fn the_closing_table_wraps_the_reason_only_to_fit_the_width() {
+    let records = long_reasons();
+    let view = faultline::session::view::View::of(&records);
+    let reasons = std::collections::BTreeMap::new();
+    let wide = faultline::headless::table(&view, &reasons, false, 500);
+    let reason_at = wide[0].find("REASON").expect("the header names the reason");
+    let whole = |id: &str| -> String {
+        let row = wide
+            .iter()
+            .find(|l| l.trim_start().starts_with(id))
+            .unwrap_or_else(|| panic!("{id} in {wide:?}"));
+        row[reason_at..].to_string()
+    };
+    for width in [40, 60, 80, 100] {
+        let table = faultline::headless::table(&view, &reasons, false, width);
+        // Wider than the width only where ids and verdicts alone are (a row's head at
+        // 40 columns): never a line with reason words on it.
+        for line in &table {
+            assert!(
+                line.chars().count() <= width || line.split_whitespace().count() <= 3,
+                "{width}: {line:?} is wider than {width}\n{}",
+                table.join("\n")
+            );
+        }
+        for (id, verdict) in [
+            ("D3", "FAIL-reproducible"),
+            ("D4", "INCONCLUSIVE-fault-not-proven"),
+            ("D5/admin", "NOT-RUN"),
+            ("session", "FAIL"),
+        ] {
+            let row = table
+                .iter()
+                .find(|l| l.trim_start().starts_with(&format!("{id} ")))
+                .unwrap_or_else(|| panic!("{id}'s row at {width}: {table:?}"));
+            assert!(row.contains(&format!(" {verdict}")), "{width}: {row}");
+        }
+        // Every word of each reason, in order, across its lines.
+        let text: String = table.join(" ");
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().concat();
+        for id in ["D3", "D4", "  D5/admin"] {
+            let reason = whole(id.trim());
+            let joined = words(&text);
+            assert!(
+                joined.contains(&words(&reason)),
+                "{width}: {id}'s reason {reason:?} is not whole in\n{}",
+                table.join("\n")
+            );
+        }
+    }
+    // 80 columns leave the reason a column of its own: every line fits, and a
+    // continuation line starts under the reason.
+    let table = faultline::headless::table(&view, &reasons, false, 80);
+    let at = table[0].find("REASON").expect("REASON at 80");
+    assert!(table.iter().all(|l| l.chars().count() <= 80), "{table:#?}");
+    let d3 = table
+        .iter()
+        .position(|l| l.starts_with("D3 "))
+        .expect("D3's row");
+    let next = &table[d3 + 1];
+    assert!(
+        next.chars().take(at).all(|c| c == ' ') && next.chars().nth(at) != Some(' '),
+        "a continuation starts under REASON: {table:#?}"
+    );
+    // 40 columns cannot hold a reason column beside the verdicts: each reason goes
+    // under its row, indented, and within the width.
+    let table = faultline::headless::table(&view, &reasons, false, 40);
+    assert!(!table[0].contains("REASON"), "{table:#?}");
+    let under: Vec<&String> = table.iter().filter(|l| l.starts_with("    ")).collect();
+    assert!(!under.is_empty(), "{table:#?}");
+    assert!(under.iter().all(|l| l.chars().count() <= 40), "{table:#?}");
+}
+
+/// A reduction candidate's line says what it kept (faults, halved timings, the
+/// workload's length) and whether the seed still failed, all from its record.
+#[test]
+fn a_reduction_candidate_says_what_it_kept_and_whether_it_still_failed() {
+    let candidate = |data: serde_json::Value| {
+        faultline::headless::line(
+            &in_d2(Event::from_parts("reduction-candidate".into(), data)),
+            false,
+        )
+        .expect("a candidate is worth a line")
+    };
+    assert_eq!(
+        candidate(serde_json::json!({
+            "run": 1, "faults": ["pause-spare"], "timing": [], "duration_ms": 4000, "failed": false
+        })),
+        "03:04:05 D2        reduction run 1 kept fault pause-spare (workload 4 s): no longer failed"
+    );
+    assert_eq!(
+        candidate(serde_json::json!({
+            "run": 3, "faults": [], "timing": [], "duration_ms": 4000, "failed": false
+        })),
+        "03:04:05 D2        reduction run 3 kept no fault (workload 4 s): no longer failed"
+    );
+    assert_eq!(
+        candidate(serde_json::json!({
+            "run": 5, "faults": ["kill-primary"], "duration_ms": 2000, "failed": true,
+            "timing": [{"fault": "kill-primary", "field": "after", "from_ms": 2000, "to_ms": 1000}]
+        })),
+        "03:04:05 D2        reduction run 5 kept fault kill-primary (start 2 s → 1 s; workload 2 s): \
+         still failed"
+    );
+    assert_eq!(
+        candidate(serde_json::json!({
+            "run": 2, "faults": ["pause-n3", "kill-n1"], "duration_ms": 4000, "failed": true,
+            "timing": [{"fault": "pause-n3", "field": "duration", "from_ms": 1500, "to_ms": 750}]
+        })),
+        "03:04:05 D2        reduction run 2 kept faults pause-n3, kill-n1 (pause-n3 hold 1.5 s → \
+         750 ms; workload 4 s): still failed"
+    );
+}
+
+/// The shared demo run (`COLUMNS=80`, as the acceptance's `--only D4,D5` run sets
+/// it; this one holds D4 and D5 and the longer reasons of D3, D6 and D8): its closing
+/// table fits 80 columns, verdict names and ids whole; D3's reduction said each
+/// candidate as its record has it; the last lines name report.html and report.md.
+#[test]
+fn the_demo_s_closing_table_fits_80_columns() {
+    let _one = common::demo_lock();
+    let run = common::demo_run();
+    let out = String::from_utf8_lossy(&run.out.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("ID "))
+        .unwrap_or_else(|| panic!("no closing table:\n{out}"));
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("session "))
+        .unwrap_or_else(|| panic!("no session row:\n{out}"));
+    let table = &lines[start..=end];
+    for line in table {
+        assert!(
+            line.chars().count() <= 80,
+            "{} characters: {line}\n{}",
+            line.chars().count(),
+            table.join("\n")
+        );
+    }
+    let session = common::session_of(&run.out);
+    let shown = table.join("\n");
+    for (id, verdict) in common::verdicts_by_id(&session) {
+        assert!(
+            table
+                .iter()
+                .any(|l| l.starts_with(&format!("{id} ")) && l.contains(&format!(" {verdict} "))),
+            "{id} {verdict} is not whole in\n{shown}"
+        );
+    }
+    // The reason column: wrapped lines start under REASON.
+    let at = table[0].find("REASON").expect("REASON");
+    for line in &table[1..] {
+        if line.starts_with(' ') && !line.trim_start().starts_with("D5/") {
+            assert_eq!(
+                line.len() - line.trim_start().len(),
+                at,
+                "a continuation off the reason column: {line}\n{shown}"
+            );
+        }
+    }
+
+    // D3's reduction: a line per candidate, saying what its record says.
+    let journal = common::records(&session);
+    let candidates: Vec<&common::Line> = journal
+        .iter()
+        .filter(|l| l.kind == "reduction-candidate")
+        .collect();
+    assert!(!candidates.is_empty(), "D3 is reduced");
+    for c in candidates {
+        let run = c.data["run"].as_u64().expect("run");
+        let said = lines
+            .iter()
+            .find(|l| l.contains(&format!("reduction run {run} kept ")))
+            .unwrap_or_else(|| panic!("no line for reduction run {run}:\n{out}"));
+        let failed = c.data["failed"].as_bool().expect("failed");
+        assert!(
+            said.ends_with(if failed {
+                ": still failed"
+            } else {
+                ": no longer failed"
+            }),
+            "{said} for {}",
+            c.data
+        );
+        for fault in c.data["faults"].as_array().expect("faults") {
+            assert!(said.contains(fault.as_str().expect("fault")), "{said}");
+        }
+    }
+
+    // The last lines: report.html to open, report.md beside it, the verdict, the session.
+    let tail = &lines[end + 1..];
+    let html = tail
+        .iter()
+        .find_map(|l| l.strip_prefix("report: "))
+        .and_then(|l| l.strip_suffix(" (open it in a browser)"))
+        .unwrap_or_else(|| panic!("no report.html line:\n{}", tail.join("\n")));
+    assert_eq!(Path::new(html), session.join("findings/report.html"));
+    assert!(Path::new(html).is_file(), "{html}");
+    let md = tail
+        .iter()
+        .find_map(|l| l.strip_prefix("report (Markdown): "))
+        .unwrap_or_else(|| panic!("no report.md line:\n{}", tail.join("\n")));
+    assert_eq!(Path::new(md), session.join("findings/report.md"));
+    assert!(
+        tail.last().is_some_and(|l| l.starts_with("session: ")),
+        "{}",
+        tail.join("\n")
+    );
+}

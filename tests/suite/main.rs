@@ -73,6 +73,7 @@ mod proxy_substitution;
 mod redis_example;
 mod reduction;
 mod reduction_stop;
+mod replay;
 mod references_nemesis;
 mod report_figures;
 mod report_html;

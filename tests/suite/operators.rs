@@ -372,6 +372,30 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
         "{:?}",
         watching.seen
     );
+    // The viewer's own terminal (the UI knows its role from the server's welcome):
+    // told it watches, shown the question, offered no answer box and no keys to
+    // answer with.
+    if tmux::available("the viewer's terminal") {
+        let command = format!(
+            "LANG=C.UTF-8 runuser -u {} -- {EXE} attach {}; sleep 60",
+            viewer.name,
+            session.display()
+        );
+        let pane = tmux::Tmux::start("fl-viewer", &command);
+        let screen = pane.wait_for(&format!("Question {id}"), Duration::from_secs(30));
+        let status = screen.lines().last().unwrap_or_default();
+        assert!(status.contains("watching (viewer)"), "{screen}");
+        assert!(
+            screen.contains("watching (viewer): the owner or an approver answers"),
+            "{screen}"
+        );
+        for invite in ["╭ answer", "Enter send", "↑↓", "waiting for you"] {
+            assert!(
+                !screen.contains(invite),
+                "{invite} shown to a viewer:\n{screen}"
+            );
+        }
+    }
 
     // The approver's answer is taken and journaled with its uid and user name.
     let wrap = approver.runuser();
@@ -407,6 +431,30 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
     assert_eq!(taken.data["who"]["uid"], approver.uid);
     assert_eq!(taken.data["who"]["user"], approver.name.as_str());
     assert_eq!(taken.data["who"]["role"], "approver");
+    // Notes (issue 32): the approver's is journaled with the kernel's word for who
+    // wrote it; the viewer's is refused like its answer, and journaled nowhere.
+    watching.send(&serde_json::json!({"type": "note", "text": "the viewer's note"}));
+    assert!(
+        watching
+            .wait(Duration::from_secs(10), |m| m["type"] == "refused"
+                && m["id"].is_null()
+                && m["why"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("viewers do not leave notes")))
+            .is_some(),
+        "{:?}",
+        watching.seen
+    );
+    approving.send(&serde_json::json!({"type": "note", "text": "seen from the approver's seat"}));
+    assert!(
+        approving
+            .wait(Duration::from_secs(10), |m| m["type"] == "record"
+                && m["record"]["kind"] == "operator-note"
+                && m["record"]["data"]["who"]["uid"] == approver.uid)
+            .is_some(),
+        "{:?}",
+        approving.seen
+    );
     let refused = lines
         .iter()
         .find(|l| l.kind == "answer-refused")
@@ -511,22 +559,53 @@ fn who_may_answer_is_the_kernel_s_word_and_the_first_answer_wins() {
     let wrap = viewer.runuser();
     let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
     let refused = stop(&wrap);
-    assert_eq!(
-        refused.status.code(),
-        Some(77),
-        "{}",
-        String::from_utf8_lossy(&refused.stderr)
+    let (said, why) = (
+        String::from_utf8_lossy(&refused.stdout),
+        String::from_utf8_lossy(&refused.stderr),
     );
+    assert_eq!(refused.status.code(), Some(77), "{said}\n{why}");
+    // The viewer's stop prints only the refusal: nothing reads as done ("stopping
+    // …: healing and writing the documents" never appears).
+    assert_eq!(said, "", "a refused stop prints nothing on stdout: {said}");
+    let lines: Vec<&str> = why.lines().collect();
+    assert_eq!(lines.len(), 1, "only the refusal: {why}");
+    assert!(
+        lines[0].starts_with("faultline: ") && lines[0].contains("viewers cannot stop the run"),
+        "{why}"
+    );
+    assert!(!why.contains("stopping"), "{why}");
     let stopped = stop(&[]);
     assert!(
         String::from_utf8_lossy(&stopped.stdout).contains("session verdict:"),
         "{}",
         String::from_utf8_lossy(&stopped.stdout)
     );
+    let stops: Vec<common::Line> = common::lines(&journal)
+        .into_iter()
+        .filter(|l| l.kind == "stop-asked")
+        .collect();
     assert!(
-        common::lines(&journal)
-            .iter()
-            .any(|l| l.kind == "stop-asked" && l.data["who"]["role"] == "owner")
+        stops.iter().all(|l| l.data["who"]["role"] == "owner") && !stops.is_empty(),
+        "only the owner's stop is journaled: {stops:?}"
+    );
+    // The approver's note is in report.md with its author; the viewer's is nowhere.
+    let report =
+        std::fs::read_to_string(session.join("findings").join("report.md")).expect("report.md");
+    assert!(
+        report.contains(&format!(
+            "**Note 1** by {} (uid {}, approver), ",
+            approver.name, approver.uid
+        )) && report.contains("\n```\nseen from the approver's seat\n```\n"),
+        "{report}"
+    );
+    assert!(!report.contains("the viewer's note"), "{report}");
+    let notes: Vec<common::Line> = common::lines(&journal)
+        .into_iter()
+        .filter(|l| l.kind == "operator-note")
+        .collect();
+    assert!(
+        notes.len() == 1 && notes[0].data["who"]["uid"] == approver.uid,
+        "{notes:?}"
     );
 }
 
@@ -606,6 +685,9 @@ fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
     let pane = tmux::Tmux::start("fl-ssh", &command);
     let id = question["id"].as_str().expect("id").to_string();
     pane.wait_for(&format!("Question {id}"), Duration::from_secs(30));
+    // Keys in a question's first half second are dropped (typed for the screen
+    // beneath); Alice answers after it.
+    std::thread::sleep(Duration::from_millis(800));
     pane.send(&["Enter"]);
     let answered = script
         .wait(Duration::from_secs(20), |m| {
@@ -653,4 +735,118 @@ fn attach_over_a_real_sshd_with_a_key_bound_name_and_as_json() {
         .output()
         .expect("stop");
     assert!(String::from_utf8_lossy(&stopped.stdout).contains("session verdict:"));
+}
+
+/// Issue 32's acceptance for notes, needing no other user: a note sent through
+/// `attach --json` to a running session is journaled with who wrote it (the kernel's
+/// word) and appears in report.md with its author and its lines; a viewer's (`--role
+/// viewer`), a blank one and one over 4096 bytes are refused, and none of them is
+/// journaled.
+#[test]
+fn a_note_over_attach_json_reaches_report_md_with_its_author() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let session = detached(
+        dir.path(),
+        &[
+            "demo",
+            "--only",
+            "D1",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    let mut owner = JsonClient::start(&session, &[], &[]);
+    let welcome = owner
+        .wait(Duration::from_secs(20), |m| m["type"] == "welcome")
+        .expect("welcomed");
+    let (user, uid) = (
+        welcome["who"]["user"].as_str().expect("user").to_string(),
+        welcome["who"]["uid"].as_u64().expect("uid"),
+    );
+    let text = "D1 has not started.\n\n# not a heading\n<b>bold?</b>";
+    owner.send(&serde_json::json!({"type": "note", "text": text}));
+    let record = owner
+        .wait(Duration::from_secs(20), |m| {
+            m["type"] == "record" && m["record"]["kind"] == "operator-note"
+        })
+        .unwrap_or_else(|| panic!("the note never came back as a record: {:?}", owner.seen));
+    assert_eq!(record["record"]["data"]["text"], text);
+    assert_eq!(record["record"]["data"]["who"]["uid"], uid);
+    assert_eq!(record["record"]["data"]["who"]["role"], "owner");
+    // Refused, with a plain reason: a blank note (by the server) and one over the
+    // bound (by the client, before it is sent: said on stderr).
+    owner.send(&serde_json::json!({"type": "note", "text": " \n \t"}));
+    assert!(
+        owner
+            .wait(Duration::from_secs(10), |m| m["type"] == "refused"
+                && m["why"] == "a note needs some text")
+            .is_some(),
+        "{:?}",
+        owner.seen
+    );
+    owner.send(&serde_json::json!({"type": "note", "text": "x".repeat(5000)}));
+    let mut viewer = JsonClient::start(&session, &[], &["--role", "viewer"]);
+    viewer.send(&serde_json::json!({"type": "note", "text": "a viewer's note"}));
+    assert!(
+        viewer
+            .wait(Duration::from_secs(20), |m| m["type"] == "refused"
+                && m["why"].as_str().is_some_and(
+                    |w| w.starts_with("viewers do not leave notes")
+                ))
+            .is_some(),
+        "{:?}",
+        viewer.seen
+    );
+
+    let stopped = Command::new(EXE)
+        .arg("stop")
+        .arg(&session)
+        .output()
+        .expect("faultline stop");
+    assert!(
+        String::from_utf8_lossy(&stopped.stdout).contains("session verdict:"),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert!(
+        owner.exit(Duration::from_secs(20)).is_some(),
+        "the client outlived the run"
+    );
+    let said = owner.stderr();
+    assert!(
+        said.contains("note refused: a note is at most 4096 bytes and this one has 5000"),
+        "{said}"
+    );
+    let notes: Vec<common::Line> = common::records(&session)
+        .into_iter()
+        .filter(|l| l.kind == "operator-note")
+        .collect();
+    assert_eq!(
+        notes.len(),
+        1,
+        "only the owner's note is journaled: {notes:?}"
+    );
+    let report =
+        std::fs::read_to_string(session.join("findings").join("report.md")).expect("report.md");
+    let section = &report[report
+        .find("\n## Notes\n")
+        .expect("a Notes section in report.md")..];
+    assert!(
+        section.contains(&format!(
+            "**Note 1** by {user} (uid {uid}, owner), {}, outside any scenario's run",
+            notes[0].ts
+        )),
+        "{section}"
+    );
+    assert!(
+        section.contains(&format!("\n```\n{text}\n```\n")),
+        "{section}"
+    );
+    let html =
+        std::fs::read_to_string(session.join("findings").join("report.html")).expect("report.html");
+    assert!(
+        html.contains("&lt;b&gt;bold?&lt;/b&gt;") && !html.contains("<b>bold?"),
+        "{html}"
+    );
 }

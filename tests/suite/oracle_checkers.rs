@@ -812,8 +812,134 @@ fn counter_checks_jepsen_edn_histories_as_they_are() {
         "{why}"
     );
 
-    // It fits a counter model; the picker still suggests linearizability first.
+    // It fits a counter model, and the picker suggests it there; the WGL checkers
+    // cannot judge an add (they call counter-ok.edn invalid), so they do not fit one.
     assert_eq!(misfit("counter", Some("counter"), Some("safety")), None);
     assert!(misfit("counter", Some("queue"), Some("ordering")).is_some());
-    assert_eq!(pick("counter", "safety"), Some("linearizability-register"));
+    assert_eq!(pick("counter", "safety"), Some("counter"));
+    for wgl in ["linearizability-register", "linearizability-kv"] {
+        let why = misfit(wgl, Some("counter"), Some("safety")).expect("misfit");
+        assert!(why.contains("the picker suggests `counter`"), "{why}");
+    }
+}
+
+/// Current Jepsen writes `jepsen.independent` tuples as plain `[key value]` vectors
+/// (a MapEntry), not tagged: each key is its own counter.
+#[test]
+fn counter_reads_plain_key_value_pairs_as_keys() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/histories/counter-independent.edn");
+    let (code, v) = check_counter(&fixture);
+    assert_eq!(code, Some(1), "{v}");
+    let (ops, why) = only_anomaly(&v);
+    // Key 1's read invoked at :index 8, after its add of 2 was acknowledged.
+    assert_eq!(ops, &json!(["8"]));
+    assert!(
+        why.contains("counter of `1`") && why.contains("returned 0") && why.contains("[2, 2]"),
+        "{why}"
+    );
+    assert_eq!(v["ops_checked"], 6, "{v}");
+
+    // One op without a pair: no op's pair is read as a key, and the error says why.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mixed = dir.path().join("mixed.edn");
+    let text = std::fs::read_to_string(&fixture).expect("fixture")
+        + "{:index 12, :time 80, :type :invoke, :process 4, :f :add, :value 1}\n\
+           {:index 13, :time 85, :type :ok, :process 4, :f :add, :value 1}\n";
+    std::fs::write(&mixed, text).expect("write");
+    let (code, v) = check_counter(&mixed);
+    assert_eq!(code, Some(3), "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("input [0,1] is not an integer (a [key value] pair?")
+            && reason.contains("only when every op carries one; op 12 does not"),
+        "{v}"
+    );
+}
+
+/// `faultline check --checker counter` on JSONL `records` (one counter, no keys).
+fn counter_records(dir: &std::path::Path, name: &str, records: &[Value]) -> (Option<i32>, Value) {
+    let lines: Vec<String> = records.iter().map(Value::to_string).collect();
+    check_counter(&counter_history(dir, name, &lines))
+}
+
+/// An acknowledged read of `output` (any JSON) as a faultline record.
+fn read_of(id: u64, at: u64, output: Value) -> Value {
+    json!({
+        "op_id": id, "process": id, "invoke_ts": at, "complete_ts": at + 1, "op_type": "read",
+        "key": null, "input": null, "output": output, "error": null, "timeout": false,
+        "node": null, "fault_epoch": null,
+    })
+}
+
+/// An acknowledged read whose value the checker cannot represent (past 64 bits, a
+/// fraction, a string, nothing) is named, and the history is not called valid.
+#[test]
+fn counter_reads_it_cannot_judge_leave_the_verdict_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let add: Value =
+        serde_json::from_str(&counter_op(1, 0, "add", 1, 0, Some(10), false)).expect("json");
+    let fits = read_of(2, 20, json!(1));
+    // 1e20 is past u64: serde_json reads it as a float, as EDN reads a big `N`.
+    let huge: Value = serde_json::from_str("100000000000000000000").expect("json");
+    let records = [
+        add.clone(),
+        fits.clone(),
+        read_of(3, 30, huge),
+        read_of(4, 40, json!(1.5)),
+        read_of(5, 50, json!("77")),
+        read_of(6, 60, Value::Null),
+    ];
+    let (code, v) = counter_records(dir.path(), "odd.jsonl", &records);
+    assert_eq!(code, Some(3), "{v}");
+    assert_eq!(v["valid"], "unknown", "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    for named in [
+        "read 3 returned 1e+20, an integer too large to judge exactly",
+        "read 4 returned 1.5, not an integer",
+        "read 5 returned \"77\", not an integer",
+        "read 6 returned no value",
+    ] {
+        assert!(reason.contains(named), "{named}: {reason}");
+    }
+    assert!(
+        reason.starts_with("4 acknowledged reads could not be judged"),
+        "{reason}"
+    );
+
+    // An anomaly among them is still found: the history is invalid whatever the rest.
+    let lost = read_of(7, 70, json!(0));
+    let (code, v) = counter_records(dir.path(), "lost.jsonl", &[&records[..], &[lost]].concat());
+    assert_eq!(code, Some(1), "{v}");
+    assert!(
+        v["evidence"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("read 4 returned 1.5"),
+        "{v}"
+    );
+
+    // Every acknowledged read an integer: judged as before.
+    let (code, v) = counter_records(dir.path(), "ok.jsonl", &[add, fits]);
+    assert_eq!(code, Some(0), "{v}");
+
+    // Jepsen's bigint: an `N` integer past i64.
+    let edn = dir.path().join("big.edn");
+    std::fs::write(
+        &edn,
+        "{:type :invoke, :f :add, :value 1, :process 0, :time 0}\n\
+         {:type :ok, :f :add, :value 1, :process 0, :time 10}\n\
+         {:type :invoke, :f :read, :value nil, :process 1, :time 20}\n\
+         {:type :ok, :f :read, :value 9223372036854775808N, :process 1, :time 30}\n",
+    )
+    .expect("write");
+    let (code, v) = check_counter(&edn);
+    assert_eq!(code, Some(3), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("too large to judge exactly"),
+        "{v}"
+    );
 }

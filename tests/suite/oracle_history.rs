@@ -69,6 +69,43 @@ fn error_names_line_and_field() {
     );
 }
 
+/// An op cannot complete before it was invoked: the reader refuses it, naming the
+/// line and field; equal times (an instant op) and an absent `invoke_ts` are fine.
+#[test]
+fn a_completion_before_its_invoke_is_refused() {
+    let text = lines(&[
+        rec(1, 0, 10, Some(10), "write", "a", json!(1), None, false),
+        rec(2, 1, 50, Some(40), "write", "a", json!(2), None, false),
+    ]);
+    let err = parse_jsonl("history.jsonl", &text).expect_err("completes before invoke");
+    assert_eq!(
+        err.to_string(),
+        "history.jsonl:2: field `complete_ts`: 40 is earlier than `invoke_ts` 50: an op \
+         completes after it is invoked (are both read from one monotonic clock?)"
+    );
+    let mut untimed: serde_json::Value =
+        serde_json::from_str(&rec(1, 0, 10, Some(5), "write", "a", json!(1), None, false))
+            .expect("json");
+    untimed.as_object_mut().expect("object").remove("invoke_ts");
+    parse_jsonl("h", &lines(&[untimed.to_string()])).expect("no invoke time to compare");
+
+    // Through the CLI: a malformed history, exit 66.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("back.jsonl");
+    std::fs::write(&path, &text).expect("history");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["check", "--checker", "no-lost-ack"])
+        .arg(&path)
+        .output()
+        .expect("faultline check");
+    assert_eq!(out.status.code(), Some(66), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("back.jsonl:2: field `complete_ts`: 40 is earlier than `invoke_ts` 50"),
+        "{said}"
+    );
+}
+
 #[test]
 fn absent_differs_from_null() {
     // fault_epoch null everywhere: present. node absent on one line: not present.
@@ -504,8 +541,10 @@ fn monotonic_and_fault_window() {
     let h = parse_jsonl("h", &text).expect("parses");
     assert_eq!(monotonic(&h).status, AuditStatus::Failed);
 
-    let text = lines(&[rec(1, 0, 50, Some(40), "write", "a", json!(1), None, false)]);
-    let h = parse_jsonl("h", &text).expect("parses");
+    // The reader refuses an op that completes before its invoke; the audit still
+    // catches one in a history assembled otherwise.
+    let mut h = parse_jsonl("h", &steady(2)).expect("parses");
+    h.ops[1].complete_ts = Some(h.ops[1].invoke_ts - 1);
     assert_eq!(monotonic(&h).status, AuditStatus::Failed);
 
     let faulted = rec(1, 0, 50, Some(60), "write", "a", json!(1), None, false)

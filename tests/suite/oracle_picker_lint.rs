@@ -73,3 +73,23 @@ fn every_block_with_a_model_gets_the_pickers_suggestion_in_lint() {
         None
     );
 }
+
+/// A counter is judged by `counter`: the WGL checkers cannot judge an add, so lint
+/// warns about one on a counter and the picker suggests `counter`.
+#[test]
+fn a_counter_plan_is_pointed_at_the_counter_checker() {
+    let warnings = picker_warnings(&plan("counter", "linearizability (WGL)."));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("the picker suggests `counter`"),
+        "{}",
+        warnings[0]
+    );
+    let parsed = parse_plan("p.md", &plan("counter", "custom script over the history."));
+    assert_eq!(
+        faultline::plan::checker_pick::suggested(&parsed, &parsed.scenarios[0]),
+        Some(("counter", "safety".to_string()))
+    );
+    let shown = faultline::plan::render::lint_text(&parsed, &lint(&parsed));
+    assert!(shown.contains("picker: counter for safety"), "{shown}");
+}

@@ -749,3 +749,116 @@ fn nodes_are_listed_with_their_host_keys_and_logs() {
         report::report(&plan, &session, &[], &report::FigureFiles::default()).expect("render");
     assert!(!local.contains("### Nodes"), "{local}");
 }
+
+/// An `operator-note` record as the session server journals it (session-wide).
+fn note(seq: u64, text: &str, who: serde_json::Value) -> Record {
+    record(
+        seq,
+        (None, None),
+        "operator-note",
+        json!({"text": text, "who": who, "client": "json"}),
+    )
+}
+
+/// Notes are listed under "Notes" in journal order, each with its author (the
+/// kernel's uid and user; a `--as` label only as asserted), its time and the run it
+/// was written during; its text keeps its lines and never becomes markup, in
+/// report.md or in report.html. A journal without notes (every older one) shows no
+/// such section.
+#[test]
+fn notes_are_listed_in_order_with_their_authors_and_never_become_markup() {
+    let plan = common::demo_plan();
+    let outcome = full_outcome();
+    let alice = json!({"uid": 1001, "user": "alice", "role": "owner"});
+    let bob = json!({"uid": 1002, "user": "bob", "role": "approver", "label": "*bob* [x](y)"});
+    let hostile = "first line\n\n# not a heading\n<script>alert(1)</script> [x](https://example.com) \
+                   ![i](https://example.com/i.png)\n```\nstill the note\n| a | b |\n\u{1b}[31mred\u{1b}[0m";
+    let records = vec![
+        record(
+            1,
+            (None, None),
+            "session-started",
+            json!({"started_by": "--yes"}),
+        ),
+        note(2, "before anything ran", alice.clone()),
+        record(
+            3,
+            (Some("D1"), None),
+            "iteration-started",
+            json!({"seed": 1, "label": "seed-1", "duration_ms": 3000}),
+        ),
+        note(4, hostile, bob),
+        record(
+            5,
+            (Some("D1"), None),
+            "verdict",
+            json!({"id": "D1", "verdict": "PASS-smoke"}),
+        ),
+        note(6, "while D1's verdict stood", alice.clone()),
+        record(
+            7,
+            (None, None),
+            "session-verdict",
+            json!({"verdict": "FAIL"}),
+        ),
+        note(8, "after the verdict", alice),
+    ];
+    let view = faultline::session::view::View::of(&records);
+    let during: Vec<Option<String>> = view.notes.iter().map(|n| n.during()).collect();
+    assert_eq!(
+        during,
+        [None, Some("D1 (seed-1)".into()), Some("D1".into()), None]
+    );
+    assert_eq!(view.notes[1].run.as_deref(), Some("D1"));
+    assert_eq!(view.notes[1].iteration_ms, Some(1000));
+    assert_eq!(view.notes[1].who.uid, 1002);
+
+    let text =
+        report::report(&plan, &outcome, &records, &report::FigureFiles::default()).expect("render");
+    let notes = &text[text.find("\n## Notes\n").expect("a Notes section")
+        ..text.find("\n## Figures\n").expect("figures")];
+    assert!(
+        notes.contains("4 notes the operators left on the run, in the order written"),
+        "{notes}"
+    );
+    let heads: Vec<&str> = notes.lines().filter(|l| l.starts_with("**Note ")).collect();
+    assert_eq!(
+        heads,
+        [
+            "**Note 1** by alice (uid 1001, owner), 2026-12-01T10:15:02.000Z, outside any scenario's run (journal record #2):",
+            "**Note 2** by \\*bob\\* \\[x\\](y) (asserted by key; uid 1002 bob, approver), 2026-12-01T10:15:04.000Z, during D1 (seed-1) (journal record #4):",
+            "**Note 3** by alice (uid 1001, owner), 2026-12-01T10:15:06.000Z, during D1 (journal record #6):",
+            "**Note 4** by alice (uid 1001, owner), 2026-12-01T10:15:08.000Z, outside any scenario's run (journal record #8):",
+        ],
+        "{notes}"
+    );
+    // The hostile note whole, in a fence longer than its own backticks, lines kept,
+    // its escape sequences gone.
+    assert!(
+        notes.contains(
+            "\n````\nfirst line\n\n# not a heading\n<script>alert(1)</script> [x](https://example.com) \
+             ![i](https://example.com/i.png)\n```\nstill the note\n| a | b |\nred\n````\n"
+        ),
+        "{notes}"
+    );
+    assert!(!text.contains('\u{1b}'));
+
+    let html = report::html::render(&text, std::path::Path::new("."));
+    assert!(!html.contains("<script>"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("not a heading</h1>"), "{html}");
+    assert!(!html.contains("<strong>bob</strong>"), "{html}");
+    assert!(!html.contains("<img"), "{html}");
+    assert!(!html.contains("href=\"https://example.com\""), "{html}");
+    assert!(
+        html.contains("still the note\n| a | b |\nred\n</code></pre>"),
+        "{html}"
+    );
+
+    let without = report::report(&plan, &outcome, &journal(), &report::FigureFiles::default())
+        .expect("render");
+    assert!(!without.contains("## Notes"), "{without}");
+}

@@ -1,13 +1,49 @@
 //! The real binary in a real terminal (tmux): the demo driven with keystrokes through
 //! the checklist, an approval whose effect appears only after the keypress, the run, a
-//! FAIL classification and the report; at 80x24, help opened from inside a question
-//! and a refused answer. CI installs tmux and sets FAULTLINE_REQUIRE_TMUX=1.
+//! FAIL classification and the report; at 80x24, help opened from inside a question,
+//! a refused answer, `q` `d` detaching without Enter, a question that opens while `s`
+//! is being pressed, a prefix and a digit picking choices. CI installs tmux and sets
+//! FAULTLINE_REQUIRE_TMUX=1.
 
 use crate::common;
 use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// What a question's answer box says while the keys typed just before it appeared
+/// are being dropped.
+const SETTLING: &str = "ready in a moment";
+
+/// Waits for `text` (a question's title), then until its answer box takes keys.
+fn ready(tmux: &tmux::Tmux, text: &str, within: Duration) -> String {
+    tmux.wait_for(text, within);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let screen = tmux.screen();
+        if !screen.contains(SETTLING) {
+            return screen;
+        }
+        assert!(Instant::now() < deadline, "never ready:\n{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The text in the answer box (the line under its title), if one is drawn.
+fn answer_box(screen: &str) -> Option<String> {
+    let lines: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let (row, col) = lines.iter().enumerate().find_map(|(i, l)| {
+        let at = l.iter().collect::<String>().find("╭ answer")?;
+        Some((i, screen.lines().nth(i)?[..at].chars().count()))
+    })?;
+    let inside: String = lines
+        .get(row + 1)?
+        .iter()
+        .skip(col + 1)
+        .take_while(|c| **c != '│')
+        .collect();
+    Some(inside.trim().to_string())
+}
 
 fn session_dir(out: &Path) -> Option<PathBuf> {
     std::fs::read_dir(out.join("demo-kv-replication"))
@@ -17,20 +53,42 @@ fn session_dir(out: &Path) -> Option<PathBuf> {
         .next()
 }
 
-/// Inside the open question `id`: `?` opens the help over it and Esc closes it back
-/// to the question; an answer it does not take is refused with the allowed ones and
-/// the question stays open.
+/// Presses `s` (the Run screen's log key) every 100 ms until the question `title`
+/// shows, and three times more at once: the question must take none of them (keys
+/// typed within its first half second are dropped). Then its answer box is empty.
+fn hammer_s_until(tmux: &tmux::Tmux, title: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    while !tmux.screen().contains(title) {
+        assert!(Instant::now() < deadline, "`{title}` never appeared");
+        tmux.send(&["s"]);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.send(&["s", "s", "s"]);
+    let screen = ready(tmux, title, Duration::from_secs(10));
+    assert_eq!(
+        answer_box(&screen).as_deref(),
+        Some(""),
+        "the question took keys typed for the screen beneath:\n{screen}"
+    );
+}
+
 /// Answers a FAIL's classification questions as an operator types them: blame SUT,
-/// the bug type and one tag typed in full (an answer typed replaces the preselected
-/// default), the first severity Tab offers (P0), the root cause line by line.
+/// the bug type by a prefix of it (Enter sends the choice it highlights) and one tag
+/// typed in full, severity by its number (`1`: P0), the root cause line by line.
+/// D3's blame opens while `s` is being pressed on the Run screen.
 fn classify(tmux: &tmux::Tmux, id: &str, (bug_type, tag): (&str, &str), cause: &[&str]) {
     let ask = |question: &str, wait: u64| {
-        tmux.wait_for(
+        ready(
+            tmux,
             &format!("Question {id}.{question}"),
             Duration::from_secs(wait),
         );
     };
-    ask("blame", 120);
+    if id == "D3" {
+        hammer_s_until(tmux, "Question D3.blame", Duration::from_secs(120));
+    } else {
+        ask("blame", 120);
+    }
     tmux.send(&["SUT", "Enter"]);
     ask("bug-type", 10);
     tmux.send(&["-l", bug_type]);
@@ -39,7 +97,7 @@ fn classify(tmux: &tmux::Tmux, id: &str, (bug_type, tag): (&str, &str), cause: &
     tmux.send(&["-l", tag]);
     tmux.send(&["Enter"]);
     ask("severity", 10);
-    tmux.send(&["Tab", "Enter"]);
+    tmux.send(&["1", "Enter"]);
     ask("root-cause", 10);
     for (n, line) in cause.iter().enumerate() {
         if n > 0 {
@@ -52,6 +110,9 @@ fn classify(tmux: &tmux::Tmux, id: &str, (bug_type, tag): (&str, &str), cause: &
     tmux.send(&["C-s"]);
 }
 
+/// Inside the open question `id`: `?` opens the help over it and Esc closes it back
+/// to the question; an answer it does not take is refused with the allowed ones and
+/// the question stays open.
 fn question_keys_at_80x24(tmux: &tmux::Tmux, id: &str) {
     let title = format!("Question {id}");
     tmux.send(&["?"]);
@@ -90,18 +151,23 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     let _one = common::demo_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
+    // Detached (`q` `d`), the run goes on and the same terminal attaches again.
+    let detached = dir.path().join("detached");
     let command = format!(
-        "cd {} && LANG=C.UTF-8 {} demo --out {}; sleep 60",
-        dir.path().display(),
-        env!("CARGO_BIN_EXE_faultline"),
-        out.display()
+        "cd {dir} && LANG=C.UTF-8 {exe} demo --out {out}; echo $? > {detached}; \
+         LANG=C.UTF-8 {exe} attach {out}/demo-kv-replication/*; sleep 60",
+        dir = dir.path().display(),
+        exe = env!("CARGO_BIN_EXE_faultline"),
+        out = out.display(),
+        detached = detached.display(),
     );
     // The whole run in the smallest terminal the UI is made for.
     let tmux = tmux::Tmux::start_at("fl-e2e", &command, (80, 24));
 
     // The checklist: answered before any probe. The status line names the question
     // the run waits on; the global keys and a refused answer, inside the question.
-    let screen = tmux.wait_for(
+    let screen = ready(
+        &tmux,
         "Question capability.binary:fl-client",
         Duration::from_secs(20),
     );
@@ -111,19 +177,41 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         "status line: {status}\n{screen}"
     );
     question_keys_at_80x24(&tmux, "capability.binary:fl-client");
-    tmux.wait_for(
+    // `q` asks; `d` alone detaches (no Enter): the UI exits 0, the run goes on, and
+    // the question waits for the UI attached again.
+    tmux.send(&["q"]);
+    tmux.wait_for("Question quit", Duration::from_secs(10));
+    tmux.send(&["d"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !detached.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "`d` did not detach:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let code = std::fs::read_to_string(&detached).unwrap_or_default();
+    assert_eq!(code.trim(), "0", "detaching exits 0");
+    ready(
+        &tmux,
         "Question capability.binary:fl-client",
-        Duration::from_secs(10),
+        Duration::from_secs(20),
     );
     tmux.send(&["Enter"]);
-    tmux.wait_for(
+    ready(
+        &tmux,
         "Question capability.binary:demo-skewd",
         Duration::from_secs(10),
     );
     tmux.send(&["Enter"]);
 
     // The approval: the install's file exists only after the keypress.
-    tmux.wait_for("Question install.binary:fl-client", Duration::from_secs(20));
+    ready(
+        &tmux,
+        "Question install.binary:fl-client",
+        Duration::from_secs(20),
+    );
     let session = session_dir(&out).expect("session directory");
     let placed = session.join("bin/fl-client");
     std::thread::sleep(Duration::from_millis(500));
@@ -132,7 +220,8 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     tmux.send(&["C-e"]);
     std::thread::sleep(Duration::from_millis(500));
     tmux.send(&["Enter"]);
-    tmux.wait_for(
+    ready(
+        &tmux,
         "Question missing.binary:demo-skewd",
         Duration::from_secs(20),
     );
@@ -151,7 +240,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     classify(
         &tmux,
         "D3",
-        ("crash-recovery", "durability"),
+        ("crash", "durability"),
         &["acked before replicated", "on the old primary"],
     );
     classify(
@@ -192,7 +281,16 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
             .find(|r| r.kind == "operator-answer" && r.data["question"] == id)
             .map(|r| r.data["answer"].as_str().unwrap_or_default().to_string())
     };
-    assert_eq!(answer("D3.severity").as_deref(), Some("P0"));
+    assert_eq!(answer("D3.severity").as_deref(), Some("P0"), "`1` picks P0");
+    assert_eq!(
+        answer("D3.bug-type").as_deref(),
+        Some("crash-recovery"),
+        "`crash` then Enter sends the choice it highlights"
+    );
+    assert!(
+        records.iter().all(|r| r.kind != "stop-asked"),
+        "detaching stopped the run"
+    );
     assert_eq!(answer("D8.bug-type").as_deref(), Some("ordering"));
     let install = answer("install.binary:fl-client").unwrap_or_default();
     assert!(install.starts_with("edit: cp -- "), "{install}");
@@ -216,5 +314,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         blame.data
     );
     assert_eq!(blame.data["who"]["role"], "owner", "{}", blame.data);
+    // Whatever the `s` presses left open on the Run screen closes first.
+    tmux.send(&["Escape"]);
     tmux.send(&["q"]);
 }

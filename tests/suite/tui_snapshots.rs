@@ -304,7 +304,7 @@ fn a_privileged_approval_is_asked_with_its_actions_and_listed_once_given() {
     );
     assert!(shown.contains("--dport 7000"), "{shown}");
     assert!(
-        shown.contains("approve") && shown.contains("▶ decline (default)"),
+        shown.contains("1 approve") && shown.contains("▶ 2 decline (default)"),
         "{shown}"
     );
     assert_eq!(choices(&question), vec!["approve", "decline"]);
@@ -585,7 +585,7 @@ fn a_question_offers_its_choices_as_a_list_with_the_default_picked() {
     // Up from the default (the last) highlights the one above it, and Enter sends it.
     press(&mut state, crossterm::event::KeyCode::Up);
     let shown = text(&render(&state, &dark(), 80, 24));
-    assert!(shown.contains("▶ performance"), "{shown}");
+    assert!(shown.contains("▶ 8 performance"), "{shown}");
     assert_eq!(
         press(&mut state, crossterm::event::KeyCode::Enter),
         faultline::tui::answer::Typed::Send("performance".into())
@@ -762,4 +762,127 @@ fn an_unexplained_death_is_said_on_the_run_screen_and_the_status_line() {
     assert!(shown.contains("n1 exited 3"), "{shown}");
     assert!(!shown.contains('\u{1b}'), "{shown}");
     insta::assert_snapshot!("run_service_died_80x24", shown);
+}
+
+#[test]
+fn the_log_picker_lists_the_fault_target_first_and_its_seeds_one_level_down() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let theme = dark();
+    // D2's seed 1 while pause-n3 is held (injected at #54, healed at #57).
+    let mut state = AppState::new(plan());
+    for line in include_str!("../fixtures/journal/demo.jsonl").lines() {
+        let record: Record = serde_json::from_str(line).expect("fixture record");
+        if record.seq > 56 {
+            break;
+        }
+        state.apply(&record);
+    }
+    assert_eq!(state.ui.step, Step::Run, "following the session");
+    state.handle(Action::PickLog);
+    let shown = scrub(&text(&render(&state, &theme, 80, 24)));
+    assert!(
+        shown.contains("n3        stderr  fault target  shown"),
+        "{shown}"
+    );
+    assert!(shown.contains("Esc: close"), "{shown}");
+    insta::assert_snapshot!("log_picker_80x24", shown);
+    // One level down: D3's seed and its re-run, the re-run shown.
+    let mut state = demo_state();
+    state.ui.step = Step::Run;
+    select(&mut state, "D3");
+    state.handle(Action::PickLog);
+    assert!(state.log_picker_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)));
+    let shown = scrub(&text(&render(&state, &theme, 80, 24)));
+    assert!(
+        shown.contains("re-run of seed 1 (7 commands)  shown"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("log_picker_seeds_80x24", shown);
+}
+
+#[test]
+fn typed_text_filters_the_choices_and_a_new_question_says_when_it_takes_keys() {
+    let mut state = asked_elsewhere();
+    for c in "p".chars() {
+        press(&mut state, crossterm::event::KeyCode::Char(c));
+    }
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("▶ 3 partition"), "{shown}");
+    assert!(shown.contains("8 performance"), "{shown}");
+    for hidden in ["1 timing", "4 crash-recovery", "5 upgrade"] {
+        assert!(
+            !shown.contains(hidden),
+            "{hidden} is not filtered out:\n{shown}"
+        );
+    }
+    // Just asked: the answer box is dimmed and says it is not ready yet.
+    let mut state = asked_elsewhere();
+    state.ui.settling = true;
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("answer: ready in a moment"), "{shown}");
+    state.ui.settling = false;
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(!shown.contains("ready in"), "{shown}");
+}
+
+/// Alice attached as a viewer (the server's welcome says her role).
+fn as_viewer(state: &mut AppState) {
+    use faultline::session::event::{Participant, Role, Who};
+    let who = |user: &str, role| Who {
+        uid: 1000,
+        user: user.to_string(),
+        role,
+        ..Who::default()
+    };
+    state.me = Some(who("alice", Role::Viewer));
+    state.participants = vec![
+        Participant {
+            who: who("bob", Role::Owner),
+            client: "tui".into(),
+        },
+        Participant {
+            who: who("alice", Role::Viewer),
+            client: "tui".into(),
+        },
+    ];
+}
+
+#[test]
+fn a_viewer_sees_the_question_but_no_answer_box_and_is_told_they_watch() {
+    let mut state = asked_elsewhere();
+    as_viewer(&mut state);
+    let shown = scrub(&text(&render(&state, &dark(), 80, 24)));
+    let status = shown.lines().last().unwrap_or_default();
+    assert!(status.contains("watching (viewer)"), "{status}");
+    assert!(!shown.contains("waiting for you"), "{shown}");
+    assert!(shown.contains("Question D3.bug-type"), "{shown}");
+    assert!(
+        shown.contains("crash-recovery"),
+        "the choices show:\n{shown}"
+    );
+    // No answer box, no keys to answer with, no highlight to move.
+    for invite in ["╭ answer", "Enter send", "↑↓", "▶ unknown", "9 unknown"] {
+        assert!(
+            !shown.contains(invite),
+            "{invite} drawn for a viewer:\n{shown}"
+        );
+    }
+    assert!(
+        shown.contains("watching (viewer): the owner or an approver answers"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("viewer_question_80x24", shown);
+    // The classification asked beside the finding: no answer box there either.
+    let mut state = demo_state();
+    as_viewer(&mut state);
+    let questions = faultline::engine::driver::classification_questions("D3", true);
+    state.ask(questions[0].clone());
+    assert_eq!(state.ui.step, Step::Finding);
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(shown.contains("Question D3.blame"), "{shown}");
+    assert!(
+        !shown.contains("Enter send") && !shown.contains("╭ answer"),
+        "{shown}"
+    );
+    assert!(shown.contains("watching (viewer)"), "{shown}");
 }

@@ -7,7 +7,7 @@ pub mod crashed;
 pub mod search;
 
 use super::checker::{
-    Anomaly, CheckerReport, Counterexample, Stuck, evidence_line, missing_fields_report,
+    Anomaly, CheckerReport, Counterexample, Stuck, evidence_line, missing_fields_report, plural,
 };
 use super::history::History;
 use crate::verdict::CheckerRun;
@@ -150,7 +150,11 @@ pub fn check_with_figures(
             Outcome::Unknown { reason } => {
                 let key_note = match model {
                     Model::Register => String::new(),
-                    Model::Kv => format!(" on key `{key}` ({} ops)", ops.len()),
+                    Model::Kv => format!(
+                        " on key `{key}` ({} {})",
+                        ops.len(),
+                        plural(ops.len() as u64, "op", "ops")
+                    ),
                 };
                 unknown.get_or_insert(format!("{reason}{key_note}"));
             }
@@ -170,10 +174,16 @@ pub fn check_with_figures(
         _ => CheckerReport {
             checker: name.into(),
             evidence: format!(
-                "{} ({} partition(s), {} search configurations at most)",
+                "{} ({} {}, {} {} at most)",
                 evidence_line(checked, produced, anomalies.len()),
                 partitions.len(),
-                figures.peak_configs
+                plural(partitions.len() as u64, "partition", "partitions"),
+                figures.peak_configs,
+                plural(
+                    figures.peak_configs as u64,
+                    "search configuration",
+                    "search configurations"
+                )
             ),
             run: CheckerRun::Judged {
                 anomalies: anomalies.len() as u64,
@@ -365,10 +375,14 @@ fn counterexample(
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let depth = prefix.len();
+    let depth = format!(
+        "{} {}",
+        prefix.len(),
+        plural(prefix.len() as u64, "op", "ops")
+    );
     let why = format!(
         "not linearizable on {place}: {} cannot take effect in any order of the ops before it \
-         (deepest linearizable prefix: {depth} ops, leaving the value {state}); overlapping: {others}",
+         (deepest linearizable prefix: {depth}, leaving the value {state}); overlapping: {others}",
         describe(&stuck),
     );
     let origin = |i: &usize| ops[*i].origin;

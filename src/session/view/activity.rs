@@ -29,6 +29,9 @@ pub struct Activity {
 pub struct FaultLine {
     pub mark: FaultMark,
     pub healed: bool,
+    /// The service it was aimed at: the command whose process group its injected
+    /// pid leads (`None` for a fault aimed at no service's process).
+    pub target: Option<String>,
 }
 
 /// The running (or last) iteration of one row: where its history grows, under
@@ -41,6 +44,8 @@ pub struct Live {
     pub faults: Vec<FaultLine>,
     /// The iteration's declared duration.
     pub duration_ms: u64,
+    /// When it started (its `iteration-started` record's time, RFC 3339).
+    pub started: Option<String>,
 }
 
 impl View {
@@ -94,6 +99,7 @@ impl View {
                         Live {
                             label: i.label,
                             duration_ms: i.duration_ms,
+                            started: Some(record.ts.clone()),
                             ..Live::default()
                         },
                     );
@@ -124,14 +130,23 @@ impl View {
                             proven: None,
                         },
                         healed: false,
+                        target: None,
                     });
                 }
                 Some(now(format!("{id}: injecting {}", clean(&f.fault)), None))
             }
-            Event::FaultInjected(f) => Some(now(
-                format!("{id}: proving landing of {}", clean(&f.fault)),
-                None,
-            )),
+            Event::FaultInjected(f) => {
+                let target = row
+                    .and_then(|r| self.runs.get(r))
+                    .zip(f.pid)
+                    .and_then(|(r, pid)| r.commands.iter().rev().find(|c| c.pgid == pid))
+                    .map(|c| c.name.clone());
+                self.fault_line(row, &f.fault, |l| l.target = target);
+                Some(now(
+                    format!("{id}: proving landing of {}", clean(&f.fault)),
+                    None,
+                ))
+            }
             // Evidence alone decides nothing here: the `fault-proof` record does.
             Event::LandingDeclared(l) => {
                 Some(now(format!("{id}: holding {}", clean(&l.fault)), None))

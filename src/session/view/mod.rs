@@ -8,6 +8,7 @@
 
 mod activity;
 mod nodes;
+mod notes;
 mod rows;
 
 use std::collections::BTreeMap;
@@ -15,7 +16,10 @@ use std::path::PathBuf;
 
 pub use activity::{Activity, FaultLine, Live};
 pub use nodes::NodeRow;
-pub use rows::{AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage, ToolRow, phase_of};
+pub use notes::NoteRow;
+pub use rows::{
+    AnswerRow, ApprovalRow, Badge, ChecklistRow, CommandLog, RunRow, Stage, ToolRow, phase_of,
+};
 
 use super::event::{
     CgroupCreated, CommandStarted, Event, FaultInjected, MountCreated, OperatorAnswer, Participant,
@@ -75,6 +79,9 @@ pub struct View {
     pub runs: Vec<RunRow>,
     /// Answers other than the checklist's, in the order given.
     pub answer_rows: Vec<AnswerRow>,
+    /// The notes operators left (`operator-note`), in journal order, each with who,
+    /// when and the run it was written during (see [`NoteRow`]).
+    pub notes: Vec<NoteRow>,
     pub session_verdict: Option<String>,
     /// Set when a signal or a stop ended the run early: during what.
     pub interrupted: Option<String>,
@@ -154,6 +161,7 @@ impl View {
         self.fold_rows(record);
         self.fold_activity(record);
         self.fold_nodes(record);
+        self.fold_notes(record);
         match &record.event {
             Event::FaultInjected(f) => self.open_faults.push(scoped(record, f)),
             Event::FaultHealed(h) => {

@@ -159,6 +159,8 @@ pub struct RunRow {
     pub not_run: Option<String>,
     /// stderr logs of its commands, oldest first.
     pub logs: Vec<PathBuf>,
+    /// Its commands with their iteration and logs, in the order started.
+    pub commands: Vec<CommandLog>,
     /// One line per evidence record (`#33 oracle-result: checked 150 ops…`).
     pub evidence: Vec<String>,
     /// Iterations started (`seed-1`, `seed-1-rerun`): each has its own history.
@@ -168,6 +170,19 @@ pub struct RunRow {
     /// When its latest verdict was journaled (UTC): with `started`, its own wall
     /// time, whatever else the session did before or after it.
     pub decided: Option<String>,
+}
+
+/// One command a run row started: which iteration, its name as journaled (a
+/// service's own, or a [`CommandRole`]'s), its process group and its logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLog {
+    /// `None` for a command journaled before any iteration started.
+    pub label: Option<IterationLabel>,
+    pub name: String,
+    pub pgid: i32,
+    pub stderr: PathBuf,
+    /// Beside the stderr log; `None` when the record's log is not `*.stderr.log`.
+    pub stdout: Option<PathBuf>,
 }
 
 impl RunRow {
@@ -202,6 +217,7 @@ impl RunRow {
             reasons: Vec::new(),
             not_run: None,
             logs: Vec::new(),
+            commands: Vec::new(),
             evidence: Vec::new(),
             labels: Vec::new(),
             started: None,
@@ -488,10 +504,19 @@ impl View {
                 }
                 if !c.log.is_empty() {
                     // The record names the stderr log; stdout sits beside it.
-                    if let Some(stdout) = c.log.strip_suffix(".stderr.log") {
-                        row.logs.push(PathBuf::from(format!("{stdout}.stdout.log")));
-                    }
+                    let stdout = c
+                        .log
+                        .strip_suffix(".stderr.log")
+                        .map(|stem| PathBuf::from(format!("{stem}.stdout.log")));
+                    row.logs.extend(stdout.clone());
                     row.logs.push(PathBuf::from(&c.log));
+                    row.commands.push(CommandLog {
+                        label: row.labels.last().copied(),
+                        name: clean(&c.name),
+                        pgid: c.pgid,
+                        stderr: PathBuf::from(&c.log),
+                        stdout,
+                    });
                 }
                 if row.badge == Badge::Pending {
                     row.badge = Badge::Running;

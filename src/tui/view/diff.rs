@@ -79,14 +79,14 @@ pub(super) fn staged(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
             Line::styled(l, style)
         })
         .collect();
+    let title = theme
+        .symbols
+        .hint("Staged by author mode, not committed · ↑↓ PgUp PgDn scroll · d / Esc close");
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(text)
             .scroll((state.ui.scroll.min(last), 0))
-            .block(block(
-                "Staged by author mode, not committed · ↑↓ PgUp PgDn scroll · d / Esc close",
-                theme,
-            )),
+            .block(block(&title, theme)),
         area,
     );
 }

@@ -96,11 +96,24 @@ fn step_bar(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
 /// pending question first (the run waits on the operator), then the session's end,
 /// then the journal's latest step.
 pub fn doing(state: &AppState) -> String {
+    use crate::session::operator::QuestionKind;
+    // A viewer answers nothing: a question waits on the others, never on them.
+    if state.watching() {
+        let asked = state
+            .pending
+            .as_ref()
+            .filter(|q| !matches!(q.kind, QuestionKind::Quit | QuestionKind::StopWaiting));
+        let now = match asked {
+            Some(q) => format!("asked: {}", crate::sanitize::line(&q.id)),
+            None => doing_now(state),
+        };
+        return format!("watching (viewer) · {now}");
+    }
     // A wait the operator may take back: the run is not waiting on them.
     let stoppable = state
         .pending
         .as_ref()
-        .is_some_and(|q| q.kind == crate::session::operator::QuestionKind::StopWaiting);
+        .is_some_and(|q| q.kind == QuestionKind::StopWaiting);
     if let Some(question) = state.pending.as_ref().filter(|_| !stoppable) {
         return format!("waiting for you: {}", crate::sanitize::line(&question.id));
     }
@@ -158,10 +171,10 @@ fn span(secs: u64) -> String {
 
 /// The key hints of [`crate::tui::keymap::hints`] that fit `room` columns, in their
 /// order (help and quit come first).
-fn hints(state: &AppState, room: usize) -> String {
+fn hints(state: &AppState, room: usize, theme: &Theme) -> String {
     let mut out = String::new();
     for (key, what) in crate::tui::keymap::hints(state) {
-        let item = format!(" {key} {what}");
+        let item = theme.symbols.hint(format!(" {key} {what}"));
         if out.chars().count() + item.chars().count() > room {
             break;
         }
@@ -178,11 +191,11 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let hint_room = width
         .saturating_sub(doing.chars().count() + 3)
         .clamp(14, (width / 2).max(14));
-    let hint_text = hints(state, hint_room);
+    let hint_text = hints(state, hint_room, theme);
     let hint_width = u16::try_from(hint_text.chars().count() + 1).unwrap_or(u16::MAX);
     let [left, right] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(hint_width)]).areas(area);
-    let waiting = state.pending.is_some();
+    let waiting = state.pending.as_ref().is_some_and(|q| state.may_answer(q));
     let doing_style = if waiting {
         theme.warning
     } else {

@@ -4,13 +4,13 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
 use ratatui::style::Modifier;
 
 use super::{badge, block};
 use crate::session::operator::Question;
-use crate::tui::answer::prose;
+use crate::tui::answer::{picks, prose, shown, single_keys};
 use crate::tui::keymap;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -158,15 +158,26 @@ pub fn choices(q: &Question) -> Vec<String> {
 }
 
 /// How the operator answers, one line under the form.
-fn send_hint(q: &Question) -> &'static str {
+fn send_hint(q: &Question) -> String {
     if prose(q) {
-        "Enter new line · Ctrl-S sends (empty: default) · F1 help · F2 evidence"
+        "Enter new line · Ctrl-S sends (empty: default) · F1 help · F2 evidence".into()
     } else if q.choices.is_empty() {
-        "type, Enter send (empty: default) · F1 help · F2 evidence · Ctrl-C leave"
+        "type, Enter send (empty: default) · F1 help · F2 evidence · Ctrl-C leave".into()
+    } else if let Some(keys) = single_keys(q) {
+        let keys: Vec<String> = keys.iter().map(char::to_string).collect();
+        format!(
+            "{} act at once · ↑↓ pick · Enter send · ? help",
+            keys.join(" / ")
+        )
+    } else if picks(q) {
+        "↑↓ 1-9 pick · type to filter · Enter send · ? help · F2 evidence".into()
     } else {
-        "↑↓ pick · Enter send · or type · ? help · F2 evidence · Ctrl-C leave"
+        "↑↓ pick · Enter send · or type · ? help · F2 evidence · Ctrl-C leave".into()
     }
 }
+
+/// Said in place of the answer box to a viewer.
+const WATCHING: &str = "watching (viewer): the owner or an approver answers";
 
 /// What the question says: prompt, hints and why the last answer was refused.
 fn about_lines(q: &Question, theme: &Theme) -> Vec<Line<'static>> {
@@ -200,18 +211,30 @@ fn answer_lines(
     let mut lines = Vec::new();
     let mut picked = None;
     let offered = choices(q);
+    let answers = state.may_answer(q);
     if offered.is_empty() || prose(q) {
         lines.push(Line::from(vec![
             Span::styled("default: ", theme.dim),
             Span::styled(q.default.clone(), theme.highlight),
         ]));
     } else {
-        for (i, (label, choice)) in offered.iter().zip(&q.choices).enumerate() {
-            let on = state.ui.choice == Some(i);
+        // Each choice with the key that picks it: a dialog's letter, a list's digit.
+        let keys = single_keys(q);
+        for i in shown(q, &state.typed()) {
+            let (Some(label), Some(choice)) = (offered.get(i), q.choices.get(i)) else {
+                continue;
+            };
+            let on = answers && state.ui.choice == Some(i);
             if on {
                 picked = Some(lines.len());
             }
             let pointer = if on { theme.symbols.pointer } else { "  " };
+            let key = match &keys {
+                Some(keys) if answers => keys.get(i).map(|k| format!("{k} ")).unwrap_or_default(),
+                None if answers && picks(q) && i < 9 => format!("{} ", i + 1),
+                None if answers && picks(q) => "  ".to_string(),
+                _ => String::new(),
+            };
             let mark = if choice.value == q.default {
                 " (default)"
             } else {
@@ -219,11 +242,17 @@ fn answer_lines(
             };
             let style = if on { theme.highlight } else { theme.text };
             lines.push(Line::from(vec![
-                Span::styled(format!("{pointer}{label}"), style),
+                Span::styled(pointer, style),
+                Span::styled(key, if on { theme.highlight } else { theme.dim }),
+                Span::styled(label.clone(), style),
                 Span::styled(mark, theme.dim),
                 Span::styled(format!("  {}", choice.meaning), theme.dim),
             ]));
         }
+    }
+    if !answers {
+        lines.push(Line::styled(WATCHING, theme.warning));
+        return (lines, picked);
     }
     if q.editable.is_some() {
         lines.push(Line::styled(
@@ -231,13 +260,17 @@ fn answer_lines(
             theme.dim,
         ));
     }
-    lines.push(Line::styled(send_hint(q), theme.dim));
+    lines.push(Line::styled(theme.symbols.hint(send_hint(q)), theme.dim));
     (lines, picked)
 }
 
-/// How tall the answer editor is.
-fn editor_height(q: &Question) -> u16 {
-    if prose(q) { 6 } else { 3 }
+/// How tall the answer editor is: none for a viewer, who answers nothing.
+fn editor_height(q: &Question, state: &AppState) -> u16 {
+    match (state.may_answer(q), prose(q)) {
+        (false, _) => 0,
+        (true, true) => 6,
+        (true, false) => 3,
+    }
 }
 
 /// `lines` wrapped to `width`, and where line `at` starts among the rows.
@@ -279,20 +312,33 @@ pub(super) fn question_form(
     let (lines, picked) = answer_lines(q, state, theme);
     let (answer, at) = rows_of(lines, inner.width, picked);
     // The answer part first: at least a few rows stay for what the question says.
-    let room = inner.height.saturating_sub(editor_height(q));
+    let room = inner.height.saturating_sub(editor_height(q, state));
     let kept = height_of(about.len()).min(ABOUT_ROWS).min(room / 2);
     let answer_height = height_of(answer.len()).min(room.saturating_sub(kept));
     let [text, list, edit] = Layout::vertical([
         Constraint::Min(0),
         Constraint::Length(answer_height),
-        Constraint::Length(editor_height(q)),
+        Constraint::Length(editor_height(q, state)),
     ])
     .areas(inner);
     frame.render_widget(Paragraph::new(about), text);
     let first = (at + 2).saturating_sub(usize::from(list.height));
     frame.render_widget(Paragraph::new(answer).scroll((height_of(first), 0)), list);
+    if !state.may_answer(q) {
+        return;
+    }
     let mut editor = state.editor.clone();
-    editor.set_block(block("answer", theme));
+    if state.ui.settling {
+        // Just asked: keys are dropped for a moment, and the box says so.
+        editor.set_block(
+            Block::bordered()
+                .border_set(theme.symbols.border)
+                .border_style(theme.dim)
+                .title(Span::styled(" answer: ready in a moment ", theme.dim)),
+        );
+    } else {
+        editor.set_block(block("answer", theme));
+    }
     editor.set_style(theme.text);
     editor.set_cursor_line_style(theme.text);
     editor.set_cursor_style(theme.highlight.add_modifier(Modifier::REVERSED));
@@ -336,7 +382,7 @@ pub(super) fn form_height(q: &Question, state: &AppState, theme: &Theme, width: 
     let inner = width.saturating_sub(2);
     let (about, _) = rows_of(about_lines(q, theme), inner, None);
     let (answer, _) = rows_of(answer_lines(q, state, theme).0, inner, None);
-    height_of(about.len() + answer.len()).saturating_add(editor_height(q) + 2)
+    height_of(about.len() + answer.len()).saturating_add(editor_height(q, state) + 2)
 }
 
 /// The selected row's verdict and where its evidence is: the cited journal records,

@@ -1,17 +1,18 @@
 //! The Run screen: scenario / arm list with badges; the selected row's live pane
-//! (a sanitized tail of its newest command log), landing evidence and, on `r`, the
-//! reason chain.
+//! (a sanitized tail of one of its command logs, picked in the log picker), landing
+//! evidence and, on `r`, the reason chain.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::screens::reason_lines;
 use super::{WIDE, badge, block};
+use crate::tui::logs::{LogPicker, PickerRow, Shown, iteration_words, iterations};
 use crate::tui::state::{AppState, Focus};
 use crate::tui::theme::Theme;
 
@@ -41,7 +42,10 @@ pub fn tail(path: &Path, cap: u64) -> Vec<String> {
             .lines()
             .map(crate::sanitize::line)
             .collect(),
-        Err(e) => vec![format!("(cannot read {}: {e})", path.display())],
+        Err(e) => vec![crate::sanitize::line(&format!(
+            "(cannot read {}: {e})",
+            path.display()
+        ))],
     }
 }
 
@@ -182,22 +186,10 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         );
     }
 
-    // The log the operator picked (`s` cycles), else the newest with something in
-    // it (a fresh stderr log is often empty).
-    let picked = state
-        .ui
-        .log_pick
-        .filter(|_| !row.logs.is_empty())
-        .map(|i| i % row.logs.len());
-    let log = match picked {
-        Some(i) => row.logs.get(i),
-        None => row
-            .logs
-            .iter()
-            .rev()
-            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0))
-            .or(row.logs.last()),
-    };
+    // The log picked (`s` opens the picker), else the fault target's or the first
+    // service's.
+    let shown = state.shown_log();
+    let log = shown.as_ref().map(|s| &s.entry.path);
     let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
     let height = usize::from(pane.height.saturating_sub(2));
     let back = if state.ui.follow {
@@ -211,32 +203,185 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .max(height.min(log_lines.len()));
     let start = end.saturating_sub(height);
     let query = state.ui.search.as_deref();
-    let shown: Vec<Line> = log_lines[start..end]
+    let tail_lines: Vec<Line> = log_lines[start..end]
         .iter()
         .map(|l| highlighted(l.clone(), query, theme))
         .collect();
-    let name = log
-        .and_then(|p| p.file_name())
-        .map(|n| crate::sanitize::line(&n.to_string_lossy()))
-        .unwrap_or_else(|| "no command yet".to_string());
-    let name = match picked {
-        Some(i) => format!("{name} ({}/{}, s next)", i + 1, row.logs.len()),
-        None if row.logs.len() > 1 => format!("{name} (s: pick a log)"),
-        None => name,
-    };
     let mode = if state.ui.follow { "follow" } else { "paused" };
     let phase = serde_json::to_value(row.phase)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
-    let title = format!("{} {phase} — {name} [{mode}]", row.id);
-    frame.render_widget(Paragraph::new(shown).block(block(&title, theme)), pane);
+    let title = pane_title(
+        &row.id,
+        &phase,
+        shown.as_ref(),
+        mode,
+        usize::from(pane.width.saturating_sub(4)),
+    );
+    frame.render_widget(Paragraph::new(tail_lines).block(block(&title, theme)), pane);
     frame.render_widget(
         Paragraph::new(side)
             .wrap(Wrap { trim: false })
             .block(block("Landing evidence", theme)),
         evidence,
     );
+    if let Some(picker) = &state.ui.logs {
+        log_picker(frame, area, state, picker, theme);
+    }
+}
+
+/// The pane's title, the longest of its forms that fits `room` columns: the row
+/// and its phase, the log (command and stream), its iteration, follow or paused.
+fn pane_title(id: &str, phase: &str, shown: Option<&Shown>, mode: &str, room: usize) -> String {
+    let Some(shown) = shown else {
+        return format!("{id} {phase} — no command yet [{mode}]");
+    };
+    let log = format!("{} {}", shown.entry.name, shown.entry.stream.as_str());
+    let words = iteration_words(shown.label);
+    let short = shown.label.map(|l| l.to_string()).unwrap_or_default();
+    let forms = [
+        format!("{id} {phase} — {log} · {words} [{mode}]"),
+        format!("{id} — {log} · {words} [{mode}]"),
+        format!("{id} — {log} · {short} [{mode}]"),
+        format!("{id} — {log} [{mode}]"),
+    ];
+    let fits = |f: &&String| f.chars().count() <= room;
+    forms
+        .iter()
+        .find(fits)
+        .unwrap_or(&forms[forms.len() - 1])
+        .clone()
+}
+
+/// The widest the log picker gets.
+const PICKER_WIDTH: u16 = 64;
+
+/// The log picker over the Run screen (never over the step bar or status line):
+/// the filter, one iteration's logs (or the row's iterations) and its keys.
+fn log_picker(frame: &mut Frame, area: Rect, state: &AppState, picker: &LogPicker, theme: &Theme) {
+    let Some(row) = state.selected_run() else {
+        return;
+    };
+    let rows = state.picker_rows();
+    let all = iterations(row);
+    let width = PICKER_WIDTH.min(area.width);
+    let wanted = u16::try_from(rows.len().max(1))
+        .unwrap_or(u16::MAX)
+        .saturating_add(4);
+    let [band] = Layout::vertical([Constraint::Length(wanted.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(width)])
+        .flex(Flex::Center)
+        .areas(band);
+    let title = if picker.seeds {
+        format!("{} · seeds, re-runs, reduction steps", row.id)
+    } else {
+        let label = all.get(picker.iteration).copied().flatten();
+        format!(
+            "Logs of {} · {} ({} of {})",
+            row.id,
+            iteration_words(label),
+            picker.iteration + 1,
+            all.len()
+        )
+    };
+    frame.render_widget(Clear, rect);
+    let outer = block(&title, theme);
+    let inner = outer.inner(rect);
+    frame.render_widget(outer, rect);
+    let [filter, list, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    let filter_line = if picker.filter.is_empty() {
+        Line::styled("type to filter", theme.dim)
+    } else {
+        Line::from(vec![
+            Span::styled("filter: ", theme.dim),
+            Span::styled(crate::sanitize::line(&picker.filter), theme.text),
+        ])
+    };
+    frame.render_widget(Paragraph::new(filter_line), filter);
+    let room = usize::from(inner.width);
+    let shown = state.shown_log();
+    let name_width = rows
+        .iter()
+        .filter_map(|r| match r {
+            PickerRow::Log(e) => Some(e.name.chars().count()),
+            PickerRow::Iteration(..) => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (text, tags) = match r {
+                PickerRow::Log(e) => {
+                    let is_shown = shown
+                        .as_ref()
+                        .is_some_and(|s| s.iteration == picker.iteration && s.entry == *e);
+                    let tags = [(e.target, "fault target"), (is_shown, "shown")];
+                    (
+                        format!("{:<name_width$}  {}", e.name, e.stream.as_str()),
+                        tags,
+                    )
+                }
+                PickerRow::Iteration(at, label, count) => {
+                    let is_shown = shown.as_ref().is_some_and(|s| s.iteration == *at);
+                    let commands = if *count == 1 { "command" } else { "commands" };
+                    (
+                        format!("{} ({count} {commands})", iteration_words(*label)),
+                        [(false, ""), (is_shown, "shown")],
+                    )
+                }
+            };
+            let selected = i == picker.highlight;
+            let pointer = if selected {
+                theme.symbols.pointer
+            } else {
+                "  "
+            };
+            let mut line = format!("{pointer}{text}");
+            // A tag that does not fit whole is left out.
+            for (on, tag) in tags {
+                if on && line.chars().count() + tag.len() + 2 <= room {
+                    line.push_str("  ");
+                    line.push_str(tag);
+                }
+            }
+            let style = if selected {
+                theme.highlight
+            } else {
+                theme.text
+            };
+            Line::styled(line, style)
+        })
+        .collect();
+    if lines.is_empty() {
+        let why = if row.commands.is_empty() {
+            "no command has started yet"
+        } else {
+            "nothing matches the filter"
+        };
+        lines.push(Line::styled(why, theme.dim));
+    }
+    let visible = usize::from(list.height).max(1);
+    let first = picker.highlight.saturating_sub(visible - 1);
+    frame.render_widget(
+        Paragraph::new(lines).scroll((u16::try_from(first).unwrap_or(u16::MAX), 0)),
+        list,
+    );
+    let hint = if picker.seeds {
+        "Enter: its logs · Tab: back · Esc: close"
+    } else {
+        "Enter: show · Left/Right: seed · Tab: all seeds · Esc: close"
+    };
+    frame.render_widget(Paragraph::new(Line::styled(hint, theme.dim)), keys);
 }
 
 fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'static>> {

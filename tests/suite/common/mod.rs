@@ -418,8 +418,8 @@ pub fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
     out
 }
 
-/// One uninterrupted `faultline demo --headless --yes --out ROOT`, run in `work` (which
-/// holds a `README` the demo must not touch, and `ROOT`).
+/// One uninterrupted `COLUMNS=80 faultline demo --headless --yes --out ROOT`, run in
+/// `work` (which holds a `README` the demo must not touch, and `ROOT`).
 pub struct DemoRun {
     pub work: PathBuf,
     pub root: PathBuf,
@@ -467,6 +467,8 @@ pub fn demo_run() -> &'static DemoRun {
             .args(["demo", "--headless", "--yes", "--out"])
             .arg(&root)
             .current_dir(&work)
+            // The closing table fits it (headless::the_demo_s_closing_table_fits_80_columns).
+            .env("COLUMNS", "80")
             .output()
             .expect("faultline runs");
         let took = started.elapsed();
