@@ -488,7 +488,7 @@ async fn status(found: &Found) -> Result<crate::session::wire::Status, String> {
 /// `faultline stop [SESSION]`: stops a running session as `q` → stop does (heal,
 /// write the documents, end), waits for the end and exits like `run`.
 pub async fn stop(session: Option<String>, out: Option<PathBuf>) -> Exit {
-    let found = match client::find(session.as_deref(), out.as_deref(), false) {
+    let found = match client::find_only(session.as_deref(), out.as_deref()) {
         Ok(found) => found,
         Err(e) => {
             crate::say_err!("faultline: {e}");

@@ -92,8 +92,9 @@ enum Command {
     ///
     /// Exits like `run`; 77 when you may not stop it (a viewer).
     Stop {
-        /// The session's short name (`faultline sessions`) or directory (default:
-        /// the newest running session you may attach to).
+        /// The session's short name (`faultline sessions`) or directory; without
+        /// it, the running session you may attach to when there is only one (with
+        /// several, stop names them and stops none).
         session: Option<String>,
         /// Only sessions under this session root.
         #[arg(long)]

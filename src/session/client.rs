@@ -318,6 +318,26 @@ pub fn find(named: Option<&str>, root: Option<&Path>, mine: bool) -> Result<Foun
     }
 }
 
+/// [`find`] for what ends a session (`stop`): without a name it must be the only
+/// running session the caller may attach to (under `root`), never the newest of
+/// several — stopping is not undone, and a root caller sees many.
+pub fn find_only(named: Option<&str>, root: Option<&Path>) -> Result<Found, AttachError> {
+    if named.is_none() {
+        let root = root.map(|r| std::path::absolute(r).unwrap_or_else(|_| r.to_path_buf()));
+        let under: Vec<Found> = runtime::visible()
+            .into_iter()
+            .filter(|f| {
+                root.as_ref()
+                    .is_none_or(|r| Path::new(&f.entry.session).starts_with(r))
+            })
+            .collect();
+        if under.len() > 1 {
+            return Err(ambiguous("(none given)", &under.iter().collect::<Vec<_>>()));
+        }
+    }
+    find(named, root, false)
+}
+
 fn ambiguous(name: &str, many: &[&Found]) -> AttachError {
     AttachError::Ambiguous(
         crate::sanitize::line(name),
