@@ -89,7 +89,13 @@ where
         / (1.0 - headroom(series.windows.len() + 3));
     {
         let title = "Throughput (ops/s by outcome)";
-        let mut chart = frame(root, title, 0.0..span, 0.0..peak, ("ops/s", 1))?;
+        let mut chart = frame(
+            root,
+            title,
+            0.0..span,
+            0.0..peak,
+            ("ops/s", &|v| format!("{v:.1}")),
+        )?;
         shade(&mut chart, &series.windows, 0.0, peak)?;
         // Lines rather than bars, so the shading stays visible under them; a
         // point sits in the middle of its bucket.
@@ -154,7 +160,7 @@ where
             "Latency of each op (ms, log scale)",
             0.0..span,
             (low..high).log_scale(),
-            ("latency (ms)", 3),
+            ("latency", &log_ms),
         )?;
         shade(&mut chart, windows, low, high)?;
         for outcome in [Outcome::Ok, Outcome::Fail, Outcome::Unknown] {
@@ -230,7 +236,7 @@ where
             "Latency quantiles per bucket (ms, log scale)",
             0.0..span,
             (low..high).log_scale(),
-            ("latency (ms)", 3),
+            ("latency", &log_ms),
         )?;
         shade(&mut chart, &series.windows, low, high)?;
         for ((label, _, colour), line) in QUANTILES.iter().zip(lines) {
@@ -380,7 +386,7 @@ where
             &flagged.title,
             0.0..span,
             0.0..top,
-            ("acknowledged ops", 0),
+            ("acknowledged ops", &|v| format!("{v:.0}")),
         )?;
         shade(&mut chart, windows, 0.0, top)?;
         chart
@@ -511,13 +517,14 @@ where
         })
 }
 
-/// The titled chart area every figure uses.
+/// The titled chart area every figure uses: the value axis described by `y_desc`,
+/// its ticks labelled by `y_label`.
 fn frame<'a, DB: DrawingBackend + 'a, X, Y>(
     root: &'a DrawingArea<DB, Shift>,
     title: &str,
     x: X,
     y: Y,
-    (y_desc, y_digits): (&str, usize),
+    (y_desc, y_label): (&str, &dyn Fn(&f64) -> String),
 ) -> Result<Chart<'a, DB, X::CoordDescType, Y::CoordDescType>, Failure>
 where
     X: AsRangedCoord<Value = f64>,
@@ -538,7 +545,7 @@ where
         .x_desc("seconds from the first invoke")
         .y_desc(y_desc)
         .x_label_formatter(&|v| format!("{v:.1}"))
-        .y_label_formatter(&|v| format!("{v:.y_digits$}"))
+        .y_label_formatter(y_label)
         .draw()?;
     Ok(chart)
 }
@@ -616,6 +623,28 @@ fn log_bounds(values: impl Iterator<Item = f64>, headroom: f64) -> (f64, f64) {
     (low, low * (high / low).powf(1.0 / (1.0 - headroom)))
 }
 
+/// A log axis's tick in milliseconds, with its unit: `0.01 ms`, `1 ms`, `10 ms`,
+/// `100 ms`, `2000 ms` (never `1.000`, read as a thousand in much of the world).
+fn log_ms(v: &f64) -> String {
+    format!("{} ms", compact(*v))
+}
+
+/// A number as people write it: three significant digits below 100, whole above,
+/// no trailing zeros and no thousands separator (`0.001`, `0.25`, `1`, `10`, `150`,
+/// `2500`).
+pub(super) fn compact(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".to_string();
+    }
+    let decimals = (2.0 - v.abs().log10().floor()).max(0.0) as usize;
+    let text = format!("{v:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// The `q`th percentile (nearest rank) of sorted nanoseconds, in milliseconds.
 fn nearest_rank(sorted: &[u64], q: usize) -> Option<f64> {
     if sorted.is_empty() {
@@ -623,4 +652,27 @@ fn nearest_rank(sorted: &[u64], q: usize) -> Option<f64> {
     }
     let rank = (q * sorted.len()).div_ceil(100).clamp(1, sorted.len());
     Some(sorted[rank - 1] as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ticks_read_as_milliseconds_without_a_thousands_dot() {
+        let ticks: Vec<String> = [0.001, 0.01, 0.099_999_9, 1.0, 2.0, 10.0, 100.000_01, 1000.0]
+            .iter()
+            .map(log_ms)
+            .collect();
+        assert_eq!(
+            ticks,
+            [
+                "0.001 ms", "0.01 ms", "0.1 ms", "1 ms", "2 ms", "10 ms", "100 ms", "1000 ms"
+            ]
+        );
+        assert_eq!(compact(0.25), "0.25");
+        assert_eq!(compact(0.6000000000000001), "0.6");
+        assert_eq!(compact(2500.0), "2500");
+        assert_eq!(compact(0.0), "0");
+    }
 }

@@ -1,8 +1,16 @@
-//! `findings/report.html`: report.md as one self-contained HTML file. The figures
+//! `findings/report.html`: report.md as one self-contained HTML file that opens like
+//! a dashboard. Its top is the session's verdict and every scenario and arm as a
+//! coloured badge on the session's timeline ([`dashboard`], read from the session's
+//! journal through the reducer); below it report.md's text, laid out by [`layout`]:
+//! a contents list that stays in view, the scenario table as one section per
+//! scenario and arm with its figures beside it, long evidence folded. The figures
 //! report.md links are read and inlined as `<svg>` elements, the style sheet is inside
 //! the file, and nothing in it makes a browser fetch anything: no script, no external
 //! style or font, no `src=`, and a Content-Security-Policy that forbids every fetch
 //! anyway. Links to the session's own files (logs, findings) stay relative links.
+
+mod dashboard;
+mod layout;
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -21,110 +29,91 @@ pub fn html_path(report: &Path) -> Option<PathBuf> {
 }
 
 /// The whole HTML document for `markdown`; relative image paths are read from `base`
-/// (the directory report.md's links are relative to: the session's `findings/`).
+/// (the directory report.md's links are relative to: the session's `findings/`), and
+/// the dashboard from the session's journal beside it (none when there is none).
 pub fn render(markdown: &str, base: &Path) -> String {
     let title = markdown
         .lines()
         .find_map(|l| l.strip_prefix("# "))
         .unwrap_or("Findings report")
         .trim();
-    let mut body = String::with_capacity(markdown.len() * 2);
-    pulldown_cmark::html::push_html(&mut body, Rewrite::new(markdown, base).into_iter());
+    let dashboard = dashboard::Dashboard::load(base);
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options).collect();
+    let page = layout::page(&events, &mut Rewrite::new(base), dashboard.as_ref());
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n{}<main>\n{}</main>\n\
          </body>\n</html>\n",
-        escape(title)
+        escape(title),
+        page.nav,
+        page.main
     )
 }
 
 /// Nothing may be fetched; only the style sheet inside the file applies.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
-const STYLE: &str = r#"html { background: #fff; }
-body {
-  margin: 0 auto; max-width: 80rem; padding: 1.5rem 2rem 3rem;
-  color: #1a1a1a; background: #fff;
-  font: 16px/1.55 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Arial, sans-serif;
-}
-h1, h2, h3 { line-height: 1.25; margin: 1.6em 0 0.6em; }
-h1 { font-size: 1.9rem; margin-top: 0.4em; }
-h2 { font-size: 1.45rem; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-h3 { font-size: 1.15rem; }
-a { color: #0645ad; }
-code {
-  font-family: "DejaVu Sans Mono", ui-monospace, Menlo, Consolas, monospace; font-size: 0.88em;
-  background: #f2f2f2; padding: 0.1em 0.3em; border-radius: 3px; overflow-wrap: anywhere;
-}
-pre { background: #f6f6f6; border: 1px solid #ddd; padding: 0.75em; white-space: pre-wrap; }
-pre code { background: none; padding: 0; }
-blockquote { margin: 1em 0; padding: 0.1em 1em; border-left: 4px solid #ccc; color: #333; }
-table { border-collapse: collapse; margin: 1em 0; width: 100%; font-size: 0.9rem; }
-th, td {
-  border: 1px solid #999; padding: 0.35em 0.55em; text-align: left; vertical-align: top;
-  overflow-wrap: break-word;
-}
-th { background: #eee; }
-tbody tr:nth-child(even) td { background: #fafafa; }
-figure { margin: 1.25em 0; overflow-x: auto; }
-svg.figure { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; background: #fff; }
-svg.figure.anomaly-timeline { max-width: none; }
-figcaption { font-size: 0.9rem; color: #444; margin-top: 0.35em; }
-.figure-missing { color: #8b0000; border: 1px dashed #8b0000; padding: 0.5em 0.75em; }
-.figure-note { color: #444; font-style: italic; }
-@media print {
-  body { max-width: none; padding: 0; font-size: 10.5pt; }
-  a { color: inherit; }
-  figure, tr, pre, blockquote { break-inside: avoid; }
-  svg.figure.anomaly-timeline { max-width: 100%; }
-  h2, h3 { break-after: avoid; }
-  th, td { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
-}
-"#;
+const STYLE: &str = include_str!("../../assets/report.css");
 
-/// The markdown parser's events, rewritten so that nothing fetches: figures inlined,
-/// raw HTML shown as text, links that leave the session turned into text.
-struct Rewrite<'a> {
-    events: Vec<Event<'a>>,
-    base: &'a Path,
+/// A table cell or a list whose text runs longer than this many characters is folded
+/// under a one-line summary.
+const FOLD_AT: usize = 180;
+/// A nested list of more items than this is folded.
+const FOLD_ITEMS: usize = 6;
+
+/// Turns markdown events into HTML so that nothing fetches: figures inlined, raw
+/// HTML shown as text, links that leave the session turned into text; long table
+/// cells and long nested lists folded. Figures are numbered across every call, so
+/// their ids stay apart in one page.
+struct Rewrite<'b> {
+    base: &'b Path,
+    figures: usize,
 }
 
-impl<'a> Rewrite<'a> {
-    fn new(markdown: &'a str, base: &'a Path) -> Rewrite<'a> {
-        let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-        Rewrite {
-            events: Parser::new_ext(markdown, options).collect(),
-            base,
-        }
+impl<'b> Rewrite<'b> {
+    fn new(base: &'b Path) -> Rewrite<'b> {
+        Rewrite { base, figures: 0 }
     }
 
-    fn into_iter(self) -> impl Iterator<Item = Event<'a>> {
-        let mut out = Vec::with_capacity(self.events.len());
-        let mut figures = 0;
+    /// `events` (whole blocks, or the inline events of one) as HTML; `in_table`
+    /// when they are a table cell's, whose long names may break.
+    fn html(&mut self, events: &[Event<'_>], in_table: bool) -> String {
+        let mut out = String::new();
+        pulldown_cmark::html::push_html(&mut out, self.events(events, in_table).into_iter());
+        out
+    }
+
+    fn events<'a>(&mut self, events: &[Event<'a>], mut in_table: bool) -> Vec<Event<'a>> {
+        let mut out = Vec::with_capacity(events.len());
         // The address of the link being shown as text, and how it was written.
         let mut leaving: Option<(CowStr<'a>, LinkType)> = None;
-        let mut in_table = false;
+        let mut in_head = false;
+        let mut lists = 0usize;
+        // What closes a fold, pushed when the event at that index has been.
+        let mut closers: Vec<(usize, &'static str)> = Vec::new();
         let mut i = 0;
-        while i < self.events.len() {
-            match &self.events[i] {
+        while i < events.len() {
+            close_folds(&mut out, &mut closers, i);
+            match &events[i] {
                 Event::Start(Tag::Paragraph) => {
-                    if let Some(end) = images_only(&self.events, i) {
-                        for (dest, alt) in images(&self.events[i + 1..end]) {
-                            figures += 1;
-                            let html = figure(&dest, &alt, self.base, figures);
+                    if let Some(end) = images_only(events, i) {
+                        for (dest, alt) in images(&events[i + 1..end]) {
+                            self.figures += 1;
+                            let html = figure(&dest, &alt, self.base, self.figures);
                             out.push(Event::Html(html.into()));
                         }
                         i = end + 1;
                         continue;
                     }
-                    out.push(self.events[i].clone());
+                    out.push(events[i].clone());
                 }
                 // An image within text stays a link to its file, never a fetch.
                 Event::Start(Tag::Image { dest_url, .. }) => {
-                    let end = matching_end(&self.events, i);
-                    let alt = plain_text(&self.events[i + 1..end]);
+                    let end = matching_end(events, i);
+                    let alt = plain_text(&events[i + 1..end]);
                     out.push(Event::Html(inline_image(dest_url, &alt).into()));
                     i = end + 1;
                     continue;
@@ -150,8 +139,38 @@ impl<'a> Rewrite<'a> {
                     out.push(Event::Text(text.clone()));
                 }
                 Event::Start(Tag::Table(_)) | Event::End(TagEnd::Table) => {
-                    in_table = matches!(self.events[i], Event::Start(_));
-                    out.push(self.events[i].clone());
+                    in_table = matches!(events[i], Event::Start(_));
+                    out.push(events[i].clone());
+                }
+                Event::Start(Tag::TableHead) | Event::End(TagEnd::TableHead) => {
+                    in_head = matches!(events[i], Event::Start(_));
+                    out.push(events[i].clone());
+                }
+                Event::Start(Tag::TableCell) if !in_head => {
+                    let end = matching_end(events, i);
+                    out.push(events[i].clone());
+                    if let Some(open) = fold_open(&plain_text(&events[i + 1..end])) {
+                        out.push(Event::Html(open.into()));
+                        closers.push((end - 1, FOLD_CLOSE));
+                    }
+                }
+                Event::Start(Tag::List(_)) => {
+                    let end = matching_end(events, i);
+                    let items = items(events, i, end);
+                    if lists > 0 && items > FOLD_ITEMS {
+                        let open = format!(
+                            "<details class=\"fold\"><summary><span class=\"fold-head\">{items} entries</span>\
+                             <span class=\"fold-less\">show less</span></summary><div class=\"fold-body\">"
+                        );
+                        out.push(Event::Html(open.into()));
+                        closers.push((end, FOLD_CLOSE));
+                    }
+                    lists += 1;
+                    out.push(events[i].clone());
+                }
+                Event::End(TagEnd::List(_)) => {
+                    lists = lists.saturating_sub(1);
+                    out.push(events[i].clone());
                 }
                 // A cell's `snake_case_names` and paths may break after `_` and `/`,
                 // so a long one does not widen its column past the others.
@@ -163,8 +182,57 @@ impl<'a> Rewrite<'a> {
             }
             i += 1;
         }
-        out.into_iter()
+        close_folds(&mut out, &mut closers, usize::MAX);
+        out
     }
+}
+
+/// Pushes the closing of every fold whose last event comes before index `next`.
+fn close_folds(out: &mut Vec<Event<'_>>, closers: &mut Vec<(usize, &'static str)>, next: usize) {
+    while let Some(at) = closers.iter().position(|(after, _)| *after < next) {
+        let (_, close) = closers.remove(at);
+        out.push(Event::Html(close.into()));
+    }
+}
+
+/// What closes a fold [`fold_open`] opened.
+const FOLD_CLOSE: &str = "</div></details>";
+
+/// The opening of a fold for text longer than [`FOLD_AT`]: a `<details>` whose
+/// summary is the text's first words (its end shown when it is open); `None` for
+/// short text, which is shown as it is.
+fn fold_open(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.chars().count() <= FOLD_AT {
+        return None;
+    }
+    let head: String = text.chars().take(110).collect();
+    let head = match head.rfind(' ') {
+        Some(at) if at > 60 => &head[..at],
+        _ => head.as_str(),
+    };
+    Some(format!(
+        "<details class=\"fold\"><summary><span class=\"fold-head\">{}\u{2026}</span>\
+         <span class=\"fold-less\">show less</span></summary><div class=\"fold-body\">",
+        escape(head.trim_end_matches([',', ';', ':', ' ']))
+    ))
+}
+
+/// How many items the list opened at `start` (and closed at `end`) holds.
+fn items(events: &[Event<'_>], start: usize, end: usize) -> usize {
+    let mut depth = 0usize;
+    let mut n = 0;
+    for event in &events[start + 1..end] {
+        match event {
+            Event::Start(tag) => {
+                n += usize::from(depth == 0 && matches!(tag, Tag::Item));
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    n
 }
 
 /// A destination inside the session: a relative path, or a fragment. Anything with
@@ -782,6 +850,92 @@ mod tests {
             html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
             "{html}"
         );
+    }
+
+    /// The results table becomes a section per row, its long cells folded and its
+    /// text still escaped; each run's figures move into its section; the contents
+    /// list every section and run.
+    #[test]
+    fn each_scenario_is_a_section_with_its_figures_and_long_evidence_folded() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let figures = dir.path().join("figures/D2");
+        std::fs::create_dir_all(&figures).expect("mkdir");
+        std::fs::write(figures.join("seed-1-latency.svg"), SVG).expect("svg");
+        let long = "seed 1: pause-n3 landed (declared signal seen), injected yes; ".repeat(5);
+        let markdown = format!(
+            "# Findings report: demo\n\n**Result: FAIL.**\n\n## Summary\n\n- one\n\n\
+             ## Scenario results\n\n\
+             | ID | Scenario | Verdict | Oracle | Landing | Artifacts |\n|---|---|---|---|---|---|\n\
+             | D2 | paused_follower | PASS-smoke — passed | <img src=x onerror=alert(1)> | {long} | [D2.md](D2.md) |\n\
+             | D5 (all arms) | every_surface | PARTIAL-surface | — | see arms | — |\n\n\
+             ## Findings\n\n### F1: D3 lost\n\n- **Anomalies:** 8\n{}\n\
+             ## Figures\n\nIntro.\n\n### Figures of D2\n\nseed-1 (the last seed run):\n\n\
+             ![latency of D2 seed-1](../figures/D2/seed-1-latency.svg)\n\n\
+             ### Figures of D9\n\n![latency of D9 seed-1](../figures/D9/seed-1-latency.svg)\n\n\
+             ## Session verdict\n\n**FAIL**\n",
+            (1..=8)
+                .map(|n| format!("  - anomaly {n}\n"))
+                .collect::<String>()
+        );
+        let html = render(&markdown, &dir.path().join("findings"));
+        let d2 = html
+            .find("<section class=\"run tone-none\" id=\"run-D2\">")
+            .expect("D2's section");
+        let d5 = html.find("id=\"run-D5\">").expect("D5's section");
+        let figures_part = html
+            .find("<section class=\"part\" id=\"figures\">")
+            .expect("figures");
+        // D2's figure stands in its section; D9 has none, so its figures stay.
+        let figure = html
+            .find("<figcaption>latency of D2 seed-1</figcaption>")
+            .expect("figure");
+        assert!(d2 < figure && figure < d5 && d5 < figures_part, "{html}");
+        assert!(
+            html[figures_part..].contains("figures/D9/seed-1-latency.svg"),
+            "{html}"
+        );
+        assert!(
+            html[figures_part..].contains("class=\"moved-note\""),
+            "{html}"
+        );
+        assert!(!html[figures_part..].contains("Figures of D2"), "{html}");
+        // A cell's raw HTML is text; the long one is folded under its first words.
+        assert!(
+            html.contains("<dt>Oracle</dt><dd>&lt;img src=x onerror=alert(1)&gt;</dd>"),
+            "{html}"
+        );
+        assert!(!html.contains("<img"), "{html}");
+        assert!(
+            html.contains("<dt>Landing</dt><dd><details class=\"fold\"><summary><span class=\"fold-head\">seed 1: pause-n3 landed"),
+            "{html}"
+        );
+        assert!(html.contains("<dd>see arms</dd>"), "{html}");
+        // Eight anomalies are folded; the summary says how many.
+        assert!(
+            html.contains("<span class=\"fold-head\">8 entries</span>"),
+            "{html}"
+        );
+        // The contents: every section, each run, each finding.
+        let nav = &html[html.find("<nav").expect("nav")..html.find("</nav>").expect("end")];
+        for link in [
+            "#summary",
+            "#scenario-results",
+            "#run-D2",
+            "#run-D5",
+            "#findings",
+            "#f1-d3-lost",
+            "#figures",
+            "#session-verdict",
+        ] {
+            assert!(nav.contains(&format!("href=\"{link}\"")), "{link}: {nav}");
+        }
+        assert!(html.contains("<h3 id=\"f1-d3-lost\">"), "{html}");
+        assert!(
+            html.contains("<h1 id=\"top\">Findings report: demo</h1>"),
+            "{html}"
+        );
+        // No journal beside it: no dashboard.
+        assert!(!html.contains("id=\"dashboard\""), "{html}");
     }
 
     #[test]

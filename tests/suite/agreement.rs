@@ -1,5 +1,6 @@
 //! Every artifact of one session agrees with verdicts.json (issue 31). [`artifacts_agree`]
-//! checks one session: each run's verdict in report.md, its findings and junit.xml;
+//! checks one session: each run's verdict in report.md, its findings and junit.xml,
+//! and each scenario's and arm's badge (and the session's verdict) in report.html;
 //! each run's own wall time in junit.xml; each fault's proof state per seed in the
 //! journal's `fault-proof` records, verdicts.json's landing evidence, `metrics/`, the
 //! figures' legends and the live chart's fault row (the reducer's `View`); who
@@ -41,6 +42,8 @@ pub struct Agreed {
     pub live_faults: usize,
     /// FAIL scenarios whose classifier was checked in the finding and report.md.
     pub classified: usize,
+    /// report.html's badges checked against verdicts.json (scenarios and arms).
+    pub badges: usize,
 }
 
 /// The run (`D3`, `D5/api`) a record belongs to, if any.
@@ -232,6 +235,33 @@ fn legends(svg: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// report.html's dashboard: each badge's run and verdict, in page order, and the
+/// session's verdict.
+fn badges(html: &str) -> (Vec<(String, String)>, Option<String>) {
+    let unescape = |v: &str| {
+        v.replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    };
+    let badges = html
+        .split("<a class=\"badge ")
+        .skip(1)
+        .map(|tag| {
+            (
+                unescape(attribute(tag, "data-run")),
+                unescape(attribute(tag, "data-verdict")),
+            )
+        })
+        .collect();
+    let session = html
+        .split_once(" data-session-verdict=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(v, _)| unescape(v));
+    (badges, session)
+}
+
 /// How the figures name a proof state.
 fn state_word(proven: Option<bool>) -> &'static str {
     match proven {
@@ -252,6 +282,21 @@ pub fn artifacts_agree(session: &Path) -> Agreed {
     let verdicts = json(&session.join("verdicts.json"));
     let report = read(&session.join("findings/report.md"));
     let junit = read(&session.join("findings/junit.xml"));
+    let (badges, session_badge) = badges(&read(&session.join("findings/report.html")));
+    let badge = |id: &str| {
+        let found: Vec<&str> = badges
+            .iter()
+            .filter(|(run, _)| run == id)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(found.len(), 1, "report.html's badges of {id}: {found:?}");
+        found[0].to_string()
+    };
+    assert_eq!(
+        session_badge.as_deref(),
+        verdicts["session_verdict"].as_str(),
+        "report.html's session verdict"
+    );
     let mut agreed = Agreed::default();
 
     let mut junit_total = 0.0;
@@ -262,6 +307,22 @@ pub fn artifacts_agree(session: &Path) -> Agreed {
         let scenario_verdict = scenario["verdict"].as_str().expect("verdict");
         let runs = scenario["runs"].as_array().expect("runs");
         let has_arms = runs.iter().any(|r| r["id"] != scenario_id);
+        // Its badge on report.html's dashboard, and each arm's.
+        assert_eq!(
+            badge(scenario_id),
+            scenario_verdict,
+            "report.html's badge of {scenario_id}"
+        );
+        agreed.badges += 1;
+        for arm in runs.iter().filter(|r| r["id"] != scenario_id) {
+            let id = arm["id"].as_str().expect("id");
+            assert_eq!(
+                badge(id),
+                arm["verdict"].as_str().expect("verdict"),
+                "report.html's badge of {id}"
+            );
+            agreed.badges += 1;
+        }
         // The scenario's verdict: its finding's head, and its arms' row in report.md.
         let scenario_finding = read(&session.join(format!("findings/{scenario_id}.md")));
         assert!(
@@ -451,6 +512,12 @@ pub fn artifacts_agree(session: &Path) -> Agreed {
             agreed.classified += usize::from(blame.is_some());
         }
     }
+    // report.html has a badge per scenario and arm, no more.
+    assert_eq!(
+        badges.len(),
+        agreed.badges,
+        "report.html's badges: {badges:?}"
+    );
     // junit.xml has a testcase per run, no more; its counts are the runs'.
     let suite_tag = &junit[junit.find("<testsuite ").expect("testsuite")..];
     assert_eq!(
@@ -610,5 +677,9 @@ fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
     assert!(
         agreed.classified > 0,
         "the demo classifies its FAILs: {agreed:?}"
+    );
+    assert!(
+        agreed.badges >= 10,
+        "a badge per scenario and arm: {agreed:?}"
     );
 }

@@ -1,5 +1,6 @@
 //! `findings/report.html` of the demo: drawn by headless Chromium with every figure
-//! inline and a real size, holding nothing that fetches; and report.md linking the
+//! inline and a real size, holding nothing that fetches, opening at 1280x800 on the
+//! session's verdict and a badge per scenario and arm; and report.md linking the
 //! figures it is made from, every link pointing at a file that is there.
 
 use std::os::unix::process::CommandExt as _;
@@ -24,10 +25,16 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-/// Runs headless Chromium on `page` with `args` in a process group of its own, its
-/// stdout into a file; killed (the whole group, by its pid) after [`CHROMIUM_LIMIT`].
-/// Returns stdout.
-fn run_chromium(chromium: &Path, scratch: &Path, args: &[String], page: &Path) -> String {
+/// Runs headless Chromium on `page` in a `size` window with `args` in a process group
+/// of its own, its stdout into a file; killed (the whole group, by its pid) after
+/// [`CHROMIUM_LIMIT`]. Returns stdout.
+fn run_chromium(
+    chromium: &Path,
+    scratch: &Path,
+    size: (u32, u32),
+    args: &[String],
+    page: &Path,
+) -> String {
     let out = scratch.join("chromium.stdout");
     let err = scratch.join("chromium.stderr");
     let mut child = Command::new(chromium)
@@ -43,7 +50,7 @@ fn run_chromium(chromium: &Path, scratch: &Path, args: &[String], page: &Path) -
             "--user-data-dir={}",
             scratch.join("profile").display()
         ))
-        .arg("--window-size=1280,2000")
+        .arg(format!("--window-size={},{}", size.0, size.1))
         .args(args)
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
@@ -85,7 +92,8 @@ fn demo_findings() -> PathBuf {
     common::session_of(&run.out).join("findings")
 }
 
-/// What the page measures of itself, written into `<pre id="measured">`.
+/// What the page measures of itself, written into `<pre id="measured">` (the
+/// session timeline's legend is its figcaption, not a figure's).
 const MEASURE: &str = r#"<pre id="measured"></pre>
 <script>
 const figures = [...document.querySelectorAll("svg.figure")].map(svg => {
@@ -94,11 +102,71 @@ const figures = [...document.querySelectorAll("svg.figure")].map(svg => {
 });
 document.getElementById("measured").textContent = JSON.stringify({
   figures,
-  figcaptions: document.querySelectorAll("figure > figcaption").length,
+  figcaptions: document.querySelectorAll("figure:not(.session-timeline) > figcaption").length,
   tables: document.querySelectorAll("table").length,
 });
 </script>
 "#;
+
+/// `html` with `script` added before `</body>` and a policy that lets that inline
+/// script run (and still forbids every fetch), drawn by Chromium in a `size` window;
+/// the JSON the script wrote into `<pre id="measured">`.
+fn measure(
+    chromium: &Path,
+    scratch: &Path,
+    size: (u32, u32),
+    html: &str,
+    script: &str,
+) -> serde_json::Value {
+    let csp = "default-src 'none';";
+    assert!(html.contains(csp), "report.html carries its policy");
+    let measuring = html
+        .replacen(csp, "default-src 'none'; script-src 'unsafe-inline';", 1)
+        .replacen("</body>", &format!("{script}</body>"), 1);
+    let page = scratch.join("measure.html");
+    std::fs::write(&page, measuring).expect("copy");
+    let dom = run_chromium(chromium, scratch, size, &["--dump-dom".into()], &page);
+    let json = dom
+        .split_once("<pre id=\"measured\">")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(json, _)| {
+            json.replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .unwrap_or_else(|| panic!("no measurements in the DOM:\n{dom}"));
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// A screenshot of `page` in a `size` window: decoded, it is that size and not one
+/// flat colour. Returns the PNG's path.
+fn screenshot(chromium: &Path, scratch: &Path, size: (u32, u32), page: &Path) -> PathBuf {
+    let png = scratch.join("screenshot.png");
+    run_chromium(
+        chromium,
+        scratch,
+        size,
+        &[format!("--screenshot={}", png.display())],
+        page,
+    );
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png).expect("screenshot written"),
+    ));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut pixels).expect("decodes");
+    assert_eq!((frame.width, frame.height), size);
+    let pixels = &pixels[..frame.buffer_size()];
+    let step = reader.output_color_type().0.samples();
+    let colours: std::collections::HashSet<&[u8]> = pixels.chunks(step).collect();
+    assert!(
+        colours.len() > 16,
+        "the screenshot is (nearly) one flat colour: {} colours",
+        colours.len()
+    );
+    png
+}
 
 #[test]
 fn chromium_draws_the_demo_report_with_its_figures_inline() {
@@ -109,27 +177,8 @@ fn chromium_draws_the_demo_report_with_its_figures_inline() {
     let findings = demo_findings();
     let html = std::fs::read_to_string(findings.join("report.html")).expect("report.html");
     let scratch = tempfile::tempdir().expect("tmp");
-    // A copy that measures itself: its policy lets this one inline script run (and
-    // still forbids every fetch).
-    let csp = "default-src 'none';";
-    assert!(html.contains(csp), "report.html carries its policy");
-    let measuring = html
-        .replacen(csp, "default-src 'none'; script-src 'unsafe-inline';", 1)
-        .replacen("</body>", &format!("{MEASURE}</body>"), 1);
-    let page = scratch.path().join("measure.html");
-    std::fs::write(&page, measuring).expect("copy");
-    let dom = run_chromium(&chromium, scratch.path(), &["--dump-dom".into()], &page);
-    let json = dom
-        .split_once("<pre id=\"measured\">")
-        .and_then(|(_, rest)| rest.split_once("</pre>"))
-        .map(|(json, _)| {
-            json.replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&amp;", "&")
-        })
-        .unwrap_or_else(|| panic!("no measurements in the DOM:\n{dom}"));
-    let measured: serde_json::Value =
-        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    // A copy that measures itself.
+    let measured = measure(&chromium, scratch.path(), (1280, 2000), &html, MEASURE);
     let figures = measured["figures"].as_array().expect("figures");
     assert!(figures.len() >= 6, "{measured}");
     for scenario in ["D2", "D3"] {
@@ -162,29 +211,122 @@ fn chromium_draws_the_demo_report_with_its_figures_inline() {
     // The report itself, unchanged, as a picture: it decodes and is not blank.
     let original = scratch.path().join("report.html");
     std::fs::write(&original, &html).expect("copy");
-    let png = scratch.path().join("report.png");
-    run_chromium(
-        &chromium,
-        scratch.path(),
-        &[format!("--screenshot={}", png.display())],
-        &original,
-    );
-    let mut decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&png).expect("screenshot written"),
-    ));
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder.read_info().expect("a PNG");
-    let mut pixels = vec![0; reader.output_buffer_size()];
-    let frame = reader.next_frame(&mut pixels).expect("decodes");
-    assert_eq!((frame.width, frame.height), (1280, 2000));
-    let pixels = &pixels[..frame.buffer_size()];
-    let step = reader.output_color_type().0.samples();
-    let colours: std::collections::HashSet<&[u8]> = pixels.chunks(step).collect();
+    screenshot(&chromium, scratch.path(), (1280, 2000), &original);
+}
+
+/// What the first screen holds: every dashboard badge (its run, verdict, link and
+/// whether its target exists) and the session verdict, each with whether it lies
+/// wholly inside the viewport; and per lane of the timeline, its bars, deciding bars
+/// and fault windows by proof state.
+const FIRST_SCREEN: &str = r##"<pre id="measured"></pre>
+<script>
+const vw = window.innerWidth, vh = window.innerHeight;
+const inside = el => {
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && r.left >= 0 && r.top >= 0 && r.right <= vw && r.bottom <= vh;
+};
+const badges = [...document.querySelectorAll("#dashboard a.badge")].map(a => {
+  const href = a.getAttribute("href") || "";
+  return {
+    run: a.dataset.run, verdict: a.dataset.verdict, inside: inside(a),
+    target: href.startsWith("#") && document.getElementById(href.slice(1)) !== null,
+  };
+});
+const session = document.querySelector("#dashboard .session-verdict");
+const lanes = [...document.querySelectorAll("#dashboard .lane:not(.axis)")].map(l => ({
+  bars: l.querySelectorAll(".bar").length,
+  deciding: l.querySelectorAll(".bar.deciding").length,
+  proven: l.querySelectorAll(".fault.proof-proven").length,
+  not_proven: l.querySelectorAll(".fault.proof-not-proven").length,
+}));
+const toc = document.querySelector("nav.toc");
+document.getElementById("measured").textContent = JSON.stringify({
+  vw, vh, badges, lanes,
+  session: session && { verdict: session.dataset.sessionVerdict, inside: inside(session) },
+  toc: toc && getComputedStyle(toc).position,
+});
+</script>
+"##;
+
+/// Issue 32 item 7: at 1280x800 the first screen holds the session's verdict and one
+/// badge per scenario and arm, each linking to its section; the timeline has every
+/// seed that ran, one deciding seed per run that ran, fault windows proven and not;
+/// the contents stay in view. `FAULTLINE_SCREENSHOTS=1` also writes the first screen
+/// to screenshots/report-dashboard.png.
+#[test]
+fn chromium_opens_the_demo_report_on_its_dashboard() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _g = common::demo_lock();
+    let findings = demo_findings();
+    let html = std::fs::read_to_string(findings.join("report.html")).expect("report.html");
+    let verdicts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(findings.join("../verdicts.json")).expect("verdicts.json"),
+    )
+    .expect("json");
+    let scratch = tempfile::tempdir().expect("tmp");
+    let screen = (1280, 800);
+    let m = measure(&chromium, scratch.path(), screen, &html, FIRST_SCREEN);
+    // A window of `screen` draws a viewport as wide and a little less high (in
+    // `--dump-dom`, Chromium takes its window frame off): what fits in it fits the
+    // first screen of 1280x800.
+    assert_eq!(m["vw"].as_u64(), Some(1280), "{m}");
+    assert!(m["vh"].as_u64().is_some_and(|h| h > 500 && h <= 800), "{m}");
+
+    // One badge per scenario and arm, each as verdicts.json says, in view, linked.
+    let mut want = Vec::new();
+    for scenario in verdicts["scenarios"].as_array().expect("scenarios") {
+        let id = scenario["id"].as_str().expect("id");
+        want.push((id.to_string(), scenario["verdict"].clone()));
+        for run in scenario["runs"].as_array().expect("runs") {
+            if run["id"] != id {
+                want.push((
+                    run["id"].as_str().expect("id").to_string(),
+                    run["verdict"].clone(),
+                ));
+            }
+        }
+    }
+    let badges = m["badges"].as_array().expect("badges");
+    assert_eq!(badges.len(), want.len(), "{m}");
     assert!(
-        colours.len() > 16,
-        "the screenshot is (nearly) one flat colour: {} colours",
-        colours.len()
+        badges.len() >= 10,
+        "the demo has 8 scenarios and 2 arms: {m}"
     );
+    for ((id, verdict), badge) in want.iter().zip(badges) {
+        assert_eq!(badge["run"].as_str(), Some(id.as_str()), "{badge}");
+        assert_eq!(&badge["verdict"], verdict, "{badge}");
+        assert_eq!(
+            badge["inside"], true,
+            "{id}'s badge is not in the first screen: {m}"
+        );
+        assert_eq!(badge["target"], true, "{id}'s badge links nowhere: {badge}");
+    }
+    assert_eq!(m["session"]["verdict"], verdicts["session_verdict"], "{m}");
+    assert_eq!(m["session"]["inside"], true, "{m}");
+    // Each lane that ran a seed marks the one that decided it; the demo proves a
+    // fault (D2) and fails to prove one (D4).
+    let lanes = m["lanes"].as_array().expect("lanes");
+    assert_eq!(lanes.len(), want.len(), "{m}");
+    for lane in lanes {
+        let deciding = u64::from(lane["bars"].as_u64() > Some(0));
+        assert_eq!(lane["deciding"].as_u64(), Some(deciding), "{lane}");
+    }
+    let count = |key: &str| lanes.iter().filter_map(|l| l[key].as_u64()).sum::<u64>();
+    assert!(
+        count("bars") >= 8 && count("proven") > 0 && count("not_proven") > 0,
+        "{m}"
+    );
+    assert_eq!(m["toc"], "sticky", "the contents stay in view: {m}");
+
+    let original = scratch.path().join("report.html");
+    std::fs::write(&original, &html).expect("copy");
+    let png = screenshot(&chromium, scratch.path(), screen, &original);
+    if std::env::var("FAULTLINE_SCREENSHOTS").as_deref() == Ok("1") {
+        let to = Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots/report-dashboard.png");
+        std::fs::copy(&png, &to).expect("screenshots/report-dashboard.png written");
+    }
 }
 
 #[test]

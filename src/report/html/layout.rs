@@ -1,0 +1,414 @@
+//! How report.md's text is laid out in report.html: its title and the dashboard
+//! first, then its sections, each with an id a contents list (`<nav>`) links to;
+//! the scenario table becomes one section per scenario and arm (the row's cells as
+//! labelled fields, long ones folded), with that run's figures moved into it from
+//! report.md's Figures section. The words are report.md's, rendered from its
+//! markdown events; only where they stand changes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
+
+use super::dashboard::{Dashboard, anchor};
+use super::{Rewrite, escape, fold_open, matching_end, plain_text};
+
+/// report.md's heading of the table with a row per scenario and arm
+/// (assets/report.md.j2).
+const RESULTS: &str = "Scenario results";
+/// report.md's section of figures, and the heading of one run's part of it.
+const FIGURES: &str = "Figures";
+const FIGURES_OF: &str = "Figures of ";
+/// report.md's section with a heading per finding, listed in the contents.
+const FINDINGS: &str = "Findings";
+/// The results table's columns shown in a run section's heading, not as fields.
+const NAME_COLUMN: &str = "Scenario";
+const VERDICT_COLUMN: &str = "Verdict";
+
+/// The page's parts: the contents list and everything in `<main>`.
+pub(super) struct Page {
+    pub nav: String,
+    pub main: String,
+}
+
+/// A section of the page under one of report.md's `##` headings.
+struct Part {
+    id: String,
+    title: String,
+    /// Its title as HTML.
+    heading: String,
+    body: String,
+    /// Entries under it in the contents: (anchor, text, tone class).
+    entries: Vec<(String, String, Option<&'static str>)>,
+}
+
+/// Lays out report.md's `events` (the whole document) with `dashboard` on top.
+pub(super) fn page(
+    events: &[Event<'_>],
+    rewrite: &mut Rewrite<'_>,
+    dashboard: Option<&Dashboard>,
+) -> Page {
+    let blocks = blocks(events);
+    let heading_of = |b: usize| heading(events, blocks[b]);
+
+    // Which block is the results table, its rows' runs, and which blocks are a run's
+    // figures (moved beside it).
+    let mut results = None;
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut section = String::new();
+    let mut group: Option<String> = None;
+    for b in 0..blocks.len() {
+        match heading_of(b) {
+            Some((level, text)) if level <= 3 => {
+                if level <= 2 {
+                    section = text.clone();
+                }
+                group = (level == 3 && section == FIGURES)
+                    .then(|| text.strip_prefix(FIGURES_OF).map(str::to_string))
+                    .flatten();
+                if let Some(id) = &group {
+                    groups.entry(id.clone()).or_default().push(b);
+                }
+            }
+            _ => match &group {
+                Some(id) => groups.entry(id.clone()).or_default().push(b),
+                None if section == RESULTS
+                    && results.is_none()
+                    && matches!(events[blocks[b].0], Event::Start(Tag::Table(_))) =>
+                {
+                    results = Some(b);
+                }
+                None => {}
+            },
+        }
+    }
+    let table = results.map(|b| Table::read(events, blocks[b]));
+    let keys: BTreeSet<String> = table
+        .iter()
+        .flat_map(|t| t.rows.iter().map(|r| row_key(events, r)))
+        .collect();
+    groups.retain(|id, _| keys.contains(id));
+    let moved: BTreeSet<usize> = groups.values().flatten().copied().collect();
+
+    let mut ids = Ids::default();
+    ids.taken.insert("top".into());
+    ids.taken.insert("dashboard".into());
+    let mut title = String::new();
+    let mut preamble = String::new();
+    let mut parts: Vec<Part> = Vec::new();
+    let mut results_id: Option<String> = None;
+    for (b, &(start, end)) in blocks.iter().enumerate() {
+        if moved.contains(&b) {
+            continue;
+        }
+        let body = match parts.last_mut() {
+            Some(part) => &mut part.body,
+            None => &mut preamble,
+        };
+        match heading_of(b) {
+            Some((1, _)) if title.is_empty() => {
+                title = rewrite.html(&events[start + 1..end], false);
+            }
+            Some((2, text)) => {
+                let id = ids.of(&text);
+                let mut intro = String::new();
+                if text == RESULTS {
+                    results_id = Some(id.clone());
+                }
+                // Said where the figures were: they now stand with their runs.
+                if let (FIGURES, false, Some(to)) = (text.as_str(), moved.is_empty(), &results_id) {
+                    let _ = writeln!(
+                        intro,
+                        "<p class=\"moved-note\">In this page each scenario's and arm's figures \
+                         stand in its own section under <a href=\"#{to}\">{RESULTS}</a>.</p>"
+                    );
+                }
+                parts.push(Part {
+                    id,
+                    heading: rewrite.html(&events[start + 1..end], false),
+                    title: text,
+                    body: intro,
+                    entries: Vec::new(),
+                });
+            }
+            Some((level, text)) => {
+                let id = ids.of(&text);
+                let _ = writeln!(
+                    body,
+                    "<h{level} id=\"{id}\">{}</h{level}>",
+                    rewrite.html(&events[start + 1..end], false)
+                );
+                if let Some(part) = parts.last_mut()
+                    && part.title == FINDINGS
+                {
+                    part.entries.push((id, text, None));
+                }
+            }
+            None if Some(b) == results => {
+                if let Some(table) = &table {
+                    let entries = runs(events, table, rewrite, &blocks, &groups, dashboard, body);
+                    if let Some(part) = parts.last_mut() {
+                        part.entries.extend(entries);
+                    }
+                }
+            }
+            None => body.push_str(&rewrite.html(&events[start..=end], false)),
+        }
+    }
+
+    if title.is_empty() {
+        title = "Findings report".to_string();
+    }
+    let mut main = String::with_capacity(preamble.len() * 4);
+    let _ = writeln!(
+        main,
+        "<header class=\"page-head\">\n<h1 id=\"top\">{title}</h1>"
+    );
+    if let Some(d) = dashboard {
+        main.push_str(&d.html());
+    }
+    main.push_str("</header>\n");
+    main.push_str(&preamble);
+    for part in &parts {
+        let _ = write!(
+            main,
+            "<section class=\"part\" id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
+            part.id, part.heading, part.body
+        );
+    }
+    Page {
+        nav: contents(&parts, dashboard.is_some()),
+        main,
+    }
+}
+
+/// The contents list: the dashboard, every section, and under the results each
+/// scenario and arm (a dot in its verdict's colour) and under the findings each one.
+fn contents(parts: &[Part], dashboard: bool) -> String {
+    let mut nav = String::from(
+        "<nav class=\"toc\" aria-label=\"Contents\">\n<p class=\"toc-title\"><a href=\"#top\">Contents</a></p>\n<ol>\n",
+    );
+    if dashboard {
+        nav.push_str("<li><a href=\"#dashboard\">At a glance</a></li>\n");
+    }
+    for part in parts {
+        let _ = write!(
+            nav,
+            "<li><a href=\"#{}\">{}</a>",
+            part.id,
+            escape(&part.title)
+        );
+        if !part.entries.is_empty() {
+            nav.push_str("<ol>");
+            for (id, text, tone) in &part.entries {
+                let dot = tone
+                    .map(|t| format!("<span class=\"dot {t}\"></span>"))
+                    .unwrap_or_default();
+                let _ = write!(nav, "<li><a href=\"#{id}\">{dot}{}</a></li>", escape(text));
+            }
+            nav.push_str("</ol>");
+        }
+        nav.push_str("</li>\n");
+    }
+    nav.push_str("</ol>\n</nav>\n");
+    nav
+}
+
+/// The results table as one section per row (a scenario or an arm), written to
+/// `out`; returns their contents entries.
+fn runs(
+    events: &[Event<'_>],
+    table: &Table,
+    rewrite: &mut Rewrite<'_>,
+    blocks: &[(usize, usize)],
+    groups: &BTreeMap<String, Vec<usize>>,
+    dashboard: Option<&Dashboard>,
+    out: &mut String,
+) -> Vec<(String, String, Option<&'static str>)> {
+    let column = |name: &str| table.head.iter().position(|h| h == name);
+    let (name, verdict) = (column(NAME_COLUMN), column(VERDICT_COLUMN));
+    let mut entries = Vec::new();
+    for row in &table.rows {
+        let key = row_key(events, row);
+        let id = anchor(&key);
+        let tone = dashboard.and_then(|d| d.tone_of(&key));
+        let cell = |rewrite: &mut Rewrite<'_>, k: Option<usize>| {
+            k.and_then(|k| row.get(k))
+                .map(|&(s, e)| rewrite.html(&events[s + 1..e], true))
+                .unwrap_or_default()
+        };
+        let _ = write!(
+            out,
+            "<section class=\"run {}\" id=\"{id}\">\n<h3 class=\"run-title\"><span class=\"run-id\">{}</span> \
+             <span class=\"run-name\">{}</span></h3>\n",
+            tone.unwrap_or("tone-none"),
+            cell(rewrite, Some(0)),
+            cell(rewrite, name)
+        );
+        if verdict.is_some() {
+            let _ = writeln!(
+                out,
+                "<p class=\"run-verdict\">{}</p>",
+                cell(rewrite, verdict)
+            );
+        }
+        out.push_str("<dl class=\"run-fields\">\n");
+        for (k, &(s, e)) in row.iter().enumerate() {
+            if k == 0 || Some(k) == name || Some(k) == verdict {
+                continue;
+            }
+            let html = rewrite.html(&events[s + 1..e], true);
+            let label = table.head.get(k).map(String::as_str).unwrap_or_default();
+            let _ = write!(out, "<dt>{}</dt><dd>", escape(label));
+            match fold_open(&plain_text(&events[s + 1..e])) {
+                Some(open) => {
+                    let _ = write!(out, "{open}{html}{}", super::FOLD_CLOSE);
+                }
+                None => out.push_str(&html),
+            }
+            out.push_str("</dd>\n");
+        }
+        out.push_str("</dl>\n");
+        if let Some(group) = groups.get(&key) {
+            out.push_str("<div class=\"run-figures\">\n");
+            for &b in group.iter().skip(1) {
+                let (s, e) = blocks[b];
+                out.push_str(&rewrite.html(&events[s..=e], false));
+            }
+            out.push_str("</div>\n");
+        }
+        out.push_str("</section>\n");
+        entries.push((id, plain_text(&events[row[0].0 + 1..row[0].1]), tone));
+    }
+    entries
+}
+
+/// A markdown table's header texts and its body rows, each row its cells'
+/// (start, end) event indices.
+struct Table {
+    head: Vec<String>,
+    rows: Vec<Vec<(usize, usize)>>,
+}
+
+impl Table {
+    fn read(events: &[Event<'_>], (start, end): (usize, usize)) -> Table {
+        let mut head = Vec::new();
+        let mut rows: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut in_head = false;
+        let mut i = start + 1;
+        while i < end {
+            match &events[i] {
+                Event::Start(Tag::TableHead) => in_head = true,
+                Event::End(TagEnd::TableHead) => in_head = false,
+                Event::Start(Tag::TableRow) => rows.push(Vec::new()),
+                Event::Start(Tag::TableCell) => {
+                    let close = matching_end(events, i);
+                    if in_head {
+                        head.push(plain_text(&events[i + 1..close]).trim().to_string());
+                    } else if let Some(row) = rows.last_mut() {
+                        row.push((i, close));
+                    }
+                    i = close;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        rows.retain(|r| !r.is_empty());
+        Table { head, rows }
+    }
+}
+
+/// The scenario or arm a results row is about: its first cell's first word (`D5/api`;
+/// `D5` of `D5 (all arms)`).
+fn row_key(events: &[Event<'_>], row: &[(usize, usize)]) -> String {
+    row.first()
+        .map(|&(s, e)| plain_text(&events[s + 1..e]))
+        .and_then(|t| t.split_whitespace().next().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The top-level blocks of a document: each a (start, end) pair of event indices,
+/// a tag's opening and its closing, or one event alone (a rule).
+fn blocks(events: &[Event<'_>]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < events.len() {
+        let end = match events[i] {
+            Event::Start(_) => matching_end(events, i),
+            _ => i,
+        };
+        out.push((i, end));
+        i = end + 1;
+    }
+    out
+}
+
+/// A heading block's level and text.
+fn heading(events: &[Event<'_>], (start, end): (usize, usize)) -> Option<(u8, String)> {
+    let Event::Start(Tag::Heading { level, .. }) = &events[start] else {
+        return None;
+    };
+    let level = match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    };
+    Some((
+        level,
+        plain_text(&events[start + 1..end]).trim().to_string(),
+    ))
+}
+
+/// Ids made from headings: lower case, letters and digits, words joined by `-`,
+/// a number appended to one already taken.
+#[derive(Default)]
+struct Ids {
+    taken: BTreeSet<String>,
+}
+
+impl Ids {
+    fn of(&mut self, text: &str) -> String {
+        let mut slug = String::new();
+        for c in text.chars() {
+            if c.is_alphanumeric() {
+                slug.extend(c.to_lowercase());
+            } else if !slug.is_empty() && !slug.ends_with('-') {
+                slug.push('-');
+            }
+        }
+        let slug = match slug.trim_end_matches('-') {
+            "" => "section".to_string(),
+            s => s.to_string(),
+        };
+        let mut id = slug.clone();
+        let mut n = 1;
+        while self.taken.contains(&id) {
+            n += 1;
+            id = format!("{slug}-{n}");
+        }
+        self.taken.insert(id.clone());
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heading_ids_are_plain_and_never_twice() {
+        let mut ids = Ids::default();
+        assert_eq!(ids.of("Scenario results"), "scenario-results");
+        assert_eq!(
+            ids.of("Adequacy vs the plan's §7b"),
+            "adequacy-vs-the-plan-s-7b"
+        );
+        assert_eq!(ids.of("D3"), "d3");
+        assert_eq!(ids.of("D3"), "d3-2");
+        assert_eq!(ids.of("<>"), "section");
+    }
+}
