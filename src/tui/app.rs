@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::Typed;
 use super::keymap::{Action, Keymap};
-use super::state::AppState;
+use super::state::{AppState, Noted};
 use super::theme::{Theme, locale_is_utf8};
 use crate::session::client::Link;
 use crate::session::operator::{Choice, Question, QuestionKind};
@@ -219,7 +219,8 @@ pub async fn attach(
                         if shown || queued.iter().any(|q| q.id == question.id) {
                             continue;
                         }
-                        if pending.is_none() && !confirming_quit {
+                        // The note being written keeps its keys: the question waits.
+                        if pending.is_none() && !confirming_quit && state.note.is_none() {
                             show(&mut state, question.clone(), &mut settle);
                             pending = Some(question);
                         } else {
@@ -233,7 +234,9 @@ pub async fn attach(
                             pending = None;
                             if !confirming_quit {
                                 state.answered();
-                                pending = next_question(&mut state, &mut queued, &mut settle);
+                                if state.note.is_none() {
+                                    pending = next_question(&mut state, &mut queued, &mut settle);
+                                }
                             }
                         }
                     }
@@ -244,7 +247,9 @@ pub async fn attach(
                             pending = None;
                             if !confirming_quit {
                                 state.answered();
-                                pending = next_question(&mut state, &mut queued, &mut settle);
+                                if state.note.is_none() {
+                                    pending = next_question(&mut state, &mut queued, &mut settle);
+                                }
                             }
                         }
                     }
@@ -272,6 +277,9 @@ pub async fn attach(
                         queued.clear();
                         if !confirming_quit {
                             state.answered();
+                        }
+                        if state.note.take().is_some() {
+                            state.notice = Some("the run ended: the note was not sent".into());
                         }
                         ended = Some(ending);
                     }
@@ -332,7 +340,7 @@ pub async fn attach(
                         if ended.is_none() {
                             if let Some(question) = &pending {
                                 state.ask(question.clone());
-                            } else {
+                            } else if state.note.is_none() {
                                 pending = next_question(&mut state, &mut queued, &mut settle);
                             }
                         }
@@ -344,6 +352,19 @@ pub async fn attach(
                 if ctrl_c && ended.is_none() {
                     confirming_quit = true;
                     state.ask(quit_question(state.watching()));
+                    continue;
+                }
+                // The note being written takes every key but Ctrl-C, even over a
+                // question (opened with `m` while it waited).
+                if let Some(noted) = state.note_key(key) {
+                    // Journaled by the server, which sends the record (or `refused`).
+                    if let Noted::Send(text) = noted {
+                        let _ = tx.send(ClientMsg::Note { text });
+                    }
+                    // Closed: a question asked meanwhile shows now, settling.
+                    if state.note.is_none() && pending.is_none() {
+                        pending = next_question(&mut state, &mut queued, &mut settle);
+                    }
                     continue;
                 }
                 if let Some(question) = pending.as_ref().filter(|_| answering) {
@@ -374,6 +395,9 @@ pub async fn attach(
                     Some(Action::Quit) => {
                         confirming_quit = true;
                         state.ask(quit_question(state.watching()));
+                    }
+                    Some(Action::Note) if ended.is_some() => {
+                        state.notice = Some("the run has ended: notes are no longer journaled".into());
                     }
                     Some(action) => state.handle(action),
                     None => {}

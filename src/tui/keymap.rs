@@ -28,6 +28,8 @@ pub enum Action {
     Evidence,
     /// The staged diff of what author mode wrote in this run.
     StagedDiff,
+    /// Opens the note editor: a note on the run, journaled with who wrote it.
+    Note,
     /// Opens (or closes) the Run pane's log picker.
     PickLog,
     /// Closes the help overlay, the evidence, the staged diff or the search.
@@ -41,7 +43,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 27] = [
+    pub const ALL: [Action; 28] = [
         Action::NextStep,
         Action::PrevStep,
         Action::Up,
@@ -57,6 +59,7 @@ impl Action {
         Action::ShowReasons,
         Action::Evidence,
         Action::StagedDiff,
+        Action::Note,
         Action::PickLog,
         Action::Close,
         Action::Quit,
@@ -89,6 +92,7 @@ impl Action {
             Action::ShowReasons => "show-reasons",
             Action::Evidence => "evidence",
             Action::StagedDiff => "staged-diff",
+            Action::Note => "note",
             // The name config files already use.
             Action::PickLog => "next-log",
             Action::Close => "close",
@@ -123,6 +127,7 @@ impl Action {
             Action::ShowReasons => "show the reason chain",
             Action::Evidence => "evidence of the selected verdict",
             Action::StagedDiff => "staged diff of author mode",
+            Action::Note => "leave a note on the run (journaled with your name)",
             Action::PickLog => "pick the log the Run pane shows (type to filter)",
             Action::Close => "close help / evidence / diff / search",
             Action::Quit => "quit: detach or stop (heals first)",
@@ -270,6 +275,7 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("r", Action::ShowReasons),
     ("e", Action::Evidence),
     ("d", Action::StagedDiff),
+    ("m", Action::Note),
     ("s", Action::PickLog),
     ("n", Action::NextMatch),
     ("N", Action::PrevMatch),
@@ -488,6 +494,11 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
         out.push(("Ctrl-C".into(), "leave"));
         return out;
     }
+    if state.note.is_some() {
+        out.push(("Enter".into(), "send note"));
+        out.push(("Esc".into(), "cancel"));
+        return out;
+    }
     if state.ui.search.is_some() && state.ui.searching {
         out.push(("Enter".into(), "keep search"));
         out.push(("Esc".into(), "cancel"));
@@ -535,6 +546,11 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
         if let Some(k) = key(*action) {
             out.push((k, what));
         }
+    }
+    if state.may_note()
+        && let Some(k) = key(Action::Note)
+    {
+        out.push((k, "note"));
     }
     out
 }
@@ -714,6 +730,7 @@ mod tests {
             Action::ShowReasons => a.reasons != b.reasons,
             Action::Evidence => a.evidence && !b.evidence,
             Action::StagedDiff => a.diff && !b.diff,
+            Action::Note => after.note.is_some() && before.note.is_none(),
             Action::PickLog => a.logs.is_some() && b.logs.is_none(),
             Action::Close => !a.help && a.search.is_none(),
             Action::Quit => a.quit,
@@ -729,6 +746,14 @@ mod tests {
     fn ready_for(action: Action, state: &mut AppState) {
         match action {
             Action::StagedDiff => state.view.staged_diff = Some("staged.diff".into()),
+            // Notes are an attached operator's who may answer: an approver here.
+            Action::Note => {
+                state.me = Some(crate::session::event::Who {
+                    user: "bob".into(),
+                    role: crate::session::event::Role::Approver,
+                    ..Default::default()
+                });
+            }
             Action::Close => {
                 state.ui.help = true;
                 state.ui.search = Some("x".into());

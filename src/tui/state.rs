@@ -5,6 +5,7 @@
 use ratatui_textarea::TextArea;
 
 use crate::plan::{Plan, Problem};
+use crate::session::event::NOTE_MAX_BYTES;
 use crate::session::journal::Record;
 use crate::session::operator::{Question, QuestionKind};
 use crate::session::view::View;
@@ -12,6 +13,17 @@ pub use crate::session::view::{
     AnswerRow, ApprovalRow, Badge, ChecklistRow, RunRow, Stage as Step, ToolRow,
 };
 use crate::tui::keymap::{Action, Keymap};
+
+/// What a key did to the note being written ([`AppState::note_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Noted {
+    /// It typed, or Enter was refused with a notice: the editor stays open.
+    Typing,
+    /// This text goes out as the note (`ClientMsg::Note`); the editor closed.
+    Send(String),
+    /// Esc: the editor closed, nothing goes out.
+    Cancelled,
+}
 
 /// Which pane of the Run screen has the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +102,8 @@ pub struct AppState {
     pub notice: Option<String>,
     /// The answer being typed to the pending question.
     pub editor: TextArea<'static>,
+    /// The note being written, while its editor is open ([`AppState::note_key`]).
+    pub note: Option<TextArea<'static>>,
     pub keymap: Keymap,
     pub ui: Ui,
     /// The selected row's live chart, read off the drawing path
@@ -116,6 +130,7 @@ impl AppState {
             me: None,
             notice: None,
             editor: TextArea::default(),
+            note: None,
             keymap: Keymap::default(),
             ui: Ui {
                 step: Step::Plan,
@@ -187,6 +202,72 @@ impl AppState {
         self.me
             .as_ref()
             .is_some_and(|m| m.role == crate::session::event::Role::Viewer)
+    }
+
+    /// This operator may leave notes: attached to a session as its owner or an
+    /// approver (a viewer may not; a replay is attached to nothing).
+    pub fn may_note(&self) -> bool {
+        self.me
+            .as_ref()
+            .is_some_and(|m| m.role != crate::session::event::Role::Viewer)
+    }
+
+    /// The note key: the note editor opens for an operator who may leave notes;
+    /// anyone else is told why not.
+    fn open_note(&mut self) {
+        if self.may_note() {
+            self.note = Some(TextArea::default());
+        } else if self.watching() {
+            self.notice = Some("viewers do not leave notes".into());
+        } else {
+            self.notice = Some("notes are left on a session one is attached to".into());
+        }
+    }
+
+    /// Feeds a key to the note being written; `None` when no note is open (the key
+    /// is not taken). Enter sends it (a blank note, or one over
+    /// [`NOTE_MAX_BYTES`] bytes, is not sent: the editor stays open and the notice
+    /// says why); Alt-Enter or Ctrl-J starts a new line; Esc drops it.
+    pub fn note_key(&mut self, key: crossterm::event::KeyEvent) -> Option<Noted> {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let editor = self.note.as_mut()?;
+        let newline = match key.code {
+            KeyCode::Enter => !key.modifiers.is_empty(),
+            KeyCode::Char('j') => key.modifiers.contains(KeyModifiers::CONTROL),
+            _ => false,
+        };
+        if newline {
+            editor.insert_newline();
+            return Some(Noted::Typing);
+        }
+        match key.code {
+            KeyCode::Esc => {
+                self.note = None;
+                self.notice = Some("note dropped: nothing was sent".into());
+                Some(Noted::Cancelled)
+            }
+            KeyCode::Enter => {
+                let text = editor.lines().join("\n");
+                if text.trim().is_empty() {
+                    self.notice = Some("an empty note is not sent".into());
+                    return Some(Noted::Typing);
+                }
+                if text.len() > NOTE_MAX_BYTES {
+                    self.notice = Some(format!(
+                        "not sent: the note has {} bytes, at most {NOTE_MAX_BYTES} go in one",
+                        text.len()
+                    ));
+                    return Some(Noted::Typing);
+                }
+                self.note = None;
+                self.notice = Some("note sent".into());
+                Some(Noted::Send(text))
+            }
+            _ => {
+                editor.input(key);
+                Some(Noted::Typing)
+            }
+        }
     }
 
     /// The answer typed so far (lines joined with newlines).
@@ -334,6 +415,7 @@ impl AppState {
             Action::PrevMatch => return self.find(false),
             Action::ToggleFollow => return self.toggle_follow(),
             Action::PickLog => return self.toggle_log_picker(),
+            Action::Note => return self.open_note(),
             _ => {}
         }
         let last = self.view.runs.len().saturating_sub(1);
@@ -422,7 +504,11 @@ impl AppState {
                 ui.match_line = None;
             }
             Action::Quit => ui.quit = true,
-            Action::ToggleFollow | Action::PickLog | Action::NextMatch | Action::PrevMatch => {}
+            Action::ToggleFollow
+            | Action::PickLog
+            | Action::Note
+            | Action::NextMatch
+            | Action::PrevMatch => {}
         }
     }
 
@@ -833,6 +919,86 @@ mod tests {
         s.search_key(key(crossterm::event::KeyCode::Char('x')));
         assert!(s.search_key(key(crossterm::event::KeyCode::Esc)));
         assert!(s.ui.search.is_none() && !s.ui.searching);
+    }
+
+    fn attached(role: crate::session::event::Role) -> AppState {
+        let mut s = AppState::new(plan());
+        s.me = Some(crate::session::event::Who {
+            user: "alice".into(),
+            role,
+            ..Default::default()
+        });
+        s
+    }
+
+    #[test]
+    fn the_note_key_opens_the_editor_for_an_approver_not_a_viewer() {
+        use crate::session::event::Role;
+        for role in [Role::Approver, Role::Owner] {
+            let mut s = attached(role);
+            s.handle(Action::Note);
+            assert!(s.note.is_some(), "{role}");
+        }
+        let mut s = attached(Role::Viewer);
+        s.handle(Action::Note);
+        assert!(s.note.is_none());
+        assert_eq!(s.notice.as_deref(), Some("viewers do not leave notes"));
+        // A replay is attached to nothing: nowhere to send a note.
+        let mut s = AppState::new(plan());
+        s.handle(Action::Note);
+        assert!(s.note.is_none() && s.notice.is_some());
+    }
+
+    fn with_mods(
+        code: crossterm::event::KeyCode,
+        m: crossterm::event::KeyModifiers,
+    ) -> crossterm::event::KeyEvent {
+        crossterm::event::KeyEvent::new(code, m)
+    }
+
+    #[test]
+    fn enter_sends_the_note_and_alt_enter_or_ctrl_j_start_a_line() {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let mut s = attached(crate::session::event::Role::Approver);
+        assert_eq!(s.note_key(key(KeyCode::Char('x'))), None, "no note open");
+        s.handle(Action::Note);
+        for c in "n2 slow".chars() {
+            assert_eq!(s.note_key(key(KeyCode::Char(c))), Some(Noted::Typing));
+        }
+        s.note_key(with_mods(KeyCode::Enter, KeyModifiers::ALT));
+        s.note_key(key(KeyCode::Char('a')));
+        s.note_key(with_mods(KeyCode::Char('j'), KeyModifiers::CONTROL));
+        s.note_key(key(KeyCode::Char('b')));
+        assert_eq!(
+            s.note_key(key(KeyCode::Enter)),
+            Some(Noted::Send("n2 slow\na\nb".into()))
+        );
+        assert!(s.note.is_none(), "sent: the editor closed");
+        assert_eq!(
+            s.note_key(key(KeyCode::Enter)),
+            None,
+            "Enter is the screen's again"
+        );
+    }
+
+    #[test]
+    fn a_blank_or_too_long_note_is_not_sent_and_esc_drops_it() {
+        use crossterm::event::KeyCode;
+        let mut s = attached(crate::session::event::Role::Owner);
+        s.handle(Action::Note);
+        assert_eq!(s.note_key(key(KeyCode::Enter)), Some(Noted::Typing));
+        assert!(s.note.is_some(), "blank: still open");
+        assert_eq!(s.notice.as_deref(), Some("an empty note is not sent"));
+        s.note = Some(TextArea::new(vec!["é".repeat(NOTE_MAX_BYTES / 2 + 1)]));
+        assert_eq!(s.note_key(key(KeyCode::Enter)), Some(Noted::Typing));
+        let notice = s.notice.clone().unwrap_or_default();
+        assert!(
+            notice.starts_with("not sent: the note has 4098 bytes, at most 4096"),
+            "{notice}"
+        );
+        assert!(s.note.is_some(), "too long: still open to shorten");
+        assert_eq!(s.note_key(key(KeyCode::Esc)), Some(Noted::Cancelled));
+        assert!(s.note.is_none());
     }
 
     #[test]

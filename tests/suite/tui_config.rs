@@ -47,7 +47,7 @@ fn bad_configs_name_file_line_and_field() {
             "unknown-action.toml",
             "tests/fixtures/config/unknown-action.toml:5: keys.launch-missiles: unknown action \
              (one of: next-step, prev-step, up, down, next-pane, toggle-follow, scroll-up, \
-             scroll-down, top, bottom, search, help, show-reasons, evidence, staged-diff, next-log, close, quit, \
+             scroll-down, top, bottom, search, help, show-reasons, evidence, staged-diff, note, next-log, close, quit, \
              next-match, prev-match, step-1, step-2, step-3, step-4, step-5, step-6, step-7)",
         ),
         (

@@ -235,6 +235,24 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     assert!(screen.contains("D2 fault"), "the pane tails D2:\n{screen}");
     assert!(!screen.contains("D1 done"), "{screen}");
     assert!(!screen.contains("no fault injected yet"), "{screen}");
+    // A note on the run: `m` opens the editor, Ctrl-J starts a line, Enter sends it; a
+    // question asked meanwhile waits for it to close.
+    tmux.send(&["m"]);
+    let screen = tmux.wait_for("Note on the run", Duration::from_secs(10));
+    assert!(screen.contains("Esc cancel"), "{screen}");
+    tmux.send(&["-l", "n3 paused as planned"]);
+    tmux.send(&["C-j"]);
+    tmux.send(&["-l", "the client retried"]);
+    tmux.send(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.screen().contains("Note on the run") {
+        assert!(
+            Instant::now() < deadline,
+            "Enter did not send the note:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // The run, then the FAIL classification: D3, then D8 (n2's stale reads).
     classify(
@@ -314,6 +332,18 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
         blame.data
     );
     assert_eq!(blame.data["who"]["role"], "owner", "{}", blame.data);
+    // The note, journaled with its lines and who wrote it.
+    let note = records
+        .iter()
+        .find(|r| r.kind == "operator-note")
+        .expect("the note journaled");
+    assert_eq!(
+        note.data["text"], "n3 paused as planned\nthe client retried",
+        "{}",
+        note.data
+    );
+    assert_eq!(note.data["who"]["uid"], uid, "{}", note.data);
+    assert_eq!(note.data["who"]["role"], "owner", "{}", note.data);
     // Whatever the `s` presses left open on the Run screen closes first.
     tmux.send(&["Escape"]);
     tmux.send(&["q"]);

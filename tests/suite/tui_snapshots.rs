@@ -886,3 +886,353 @@ fn a_viewer_sees_the_question_but_no_answer_box_and_is_told_they_watch() {
     );
     assert!(shown.contains("watching (viewer)"), "{shown}");
 }
+
+/// Panics when `buffer` (drawn from `state` at 80x24) cuts a verdict name, or shows
+/// a path or an allowed answer of `state` neither whole nor with an explicit
+/// ellipsis. Wrapped text counts as whole: rows are read as one flow, spaces and
+/// borders dropped.
+fn assert_nothing_cut(state: &AppState, buffer: &Buffer, what: &str) {
+    let shown = text(buffer);
+    let names: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+    for row in shown.lines() {
+        let chars: Vec<char> = row.chars().collect();
+        let mut at = 0;
+        while at < chars.len() {
+            if !(chars[at].is_ascii_alphabetic() || chars[at] == '-') {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < chars.len() && (chars[at].is_ascii_alphabetic() || chars[at] == '-') {
+                at += 1;
+            }
+            let token: String = chars[start..at].iter().collect();
+            let in_badge = start > 0 && chars[start - 1] == '[';
+            let cut = !names.contains(&token.as_str())
+                && (in_badge || token.contains('-'))
+                && names.iter().any(|n| n.starts_with(&token));
+            assert!(!cut, "{what}: verdict cut as `{token}` in: {row}\n{shown}");
+        }
+    }
+    // The text as one flow, spaces dropped, with where each bordered stretch of a
+    // row ends: wrapped text reads on across rows, a cut one stops at an end.
+    let borders = ['│', '╭', '╮', '╰', '╯', '─'];
+    let mut flow: Vec<char> = Vec::new();
+    let mut ends = std::collections::HashSet::new();
+    for row in shown.lines() {
+        for stretch in row.split(|c| borders.contains(&c)) {
+            let before = flow.len();
+            flow.extend(stretch.chars().filter(|c| !c.is_whitespace()));
+            if flow.len() > before {
+                ends.insert(flow.len());
+            }
+        }
+    }
+    let mut needles: Vec<String> = state.html_report().into_iter().collect();
+    for row in &state.view.runs {
+        needles.extend(row.logs.iter().map(|l| l.display().to_string()));
+    }
+    if let Some(q) = &state.pending {
+        needles.extend(choices(q));
+        if let Some((_, allowed)) = q.error.as_deref().and_then(|e| e.split_once("allowed: ")) {
+            needles.push(allowed.to_string());
+        }
+    }
+    for needle in needles {
+        let whole: Vec<char> = needle.chars().filter(|c| !c.is_whitespace()).collect();
+        let n = whole.len();
+        if n == 0 || flow.windows(n).any(|w| w == whole.as_slice()) {
+            continue;
+        }
+        // A start of it (long enough to be it) that runs into the end of a stretch.
+        for p in 0..flow.len() {
+            let k = flow[p..]
+                .iter()
+                .zip(&whole)
+                .take_while(|(a, b)| a == b)
+                .count();
+            assert!(
+                k < n.min(12) || !ends.contains(&(p + k)),
+                "{what}: `{needle}` cut without an ellipsis:\n{shown}"
+            );
+        }
+    }
+}
+
+/// The demo's longest paths: a session directory as deep as a real one.
+const SESSION: &str =
+    "/home/operator/.local/state/faultline/sessions/demo-kv-replication/20261201T101112Z";
+
+#[test]
+fn every_screen_and_overlay_at_80x24_cuts_no_verdict_path_or_answer() {
+    let theme = dark();
+    let check = |state: &AppState, what: &str| {
+        let buffer = render(state, &theme, 80, 24);
+        assert_nothing_cut(state, &buffer, what);
+        scrub(&text(&buffer))
+    };
+    let mut state = demo_state();
+    state.report_text = Some(REPORT.to_string());
+    select(&mut state, "D3");
+    faultline::tui::view::refresh_chart(&mut state);
+    state.ui.reasons = true;
+    for step in Step::ALL {
+        state.ui.step = step;
+        check(&state, step.title());
+    }
+    state.handle(Action::Help);
+    check(&state, "help");
+    state.handle(Action::Close);
+    state.view.session_dir = Some(SESSION.into());
+    state.ui.step = Step::Report;
+    let shown = check(&state, "report with a deep session directory");
+    assert!(
+        shown.contains("findings/report.html"),
+        "the HTML report's path is shown:\n{shown}"
+    );
+    insta::assert_snapshot!("report_long_path_80x24", shown);
+    state.handle(Action::Evidence);
+    check(&state, "evidence");
+    state.handle(Action::ScrollDown);
+    check(&state, "evidence scrolled");
+    state.handle(Action::Close);
+    // A long notice and search: the status line ends in an ellipsis, never mid-word.
+    state.ui.step = Step::Run;
+    state.notice = Some(
+        "the owner stopped waiting for D3.blame; the classification goes to the report as unknown"
+            .to_string(),
+    );
+    let shown = check(&state, "status line");
+    let status = shown.lines().last().unwrap_or_default();
+    assert!(status.contains('…'), "{status}");
+    state.notice = None;
+    state.handle(Action::PickLog);
+    check(&state, "log picker");
+
+    // Every question the demo asks, over the screens they open on.
+    for (i, question) in faultline::engine::driver::classification_questions("D3", true)
+        .into_iter()
+        .enumerate()
+    {
+        let mut inline = demo_state();
+        inline.ask(question.clone());
+        check(&inline, &format!("classify {i} inline"));
+        let mut over = demo_state();
+        over.handle(Action::Jump(4));
+        over.ask(question);
+        check(&over, &format!("classify {i} over the Run screen"));
+    }
+    let mut refused = asked_elsewhere();
+    for c in "threads".chars() {
+        press(&mut refused, crossterm::event::KeyCode::Char(c));
+    }
+    press(&mut refused, crossterm::event::KeyCode::Enter);
+    check(&refused, "refused");
+    as_viewer(&mut refused);
+    check(&refused, "viewer");
+}
+
+#[test]
+fn a_blame_question_over_the_run_screen_keeps_the_step_bar_and_status_line() {
+    let mut state = demo_state();
+    state.handle(Action::Jump(4));
+    select(&mut state, "D8");
+    let blame = faultline::engine::driver::classification_questions("D8", true)
+        .into_iter()
+        .next()
+        .expect("blame asked");
+    state.ask(blame);
+    assert_eq!(state.ui.step, Step::Run, "asked over the Run screen");
+    let buffer = render(&state, &dark(), 80, 24);
+    assert_nothing_cut(&state, &buffer, "D8 blame");
+    let shown = scrub(&text(&buffer));
+    let rows: Vec<&str> = shown.lines().collect();
+    assert!(rows[0].starts_with(" Plan "), "step bar kept:\n{shown}");
+    assert!(
+        rows[23].contains("waiting for you"),
+        "status kept:\n{shown}"
+    );
+    // Whole width: no border of the screen beneath shows beside it.
+    let top = rows
+        .iter()
+        .position(|r| r.starts_with("╭ Question D8.blame"))
+        .unwrap_or_else(|| panic!("the question is drawn:\n{shown}"));
+    assert!(top >= 1);
+    // Every tell shows beside its choice, the highlighted one's whole.
+    for tell in [
+        "survives swapping",
+        "vanishes with another",
+        "known-good history",
+    ] {
+        assert!(shown.contains(tell), "{tell}:\n{shown}");
+    }
+    assert!(shown.contains("always allowed"), "{shown}");
+    insta::assert_snapshot!("blame_overlay_80x24", shown);
+}
+
+#[test]
+fn a_hand_back_of_many_problems_says_how_many_show_and_scrolls_with_the_arrows() {
+    let text_of_plan = include_str!("../../examples/demo/plan.md");
+    let broken = regex::Regex::new(r"(?m)^- \*\*Oracle:\*\*.*$")
+        .expect("regex")
+        .replace_all(
+            text_of_plan,
+            "- **Oracle:** looks fine to me, judging by the dashboards we watch during the run",
+        );
+    let plan = faultline::plan::parse_plan("plan.md", &broken);
+    let mut state = AppState::new(plan);
+    assert!(state.handed_back);
+    let stops = state
+        .problems
+        .iter()
+        .filter(|p| p.severity == faultline::plan::Severity::HandBack)
+        .count();
+    assert!(stops > 2, "{stops}");
+    let buffer = render(&state, &dark(), 80, 24);
+    assert_nothing_cut(&state, &buffer, "hand-back");
+    let shown = scrub(&text(&buffer));
+    assert!(
+        shown.contains("1-") && shown.contains(&format!("of {stops} shown, ↓ for more")),
+        "{shown}"
+    );
+    insta::assert_snapshot!("hand_back_many_80x24", shown);
+    state.handle(Action::Down);
+    state.handle(Action::Down);
+    let shown = scrub(&text(&render(&state, &dark(), 80, 24)));
+    assert!(!shown.contains("Handed back: 1-"), "moved on:\n{shown}");
+}
+
+/// D3's first seed running with its recorded history (two fault windows) and a note
+/// alice (an approver) left 2.5 s into it, as the server journals it: session-wide.
+fn noted_run() -> AppState {
+    use faultline::session::event::{self, Event, OperatorNote, Role, Who};
+    let mut state = AppState::new(plan());
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::common::D3_HISTORY);
+    let d3 = Scope {
+        scenario: Some("D3".into()),
+        arm: None,
+    };
+    let alice = Who {
+        uid: 1001,
+        user: "alice".into(),
+        role: Role::Approver,
+        ..Who::default()
+    };
+    let records = [
+        (
+            d3.clone(),
+            "2026-12-03T03:00:00Z",
+            Event::IterationStarted(event::IterationStarted {
+                seed: 1,
+                label: faultline::session::label::IterationLabel::seed(1),
+                duration_ms: 4_000,
+            }),
+        ),
+        (
+            d3.clone(),
+            "2026-12-03T03:00:00Z",
+            Event::HistoryLive(event::HistoryLive {
+                path: path.display().to_string(),
+                fields: std::collections::BTreeMap::new(),
+            }),
+        ),
+        (
+            d3.clone(),
+            "2026-12-03T03:00:01Z",
+            Event::FaultIntent(event::FaultIntent {
+                fault: "pause-spare".into(),
+                epoch: 1,
+            }),
+        ),
+        (
+            d3,
+            "2026-12-03T03:00:01Z",
+            Event::FaultIntent(event::FaultIntent {
+                fault: "kill-primary".into(),
+                epoch: 2,
+            }),
+        ),
+        (
+            Scope::default(),
+            "2026-12-03T03:00:02.500Z",
+            Event::OperatorNote(OperatorNote {
+                text: "n2 stalls right after the kill: the client sees timeouts before the \
+                       primary is gone\nsecond line"
+                    .into(),
+                who: alice.clone(),
+                client: "tui".into(),
+            }),
+        ),
+    ];
+    for (seq, (scope, ts, event)) in records.into_iter().enumerate() {
+        state.apply(&Record {
+            seq: seq as u64 + 1,
+            ts: ts.into(),
+            scope,
+            event,
+        });
+    }
+    state.me = Some(alice);
+    state.ui.step = Step::Run;
+    faultline::tui::view::refresh_chart(&mut state);
+    state
+}
+
+/// A note of the shown iteration: a mark on the chart's timeline at its time, and
+/// the row's latest note in the chart's lower border, cut at a word.
+#[test]
+fn a_note_shows_on_the_run_screens_chart_at_80x24() {
+    let state = noted_run();
+    let note = state.view.notes.first().expect("the note folded in");
+    assert_eq!(note.iteration_ms, Some(2_500));
+    assert_eq!(
+        state
+            .view
+            .runs
+            .get(note.row.unwrap_or(usize::MAX))
+            .map(|r| r.id.as_str()),
+        Some("D3")
+    );
+    let shown = scrub(&text(&render(&state, &dark(), 80, 24)));
+    let rows: Vec<&str> = shown.lines().collect();
+    let timeline = rows
+        .iter()
+        .find(|r| r.contains("│fault "))
+        .unwrap_or_else(|| panic!("a timeline row:\n{shown}"));
+    assert!(timeline.contains('◆'), "the note's mark:\n{shown}");
+    let line = rows
+        .iter()
+        .find(|r| r.contains("note by alice HH:MM:SS: n2 stalls"))
+        .unwrap_or_else(|| panic!("the note's line:\n{shown}"));
+    assert!(line.contains("…"), "cut with an ellipsis: {line}");
+    insta::assert_snapshot!("run_note_80x24", shown);
+}
+
+/// The note key opens the editor over the screen (not the step bar or the status
+/// line) with the row's earlier notes in full, its keys and the byte count.
+#[test]
+fn the_note_editor_shows_earlier_notes_its_keys_and_the_byte_limit() {
+    let mut state = noted_run();
+    state.handle(Action::Note);
+    for c in "seen too".chars() {
+        state.note_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char(c),
+            crossterm::event::KeyModifiers::NONE,
+        ));
+    }
+    let shown = scrub(&text(&render(&state, &dark(), 80, 24)));
+    let rows: Vec<&str> = shown.lines().collect();
+    assert!(rows[0].contains("Plan"), "the step bar stays:\n{shown}");
+    assert!(rows[23].contains("Enter send note"), "{shown}");
+    for said in [
+        "Note on the run",
+        "on D3 (seed-1), going on now",
+        "alice HH:MM:SS · D3 (seed-1) +2.5 s",
+        "  second line",
+        "8/4096 bytes",
+        "Enter send · Alt-Enter / Ctrl-J new line · Esc cancel",
+    ] {
+        assert!(shown.contains(said), "{said}:\n{shown}");
+    }
+    insta::assert_snapshot!("note_editor_80x24", shown);
+}

@@ -162,40 +162,97 @@ pub fn live_series(live: &Live) -> Result<Series, String> {
     Ok(crate::oracle::series::of_history(&history.ops, &marks))
 }
 
+/// The selected row's notes as its chart shows them: a mark where each note of the
+/// charted iteration was written, and one line for the row's latest note.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChartNotes {
+    /// When the notes of the charted iteration were written, in ms after its start.
+    pub marks_ms: Vec<u64>,
+    /// The row's notes in all.
+    pub count: usize,
+    /// The latest one: who and when (`alice 12:03:04`), and its text on one line.
+    pub latest: Option<(String, String)>,
+}
+
+/// The notes of the selected row ([`crate::session::view::NoteRow::row`]); marks for
+/// those written during the iteration its chart shows.
+pub fn notes_of(state: &AppState) -> ChartNotes {
+    let row = state.ui.selected;
+    let label = state.view.live.get(&row).map(|l| l.label);
+    let notes: Vec<_> = state
+        .view
+        .notes
+        .iter()
+        .filter(|n| n.row == Some(row))
+        .collect();
+    ChartNotes {
+        marks_ms: notes
+            .iter()
+            .filter(|n| n.iteration.is_some() && n.iteration == label)
+            .filter_map(|n| n.iteration_ms)
+            .collect(),
+        count: notes.len(),
+        latest: notes.last().map(|n| {
+            let name = crate::sanitize::line(n.who.label.as_deref().unwrap_or(&n.who.user));
+            let text: Vec<&str> = n.text.split_whitespace().collect();
+            (
+                format!("{name} {}", super::local_time(&n.ts)),
+                text.join(" "),
+            )
+        }),
+    }
+}
+
 /// Draws the chart of `series` (or `missing`, why there is none) in a block titled
-/// for the row's iteration.
+/// for the row's iteration, with `notes`: their line in the block's lower border, a
+/// mark on the timeline where each note of this iteration was written.
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
     title: &str,
     series: Result<&Series, &str>,
     faults: &[FaultLine],
+    notes: &ChartNotes,
     theme: &Theme,
 ) {
+    let mut b = block(title, theme);
+    if let Some(line) = notes_line(notes, usize::from(area.width.saturating_sub(4)), theme) {
+        b = b.title_bottom(Line::styled(format!(" {line} "), theme.highlight));
+    }
     let series = match series {
         Ok(s) if !s.buckets.is_empty() => s,
         Ok(_) => {
             let text = Paragraph::new(Line::styled("no operations recorded yet", theme.dim));
-            frame.render_widget(text.block(block(title, theme)), area);
+            frame.render_widget(text.block(b), area);
             return;
         }
         Err(why) => {
             let text = Paragraph::new(Line::styled(why.to_string(), theme.dim));
-            frame.render_widget(text.block(block(title, theme)), area);
+            frame.render_widget(text.block(b), area);
             return;
         }
     };
-    let b = block(title, theme);
     let inner = b.inner(area);
     frame.render_widget(b, area);
-    frame.render_widget(
-        Chart {
-            series,
-            faults,
-            theme,
-        },
-        inner,
-    );
+    let chart = Chart {
+        series,
+        faults,
+        theme,
+    };
+    frame.render_widget(&chart, inner);
+    chart.mark_notes(&notes.marks_ms, inner, frame.buffer_mut());
+}
+
+/// The notes' line in `room` columns: `note by alice 12:03:04: the text…`, or
+/// `3 notes, last by …` (the text cut at a word, with an ellipsis).
+fn notes_line(notes: &ChartNotes, room: usize, theme: &Theme) -> Option<String> {
+    let (by, text) = notes.latest.as_ref()?;
+    let head = match notes.count {
+        0 | 1 => format!("note by {by}: "),
+        n => format!("{n} notes, last by {by}: "),
+    };
+    let line = format!("{head}{text}");
+    Some(super::fit::words(&line, room, theme))
 }
 
 /// The chart's body (inside its block).
@@ -212,7 +269,44 @@ struct Column {
     end_s: f64,
 }
 
+/// The plot's left gutter (the scale), in columns.
+const GUTTER: u16 = 6;
+
 impl Chart<'_> {
+    /// A mark on the timeline row at each of `marks_ms` (the iteration's clock, put on
+    /// the chart's, which counts from the first invoke: a mark sits right of the ops
+    /// of its moment by the workload's start-up; past the last column, at it).
+    fn mark_notes(&self, marks_ms: &[u64], area: Rect, buf: &mut Buffer) {
+        if area.height < 4 || area.width < 12 || marks_ms.is_empty() {
+            return;
+        }
+        let cols = self.columns(usize::from(area.width - GUTTER));
+        let cell_w = self.cell_width(area, cols.len());
+        let glyph = if self.theme.symbols.bar.is_ascii() {
+            "*"
+        } else {
+            "◆"
+        };
+        let y = area.y + area.height - 2;
+        for ms in marks_ms {
+            let at_s = *ms as f64 / 1000.0;
+            let i = cols
+                .iter()
+                .position(|c| at_s < c.end_s)
+                .unwrap_or(cols.len().saturating_sub(1));
+            let x = area.x + GUTTER + u16::try_from(i).unwrap_or(u16::MAX).saturating_mul(cell_w);
+            if x < area.right() {
+                buf.set_string(x, y, glyph, self.theme.highlight);
+            }
+        }
+    }
+
+    /// Columns per bucket column: few buckets are drawn wide so the run fills the plot.
+    fn cell_width(&self, area: Rect, columns: usize) -> u16 {
+        let plot_w = usize::from(area.width.saturating_sub(GUTTER));
+        u16::try_from(plot_w / columns.max(1)).unwrap_or(1).max(1)
+    }
+
     fn columns(&self, width: usize) -> Vec<Column> {
         let s = self.series;
         let per = s.buckets.len().div_ceil(width.max(1)).max(1);
@@ -262,13 +356,18 @@ fn max_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 impl Widget for Chart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        (&self).render(area, buf);
+    }
+}
+
+impl Widget for &Chart<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
         if area.height < 4 || area.width < 12 {
             return;
         }
         let t = self.theme;
         let sym = &t.symbols;
-        // Left gutter: the scale.
-        let gutter: u16 = 6;
+        let gutter = GUTTER;
         let plot_w = usize::from(area.width - gutter);
         let cols = self.columns(plot_w);
         let bars_h = area.height - 3;
@@ -292,10 +391,7 @@ impl Widget for Chart<'_> {
             t.verdict(Verdict::FailReproducible),
             t.warning,
         );
-        // Few buckets are drawn wide so the run fills the plot.
-        let cell_w = u16::try_from(plot_w / cols.len().max(1))
-            .unwrap_or(1)
-            .max(1);
+        let cell_w = self.cell_width(area, cols.len());
         let right = area.right();
         let worst = cols
             .iter()

@@ -4,7 +4,9 @@
 
 mod chart;
 mod diff;
+mod fit;
 mod markdown;
+mod note;
 mod overlay;
 mod run;
 mod screens;
@@ -44,12 +46,23 @@ pub fn draw(frame: &mut Frame, state: &AppState, theme: &Theme) {
         Step::Report => screens::report(frame, body, state, theme),
     }
     status_line(frame, status, state, theme);
+    // The note being written takes the keys: it hides a question waiting beneath it,
+    // not the quit dialog (which hides it until cancelled).
+    let quitting = state
+        .pending
+        .as_ref()
+        .is_some_and(|q| q.kind == crate::session::operator::QuestionKind::Quit);
+    let noting = state.note.is_some() && !quitting;
     // A question first: help, evidence or the diff opened from it go on top.
     if let Some(question) = &state.pending
         && !screens::asks_inline(state)
+        && !noting
     {
-        // Never over the status line: it says what the run waits on.
-        overlay::question(frame, bar.union(body), question, state, theme);
+        // Never over the step bar or the status line: it says what the run waits on.
+        overlay::question(frame, body, question, state, theme);
+    }
+    if noting {
+        note::draw(frame, body, state, theme);
     }
     if state.ui.evidence {
         overlay::evidence(frame, body, state, theme);
@@ -233,7 +246,9 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
             theme.text,
         ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), left);
+    // Cut at a word with an ellipsis: what is cut is said in full where it comes from.
+    let line = fit::line(Line::from(spans), usize::from(left.width), theme);
+    frame.render_widget(Paragraph::new(line), left);
     frame.render_widget(
         Paragraph::new(Line::styled(hint_text, theme.dim)).alignment(Alignment::Right),
         right,

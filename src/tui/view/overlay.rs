@@ -179,15 +179,17 @@ fn send_hint(q: &Question) -> String {
 /// Said in place of the answer box to a viewer.
 const WATCHING: &str = "watching (viewer): the owner or an approver answers";
 
-/// What the question says: prompt, hints and why the last answer was refused.
+/// The hint that explains the choice `value` (`value: why`), without the value.
+fn tell<'a>(q: &'a Question, value: &str) -> Option<&'a str> {
+    q.hints
+        .iter()
+        .find_map(|h| h.strip_prefix(value)?.strip_prefix(": "))
+}
+
+/// What the question says: prompt, why the last answer was refused (the allowed
+/// answers, whole) and the hints no choice row explains.
 fn about_lines(q: &Question, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(q.prompt.clone(), theme.text)];
-    for hint in &q.hints {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {} ", theme.symbols.branch), theme.dim),
-            Span::styled(hint.clone(), theme.text),
-        ]));
-    }
     if let Some(why) = &q.error {
         lines.push(Line::styled(
             format!(
@@ -198,15 +200,29 @@ fn about_lines(q: &Question, theme: &Theme) -> Vec<Line<'static>> {
             theme.mismatch,
         ));
     }
+    let explained = |hint: &String| {
+        q.choices.iter().any(|c| {
+            hint.strip_prefix(c.value.as_str())
+                .is_some_and(|rest| rest.starts_with(": "))
+        })
+    };
+    for hint in q.hints.iter().filter(|h| !explained(h)) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {} ", theme.symbols.branch), theme.dim),
+            Span::styled(hint.clone(), theme.text),
+        ]));
+    }
     lines
 }
 
 /// How to answer it: the choice list (highlighted row, default marked) or the
-/// default, then the keys. Also the index of the highlighted line, if any.
+/// default, then the keys. Also the index of the highlighted line, if any. A
+/// choice's explanation is cut to its row at `width`, but the highlighted one's.
 fn answer_lines(
     q: &Question,
     state: &AppState,
     theme: &Theme,
+    width: u16,
 ) -> (Vec<Line<'static>>, Option<usize>) {
     let mut lines = Vec::new();
     let mut picked = None;
@@ -241,13 +257,30 @@ fn answer_lines(
                 ""
             };
             let style = if on { theme.highlight } else { theme.text };
-            lines.push(Line::from(vec![
+            let head = Line::from(vec![
                 Span::styled(pointer, style),
                 Span::styled(key, if on { theme.highlight } else { theme.dim }),
                 Span::styled(label.clone(), style),
                 Span::styled(mark, theme.dim),
-                Span::styled(format!("  {}", choice.meaning), theme.dim),
-            ]));
+            ]);
+            let why: Vec<&str> = [Some(choice.meaning.as_str()), tell(q, &choice.value)]
+                .into_iter()
+                .flatten()
+                .filter(|w| !w.is_empty())
+                .collect();
+            let room = usize::from(width);
+            // The choice itself is never cut: only an explanation beside it.
+            let cut = !on && head.width() + 3 <= room;
+            let mut line = head;
+            if !why.is_empty() {
+                line.spans
+                    .push(Span::styled(format!("  {}", why.join(" · ")), theme.dim));
+            }
+            lines.push(if cut {
+                super::fit::line(line, room, theme)
+            } else {
+                line
+            });
         }
     }
     if !answers {
@@ -309,7 +342,7 @@ pub(super) fn question_form(
     frame.render_widget(Clear, area);
     frame.render_widget(outer, area);
     let (about, _) = rows_of(about_lines(q, theme), inner.width, None);
-    let (lines, picked) = answer_lines(q, state, theme);
+    let (lines, picked) = answer_lines(q, state, theme, inner.width);
     let (answer, at) = rows_of(lines, inner.width, picked);
     // The answer part first: at least a few rows stay for what the question says.
     let room = inner.height.saturating_sub(editor_height(q, state));
@@ -321,7 +354,7 @@ pub(super) fn question_form(
         Constraint::Length(editor_height(q, state)),
     ])
     .areas(inner);
-    frame.render_widget(Paragraph::new(about), text);
+    frame.render_widget(Paragraph::new(cut_rows(about, text, theme)), text);
     let first = (at + 2).saturating_sub(usize::from(list.height));
     frame.render_widget(Paragraph::new(answer).scroll((height_of(first), 0)), list);
     if !state.may_answer(q) {
@@ -345,7 +378,29 @@ pub(super) fn question_form(
     frame.render_widget(&editor, edit);
 }
 
-/// Below this width the help takes the whole width.
+/// `rows` that fit `area`, the last one shown ending in an ellipsis when some are left out.
+fn cut_rows(mut rows: Vec<Line<'static>>, area: Rect, theme: &Theme) -> Vec<Line<'static>> {
+    let shown = usize::from(area.height);
+    if rows.len() <= shown || shown == 0 {
+        return rows;
+    }
+    rows.truncate(shown);
+    let room = usize::from(area.width);
+    if let Some(last) = rows.pop() {
+        let last = if last.width() < room {
+            let mut last = last;
+            last.spans
+                .push(Span::styled(super::fit::ellipsis(theme), theme.dim));
+            last
+        } else {
+            super::fit::line(last, room.saturating_sub(1), theme)
+        };
+        rows.push(last);
+    }
+    rows
+}
+
+/// Below this width the help and a question take the whole width.
 const NARROW: u16 = 100;
 /// The help's width on wider terminals.
 const HELP_WIDTH: u16 = 78;
@@ -362,9 +417,15 @@ pub(super) fn question(
     state: &AppState,
     theme: &Theme,
 ) {
-    let width = area.width.saturating_sub(4).min(100);
+    // Narrow terminals give it the whole width: no border of the screen beneath
+    // shows beside it.
+    let width = if area.width < NARROW {
+        area.width
+    } else {
+        area.width.saturating_sub(4).min(100)
+    };
     let height = form_height(q, state, theme, width);
-    let rect = centred(area, width, height.min(area.height.saturating_sub(2)));
+    let rect = centred(area, width, height.min(area.height));
     // A blank gutter around it: the screen beneath does not touch its border.
     let gutter = Rect {
         x: rect.x.saturating_sub(1),
@@ -381,7 +442,7 @@ pub(super) fn question(
 pub(super) fn form_height(q: &Question, state: &AppState, theme: &Theme, width: u16) -> u16 {
     let inner = width.saturating_sub(2);
     let (about, _) = rows_of(about_lines(q, theme), inner, None);
-    let (answer, _) = rows_of(answer_lines(q, state, theme).0, inner, None);
+    let (answer, _) = rows_of(answer_lines(q, state, theme, inner).0, inner, None);
     height_of(about.len() + answer.len()).saturating_add(editor_height(q, state) + 2)
 }
 
@@ -412,6 +473,9 @@ pub(super) fn evidence(frame: &mut Frame, area: Rect, state: &AppState, theme: &
             format!("  history   {session}/artifacts/{stem}/{label}/history.jsonl"),
             theme.text,
         ));
+    }
+    if let Some(html) = state.html_report() {
+        lines.push(Line::styled(format!("  report    {html}"), theme.text));
     }
     lines.push(Line::styled("journal records:", theme.dim));
     for e in &row.evidence {

@@ -67,9 +67,28 @@ fn highlighted(line: String, query: Option<&str>, theme: &Theme) -> Line<'static
 
 pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let wide = area.width >= WIDE;
-    let list_width = if wide { 48 } else { 30 };
+    // As wide as the longest id and badge (a verdict is never cut), within limits.
+    let needed = state
+        .view
+        .runs
+        .iter()
+        .map(|r| {
+            let indent = if r.arm.is_some() { 2 } else { 0 };
+            2 + indent + super::fit::width(&r.id) + 1 + super::fit::width(r.badge.label()) + 2
+        })
+        .max()
+        .unwrap_or(0)
+        .saturating_add(2);
+    let list_width = if wide {
+        48
+    } else {
+        u16::try_from(needed)
+            .unwrap_or(u16::MAX)
+            .clamp(30, (area.width / 2).max(30))
+    };
     let [list, right] =
         Layout::horizontal([Constraint::Length(list_width), Constraint::Min(0)]).areas(area);
+    let room = usize::from(list_width.saturating_sub(2));
 
     let rows: Vec<Line> = state
         .view
@@ -89,21 +108,30 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
             } else {
                 theme.text
             };
-            let mut spans = vec![
-                Span::styled(format!("{pointer}{indent}{} ", r.id), id_style),
-                badge(r.badge, theme),
-            ];
-            // Seeds done of those the budget plans; nothing before the budget is known.
+            let badge = badge(r.badge, theme);
+            // The id gives way (cut with an ellipsis) before the badge does.
+            let id_room = room.saturating_sub(badge.width() + 1);
+            let id = super::fit::line(
+                Line::styled(format!("{pointer}{indent}{}", r.id), id_style),
+                id_room,
+                theme,
+            );
+            let mut spans = id.spans;
+            spans.push(Span::styled(" ", id_style));
+            spans.push(badge);
+            // Seeds done of those the budget plans, then when it started: each only
+            // when it fits whole.
             if wide && r.seeds_planned > 0 {
-                spans.push(Span::styled(
-                    format!(" {}/{} seeds", r.seeds_done, r.seeds_planned),
-                    theme.dim,
-                ));
+                let mut extra = vec![format!(" {}/{} seeds", r.seeds_done, r.seeds_planned)];
                 if let Some(ts) = &r.started {
-                    spans.push(Span::styled(
-                        format!(" {}", super::local_time(ts)),
-                        theme.dim,
-                    ));
+                    extra.push(format!(" {}", super::local_time(ts)));
+                }
+                for text in extra {
+                    let used: usize = spans.iter().map(Span::width).sum();
+                    if used + super::fit::width(&text) > room {
+                        break;
+                    }
+                    spans.push(Span::styled(text, theme.dim));
                 }
             }
             Line::from(spans)
@@ -182,6 +210,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
             &title,
             series.as_ref().map_err(String::as_str),
             &live.faults,
+            &super::chart::notes_of(state),
             theme,
         );
     }
@@ -265,7 +294,12 @@ fn log_picker(frame: &mut Frame, area: Rect, state: &AppState, picker: &LogPicke
     };
     let rows = state.picker_rows();
     let all = iterations(row);
-    let width = PICKER_WIDTH.min(area.width);
+    // Narrow terminals give it the whole width: nothing beneath shows cut beside it.
+    let width = if area.width < WIDE {
+        area.width
+    } else {
+        PICKER_WIDTH.min(area.width)
+    };
     let wanted = u16::try_from(rows.len().max(1))
         .unwrap_or(u16::MAX)
         .saturating_add(4);

@@ -54,19 +54,28 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
         lines.push(problem_line(p, theme));
     }
     let title = format!("Plan: {}", state.plan.slug);
-    let tree = Paragraph::new(lines).block(block(&title, theme));
     let area = if state.handed_back {
         hand_back(frame, area, state, theme)
     } else {
         area
     };
+    // Each line cut at a word with an ellipsis: a problem reads whole in the
+    // hand-back list, a scenario in the detail beside the tree.
+    let tree = |width: u16| {
+        let room = usize::from(width.saturating_sub(2));
+        let lines: Vec<Line> = lines
+            .iter()
+            .map(|l| super::fit::line(l.clone(), room, theme))
+            .collect();
+        Paragraph::new(lines).block(block(&title, theme))
+    };
     if area.width < WIDE {
-        frame.render_widget(tree, area);
+        frame.render_widget(tree(area.width), area);
         return;
     }
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
-    frame.render_widget(tree, left);
+    frame.render_widget(tree(left.width), left);
     let mut detail = Vec::new();
     if let Some(s) = state
         .plan
@@ -96,40 +105,81 @@ pub(super) fn plan(frame: &mut Frame, area: Rect, state: &AppState, theme: &Them
     );
 }
 
-/// The hand-back list under the tree: every problem that stops the run. Returns the
-/// area left for the tree.
+/// The hand-back list under the tree: every problem that stops the run, each
+/// wrapped whole. When they do not all fit, the list starts at the selected
+/// scenario's first problem (the arrows move through them) and the title says how
+/// many show. Returns the area left for the tree.
 fn hand_back(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) -> Rect {
-    let stops: Vec<Line> = state
+    let stops: Vec<&crate::plan::Problem> = state
         .problems
         .iter()
         .filter(|p| p.severity == Severity::HandBack)
+        .collect();
+    let inner = area.width.saturating_sub(2);
+    let wrapped: Vec<Vec<Line<'static>>> = stops
+        .iter()
         .map(|p| {
             let scope = p.scenario.as_deref().unwrap_or("plan");
-            Line::styled(
+            let line = Line::styled(
                 format!(
                     "{}{scope} line {} {}: {}",
-                    theme.symbols.warn, p.line, p.field, p.message
+                    theme.symbols.warn,
+                    p.line,
+                    p.field,
+                    crate::sanitize::line(&p.message)
                 ),
                 theme.mismatch,
-            )
+            );
+            super::overlay::wrap(line, inner)
         })
         .collect();
-    let height = u16::try_from(stops.len())
+    let total: usize = wrapped.iter().map(Vec::len).sum();
+    let room = usize::from((area.height / 2).saturating_sub(2)).max(1);
+    let order: Vec<&str> = state.plan.scenarios.iter().map(|s| s.id.as_str()).collect();
+    let rank = |p: &crate::plan::Problem| {
+        p.scenario
+            .as_deref()
+            .and_then(|id| order.iter().position(|o| *o == id))
+    };
+    let selected = state
+        .selected_run()
+        .and_then(|r| order.iter().position(|o| *o == r.scenario));
+    let first = if total <= room {
+        0
+    } else {
+        stops.iter().position(|p| rank(p) >= selected).unwrap_or(0)
+    };
+    let mut rows: Vec<Line> = Vec::new();
+    let mut shown = 0;
+    for problem in wrapped.iter().skip(first) {
+        // A problem that does not fit whole waits for the arrows (unless it is the only one).
+        if rows.len() + problem.len() > room && shown > 0 {
+            break;
+        }
+        rows.extend(problem.iter().take(room).cloned());
+        shown += 1;
+    }
+    let height = u16::try_from(rows.len())
         .unwrap_or(u16::MAX)
         .saturating_add(2)
         .min(area.height / 2);
     let [top, bottom] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(height)]).areas(area);
-    let title = format!(
-        "Handed back: {} problem(s) stop the run; nothing was started (q leaves)",
-        stops.len()
-    );
-    frame.render_widget(
-        Paragraph::new(stops)
-            .wrap(Wrap { trim: false })
-            .block(block(&title, theme)),
-        bottom,
-    );
+    let count = match stops.len() {
+        1 => "1 problem stops".to_string(),
+        n => format!("{n} problems stop"),
+    };
+    let title = if shown == stops.len() {
+        format!("Handed back: {count} the run; nothing was started (q leaves)")
+    } else {
+        format!(
+            "Handed back: {count} the run; {}-{} of {} shown, ↓ for more (q leaves)",
+            first + 1,
+            first + shown,
+            stops.len()
+        )
+    };
+    frame.render_widget(Paragraph::new(rows).block(block(&title, theme)), bottom);
     top
 }
 
@@ -415,6 +465,9 @@ pub(super) fn finding(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
     }
 }
 
+/// The most rows the HTML report's path takes on the Report screen.
+const HTML_ROWS: usize = 3;
+
 /// The verdicts (pick one with the arrows, `e` shows its evidence) above report.md,
 /// its tables drawn as aligned columns, with the path of report.html between them.
 pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
@@ -446,24 +499,23 @@ pub(super) fn report(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
         .saturating_add(2)
         .min(area.height / 3)
         .max(3);
-    // The HTML report's path, on a line of its own (wrapped, never cut short).
-    let html = state.html_report().map(|p| format!(" HTML: {p}"));
-    let html_rows = html.as_ref().map_or(0, |line| {
-        let width = usize::from(area.width.max(1));
-        u16::try_from(line.chars().count().div_ceil(width)).unwrap_or(u16::MAX)
-    });
+    // The HTML report's path, on rows of its own broken after a `/` (never cut
+    // short; when even three rows are too few, its end — and whole in the evidence).
+    let html: Vec<Line> = state
+        .html_report()
+        .map(|p| super::fit::path_rows(" HTML: ", &p, usize::from(area.width), HTML_ROWS, theme))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|row| Line::styled(row, theme.dim))
+        .collect();
+    let html_rows = u16::try_from(html.len()).unwrap_or(u16::MAX);
     let [top, path, bottom] = Layout::vertical([
         Constraint::Length(height),
-        Constraint::Length(html_rows.min(3)),
+        Constraint::Length(html_rows),
         Constraint::Min(0),
     ])
     .areas(area);
-    if let Some(line) = html {
-        frame.render_widget(
-            Paragraph::new(Line::styled(line, theme.dim)).wrap(Wrap { trim: false }),
-            path,
-        );
-    }
+    frame.render_widget(Paragraph::new(html), path);
     let visible = usize::from(height.saturating_sub(2)).max(1);
     let first = state.ui.selected.saturating_sub(visible - 1);
     frame.render_widget(
