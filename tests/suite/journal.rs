@@ -1,5 +1,6 @@
 //! The journal on real files: append-only, numbered, torn-tail tolerant.
 
+use crate::common;
 use crate::common::AppendKind;
 use std::io::Write;
 
@@ -135,4 +136,24 @@ fn a_second_writer_waits_for_the_first_then_is_refused_naming_the_lock() {
         record.seq, 2,
         "numbering continues after the first writer's"
     );
+}
+
+/// A written answer (a root cause over several lines) keeps its lines on screen, each
+/// sanitized; an escape inside one is gone.
+#[test]
+fn a_multi_line_answer_keeps_its_lines_each_sanitized() {
+    let answer = common::record(
+        1,
+        "2026-12-04T10:00:00Z",
+        faultline::session::journal::Scope::default(),
+        "operator-answer",
+        serde_json::json!({
+            "question": "D3.root-cause",
+            "answer": "the primary acks first\n\u{1b}[31mthen replicates",
+            "by": "tui",
+        }),
+    );
+    let view = faultline::session::view::View::of(&[answer]);
+    let row = view.answer_rows.first().expect("an answer row");
+    assert_eq!(row.answer, "the primary acks first\nthen replicates");
 }

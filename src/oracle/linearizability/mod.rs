@@ -305,6 +305,15 @@ fn search_all(
         .collect()
 }
 
+/// `ns` nanoseconds in words: `2.781 ms`, `1.250 s`.
+fn since(ns: u64) -> String {
+    if ns < 1_000_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.3} s", ns as f64 / 1e9)
+    }
+}
+
 /// The blocked op and the ops overlapping it on its key, with why.
 #[allow(clippy::too_many_arguments)]
 fn counterexample(
@@ -319,12 +328,18 @@ fn counterexample(
 ) -> Anomaly {
     const MAX_OVERLAPPING: usize = 8;
     let stuck = ops[blocked];
+    // Times as the reader sees them: from the history's first call, with a unit
+    // (recorders write nanoseconds).
+    let origin = history.ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
     let describe = |c: &Compiled| {
         let op = &history.ops[c.origin];
         let ret = if c.indeterminate {
             "never returned".to_string()
         } else {
-            format!("returned at {}", c.ret)
+            format!(
+                "returned {} after the first call",
+                since(c.ret.saturating_sub(origin))
+            )
         };
         match c.step {
             compile::Step::Read(v) => format!("op {} read {} ({ret})", op.op_id, values.name(v)),

@@ -129,6 +129,7 @@ pub struct ApprovalRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerRow {
     pub question: String,
+    /// Sanitized line by line; a multi-line answer keeps its `\n`s.
     pub answer: String,
     pub by: String,
 }
@@ -379,6 +380,8 @@ impl View {
                     self.reach(Stage::Checklist);
                     self.checklist_row(key).answer = Some(answer);
                 } else {
+                    // A written answer (a root cause) keeps its lines, each sanitized.
+                    let answer = a.answer.lines().map(clean).collect::<Vec<_>>().join("\n");
                     self.answer_rows.push(AnswerRow {
                         question: clean(&a.question),
                         answer,

@@ -385,11 +385,24 @@ fn finding_lines(state: &AppState, theme: &Theme) -> Vec<Line<'static>> {
             .iter()
             .filter(|a| a.question.starts_with(&prefix))
         {
+            // A multi-line answer keeps its lines, the later ones under the first.
+            let mut said = a.answer.lines();
+            let first = said.next().unwrap_or_default();
+            let rest: Vec<&str> = said.collect();
+            let by = Span::styled(format!(" (by {})", a.by), theme.dim);
             lines.push(Line::from(vec![
                 Span::styled(format!("  {}: ", a.question), theme.dim),
-                Span::styled(crate::sanitize::line(&a.answer), theme.text),
-                Span::styled(format!(" (by {})", a.by), theme.dim),
+                Span::styled(crate::sanitize::line(first), theme.text),
             ]));
+            for more in &rest {
+                lines.push(Line::from(vec![
+                    Span::raw("    "),
+                    Span::styled(crate::sanitize::line(more), theme.text),
+                ]));
+            }
+            if let Some(last) = lines.last_mut() {
+                last.spans.push(by);
+            }
         }
         lines.push(Line::default());
     }
