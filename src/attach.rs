@@ -321,8 +321,14 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
     // once the run has ended.
     std::thread::spawn(move || {
         use std::io::BufRead;
-        for line in std::io::stdin().lock().lines() {
+        for line in std::io::stdin().lock().split(b'\n') {
             let Ok(line) = line else { break };
+            // A line that is not UTF-8 is refused like any other bad line; the
+            // lines after it are still read.
+            let Ok(line) = String::from_utf8(line) else {
+                crate::say_err!("faultline: stdin: a line that is not UTF-8 was skipped");
+                continue;
+            };
             if line.trim().is_empty() {
                 continue;
             }

@@ -2,8 +2,10 @@
 //! removed before any text that came from a child reaches a terminal or a report.
 
 /// Removes escape sequences — CSI, OSC, DCS / SOS / PM / APC strings (7-bit `ESC x`
-/// and 8-bit C1 forms alike) and two-byte `ESC x` forms — and every control character
-/// other than tab.
+/// and 8-bit C1 forms alike) and two-byte `ESC x` forms — every control character
+/// other than tab, and the Unicode marks that reorder or break what is shown around
+/// them (bidi overrides and isolates, line / paragraph separators): text someone else
+/// wrote must not spoof what follows it.
 pub fn line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -43,11 +45,20 @@ pub fn line(text: &str) -> String {
                 }
             }
             '\t' => out.push('\t'),
-            c if c.is_control() => {}
+            c if c.is_control() || reorders(c) => {}
             c => out.push(c),
         }
     }
     out
+}
+
+/// The invisible marks that change the order or the lines of the text around them.
+fn reorders(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            | '\u{2028}' | '\u{2029}'
+    )
 }
 
 /// Decodes raw child output for display: valid UTF-8 as is, a stray byte in the C1

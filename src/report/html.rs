@@ -4,10 +4,12 @@
 //! journal through the reducer); below it report.md's text, laid out by [`layout`]:
 //! a contents list that stays in view, the scenario table as one section per
 //! scenario and arm with its figures beside it, long evidence folded. The figures
-//! report.md links are read and inlined as `<svg>` elements, the style sheet is inside
-//! the file, and nothing in it makes a browser fetch anything: no script, no external
-//! style or font, no `src=`, and a Content-Security-Policy that forbids every fetch
-//! anyway. Links to the session's own files (logs, findings) stay relative links.
+//! report.md links are read (never through a symlink, bounded) and inlined as `<svg>`
+//! elements holding only what faultline's own figures are drawn with, the style sheet
+//! is inside the file, and nothing in it makes a browser fetch anything: no script,
+//! no external style or font, no `src=`, and a Content-Security-Policy that forbids
+//! every fetch anyway. Links to the session's own files (logs, findings) stay
+//! relative links.
 
 mod dashboard;
 mod layout;
@@ -16,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
-use quick_xml::events::{BytesCData, BytesStart, BytesText, Event as XmlEvent};
+use quick_xml::escape::minimal_escape;
+use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event as XmlEvent};
 use quick_xml::{Reader, Writer, XmlVersion};
 use regex::Regex;
 
@@ -53,8 +56,17 @@ pub fn render(markdown: &str, base: &Path) -> String {
     )
 }
 
-/// Nothing may be fetched; only the style sheet inside the file applies.
-const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
+/// Nothing may be fetched; only the style sheet inside the file applies; no `<base>`
+/// may move its relative links and no form may send anything.
+const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
+/// The most one figure file may hold (faultline's own are under 64 KiB): a larger one
+/// is refused, not read.
+const FIGURE_LIMIT: u64 = 4 << 20;
+/// The most the figures inlined in one page may add up to; a figure past it is
+/// refused.
+const FIGURES_LIMIT: usize = 32 << 20;
 
 const STYLE: &str = include_str!("../../assets/report.css");
 
@@ -71,11 +83,17 @@ const FOLD_ITEMS: usize = 6;
 struct Rewrite<'b> {
     base: &'b Path,
     figures: usize,
+    /// Bytes of figures inlined so far, against [`FIGURES_LIMIT`].
+    inlined: usize,
 }
 
 impl<'b> Rewrite<'b> {
     fn new(base: &'b Path) -> Rewrite<'b> {
-        Rewrite { base, figures: 0 }
+        Rewrite {
+            base,
+            figures: 0,
+            inlined: 0,
+        }
     }
 
     /// `events` (whole blocks, or the inline events of one) as HTML; `in_table`
@@ -102,7 +120,8 @@ impl<'b> Rewrite<'b> {
                     if let Some(end) = images_only(events, i) {
                         for (dest, alt) in images(&events[i + 1..end]) {
                             self.figures += 1;
-                            let html = figure(&dest, &alt, self.base, self.figures);
+                            let html =
+                                figure(&dest, &alt, self.base, self.figures, &mut self.inlined);
                             out.push(Event::Html(html.into()));
                         }
                         i = end + 1;
@@ -321,8 +340,9 @@ fn inline_image(dest: &str, alt: &str) -> String {
 }
 
 /// One image paragraph: the SVG inline in a `<figure>` captioned with its alt text,
-/// or a visible note saying why it is not there.
-fn figure(dest: &str, alt: &str, base: &Path, n: usize) -> String {
+/// or a visible note saying why it is not there. `inlined` counts the bytes of the
+/// page's figures so far.
+fn figure(dest: &str, alt: &str, base: &Path, n: usize, inlined: &mut usize) -> String {
     let note = |class: &str, text: String| format!("<p class=\"{class}\">{text}</p>\n");
     if !is_local(dest) {
         return note(
@@ -344,10 +364,19 @@ fn figure(dest: &str, alt: &str, base: &Path, n: usize) -> String {
             ),
         );
     }
-    let inlined = std::fs::read_to_string(resolve(base, dest))
-        .map_err(|e| e.to_string())
-        .and_then(|text| inline_svg(&text, alt, n));
-    match inlined {
+    let svg = read_figure(&resolve(base, dest))
+        .and_then(|text| inline_svg(&text, alt, n))
+        .and_then(|svg| {
+            if inlined.saturating_add(svg.len()) > FIGURES_LIMIT {
+                return Err(format!(
+                    "the figures before it already fill the {} MiB this page inlines",
+                    FIGURES_LIMIT >> 20
+                ));
+            }
+            *inlined += svg.len();
+            Ok(svg)
+        });
+    match svg {
         Ok(svg) => format!(
             "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>\n",
             escape(alt)
@@ -357,6 +386,35 @@ fn figure(dest: &str, alt: &str, base: &Path, n: usize) -> String {
             format!("figure missing: {} ({})", escape(dest), escape(&why)),
         ),
     }
+}
+
+/// A figure file, which the system under test or another user may have been able to
+/// write or replace: read as [`crate::untrusted`] reads such files (neither it nor its
+/// directory through a symlink, a regular file only, believed only from this run's
+/// uids), at most [`FIGURE_LIMIT`] bytes.
+fn read_figure(path: &Path) -> Result<String, String> {
+    use crate::untrusted::{believed, open_dir_nofollow, read_untrusted_at};
+    let why = |e: std::io::Error| match e.raw_os_error() {
+        Some(code) if code == nix::errno::Errno::ELOOP as i32 => {
+            "a symlink, not followed".to_string()
+        }
+        _ => e.to_string(),
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err("not a file".into());
+    };
+    let fd = open_dir_nofollow(dir).map_err(|e| match e.raw_os_error() {
+        // What `O_NOFOLLOW | O_DIRECTORY` says of a symlink.
+        Some(code) if code == nix::errno::Errno::ENOTDIR as i32 => {
+            "its directory is a symlink (not followed) or not a directory".to_string()
+        }
+        _ => format!("its directory: {}", why(e)),
+    })?;
+    let owner = nix::sys::stat::fstat(&fd)
+        .map_err(|e| e.to_string())?
+        .st_uid;
+    believed(dir, owner).map_err(|e| e.to_string())?;
+    read_untrusted_at(&fd, name, FIGURE_LIMIT).map_err(why)
 }
 
 /// `dest` (relative) from `base`, `..` taken lexically: the file is found even when
@@ -380,11 +438,13 @@ fn resolve(base: &Path, dest: &str) -> PathBuf {
 /// namespace declarations (HTML's parser puts `<svg>` in the SVG namespace itself),
 /// `href` for `xlink:href`, class `figure`, a viewBox so it can scale, and its ids
 /// prefixed with `f<n>-` so two figures' ids cannot collide; every reference to an id
-/// inside it (`href="#…"`, `xlink:href="#…"`, `url(#…)` in an attribute or a
-/// `<style>`) is prefixed alike, so it still points into its own figure. A file that
-/// is not well-formed XML, whose document is not an `<svg>`, or that holds a script
-/// (a `<script>` or an `on…` handler) is refused with the reason: the report says
-/// the figure is missing and why.
+/// inside it (`href="#…"`, `xlink:href="#…"`, `url(#…)`) is prefixed alike, so it
+/// still points into its own figure. Only what faultline's own figures are drawn with
+/// is let through ([`ELEMENTS`], [`ATTRIBUTES`]); text and CDATA are written as
+/// escaped text. A file that is not well-formed XML, whose document is not an
+/// `<svg>`, or that holds anything else (a `<script>`, an `on…` handler, a
+/// `<style>`, a `<foreignObject>`, a link or `url(…)` out of the figure) is refused
+/// with the reason: the report says the figure is missing and why.
 fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
     fn write(writer: &mut Writer<Vec<u8>>, event: XmlEvent<'_>) -> Result<(), String> {
         writer
@@ -394,10 +454,8 @@ fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
     let prefix = format!("f{n}-");
     let mut reader = Reader::from_str(text);
     let mut writer = Writer::new(Vec::new());
-    // Elements open inside the figure (the root counts), and the depth of an open
-    // `<style>` whose text may hold `url(#…)`.
-    let mut depth = 0usize;
-    let mut style: Option<usize> = None;
+    // The elements open inside the figure, the root first.
+    let mut open: Vec<&'static str> = Vec::new();
     loop {
         let event = reader.read_event().map_err(|e| {
             format!(
@@ -407,51 +465,50 @@ fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
         })?;
         match event {
             XmlEvent::Start(ref e) | XmlEvent::Empty(ref e)
-                if depth == 0 && e.name().into_inner() != "svg" =>
+                if open.is_empty() && e.name().into_inner() != "svg" =>
             {
                 return Err("no <svg> element".into());
             }
+            XmlEvent::Start(_) | XmlEvent::Empty(_)
+                if matches!(open.last(), Some(&("title" | "desc"))) =>
+            {
+                return Err("an element inside a <title> or <desc>, which hold text only".into());
+            }
             XmlEvent::Start(e) => {
-                let out = element(&e, &prefix, (depth == 0).then_some(alt))?;
-                depth += 1;
-                if is_named(&e, "style") {
-                    style.get_or_insert(depth);
-                }
+                let (name, out) = element(&e, &prefix, open.is_empty().then_some(alt))?;
+                open.push(name);
                 write(&mut writer, XmlEvent::Start(out))?;
             }
             XmlEvent::Empty(e) => {
-                let out = element(&e, &prefix, (depth == 0).then_some(alt))?;
+                let (_, out) = element(&e, &prefix, open.is_empty().then_some(alt))?;
                 write(&mut writer, XmlEvent::Empty(out))?;
-                if depth == 0 {
+                if open.is_empty() {
                     break;
                 }
             }
-            XmlEvent::End(e) => {
-                if style == Some(depth) {
-                    style = None;
-                }
-                depth = depth.saturating_sub(1);
-                write(&mut writer, XmlEvent::End(e))?;
-                if depth == 0 {
+            XmlEvent::End(_) => {
+                // The reader has checked that it closes the element last opened.
+                let Some(name) = open.pop() else {
+                    return Err("a closing tag with no element open".into());
+                };
+                write(&mut writer, XmlEvent::End(BytesEnd::new(name)))?;
+                if open.is_empty() {
                     break;
                 }
             }
-            XmlEvent::Text(t) if depth > 0 => {
-                let t = match style {
-                    Some(_) => BytesText::from_escaped(references(&t.into_inner(), &prefix)),
-                    None => t,
-                };
-                write(&mut writer, XmlEvent::Text(t))?;
+            // Never raw: `<` and `&` escaped (a well-formed text holds neither).
+            XmlEvent::Text(t) if !open.is_empty() => {
+                let text = BytesText::from_escaped(minimal_escape(t.into_inner()));
+                write(&mut writer, XmlEvent::Text(text))?;
             }
-            XmlEvent::CData(t) if depth > 0 => {
-                let t = match style {
-                    Some(_) => BytesCData::new(references(&t.into_inner(), &prefix)),
-                    None => t,
-                };
-                write(&mut writer, XmlEvent::CData(t))?;
+            // Its content as text: HTML's parser would read a CDATA section inside
+            // `<svg>` as the text it holds, and `]]>` in it ends it early.
+            XmlEvent::CData(t) if !open.is_empty() => {
+                let text = BytesText::from_escaped(escape(&t.into_inner()));
+                write(&mut writer, XmlEvent::Text(text))?;
             }
             // `&lt;`, `&#233;`: what HTML reads alike; another entity is not defined here.
-            XmlEvent::GeneralRef(r) if depth > 0 => {
+            XmlEvent::GeneralRef(r) if !open.is_empty() => {
                 let known = match r.resolve_char_ref() {
                     Ok(Some(c)) => c != '\0',
                     Ok(None) => matches!(
@@ -461,11 +518,11 @@ fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
                     Err(_) => false,
                 };
                 if !known {
-                    return Err(format!("an undefined entity &{};", r.into_inner()));
+                    return Err(format!("an undefined entity &{};", clip(&r.into_inner())));
                 }
                 write(&mut writer, XmlEvent::GeneralRef(r))?;
             }
-            XmlEvent::Eof if depth == 0 => return Err("no <svg> element".into()),
+            XmlEvent::Eof if open.is_empty() => return Err("no <svg> element".into()),
             XmlEvent::Eof => return Err("no closing </svg>".into()),
             // The prolog, comments, processing instructions, and blanks around the root.
             _ => {}
@@ -474,50 +531,203 @@ fn inline_svg(text: &str, alt: &str, n: usize) -> Result<String, String> {
     String::from_utf8(writer.into_inner()).map_err(|e| e.to_string())
 }
 
-/// Whether an element's local name is `name` (any case: `<SCRIPT>` is a script too).
-fn is_named(e: &BytesStart<'_>, name: &str) -> bool {
-    e.local_name().into_inner().eq_ignore_ascii_case(name)
+/// The elements a figure may hold: what plotters and faultline's own writers
+/// (`figures.rs`, `timeline.rs`, `cycle.rs`) draw with, and the few that only hold
+/// shapes for them (gradients, patterns, clip paths, markers, `<use>` of one of its
+/// own ids). Not `<a>`, `<image>`, `<style>`, `<foreignObject>`, `<script>`,
+/// animation, or any element of another namespace.
+const ELEMENTS: &[&str] = &[
+    "svg",
+    "g",
+    "defs",
+    "rect",
+    "line",
+    "polyline",
+    "polygon",
+    "path",
+    "circle",
+    "ellipse",
+    "text",
+    "tspan",
+    "title",
+    "desc",
+    "clipPath",
+    "linearGradient",
+    "radialGradient",
+    "stop",
+    "pattern",
+    "marker",
+    "use",
+];
+
+/// The attributes a figure's elements may carry: geometry and presentation, ids and
+/// classes, `href`/`xlink:href` to one of its own ids. Not `style`, no `on…` handler,
+/// no `overflow` (a figure stays inside its box).
+const ATTRIBUTES: &[&str] = &[
+    "id",
+    "class",
+    "href",
+    "xlink:href",
+    "role",
+    "aria-label",
+    "x",
+    "y",
+    "x1",
+    "y1",
+    "x2",
+    "y2",
+    "cx",
+    "cy",
+    "r",
+    "rx",
+    "ry",
+    "fx",
+    "fy",
+    "dx",
+    "dy",
+    "width",
+    "height",
+    "d",
+    "points",
+    "pathLength",
+    "offset",
+    "viewBox",
+    "preserveAspectRatio",
+    "transform",
+    "fill",
+    "fill-opacity",
+    "fill-rule",
+    "stroke",
+    "stroke-width",
+    "stroke-opacity",
+    "stroke-dasharray",
+    "stroke-dashoffset",
+    "stroke-linecap",
+    "stroke-linejoin",
+    "stroke-miterlimit",
+    "opacity",
+    "color",
+    "visibility",
+    "clip-path",
+    "clip-rule",
+    "clipPathUnits",
+    "marker-start",
+    "marker-mid",
+    "marker-end",
+    "markerWidth",
+    "markerHeight",
+    "markerUnits",
+    "refX",
+    "refY",
+    "orient",
+    "stop-color",
+    "stop-opacity",
+    "gradientUnits",
+    "gradientTransform",
+    "spreadMethod",
+    "patternUnits",
+    "patternContentUnits",
+    "patternTransform",
+    "font-family",
+    "font-size",
+    "font-weight",
+    "font-style",
+    "text-anchor",
+    "dominant-baseline",
+    "alignment-baseline",
+    "baseline-shift",
+    "letter-spacing",
+    "word-spacing",
+    "text-decoration",
+    "shape-rendering",
+    "text-rendering",
+    "vector-effect",
+];
+
+/// The classes the root may carry besides `figure`: those faultline's own figures
+/// are named with (a class of the page's own, such as `tick`, would place it).
+const ROOT_CLASSES: &[&str] = &["anomaly-timeline", "dependency-cycle"];
+
+const SVG_NS: &str = "http://www.w3.org/2000/svg";
+const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
+
+/// At most 60 characters of something a figure holds, for a reason shown in the page.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((at, _)) => format!("{}\u{2026}", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
-/// One element of the figure with its attributes rewritten: namespace declarations
-/// left out, `xlink:href` as `href`, its id and its references to ids prefixed. The
-/// root (`alt` given) also gets class `figure`, a viewBox from its width and height
-/// when it has none, and `role="img"` with `alt` as its label (in place of its own).
+/// One element of the figure, its name as [`ELEMENTS`] spells it, with its attributes
+/// rewritten: namespace declarations left out, `xlink:href` as `href`, its id and its
+/// references to ids prefixed. The root (`alt` given) also gets class `figure`, a
+/// viewBox from its width and height when it has none, and `role="img"` with `alt`
+/// as its label (in place of its own). What is not allowed is refused with why.
 fn element(
     e: &BytesStart<'_>,
     prefix: &str,
     alt: Option<&str>,
-) -> Result<BytesStart<'static>, String> {
-    if is_named(e, "script") {
+) -> Result<(&'static str, BytesStart<'static>), String> {
+    let raw = e.name().into_inner();
+    if e.local_name().into_inner().eq_ignore_ascii_case("script") {
         return Err("it holds a script".into());
     }
-    let bad = |why: quick_xml::events::attributes::AttrError| {
-        format!(
-            "a malformed attribute in <{}>: {why}",
-            e.name().into_inner()
-        )
+    let Some(&name) = ELEMENTS.iter().find(|&&known| known == raw) else {
+        return Err(format!("it holds <{}>, which is not drawn here", clip(raw)));
     };
-    let mut out = BytesStart::new(e.name().into_inner().to_string());
+    let bad = |why: quick_xml::events::attributes::AttrError| {
+        format!("a malformed attribute in <{name}>: {why}")
+    };
+    let mut out = BytesStart::new(name);
     let (mut width, mut height, mut view_box, mut class) = (None, None, false, false);
     for attr in e.attributes() {
         let attr = attr.map_err(bad)?;
         let key = attr.key.into_inner();
-        let lower = key.to_ascii_lowercase();
-        if lower.starts_with("on") {
+        if key.to_ascii_lowercase().starts_with("on") {
             return Err("it holds a script".into());
-        }
-        if key == "xmlns" || key.starts_with("xmlns:") {
-            continue;
         }
         let value = attr
             .normalized_value(XmlVersion::Explicit1_0)
-            .map_err(|why| format!("an attribute of <{}>: {why}", e.name().into_inner()))?;
+            .map_err(|why| format!("an attribute of <{name}>: {why}"))?;
+        match (key, &*value) {
+            ("xmlns", SVG_NS) | ("xmlns:xlink", XLINK_NS) => continue,
+            ("xmlns", _) => return Err(format!("<{name}> of another namespace")),
+            _ if key.starts_with("xmlns:") => {
+                return Err(format!("a namespace other than SVG's: {}", clip(key)));
+            }
+            _ if !ATTRIBUTES.contains(&key) => {
+                return Err(format!(
+                    "<{name}> has the attribute {}, which is not drawn here",
+                    clip(key)
+                ));
+            }
+            ("transform", _) if alt.is_some() => {
+                return Err("<svg> has a transform (it would move the figure)".into());
+            }
+            _ => {}
+        }
+        // A CSS escape (`u\72l(`) could hide a `url(` from the check below.
+        if value.contains('\\') {
+            return Err(format!("<{name}> has a backslash in {key}"));
+        }
+        if let Some(outside) = outside_url(&value) {
+            return Err(format!(
+                "<{name}> refers to {} outside the figure",
+                clip(outside)
+            ));
+        }
         let key = if key == "xlink:href" { "href" } else { key };
         let value = match key {
             "id" => format!("{prefix}{value}"),
             "href" => match value.strip_prefix('#') {
                 Some(id) => format!("#{prefix}{id}"),
-                None => value.into_owned(),
+                None => {
+                    return Err(format!(
+                        "<{name}> links to {} outside the figure",
+                        clip(&value)
+                    ));
+                }
             },
             _ => references(&value, prefix),
         };
@@ -528,6 +738,14 @@ fn element(
                 "height" => height = pixels(&value).map(str::to_string),
                 "viewBox" => view_box = true,
                 "class" => {
+                    if let Some(other) =
+                        value.split_whitespace().find(|c| !ROOT_CLASSES.contains(c))
+                    {
+                        return Err(format!(
+                            "<svg> has the class {}, not one of faultline's figures'",
+                            clip(other)
+                        ));
+                    }
                     class = true;
                     out.push_attribute(("class", format!("figure {value}").as_str()));
                     continue;
@@ -547,7 +765,20 @@ fn element(
         out.push_attribute(("role", "img"));
         out.push_attribute(("aria-label", alt));
     }
-    Ok(out)
+    Ok((name, out))
+}
+
+/// The first `url(…)` in `value` (in any case) that is not a reference to an id
+/// (`url(#…)`, quoted or not, the one [`references`] prefixes), from `url(` on.
+fn outside_url(value: &str) -> Option<&str> {
+    let lower = value.to_ascii_lowercase();
+    lower.match_indices("url(").find_map(|(at, _)| {
+        let inner = lower[at + "url(".len()..]
+            .trim_start()
+            .trim_start_matches(['"', '\'']);
+        let fragment = inner.starts_with('#') && value[at..].starts_with("url(");
+        (!fragment).then(|| &value[at..])
+    })
 }
 
 /// A width or height in user units (`900`, `420.5`, `900px`) as the number, else
@@ -641,7 +872,7 @@ mod tests {
     }
 
     /// Each id an inlined SVG declares, and each `#id` it refers to (by `href` or
-    /// `url(#…)`, in an attribute or a style sheet), read back with an XML reader.
+    /// `url(#…)` in an attribute), read back with an XML reader.
     fn ids_and_references(svg: &str) -> (Vec<String>, Vec<String>) {
         let (mut ids, mut refs) = (Vec::new(), Vec::new());
         let urls = |text: &str, refs: &mut Vec<String>| {
@@ -652,15 +883,12 @@ mod tests {
             }
         };
         let mut reader = Reader::from_str(svg);
-        let mut in_style = false;
         loop {
             match reader
                 .read_event()
                 .expect("the inlined SVG is well-formed XML")
             {
-                XmlEvent::End(e) => in_style &= e.name().into_inner() != "style",
                 XmlEvent::Start(e) | XmlEvent::Empty(e) => {
-                    in_style |= e.name().into_inner() == "style";
                     for a in e.attributes() {
                         let a = a.expect("attribute");
                         let value = a
@@ -677,7 +905,6 @@ mod tests {
                         }
                     }
                 }
-                XmlEvent::Text(t) if in_style => urls(&t.into_inner(), &mut refs),
                 XmlEvent::Eof => break,
                 _ => {}
             }
@@ -691,14 +918,13 @@ mod tests {
     fn two_figures_with_the_same_ids_keep_apart_and_their_references_follow() {
         let drawn = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n\
             <svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" \
-            width=\"640px\" height=\"480\" class=\"chart\" role=\"graphics-document\">\
-            <style>.line { clip-path: url(#clip); } .fill { fill: url('#grad') }</style>\
+            width=\"640px\" height=\"480\" class=\"anomaly-timeline\" role=\"graphics-document\">\
+            <rect clip-path=\"url(#clip)\" fill=\"url('#grad')\"/>\
             <defs><clipPath id=\"clip\"><rect width=\"10\" height=\"10\"/></clipPath>\
             <linearGradient id=\"grad\"/><path id=\"tick\" d=\"M0 0\"/></defs>\
             <g clip-path=\"url(#clip)\" fill=\"url(&quot;#grad&quot;)\">\
             <use xlink:href=\"#tick\" x=\"1\"/><use href=\"#tick\" x=\"2\"/></g>\
-            <text x=\"1\">a &lt; b &amp; url(#clip) stays text</text>\
-            <a href=\"seed-2.svg\"><rect/></a></svg>\n<!-- after -->\n";
+            <text x=\"1\">a &lt; b &amp; url(#clip) stays text</text></svg>\n<!-- after -->\n";
         let dir = tempfile::tempdir().expect("tmp");
         let figures = dir.path().join("figures/D2");
         std::fs::create_dir_all(&figures).expect("mkdir");
@@ -726,7 +952,7 @@ mod tests {
                 ["clip", "grad", "tick"].map(|id| format!("{prefix}{id}")),
                 "{svg}"
             );
-            // clip-path and fill twice (style sheet, attribute), the two uses.
+            // clip-path and fill twice (a rect, a group), the two uses.
             assert_eq!(refs.len(), 6, "{refs:?} in {svg}");
             for r in &refs {
                 assert!(
@@ -743,7 +969,7 @@ mod tests {
             // The root: its own class kept after `figure`, its size a viewBox, the
             // caption its label; nothing of the prolog, namespaces or comments.
             assert!(
-                svg.starts_with("<svg width=\"640px\" height=\"480\" class=\"figure chart\" viewBox=\"0 0 640 480\" role=\"img\" aria-label=\""),
+                svg.starts_with("<svg width=\"640px\" height=\"480\" class=\"figure anomaly-timeline\" viewBox=\"0 0 640 480\" role=\"img\" aria-label=\""),
                 "{svg}"
             );
             for gone in [
@@ -756,12 +982,11 @@ mod tests {
             ] {
                 assert!(!svg.contains(gone), "{gone} left in {svg}");
             }
-            // Text is not a reference and stays escaped; other links are left alone.
+            // Text is not a reference and stays escaped.
             assert!(
                 svg.contains(">a &lt; b &amp; url(#clip) stays text</text>"),
                 "{svg}"
             );
-            assert!(svg.contains("<a href=\"seed-2.svg\"><rect/></a>"), "{svg}");
         }
     }
 
@@ -808,6 +1033,250 @@ mod tests {
         assert!(!html.contains("<svg"), "{html}");
     }
 
+    /// What the security review planted in figures (issue: an SVG is inlined into
+    /// the page): each is refused whole, with its reason, never stripped down.
+    #[test]
+    fn a_figure_holding_anything_but_drawing_is_refused_with_its_reason() {
+        let xhtml = "xmlns=\"http://www.w3.org/1999/xhtml\"";
+        for (svg, why) in [
+            (
+                format!(
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\"><desc><p {xhtml}><![CDATA[</p></desc></svg>\
+                     </figure><meta http-equiv=refresh content='2;url=file:///tmp/evil.html'>]]></p></desc></svg>"
+                ),
+                "an element inside a <title> or <desc>",
+            ),
+            (
+                format!(
+                    "<svg><foreignObject width=\"9\" height=\"9\"><div {xhtml}><![CDATA[ ><img src=x \
+                     onerror=alert(1)><script>alert(2)</script> ]]></div></foreignObject></svg>"
+                ),
+                "it holds <foreignObject>",
+            ),
+            (
+                "<svg><style>table,h1{display:none!important} body::before{content:'Session \
+                 verdict: DONE'}</style></svg>"
+                    .into(),
+                "it holds <style>",
+            ),
+            (
+                "<svg><style>@import url(http://127.0.0.1:9/x.css);</style></svg>".into(),
+                "it holds <style>",
+            ),
+            (
+                format!("<svg><iframe {xhtml} srcdoc=\"&lt;script&gt;alert(1)&lt;/script&gt;\"/></svg>"),
+                "it holds <iframe>",
+            ),
+            (
+                format!("<svg><img {xhtml} src=\"http://127.0.0.1:9/y.png\"/></svg>"),
+                "it holds <img>",
+            ),
+            (
+                "<svg><image href=\"http://127.0.0.1:9/y.png\"/></svg>".into(),
+                "it holds <image>",
+            ),
+            (
+                format!(
+                    "<svg><form {xhtml} action=\"http://127.0.0.1:9/\"><input type=\"password\"/></form></svg>"
+                ),
+                "it holds <form>",
+            ),
+            (
+                format!("<svg><base {xhtml} href=\"http://127.0.0.1:9/\"/></svg>"),
+                "it holds <base>",
+            ),
+            (
+                "<svg><a href=\"javascript:alert(1)\"><text>x</text></a></svg>".into(),
+                "it holds <a>",
+            ),
+            (
+                "<svg><set attributeName=\"href\" to=\"javascript:alert(1)\"/></svg>".into(),
+                "it holds <set>",
+            ),
+            (
+                "<svg><use href=\"https://evil.example/x.svg#a\"/></svg>".into(),
+                "links to https://evil.example/x.svg#a outside the figure",
+            ),
+            (
+                "<svg xmlns:xlink=\"http://www.w3.org/1999/xlink\"><use xlink:href=\"data:text/html,x\"/></svg>"
+                    .into(),
+                "links to data:text/html,x outside the figure",
+            ),
+            (
+                "<svg><rect fill=\"url(http://127.0.0.1:9/p.svg#p)\"/></svg>".into(),
+                "refers to url(http://127.0.0.1:9/p.svg#p) outside the figure",
+            ),
+            (
+                "<svg><rect fill=\"URL(#p)\"/></svg>".into(),
+                "refers to URL(#p) outside the figure",
+            ),
+            (
+                "<svg><rect fill=\"u\\72l(http://127.0.0.1:9/)\"/></svg>".into(),
+                "a backslash in fill",
+            ),
+            (
+                "<svg><rect style=\"position:fixed;top:0\"/></svg>".into(),
+                "the attribute style",
+            ),
+            (
+                "<svg overflow=\"visible\"/>".into(),
+                "the attribute overflow",
+            ),
+            (
+                "<svg transform=\"translate(0,-900) scale(4)\"/>".into(),
+                "<svg> has a transform",
+            ),
+            ("<svg class=\"tick\"/>".into(), "the class tick"),
+            (
+                "<svg xmlns:s=\"http://www.w3.org/2000/svg\"><s:rect/></svg>".into(),
+                "a namespace other than SVG's: xmlns:s",
+            ),
+            (
+                format!("<svg><g {xhtml}/></svg>"),
+                "<g> of another namespace",
+            ),
+            (
+                "<svg><s:script xmlns:s=\"http://www.w3.org/2000/svg\"/></svg>".into(),
+                "it holds a script",
+            ),
+            ("<svg><rect ONLOAD=\"x()\"/></svg>".into(), "it holds a script"),
+        ] {
+            match inline_svg(&svg, "a", 1) {
+                Ok(out) => panic!("{svg:?} inlined as {out}"),
+                Err(e) => assert!(e.contains(why), "{svg:?}: {e}"),
+            }
+        }
+        // In the page: the note, and nothing of the figure.
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(
+            dir.path().join("evil.svg"),
+            "<svg><foreignObject><div xmlns=\"http://www.w3.org/1999/xhtml\">\
+             <![CDATA[<script>alert(1)</script>]]></div></foreignObject></svg>",
+        )
+        .expect("svg");
+        let html = render("![evil](evil.svg)\n", dir.path());
+        assert!(
+            html.contains(
+                "<p class=\"figure-missing\">figure missing: evil.svg (it holds &lt;foreignObject&gt;"
+            ),
+            "{html}"
+        );
+        for gone in ["<svg", "<script", "alert", "CDATA"] {
+            assert!(!html.contains(gone), "{gone} in {html}");
+        }
+    }
+
+    /// CDATA and text inside a figure are its text, escaped: HTML's parser reads a
+    /// CDATA section inside `<svg>` as text up to the first `]]>`, so a raw one would
+    /// let what follows it out as markup. Comments and processing instructions go.
+    #[test]
+    fn cdata_and_text_in_a_figure_are_escaped_text() {
+        let svg = "<svg width=\"10\" height=\"10\"><text x=\"1\"><![CDATA[</text></svg></figure>\
+            <meta http-equiv=refresh content='0;url=file:///tmp/evil.html'><script>alert(1)</script>\
+            <img src=x onerror=alert(2)>]]></text><!-- <script/> --><?pi <script/>?>\
+            <title>a ]]&gt; b > c</title></svg>";
+        let out = inline_svg(svg, "a", 1).expect("inlined");
+        assert_eq!(
+            out,
+            "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" class=\"figure\" role=\"img\" \
+             aria-label=\"a\"><text x=\"1\">&lt;/text&gt;&lt;/svg&gt;&lt;/figure&gt;&lt;meta \
+             http-equiv=refresh content=&#39;0;url=file:///tmp/evil.html&#39;&gt;&lt;script&gt;\
+             alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;</text>\
+             <title>a ]]&gt; b > c</title></svg>"
+        );
+    }
+
+    /// A figure (or its directory) that is a symlink is not followed, whatever it
+    /// points at; nor is anything but a regular file read.
+    #[test]
+    fn a_symlinked_figure_is_not_followed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let secret = dir.path().join("root-only");
+        std::fs::create_dir_all(&secret).expect("mkdir");
+        std::fs::write(secret.join("s.svg"), "<svg><text>SECRET</text></svg>").expect("svg");
+        let figures = dir.path().join("session/figures");
+        std::fs::create_dir_all(figures.join("D1")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            secret.join("s.svg"),
+            figures.join("D1/seed-1-throughput.svg"),
+        )
+        .expect("symlink");
+        std::os::unix::fs::symlink(&secret, figures.join("D2")).expect("symlink");
+        nix::unistd::mkfifo(
+            &figures.join("D1/seed-1-latency.svg"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .expect("fifo");
+        let markdown = "![a](../figures/D1/seed-1-throughput.svg)\n\n\
+            ![b](../figures/D2/s.svg)\n\n![c](../figures/D1/seed-1-latency.svg)\n";
+        let html = render(markdown, &dir.path().join("session/findings"));
+        for note in [
+            "figure missing: ../figures/D1/seed-1-throughput.svg (a symlink, not followed)",
+            "figure missing: ../figures/D2/s.svg (its directory is a symlink (not followed) or not a directory)",
+            "figure missing: ../figures/D1/seed-1-latency.svg (not a regular file)",
+        ] {
+            assert!(html.contains(note), "{note}: {html}");
+        }
+        assert!(!html.contains("SECRET") && !html.contains("<svg"), "{html}");
+    }
+
+    /// A figure over [`FIGURE_LIMIT`] is not read; one that would take the page's
+    /// figures over [`FIGURES_LIMIT`] is not inlined. Both say why.
+    #[test]
+    fn an_oversized_figure_is_missing_with_its_size() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mut big = String::from("<svg>");
+        big.push_str(&" ".repeat(usize::try_from(FIGURE_LIMIT).expect("size")));
+        big.push_str("</svg>");
+        std::fs::write(dir.path().join("big.svg"), &big).expect("svg");
+        std::fs::write(dir.path().join("small.svg"), SVG).expect("svg");
+        let html = render("![big](big.svg)\n\n![small](small.svg)\n", dir.path());
+        assert!(
+            html.contains("figure missing: big.svg (larger than 4194304 bytes)"),
+            "{html}"
+        );
+        assert_eq!(html.matches("<svg").count(), 1, "{html}");
+        let mut inlined = FIGURES_LIMIT - 100;
+        let note = figure("small.svg", "small", dir.path(), 1, &mut inlined);
+        assert_eq!(
+            note,
+            "<p class=\"figure-missing\">figure missing: small.svg (the figures before it \
+             already fill the 32 MiB this page inlines)</p>\n"
+        );
+        assert_eq!(inlined, FIGURES_LIMIT - 100);
+    }
+
+    /// faultline's hand-drawn dependency cycle (paths, polygons, groups with titles)
+    /// passes the allowlist whole: every element it draws is in the page.
+    #[test]
+    fn a_dependency_cycle_figure_is_inlined_whole() {
+        use crate::oracle::checker::{Cycle, CycleTxn, Hop};
+        let txn = |name: &str| CycleTxn {
+            name: name.into(),
+            process: "1".into(),
+            mops: vec!["append 1 2".into(), "r 1 [2 \"<x>\"]".into()],
+        };
+        let hop = |kind: &str| Hop {
+            kind: kind.into(),
+            why: "T1 wrote 2 & T2 read it".into(),
+        };
+        let drawn = super::super::cycle::cycle_svg(&Cycle {
+            kind: "G-single".into(),
+            violates: "violates snapshot-isolation".into(),
+            txns: vec![txn("T1"), txn("T2")],
+            hops: vec![hop("ww"), hop("rw")],
+        });
+        let svg = inline_svg(&drawn, "cycle", 1).expect("inlined");
+        for element in ["<g ", "<path ", "<polygon ", "<rect ", "<text ", "<title>"] {
+            assert_eq!(
+                svg.matches(element).count(),
+                drawn.matches(element).count(),
+                "{element}: {svg}"
+            );
+        }
+        assert!(svg.contains("class=\"figure dependency-cycle\""), "{svg}");
+    }
+
     #[test]
     fn figures_are_inlined_and_nothing_is_fetched() {
         let dir = tempfile::tempdir().expect("tmp");
@@ -826,6 +1295,11 @@ mod tests {
         let html = render(markdown, &findings);
         assert!(
             html.contains("<title>Findings report: demo</title>"),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!("content=\"{CSP}\""))
+                && CSP.contains("base-uri 'none'; form-action 'none'"),
             "{html}"
         );
         assert_eq!(html.matches("<svg").count(), 1, "{html}");

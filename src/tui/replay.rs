@@ -49,6 +49,9 @@ pub struct Player {
     checkpoints: Vec<(usize, AppState)>,
     pub playing: bool,
     speed: usize,
+    /// findings/report.md as the session left it, shown once the recording's end is
+    /// reached.
+    report: Option<String>,
     /// Where a scenario step stops, ascending: just after a scenario's (or arm's)
     /// first `iteration-started` — it shows running — and just after each verdict.
     scenario_marks: Vec<usize>,
@@ -72,6 +75,7 @@ impl Player {
             .collect();
         let mut player = Player {
             records,
+            report: None,
             scenario_marks,
             at: 0,
             checkpoints: vec![(0, start.clone())],
@@ -81,6 +85,13 @@ impl Player {
         };
         player.settle();
         player
+    }
+
+    /// Shows `text` as the session's report once the recording reaches its verdict.
+    pub fn with_report(mut self, text: Option<String>) -> Player {
+        self.report = text;
+        self.settle();
+        self
     }
 
     /// Records applied so far, and in all.
@@ -227,12 +238,20 @@ impl Player {
                 }
             }
         }
+        // The report as the session wrote it, once the recording reaches its end.
+        self.state.report_text = self
+            .state
+            .view
+            .session_verdict
+            .as_ref()
+            .and(self.report.clone());
         let (at, of) = self.position();
         let when = last.map_or_else(|| "start".to_string(), |r| super::view::local_time(&r.ts));
         let play = if self.playing { "playing" } else { "paused" };
+        // Short enough for 80 columns beside what the engine did: the keys in full
+        // are in references/cli.md and `faultline replay --help`.
         self.state.notice = Some(format!(
-            "replay {at}/{of} at {when}, {play} {}×   . , record  ] [ fault  }} {{ scenario  \
-             space play  + - speed",
+            "replay {at}/{of} {when} {play} {}× · keys . , ] [ }} {{ space + -",
             self.speed()
         ));
     }
@@ -247,6 +266,11 @@ fn time_of(ts: &str) -> Option<chrono::DateTime<chrono::Utc>> {
 /// What a key does in a replay: a replay key moves the recording; any other key the
 /// keymap knows moves around the screens; `true` to leave.
 pub fn key(player: &mut Player, key: KeyEvent) -> bool {
+    // A search being typed takes every key first.
+    if player.state().ui.searching {
+        player.state_mut().search_key(key);
+        return false;
+    }
     if let KeyCode::Char(c) = key.code
         && KEYS.contains(&c)
     {
@@ -279,6 +303,11 @@ pub fn key(player: &mut Player, key: KeyEvent) -> bool {
 
 /// Opens `session`'s journal as a recording in the terminal.
 pub fn run(session: &Path, setup: Setup) -> Exit {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        crate::say_err!("faultline: replay needs a terminal (stdin and stdout)");
+        return Exit::USAGE;
+    }
     let (plan, records) = match open(session) {
         Ok(opened) => opened,
         Err(why) => {
@@ -290,7 +319,8 @@ pub fn run(session: &Path, setup: Setup) -> Exit {
     start.keymap = setup.keymap;
     // A recording answers nothing and watches every stage as it was reached.
     start.ui.follow_session = true;
-    let mut player = Player::new(start, records);
+    let report = std::fs::read_to_string(session.join("findings").join("report.md")).ok();
+    let mut player = Player::new(start, records).with_report(report);
     let theme = setup.theme;
     let mut terminal = ratatui::init();
     let mut due: Option<Instant> = None;

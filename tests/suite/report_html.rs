@@ -1,7 +1,8 @@
 //! `findings/report.html` of the demo: drawn by headless Chromium with every figure
 //! inline and a real size, holding nothing that fetches, opening at 1280x800 on the
 //! session's verdict and a badge per scenario and arm; and report.md linking the
-//! figures it is made from, every link pointing at a file that is there.
+//! figures it is made from, every link pointing at a file that is there. Hostile
+//! figures end as text or notes, in the browser too.
 
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -329,6 +330,90 @@ fn chromium_opens_the_demo_report_on_its_dashboard() {
     }
 }
 
+/// Figures someone else wrote into `figures/`: one whose text (a CDATA section) holds
+/// markup is drawn with that markup as text; one with a `<foreignObject>` and one
+/// with an XHTML element in its `<desc>` are notes. Drawn by Chromium, the page keeps
+/// its own three `<meta>` and gains no script, frame, image, form or base element.
+#[test]
+fn chromium_draws_hostile_figures_as_text_or_notes() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let session = tempfile::tempdir().expect("tmp");
+    let figures = session.path().join("figures/D1");
+    std::fs::create_dir_all(&figures).expect("mkdir");
+    let markup = "</text></svg></figure><meta http-equiv=refresh content='0;url=file:///tmp/evil.html'>\
+        <base href=\"http://127.0.0.1:9/\"><script>document.title='ran'</script>\
+        <img src=x onerror=\"document.title='ran'\"><iframe srcdoc=\"x\"></iframe>\
+        <form action=\"http://127.0.0.1:9/\"><input type=password></form>";
+    let xhtml = "xmlns=\"http://www.w3.org/1999/xhtml\"";
+    for (name, svg) in [
+        (
+            "throughput",
+            format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"400\" height=\"200\">\
+                 <text x=\"10\" y=\"20\"><![CDATA[{markup}]]></text></svg>"
+            ),
+        ),
+        (
+            "latency",
+            format!(
+                "<svg width=\"400\" height=\"200\"><foreignObject width=\"400\" height=\"200\">\
+                 <div {xhtml}><![CDATA[ >{markup} ]]></div></foreignObject></svg>"
+            ),
+        ),
+        (
+            "quantiles",
+            format!("<svg><desc><p {xhtml}><![CDATA[</p></desc></svg>{markup}]]></p></desc></svg>"),
+        ),
+    ] {
+        std::fs::write(figures.join(format!("seed-1-{name}.svg")), svg).expect("svg");
+    }
+    let markdown = "# Findings report: hostile\n\n\
+        ![throughput of D1 seed-1](../figures/D1/seed-1-throughput.svg)\n\n\
+        ![latency of D1 seed-1](../figures/D1/seed-1-latency.svg)\n\n\
+        ![quantiles of D1 seed-1](../figures/D1/seed-1-quantiles.svg)\n";
+    let html = faultline::report::html::render(markdown, &session.path().join("findings"));
+    assert_eq!(html.matches("figure missing").count(), 2, "{html}");
+    let scratch = tempfile::tempdir().expect("tmp");
+    let page = scratch.path().join("report.html");
+    std::fs::write(&page, &html).expect("page");
+    let dom = run_chromium(
+        &chromium,
+        scratch.path(),
+        (1280, 800),
+        &["--dump-dom".into()],
+        &page,
+    );
+    // Still this page (a refresh would have left it), its title its own.
+    assert!(
+        dom.contains("<title>Findings report: hostile</title>"),
+        "{dom}"
+    );
+    assert_eq!(
+        dom.matches("<meta").count(),
+        3,
+        "only the page's own: {dom}"
+    );
+    for element in [
+        "<script",
+        "<iframe",
+        "<img",
+        "<form",
+        "<input",
+        "<base",
+        "<foreignobject",
+        "<foreignObject",
+    ] {
+        assert!(!dom.contains(element), "{element} in the DOM: {dom}");
+    }
+    assert_eq!(dom.matches("class=\"figure\"").count(), 1, "{dom}");
+    assert!(
+        dom.contains("&lt;script&gt;document.title='ran'&lt;/script&gt;"),
+        "the markup is the figure's text: {dom}"
+    );
+}
+
 #[test]
 fn the_demo_report_html_fetches_nothing() {
     let _g = common::demo_lock();
@@ -344,7 +429,10 @@ fn the_demo_report_html_fetches_nothing() {
         html.split("url(").skip(1).all(|rest| rest.starts_with('#')),
         "a url() that is not a fragment"
     );
-    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none';"));
+    assert!(html.contains(
+        "Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; \
+         base-uri 'none'; form-action 'none'\""
+    ));
     // Every image of report.md is a figure here, none missing.
     let markdown = std::fs::read_to_string(findings.join("report.md")).expect("report.md");
     let images = markdown.matches("![").count();

@@ -9,8 +9,9 @@ use crate::tui::theme::Theme;
 
 /// The ellipsis the theme's character set has.
 pub(super) fn ellipsis(theme: &Theme) -> &'static str {
+    // `~` would read as a home directory in a path.
     if theme.symbols.border.horizontal_top == "-" {
-        "~"
+        "..."
     } else {
         "…"
     }

@@ -201,9 +201,15 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     // What the engine does comes first; the hints take what is left (help and quit
     // fit beside any but the longest).
     let doing = doing(state);
-    let hint_room = width
-        .saturating_sub(doing.chars().count() + 3)
-        .clamp(14, (width / 2).max(14));
+    // A notice (a refusal, the replay's position) comes before the hints: they keep
+    // only the room for `? help`.
+    let hint_room = if state.notice.is_some() {
+        8
+    } else {
+        width
+            .saturating_sub(doing.chars().count() + 3)
+            .clamp(14, (width / 2).max(14))
+    };
     let hint_text = hints(state, hint_room, theme);
     let hint_width = u16::try_from(hint_text.chars().count() + 1).unwrap_or(u16::MAX);
     let [left, right] =
