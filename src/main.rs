@@ -132,7 +132,7 @@ enum Command {
     /// (`}` `{`), or play at 1× to 16× (space, `+` `-`); every screen shows the
     /// session as it stood at that moment. Reads the session, never writes it.
     ///
-    /// Exits 0, or 66 when the session cannot be read.
+    /// Exits 0, 64 without a terminal, or 66 when the session cannot be read.
     Replay {
         /// The session directory (holding `journal.jsonl` and `input/`).
         session: PathBuf,

@@ -49,6 +49,8 @@ pub struct Player {
     checkpoints: Vec<(usize, AppState)>,
     pub playing: bool,
     speed: usize,
+    /// The selected row's chart as read from its history, before the cut.
+    whole: Option<super::view::LiveChart>,
     /// findings/report.md as the session left it, shown once the recording's end is
     /// reached.
     report: Option<String>,
@@ -76,6 +78,7 @@ impl Player {
         let mut player = Player {
             records,
             report: None,
+            whole: None,
             scenario_marks,
             at: 0,
             checkpoints: vec![(0, start.clone())],
@@ -210,8 +213,12 @@ impl Player {
         let last = self.at.checked_sub(1).and_then(|i| self.records.get(i));
         let moment = last.and_then(|r| time_of(&r.ts));
         self.state.now = moment;
-        self.state.chart = None;
+        // The whole chart as last read, so the history is read again only when what
+        // it shows changed (another row or iteration, a fault's state), never on
+        // every record played; the state's chart is that one cut to the moment.
+        self.state.chart = self.whole.take();
         super::view::refresh_chart(&mut self.state);
+        self.whole = self.state.chart.clone();
         if let (Some(moment), Some(chart)) = (moment, self.state.chart.as_mut()) {
             let history = self
                 .state
