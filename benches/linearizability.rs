@@ -18,6 +18,15 @@
 //! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv|kv-edn` to run one model). Single-register histories above 10k ops are checked by
 //! faultline only: porcupine-rs's cache would exhaust the machine's memory.
 //!
+//! `FAULTLINE_BENCH_MODEL=first` times the first anomaly on Porcupine's 50-client kv
+//! shape with a stale get (`FAULTLINE_BENCH_SEEDS`, default 40 seeds): every key
+//! searched (when the first anomaly is told, when the verdict is out) against
+//! `--first`, with the search configurations each needed.
+//! `FAULTLINE_BENCH_MODEL=many` writes `FAULTLINE_BENCH_HISTORIES` (default 100)
+//! Porcupine-shaped kv histories to a temporary directory and times ONE
+//! `faultline check` process over it against porcupine-rs checking the same
+//! histories in process (and against one faultline process per history).
+//!
 //! The `kv-edn` mode runs Porcupine's own kv test shapes (get / put / append on
 //! ten keys by 1, 10 or 50 clients, EDN lines; see
 //! `tests/suite/oracle_kv_edn/generate.rs`), valid and with one stale get, three
@@ -28,9 +37,12 @@
 #[path = "../tests/suite/oracle_kv_edn/generate.rs"]
 mod kv_edn;
 
+use faultline::oracle::checker::RunOptions;
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
 use faultline::oracle::jepsen::parse_edn;
-use faultline::oracle::linearizability::{Limits, Model as FlModel, check_with_figures};
+use faultline::oracle::linearizability::{
+    Limits, Model as FlModel, check_with_figures, check_with_options,
+};
 use faultline::verdict::CheckerRun;
 use porcupine_rs::{CheckResult, Model, Operation};
 use serde_json::{Value, json};
@@ -496,6 +508,215 @@ fn kv_edn_mode(budget: Duration) -> bool {
     all_agree
 }
 
+/// Seeds of the `first` mode: `FAULTLINE_BENCH_SEEDS` (a count, from 1), else 1..=40.
+fn bench_seeds() -> u64 {
+    std::env::var("FAULTLINE_BENCH_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40)
+}
+
+/// The `first` mode: Porcupine's 50-client kv shape with one stale get, per seed,
+/// checked in process three ways — every key searched (the default: the verdict
+/// once all keys are done; also when the first anomaly was told), and `--first`
+/// (every search stops at the first illegal key) — with the search configurations
+/// each needed; then `faultline check --first` as a process on the seed the default
+/// search found hardest.
+fn first_mode(budget: Duration) -> bool {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let shape = kv_edn::PORCUPINE_SHAPES[2].1;
+    println!(
+        "{:>4} | {:>10} {:>10} {:>10} {:>9} | {:>10} {:>10} {:>9} {:>5} | verdicts",
+        "seed", "all ms", "first@ ms", "configs", "steps", "--first ms", "configs", "steps", "cut"
+    );
+    let mut agree = true;
+    let mut hardest: Option<(Duration, String)> = None;
+    let (mut worst_first, mut worst_told) = (Duration::ZERO, Duration::ZERO);
+    for seed in 1..=bench_seeds() {
+        let (ops, planted) = kv_edn::generate(shape, true, seed);
+        if !planted {
+            continue;
+        }
+        let text = kv_edn::to_edn(&ops);
+        let Ok(history) = parse_edn("generated.edn", &text) else {
+            println!("seed {seed}: the generated EDN did not parse");
+            return false;
+        };
+        let limits = Limits {
+            time: budget,
+            max_configs: 30_000_000,
+        };
+        let run = |first: bool| {
+            let options = RunOptions {
+                first,
+                ..RunOptions::default()
+            };
+            let start = Instant::now();
+            let (report, figures) = check_with_options(&history, FlModel::Kv, limits, &options);
+            (verdict_of_report(&report.run), figures, start.elapsed())
+        };
+        let (all_verdict, all, all_time) = run(false);
+        let (first_verdict, first, first_time) = run(true);
+        let told = all.first_anomaly_after.unwrap_or(all_time);
+        worst_first = worst_first.max(first_time);
+        worst_told = worst_told.max(told);
+        agree &= all_verdict == "illegal" && first_verdict == "illegal";
+        if hardest.as_ref().is_none_or(|(t, _)| all_time > *t) {
+            hardest = Some((all_time, text.clone()));
+        }
+        println!(
+            "{seed:>4} | {:>10.2} {:>10.2} {:>10} {:>9} | {:>10.2} {:>10} {:>9} {:>5} | {all_verdict}/{first_verdict}",
+            ms(all_time),
+            ms(told),
+            all.peak_configs,
+            all.steps,
+            ms(first_time),
+            first.peak_configs,
+            first.steps,
+            first.not_searched,
+        );
+    }
+    println!(
+        "slowest: every key searched {:.1} ms to the first anomaly told; --first {:.1} ms to INVALID",
+        ms(worst_told),
+        ms(worst_first)
+    );
+    if let Some((all_time, text)) = hardest
+        && let Ok(dir) = tempfile::tempdir()
+    {
+        let path = dir.path().join("c50-hardest.edn");
+        if std::fs::write(&path, text).is_ok() {
+            let start = Instant::now();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_faultline"))
+                .args(["check", "--checker", "linearizability-kv", "--first"])
+                .arg(&path)
+                .output();
+            let code = out.map(|o| o.status.code());
+            println!(
+                "faultline check --first (a process) on the hardest ({:.0} ms every key searched in process): {:.1} ms, exit {code:?}",
+                ms(all_time),
+                ms(start.elapsed())
+            );
+        }
+    }
+    agree
+}
+
+/// Histories of the `many` mode: `FAULTLINE_BENCH_HISTORIES`, else 100.
+fn many_count() -> u64 {
+    std::env::var("FAULTLINE_BENCH_HISTORIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100)
+}
+
+/// The `many` mode: ~100 Porcupine-shaped kv histories (10 clients, 330 ops; every
+/// fourth with a stale get) written to a temporary directory, then checked by ONE
+/// `faultline check` process over the directory (reading, parsing, checking and
+/// starting the process included), by one `faultline check` process per history
+/// (the way before), and by porcupine-rs in this process on the same ops
+/// (converted from faultline's parse beforehand, not timed). Alternated runs, medians.
+fn many_mode(budget: Duration) -> bool {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let Ok(dir) = tempfile::tempdir() else {
+        println!("many: no temporary directory");
+        return false;
+    };
+    let shape = kv_edn::PORCUPINE_SHAPES[1].1;
+    let mut porcupine_histories = Vec::new();
+    let mut expected = Vec::new();
+    let mut paths = Vec::new();
+    for seed in 1..=many_count() {
+        let (ops, planted) = kv_edn::generate(shape, seed % 4 == 0, seed);
+        let text = kv_edn::to_edn(&ops);
+        let path = dir.path().join(format!("h{seed:03}.edn"));
+        let Ok(history) = parse_edn("generated.edn", &text) else {
+            println!("many: seed {seed} did not parse");
+            return false;
+        };
+        if std::fs::write(&path, &text).is_err() {
+            println!("many: cannot write {}", path.display());
+            return false;
+        }
+        porcupine_histories.push(to_porcupine_append(&history));
+        expected.push(planted);
+        paths.push(path);
+    }
+    let binary = env!("CARGO_BIN_EXE_faultline");
+    let one_process = || {
+        std::process::Command::new(binary)
+            .args(["check", "--checker", "linearizability-kv", "--json"])
+            .arg(dir.path())
+            .output()
+    };
+    let per_file = || {
+        paths
+            .iter()
+            .map(|p| {
+                std::process::Command::new(binary)
+                    .args(["check", "--checker", "linearizability-kv", "--json"])
+                    .arg(p)
+                    .output()
+                    .map(|o| o.status.code())
+            })
+            .collect::<Vec<_>>()
+    };
+    let porcupine = || {
+        porcupine_histories
+            .iter()
+            .map(|ops| verdict_of_result(porcupine_rs::check_operations_timeout(ops, budget)))
+            .collect::<Vec<_>>()
+    };
+    // Verdicts first.
+    let Ok(out) = one_process() else {
+        println!("many: faultline did not run");
+        return false;
+    };
+    let valid: Vec<Option<bool>> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .and_then(|v| v["valid"].as_bool())
+        })
+        .collect();
+    let fl_agree = valid.len() == expected.len()
+        && valid.iter().zip(&expected).all(|(v, bad)| *v == Some(!bad));
+    let porc_agree = porcupine()
+        .iter()
+        .zip(&expected)
+        .all(|(v, bad)| *v == if *bad { "illegal" } else { "ok" });
+    let (mut one, mut each, mut porc) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let start = Instant::now();
+        let _ = std::hint::black_box(one_process());
+        one.push(start.elapsed());
+        let start = Instant::now();
+        std::hint::black_box(porcupine());
+        porc.push(start.elapsed());
+        let start = Instant::now();
+        std::hint::black_box(per_file());
+        each.push(start.elapsed());
+    }
+    let (one, each, porc) = (median(one), median(each), median(porc));
+    println!(
+        "many: {} histories ({} ops, {} clients, every fourth stale): one `faultline check` process {:.1} ms; \
+         a process per history {:.1} ms; porcupine-rs in process {:.1} ms; \
+         ratio one process / porcupine-rs {:.3} (per history: {:.3}); verdicts {} / {}",
+        paths.len(),
+        shape.ops,
+        shape.clients,
+        ms(one),
+        ms(each),
+        ms(porc),
+        one.as_secs_f64() / porc.as_secs_f64().max(1e-9),
+        each.as_secs_f64() / porc.as_secs_f64().max(1e-9),
+        if fl_agree { "agree" } else { "DISAGREE" },
+        if porc_agree { "agree" } else { "DISAGREE" },
+    );
+    fl_agree && porc_agree
+}
+
 fn verdict_of_result(result: CheckResult) -> &'static str {
     match result {
         CheckResult::Ok => "ok",
@@ -529,6 +750,14 @@ fn main() {
             }
         )
     };
+    if only_model.as_deref() == Some("first") {
+        verdicts(first_mode(budget));
+        return;
+    }
+    if only_model.as_deref() == Some("many") {
+        verdicts(many_mode(budget));
+        return;
+    }
     if only_model.as_deref() == Some("kv-edn") {
         verdicts(kv_edn_mode(budget));
         return;

@@ -340,6 +340,13 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
                 {
                     if let Err(why) = crate::session::event::OperatorNote::checked(&text) {
                         crate::say_err!("faultline: note refused: {why}");
+                        // On stdout too, the line the server refuses a note with
+                        // (a blank one): a JSON reader sees every refusal alike.
+                        let refused = ServerMsg::Refused { id: None, why };
+                        if let Ok(line) = serde_json::to_string(&refused) {
+                            let mut out = std::io::stdout().lock();
+                            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+                        }
                     }
                 }
                 Ok(msg) => {

@@ -410,3 +410,11 @@ fn outcome_of(status: std::process::ExitStatus) -> Outcome {
 pub fn start_time(pid: i32) -> Option<u64> {
     crate::host::parse_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
+
+/// The same local process the journal recorded: alive and started at the recorded time.
+pub fn same_process(pid: i32, started: Option<u64>) -> bool {
+    match (start_time(pid), started) {
+        (Some(now), Some(then)) => now == then,
+        _ => false,
+    }
+}

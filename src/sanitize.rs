@@ -52,12 +52,42 @@ pub fn line(text: &str) -> String {
     out
 }
 
-/// The invisible marks that change the order or the lines of the text around them.
+/// The invisible marks that change the order or the lines of the text around them,
+/// and the other invisible format characters (Unicode category Cf: zero-width
+/// spaces and joiners, word joiners, invisible operators, the byte order mark, tag
+/// characters…) that let two different texts look the same.
 fn reorders(c: char) -> bool {
     matches!(
         c,
         '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
             | '\u{2028}' | '\u{2029}'
+    ) || format_char(c)
+}
+
+/// Unicode's format characters (category Cf).
+fn format_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{06dd}'
+            | '\u{070f}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
     )
 }
 
@@ -76,4 +106,36 @@ pub fn decode(raw: &[u8]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Zero-width and other invisible format characters are dropped: `ad\u{200b}min`
+    /// must not pass for `admin` on screen while being another text.
+    #[test]
+    fn zero_width_and_format_characters_are_removed() {
+        for c in [
+            '\u{200b}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{2060}',
+            '\u{2063}',
+            '\u{2064}',
+            '\u{feff}',
+            '\u{00ad}',
+            '\u{e0041}',
+        ] {
+            assert_eq!(
+                line(&format!("ad{c}min")),
+                "admin",
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
+        assert_eq!(line("naïve café — ok"), "naïve café — ok");
+    }
 }

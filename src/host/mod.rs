@@ -244,6 +244,15 @@ impl Host {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
+    /// Where this host is, for a sentence: "" here, " on node n2" elsewhere.
+    pub fn place(&self) -> String {
+        if self.is_local() {
+            String::new()
+        } else {
+            format!(" on node {}", self.node())
+        }
+    }
+
     /// When `pid` started (clock ticks since boot) on this host.
     pub async fn start_time(&self, pid: i32) -> Option<u64> {
         parse_start_time(&self.proc_stat(pid).await?)

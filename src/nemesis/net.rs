@@ -440,7 +440,7 @@ impl InjectedNet {
         Ok(format!(
             "{removed} rule(s) tagged {TAG_PREFIX}{} deleted{}{}",
             self.tag,
-            place(&*self.host),
+            self.host.place(),
             self.netns
                 .as_deref()
                 .map(|ns| format!(" in netns {ns}"))
@@ -450,14 +450,6 @@ impl InjectedNet {
 }
 
 /// ` on node NAME` for a host that is a node; nothing for this machine.
-fn place(host: &Host) -> String {
-    if host.is_local() {
-        String::new()
-    } else {
-        format!(" on node {}", host.node())
-    }
-}
-
 impl Drop for InjectedNet {
     fn drop(&mut self) {
         if self.healed {

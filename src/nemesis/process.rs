@@ -215,7 +215,11 @@ impl Injected {
                 }
                 _ => {
                     self.host.signal(self.pid, Signal::SIGCONT).await?;
-                    Ok(format!("SIGCONT sent to pid {}{}", self.pid, self.place()))
+                    Ok(format!(
+                        "SIGCONT sent to pid {}{}",
+                        self.pid,
+                        self.host.place()
+                    ))
                 }
             },
             Action::Term { grace } => {
@@ -232,13 +236,6 @@ impl Injected {
             }
             Action::Kill => Ok(format!("nothing to undo for SIGKILL of pid {}", self.pid)),
         }
-    }
-}
-
-impl Injected {
-    /// ` on node NAME` for a victim on a node.
-    fn place(&self) -> String {
-        place(&*self.host)
     }
 }
 
@@ -263,14 +260,6 @@ impl Drop for Injected {
 }
 
 /// ` on node NAME` for a host that is a node; nothing for this machine.
-fn place(host: &Host) -> String {
-    if host.is_local() {
-        String::new()
-    } else {
-        format!(" on node {}", host.node())
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 pub enum SignalName {
     #[serde(rename = "SIGKILL")]
@@ -453,7 +442,7 @@ impl HeldFault for Injected {
     fn undo(&self) -> ProcessUndo {
         ProcessUndo {
             pid: self.pid,
-            action: format!("{:?}", self.action),
+            action: UndoAction::of(self.action),
             started: self.started,
             node: (!self.host.is_local()).then(|| self.host.node().to_string()),
         }
@@ -484,20 +473,12 @@ impl HeldFault for Injected {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessUndo {
     pub pid: i32,
-    pub action: String,
+    pub action: UndoAction,
     #[serde(default)]
     pub started: Option<u64>,
     /// The node the victim runs on (absent: this machine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
-}
-
-/// The same process the journal recorded: alive and started at the recorded time.
-pub fn same_process(pid: i32, started: Option<u64>) -> bool {
-    match (exec::start_time(pid), started) {
-        (Some(now), Some(then)) => now == then,
-        _ => false,
-    }
 }
 
 impl UndoRecord for ProcessUndo {
@@ -514,20 +495,67 @@ impl UndoRecord for ProcessUndo {
     }
 }
 
-/// Why a recorded action (the journal's `Kill`, `Term { … }`, `Pause`) leaves
-/// nothing to undo, in words.
-fn no_undo_words(action: &str) -> String {
-    match action {
-        "Pause" => "it was paused with SIGSTOP and is no longer stopped".into(),
-        "Kill" => "it was sent SIGKILL".into(),
-        other => format!("recorded action {}", crate::sanitize::line(other)),
+/// What a process fault did, as its undo record keeps it: `"Kill"`, `"Term"`,
+/// `"Pause"` in the journal. Journals written before this type held the action's
+/// debug form (`Term { grace: 5s }`), read here as `Term`; anything else is kept
+/// as written and needs no undo.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub enum UndoAction {
+    Kill,
+    Term,
+    Pause,
+    Unknown(String),
+}
+
+impl UndoAction {
+    fn of(action: Action) -> UndoAction {
+        match action {
+            Action::Kill => UndoAction::Kill,
+            Action::Term { .. } => UndoAction::Term,
+            Action::Pause => UndoAction::Pause,
+        }
+    }
+
+    /// Why this action leaves nothing to undo, in words.
+    fn no_undo_words(&self) -> String {
+        match self {
+            UndoAction::Pause => "it was paused with SIGSTOP and is no longer stopped".into(),
+            UndoAction::Kill => "it was sent SIGKILL".into(),
+            UndoAction::Term => "its SIGTERM was followed".into(),
+            UndoAction::Unknown(other) => {
+                format!("recorded action {}", crate::sanitize::line(other))
+            }
+        }
+    }
+}
+
+impl From<String> for UndoAction {
+    fn from(s: String) -> UndoAction {
+        match s.as_str() {
+            "Kill" => UndoAction::Kill,
+            "Pause" => UndoAction::Pause,
+            t if t == "Term" || t.starts_with("Term {") => UndoAction::Term,
+            _ => UndoAction::Unknown(s),
+        }
+    }
+}
+
+impl From<UndoAction> for String {
+    fn from(a: UndoAction) -> String {
+        match a {
+            UndoAction::Kill => "Kill".into(),
+            UndoAction::Term => "Term".into(),
+            UndoAction::Pause => "Pause".into(),
+            UndoAction::Unknown(s) => s,
+        }
     }
 }
 
 impl ProcessUndo {
     /// [`UndoRecord::heal`] on the victim's host.
     async fn heal_on(&self, fault: &str, host: &Host) -> Result<String, String> {
-        let (pid, action, place) = (self.pid, self.action.as_str(), place(host));
+        let (pid, action, place) = (self.pid, &self.action, host.place());
         let stat = host.proc_stat(pid).await;
         let now = stat.as_deref().and_then(crate::host::parse_start_time);
         if now.is_none() || now != self.started {
@@ -535,12 +563,12 @@ impl ProcessUndo {
                 "{fault}: pid {pid}{place} is gone; nothing to undo"
             ));
         }
-        if action == "Pause" && state_of(stat.as_deref()) == ProcState::Stopped {
+        if *action == UndoAction::Pause && state_of(stat.as_deref()) == ProcState::Stopped {
             host.signal(pid, Signal::SIGCONT)
                 .await
                 .map(|()| format!("{fault}: SIGCONT sent to pid {pid}{place}"))
                 .map_err(|e| format!("{fault}: SIGCONT to pid {pid}{place}: {e}"))
-        } else if action.starts_with("Term") {
+        } else if *action == UndoAction::Term {
             host.signal(pid, Signal::SIGKILL)
                 .await
                 .map(|()| format!("{fault}: pid {pid}{place} outlived its SIGTERM: SIGKILL sent"))
@@ -548,7 +576,7 @@ impl ProcessUndo {
         } else {
             Ok(format!(
                 "{fault}: pid {pid}{place} needs no undo ({})",
-                no_undo_words(action)
+                action.no_undo_words()
             ))
         }
     }

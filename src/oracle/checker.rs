@@ -113,6 +113,30 @@ impl CheckerReport {
     }
 }
 
+/// How a checker runs, beside its parameters: what `faultline check --first` asks and
+/// who hears of the first anomaly. A checker that finds its anomalies in one pass
+/// over the history may ignore all of it; the linearizability search uses it.
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// Stop at the first anomaly: what is not searched yet is left, and said so.
+    pub first: bool,
+    /// Told, once, a one-line summary of the first anomaly as soon as it is found
+    /// (from the thread that found it), while the rest is still being searched.
+    pub on_first_anomaly: Option<&'a (dyn Fn(&str) + Sync)>,
+    /// Most threads one check may search on; 0 is the machine's cores.
+    pub threads: usize,
+}
+
+impl std::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("first", &self.first)
+            .field("on_first_anomaly", &self.on_first_anomaly.is_some())
+            .field("threads", &self.threads)
+            .finish()
+    }
+}
+
 /// A built-in checker: a name, the fields it needs, and its scope.
 pub trait Checker {
     /// Stable name, e.g. `no-lost-ack`.

@@ -1,7 +1,7 @@
 //! Every built-in checker by name, what it reads, the function that runs it, and
 //! the checker picker (model + claim category → checker, `oracles-and-faults.md`).
 
-use super::checker::{CheckerReport, mismatch};
+use super::checker::{CheckerReport, RunOptions, mismatch};
 use super::final_state::{Dump, invariant, reconciliation};
 use super::history::History;
 use super::linearizability::{self, Limits, Model};
@@ -50,14 +50,17 @@ pub const CHECKERS: &[CheckerInfo] = &[
         name: "linearizability-register",
         needs: Needs::History,
         serves: &[("register", "safety")],
-        summary: "WGL search on one register (read/write/cas)",
+        summary: "WGL search on one register (read/write/cas); stops at the first anomaly \
+                  with --first (params: time_limit_s, max_configs)",
         run: |g, p| linearizability_with(g, p, Model::Register),
     },
     CheckerInfo {
         name: "linearizability-kv",
         needs: Needs::History,
         serves: &[("map", "safety"), ("register", "safety")],
-        summary: "WGL search per key of a map",
+        summary: "WGL search per key of a map, smallest key first; with --first every key's \
+                  search stops once one key is not linearizable (params: time_limit_s, \
+                  max_configs)",
         run: |g, p| linearizability_with(g, p, Model::Kv),
     },
     CheckerInfo {
@@ -256,6 +259,17 @@ pub struct Inputs<'a> {
 /// Run checker `name`. `Err` is a usage problem (unknown name, bad parameter,
 /// an input the checker needs was not given), not a verdict.
 pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport, String> {
+    run_with(name, inputs, params, &RunOptions::default())
+}
+
+/// [`run`] as `options` asks (`--first`, the first anomaly told at once, threads);
+/// a checker that finds its anomalies in one pass over the history ignores them.
+pub fn run_with(
+    name: &str,
+    inputs: &Inputs,
+    params: &Params,
+    options: &RunOptions,
+) -> Result<CheckerReport, String> {
     let info = info(name).ok_or_else(|| {
         format!(
             "no built-in checker `{name}` (one of: {})",
@@ -269,16 +283,18 @@ pub fn run(name: &str, inputs: &Inputs, params: &Params) -> Result<CheckerReport
         &Given {
             name: info.name,
             inputs,
+            options,
         },
         params,
     )
 }
 
-/// What a checker's function is given: the inputs, and its own name for the
-/// errors when one it needs is missing.
+/// What a checker's function is given: the inputs, how to run, and its own name
+/// for the errors when one it needs is missing.
 pub struct Given<'a> {
     pub name: &'static str,
     pub inputs: &'a Inputs<'a>,
+    pub options: &'a RunOptions<'a>,
 }
 
 impl<'a> Given<'a> {
@@ -319,7 +335,8 @@ fn linearizability_with(
             .u64("max_configs")?
             .map_or(defaults.max_configs, |n| n as usize),
     };
-    Ok(linearizability::check(given.history()?, model, limits))
+    let history = given.history()?;
+    Ok(linearizability::check_with_options(history, model, limits, given.options).0)
 }
 
 /// Run a run-spec checker (`builtin: "NAME [param=value …]"`) inside a session:

@@ -22,7 +22,6 @@ use super::view::{Scoped, View};
 use crate::exec;
 use crate::host::Reach;
 use crate::nemesis::disk;
-use crate::nemesis::process::same_process;
 
 /// What healing did.
 #[derive(Debug, Default)]
@@ -295,7 +294,7 @@ fn heal_view(
         let pgid = group.item.pgid;
         let line = format!("process group {pgid} ({}) ended", group.item.name);
         let ended = match &group.item.node {
-            None if !same_process(pgid, group.item.started) => continue,
+            None if !exec::same_process(pgid, group.item.started) => continue,
             None => exec::signal_group(pgid, Signal::SIGKILL).map_err(|e| e.to_string()),
             Some(node) => match end_remote_group(reach, node, pgid, group.item.started) {
                 None => continue,

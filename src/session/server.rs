@@ -16,8 +16,9 @@
 //! hello as after it; a client has [`HELLO_WAIT`] to say hello; each user may hold
 //! [`PER_USER`] connections and all together a quarter of the process's descriptor
 //! limit (at most [`MAX_CLIENTS`]), so the run's own files and children never go
-//! short. Joins and leaves are journaled in batches, and clients get the
-//! participant list once (in `welcome`) and then only its changes.
+//! short. Joins and leaves are journaled in batches (a join always before anything
+//! its participant sends), and clients get the participant list once (in `welcome`)
+//! and then only its changes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -141,11 +142,14 @@ impl Shared {
 
     /// Writes the batch waiting (one sync for all of it).
     fn flush(&self) {
+        // The journal's lock before the batch is taken: a record appended by another
+        // task once this returns lands after the batch, never between the take and
+        // the write (lock order everywhere: journal, then state).
+        let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
         let events = std::mem::take(&mut self.state().later);
         if events.is_empty() {
             return;
         }
-        let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(journal) = journal.as_mut() else {
             tracing::info!(
                 "session server: after the run: {} joins / leaves not journaled",
@@ -913,7 +917,16 @@ async fn session(
                         return;
                     }
                 };
-                let reply = match serde_json::from_str::<ClientMsg>(&line) {
+                let msg = serde_json::from_str::<ClientMsg>(&line);
+                // Joins are batched: the sender's is written before anything they
+                // send is journaled (a note, a refusal, their answer, a stop).
+                if matches!(
+                    msg,
+                    Ok(ClientMsg::Answer { .. } | ClientMsg::Note { .. } | ClientMsg::Stop)
+                ) {
+                    shared.flush();
+                }
+                let reply = match msg {
                     Ok(ClientMsg::Answer { id, text }) => match shared.answer(who, &id, &text) {
                         Ok(()) => None,
                         Err(why) => Some(ServerMsg::Refused { id: Some(id), why }),

@@ -40,10 +40,22 @@ pub enum Action {
     PrevMatch,
     /// Shows step `n` of [`Step::ALL`] (0-based; the keys are 1..7).
     Jump(u8),
+    /// A replay's moves (`faultline replay`): by record, by fault step (injected,
+    /// landing seen, healed), by scenario (its start, its verdict); play, speed.
+    /// Bound only there ([`Keymap::replay_action_for`]).
+    ReplayNext,
+    ReplayPrev,
+    ReplayNextFault,
+    ReplayPrevFault,
+    ReplayNextScenario,
+    ReplayPrevScenario,
+    ReplayPlay,
+    ReplayFaster,
+    ReplaySlower,
 }
 
 impl Action {
-    pub const ALL: [Action; 28] = [
+    pub const ALL: [Action; 37] = [
         Action::NextStep,
         Action::PrevStep,
         Action::Up,
@@ -72,7 +84,32 @@ impl Action {
         Action::Jump(4),
         Action::Jump(5),
         Action::Jump(6),
+        Action::ReplayNext,
+        Action::ReplayPrev,
+        Action::ReplayNextFault,
+        Action::ReplayPrevFault,
+        Action::ReplayNextScenario,
+        Action::ReplayPrevScenario,
+        Action::ReplayPlay,
+        Action::ReplayFaster,
+        Action::ReplaySlower,
     ];
+
+    /// One of a replay's own moves.
+    pub fn is_replay(self) -> bool {
+        matches!(
+            self,
+            Action::ReplayNext
+                | Action::ReplayPrev
+                | Action::ReplayNextFault
+                | Action::ReplayPrevFault
+                | Action::ReplayNextScenario
+                | Action::ReplayPrevScenario
+                | Action::ReplayPlay
+                | Action::ReplayFaster
+                | Action::ReplaySlower
+        )
+    }
 
     /// The name a config file uses (`next-step = ["l", "right"]`).
     pub fn name(self) -> &'static str {
@@ -106,6 +143,15 @@ impl Action {
             Action::Jump(4) => "step-5",
             Action::Jump(5) => "step-6",
             Action::Jump(_) => "step-7",
+            Action::ReplayNext => "replay-next",
+            Action::ReplayPrev => "replay-prev",
+            Action::ReplayNextFault => "replay-next-fault",
+            Action::ReplayPrevFault => "replay-prev-fault",
+            Action::ReplayNextScenario => "replay-next-scenario",
+            Action::ReplayPrevScenario => "replay-prev-scenario",
+            Action::ReplayPlay => "replay-play",
+            Action::ReplayFaster => "replay-faster",
+            Action::ReplaySlower => "replay-slower",
         }
     }
 
@@ -134,6 +180,15 @@ impl Action {
             Action::NextMatch => "next match",
             Action::PrevMatch => "previous match",
             Action::Jump(_) => "jump to a step (1 Plan to 7 Report)",
+            Action::ReplayNext => "next record",
+            Action::ReplayPrev => "previous record",
+            Action::ReplayNextFault => "next fault step (injected, held, healed)",
+            Action::ReplayPrevFault => "previous fault step",
+            Action::ReplayNextScenario => "next scenario start or verdict",
+            Action::ReplayPrevScenario => "previous scenario start or verdict",
+            Action::ReplayPlay => "play / pause at the journal's pace",
+            Action::ReplayFaster => "play faster (up to 16x)",
+            Action::ReplaySlower => "play slower (down to 1x)",
         }
     }
 
@@ -289,6 +344,15 @@ const DEFAULTS: &[(&str, Action)] = &[
     ("esc", Action::Close),
     ("q", Action::Quit),
     ("ctrl-c", Action::Quit),
+    (".", Action::ReplayNext),
+    (",", Action::ReplayPrev),
+    ("]", Action::ReplayNextFault),
+    ("[", Action::ReplayPrevFault),
+    ("}", Action::ReplayNextScenario),
+    ("{", Action::ReplayPrevScenario),
+    ("space", Action::ReplayPlay),
+    ("+", Action::ReplayFaster),
+    ("-", Action::ReplaySlower),
 ];
 
 /// Key → action, in the order the help lists them.
@@ -325,8 +389,18 @@ impl Keymap {
         }
     }
 
-    /// The action bound to `key`, if any.
+    /// The action bound to `key`, if any; a replay's keys are not (they mean
+    /// nothing elsewhere, and a question's answer may begin with one).
     pub fn action_for(&self, key: &KeyEvent) -> Option<Action> {
+        self.bound(key).filter(|a| !a.is_replay())
+    }
+
+    /// The replay move bound to `key`, if any.
+    pub fn replay_action_for(&self, key: &KeyEvent) -> Option<Action> {
+        self.bound(key).filter(|a| a.is_replay())
+    }
+
+    fn bound(&self, key: &KeyEvent) -> Option<Action> {
         let chord = Chord::from_event(key);
         self.bindings
             .iter()
@@ -334,16 +408,35 @@ impl Keymap {
             .map(|(_, a)| *a)
     }
 
-    /// Every binding, in help order.
+    /// Every binding, in help order (a replay's moves last).
     pub fn bindings(&self) -> &[(Chord, Action)] {
         &self.bindings
     }
 
-    /// One help row per action: its keys joined (`Down / j`) and what it does. The
-    /// step keys share one row (`1 / 2 / … / 7`).
+    /// One help row per action but a replay's: its keys joined (`Down / j`) and
+    /// what it does. The step keys share one row (`1 / 2 / … / 7`).
     pub fn help_rows(&self) -> Vec<(String, &'static str)> {
+        self.rows_where(|a| !a.is_replay())
+    }
+
+    /// The help rows of a replay's moves.
+    pub fn replay_rows(&self) -> Vec<(String, &'static str)> {
+        self.rows_where(Action::is_replay)
+    }
+
+    /// A replay's keys in the order of its moves, for a one-line reminder
+    /// (`. , ] [ } { Space + -`).
+    pub fn replay_keys(&self) -> String {
+        self.replay_rows()
+            .into_iter()
+            .map(|(keys, _)| keys.replace(" / ", " "))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn rows_where(&self, keep: impl Fn(Action) -> bool) -> Vec<(String, &'static str)> {
         let mut rows: Vec<(&'static str, Vec<String>)> = Vec::new();
-        for (chord, action) in &self.bindings {
+        for (chord, action) in self.bindings.iter().filter(|(_, a)| keep(*a)) {
             match rows.iter_mut().find(|(h, _)| *h == action.help()) {
                 Some((_, keys)) => keys.push(chord.to_string()),
                 None => rows.push((action.help(), vec![chord.to_string()])),
@@ -471,6 +564,10 @@ pub fn help_sections(state: &AppState) -> Vec<(String, Vec<(String, String)>)> {
         (format!("{} screen", state.ui.step.title()), own(here)),
         ("everywhere".to_string(), own(rest)),
     ];
+    // A recording's own moves come first: they are what replay adds.
+    if state.replaying {
+        sections.insert(0, ("replay".to_string(), own(map.replay_rows())));
+    }
     let question = ("answering a question".to_string(), answering);
     if state.pending.as_ref().is_some_and(|q| state.may_answer(q)) {
         sections.insert(0, question);
@@ -542,6 +639,10 @@ pub fn hints(state: &AppState) -> Vec<(String, &'static str)> {
         Step::Finding => &[(Action::Search, "search")],
         _ => &[],
     };
+    // The tables' rows are picked to be shown whole.
+    if matches!(state.ui.step, Step::Toolbox | Step::Checklist) {
+        out.push(("↑↓".into(), "row"));
+    }
     for (action, what) in here {
         if let Some(k) = key(*action) {
             out.push((k, what));
@@ -738,6 +839,8 @@ mod tests {
                 a.match_line.is_some() && a.match_line != b.match_line
             }
             Action::Jump(n) => a.step == Step::ALL[usize::from(n)],
+            // The player's, checked in `tui::replay`'s tests.
+            _ => false,
         }
     }
 
@@ -791,10 +894,38 @@ mod tests {
                 }
             }
         }
+        let live = base
+            .keymap
+            .bindings()
+            .iter()
+            .filter(|(_, a)| !a.is_replay())
+            .count();
+        assert_eq!(checked, live, "every binding checked");
+    }
+
+    /// A replay's keys are listed (first) only in a replay's help, and nowhere else
+    /// do they act: a question's answer may begin with `.` or `-`.
+    #[test]
+    fn a_replay_s_keys_are_its_own_and_in_its_help_only() {
+        let mut state = demo_state();
+        let listed = |state: &AppState| -> Vec<String> {
+            help_sections(state)
+                .into_iter()
+                .flat_map(|(_, rows)| rows.into_iter().map(|(k, _)| k))
+                .collect()
+        };
+        assert!(!listed(&state).iter().any(|k| k == "]"));
+        let dot = KeyEvent::new(KeyCode::Char('.'), NONE);
+        assert_eq!(state.keymap.action_for(&dot), None);
         assert_eq!(
-            checked,
-            base.keymap.bindings().len(),
-            "every binding checked"
+            state.keymap.replay_action_for(&dot),
+            Some(Action::ReplayNext)
         );
+        state.replaying = true;
+        let sections = help_sections(&state);
+        assert_eq!(sections[0].0, "replay");
+        let keys: Vec<&str> = sections[0].1.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, [".", ",", "]", "[", "}", "{", "Space", "+", "-"]);
+        assert_eq!(state.keymap.replay_keys(), ". , ] [ } { Space + -");
     }
 }

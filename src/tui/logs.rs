@@ -47,6 +47,8 @@ pub struct LogEntry {
     pub path: PathBuf,
     /// The held fault is aimed at this service.
     pub target: bool,
+    /// When its command started (RFC 3339): the log was created then.
+    pub started: String,
 }
 
 /// The log the pane shows and where it comes from.
@@ -149,6 +151,7 @@ pub fn entries(row: &RunRow, at: usize, target: Option<&str>) -> Vec<LogEntry> {
             stream: Stream::Stderr,
             path: c.stderr.clone(),
             target,
+            started: c.started.clone(),
         });
         if let Some(path) = &c.stdout {
             out.push(LogEntry {
@@ -156,6 +159,7 @@ pub fn entries(row: &RunRow, at: usize, target: Option<&str>) -> Vec<LogEntry> {
                 stream: Stream::Stdout,
                 path: path.clone(),
                 target,
+                started: c.started.clone(),
             });
         }
     }

@@ -6,6 +6,7 @@
 pub mod answer;
 pub mod app;
 pub mod config;
+pub mod files;
 pub mod keymap;
 pub mod logs;
 pub mod palette;

@@ -38,6 +38,9 @@ pub struct Ui {
     pub step: Step,
     /// Index into [`AppState::runs`].
     pub selected: usize,
+    /// The highlighted row of the Toolbox or Checklist table: its cells, cut to fit
+    /// the table, are shown whole below it.
+    pub table_row: usize,
     pub focus: Focus,
     /// The live pane follows the log's end.
     pub follow: bool,
@@ -112,6 +115,13 @@ pub struct AppState {
     /// The wall clock the status line counts from, set by the caller before each
     /// draw (kept out of the drawing so a frame is a function of the state).
     pub now: Option<chrono::DateTime<chrono::Utc>>,
+    /// A recording (`faultline replay`): `now` is the moment replayed, logs are cut
+    /// at it, and the replay's keys are listed in the help.
+    pub replaying: bool,
+    /// A replay's session directory and where its journal says it was: every path
+    /// the journal names is read under the directory replayed, or refused
+    /// ([`crate::tui::files::Rebase`]). `None` live: paths are read as journaled.
+    pub rebase: Option<crate::tui::files::Rebase>,
 }
 
 impl AppState {
@@ -135,6 +145,7 @@ impl AppState {
             ui: Ui {
                 step: Step::Plan,
                 selected: 0,
+                table_row: 0,
                 focus: Focus::List,
                 follow: true,
                 scroll: 0,
@@ -156,6 +167,8 @@ impl AppState {
             },
             now: None,
             chart: None,
+            replaying: false,
+            rebase: None,
         }
     }
 
@@ -344,11 +357,27 @@ impl AppState {
             return (&html != report).then(|| html.display().to_string());
         }
         let session = self
-            .view
-            .session_dir
-            .as_ref()
+            .session_dir_shown()
             .map_or_else(|| "<session>".to_string(), |d| d.display().to_string());
         Some(format!("{session}/findings/report.html"))
+    }
+
+    /// The session directory shown: a replay's own (wherever the session was when
+    /// it ran), else the one the journal names.
+    pub fn session_dir_shown(&self) -> Option<&std::path::Path> {
+        match &self.rebase {
+            Some(rebase) => Some(&rebase.shown),
+            None => self.view.session_dir.as_deref(),
+        }
+    }
+
+    /// Where a path the journal names is read: as journaled, or in a replay under
+    /// the directory replayed; `Err` says why it is not read.
+    pub fn place(&self, journaled: &std::path::Path) -> Result<std::path::PathBuf, String> {
+        match &self.rebase {
+            Some(rebase) => rebase.place(journaled),
+            None => Ok(journaled.to_path_buf()),
+        }
     }
 
     /// The lines `/` searches on the current screen (Report: report.md; Finding: the
@@ -419,6 +448,12 @@ impl AppState {
             _ => {}
         }
         let last = self.view.runs.len().saturating_sub(1);
+        // The Toolbox and Checklist tables' rows, which the arrows pick there.
+        let table = match self.ui.step {
+            Step::Toolbox => Some(self.view.toolbox.len()),
+            Step::Checklist => Some(self.view.checklist.len()),
+            _ => None,
+        };
         let ui = &mut self.ui;
         let scrolls = ui.step == Step::Run && ui.focus == Focus::Pane;
         // Finding reads as text; on Report the arrows pick a verdict (its evidence is
@@ -446,6 +481,15 @@ impl AppState {
             Action::PrevStep => {
                 ui.step = ui.step.prev();
                 ui.scroll = 0;
+            }
+            Action::Up | Action::Down | Action::Top | Action::Bottom if table.is_some() => {
+                let last = table.unwrap_or(0).saturating_sub(1);
+                ui.table_row = match action {
+                    Action::Up => ui.table_row.min(last).saturating_sub(1),
+                    Action::Down => (ui.table_row + 1).min(last),
+                    Action::Top => 0,
+                    _ => last,
+                };
             }
             Action::Up | Action::Down | Action::Top | Action::Bottom if !scrolls => {
                 ui.selected = match action {
@@ -504,6 +548,16 @@ impl AppState {
                 ui.match_line = None;
             }
             Action::Quit => ui.quit = true,
+            // A replay's moves are the player's (`tui::replay::key`).
+            Action::ReplayNext
+            | Action::ReplayPrev
+            | Action::ReplayNextFault
+            | Action::ReplayPrevFault
+            | Action::ReplayNextScenario
+            | Action::ReplayPrevScenario
+            | Action::ReplayPlay
+            | Action::ReplayFaster
+            | Action::ReplaySlower => {}
             Action::ToggleFollow
             | Action::PickLog
             | Action::Note

@@ -650,7 +650,6 @@ pub fn artifacts_agree(session: &Path) -> Agreed {
 
 #[test]
 fn every_artifact_of_the_demo_session_agrees_with_verdicts_json() {
-    let _slot = common::demo_lock();
     let run = common::demo_run();
     let session = common::session_of(&run.out);
     let agreed = artifacts_agree(&session);

@@ -194,7 +194,6 @@ fn unhealed(records: &[Line]) -> Vec<String> {
 
 #[test]
 fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
-    let _one = common::demo_lock();
     let work = tempfile::tempdir().expect("tempdir");
     // The uninterrupted baseline is the demo run the whole binary shares: the same
     // `faultline demo --headless --yes --out ROOT`, only read here.

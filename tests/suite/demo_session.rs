@@ -13,10 +13,6 @@ use std::time::{Duration, Instant};
 
 use common::tree;
 
-fn serial() -> common::DemoSlot {
-    common::demo_lock()
-}
-
 fn faultline(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_faultline"))
         .args(args)
@@ -177,7 +173,6 @@ fn assert_junit(session: &Path, v: &serde_json::Value) {
 
 #[test]
 fn the_demo_reaches_all_five_verdicts_from_evidence_and_again_on_rerun() {
-    let _one = serial();
     let run = common::demo_run();
     let root = &run.root;
     let demo = || {
@@ -387,7 +382,6 @@ fn run_mutant_at(
 
 #[test]
 fn aiming_the_misaimed_pause_at_a_follower_turns_it_into_pass_hardening() {
-    let _one = serial();
     let (_, v, _keep) = run_mutant(
         |s| s.replace("target: { service: n4 }", "target: { service: n3 }"),
         "D4",
@@ -398,7 +392,6 @@ fn aiming_the_misaimed_pause_at_a_follower_turns_it_into_pass_hardening() {
 
 #[test]
 fn removing_the_planted_bug_removes_the_fail() {
-    let _one = serial();
     let (session, v, _keep) = run_mutant(|s| s.replace(" --ack-before-replicate", ""), "D3");
     assert!(!v["D3"].starts_with("FAIL"), "D3 still {}", v["D3"]);
     let records = common::whole_records(&session);
@@ -410,7 +403,6 @@ fn removing_the_planted_bug_removes_the_fail() {
 
 #[test]
 fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
-    let _one = serial();
     let (session, v, _keep) = run_mutant(
         |s| s.replace("--rate 50", "--rate 50 --halt-at 0.5"),
         "D1,D2",
@@ -430,7 +422,6 @@ fn stopping_the_workload_halfway_fails_check_one_and_allows_no_pass() {
 /// history (two oracle results per seed), and the scenario fails on the second alone.
 #[test]
 fn a_second_checker_judges_the_same_history_and_its_anomaly_fails_the_scenario() {
-    let _one = serial();
     let (session, v, _keep) = run_mutant_at(
         |s| {
             s.replace(
@@ -464,7 +455,6 @@ fn a_second_checker_judges_the_same_history_and_its_anomaly_fails_the_scenario()
 /// workload. gbb-1 passes, and the outage is in the finding with its start and length.
 #[test]
 fn a_workload_that_keeps_trying_through_a_sut_outage_passes_check_one() {
-    let _one = serial();
     let (session, v, _keep) = run_mutant_at(
         |s| {
             s.replace(
@@ -574,7 +564,6 @@ fn start_paused_d2(
 
 #[test]
 fn sigint_with_a_fault_active_heals_it_and_leaves_no_process_group() {
-    let _one = serial();
     let work = tempfile::tempdir().expect("tempdir");
     let plan = mutated_demo(work.path(), |s| {
         s.replace("duration: 1500ms", "duration: 20s")
@@ -627,7 +616,6 @@ fn held_pause(work: &Path, watchdog: bool) -> (std::process::Child, PathBuf) {
 
 #[test]
 fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal() {
-    let _one = serial();
     let work = tempfile::tempdir().expect("tempdir");
     let (mut child, journal_path) = held_pause(work.path(), false);
     child.kill().expect("SIGKILL faultline");
@@ -665,7 +653,6 @@ fn after_sigkill_with_a_pause_active_heal_restores_everything_from_the_journal()
 
 #[test]
 fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
-    let _one = serial();
     let work = tempfile::tempdir().expect("tempdir");
     let (mut child, journal_path) = held_pause(work.path(), true);
     let session = journal_path.parent().expect("session").to_path_buf();
@@ -718,7 +705,6 @@ fn after_sigkill_with_a_pause_active_the_watchdog_heals_and_ends_every_child() {
 
 #[test]
 fn a_run_that_ends_normally_stands_its_watchdog_down() {
-    let _one = serial();
     // Any edit will do: D1 alone runs, and D2's pause is not reached.
     let (session, _, _keep) =
         run_mutant(|s| s.replace("duration: 1500ms", "duration: 1400ms"), "D1");

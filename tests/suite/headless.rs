@@ -319,7 +319,6 @@ fn session_under(root: &Path) -> Option<PathBuf> {
 /// pipe closed, and the session still writes its verdicts.
 #[test]
 fn a_closed_stdout_ends_the_output_never_the_run() {
-    let _one = common::demo_lock();
     let work = tempfile::tempdir().expect("tempdir");
     let root = work.path().join("sessions");
     let stderr = std::fs::File::create(work.path().join("stderr")).expect("stderr file");
@@ -600,7 +599,6 @@ fn a_reduction_candidate_says_what_it_kept_and_whether_it_still_failed() {
 /// candidate as its record has it; the last lines name report.html and report.md.
 #[test]
 fn the_demo_s_closing_table_fits_80_columns() {
-    let _one = common::demo_lock();
     let run = common::demo_run();
     let out = String::from_utf8_lossy(&run.out.stdout);
     let lines: Vec<&str> = out.lines().collect();

@@ -198,7 +198,6 @@ fn an_isolated_run_leaves_no_namespace_by_any_way_out() {
     if common::skipped("NETNS", missing()) {
         return;
     }
-    let _slot = common::demo_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let plan = isolated_plan(dir.path());
 

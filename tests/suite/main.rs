@@ -1,9 +1,9 @@
-//! Every integration test of faultline, in one test binary (`cargo test --test suite`):
-//! one module per area, the shared helpers declared once here. A single file's tests
-//! run as `cargo test --test suite <module>::`.
+//! Every integration test of faultline, in one test binary (`cargo nextest run --test
+//! suite`): one module per area, the shared helpers declared once here. A single
+//! file's tests run as `cargo nextest run --test suite <module>::`.
 //!
-//! The modules share one process, so process-wide state is shared too: the helpers
-//! in `common` serialize or isolate the tests that touch it (see `common`'s docs).
+//! Under nextest every test is a process of its own; `common`'s docs say what is
+//! shared between them (the demo run) and what plain `cargo test` needs.
 
 mod common;
 mod support {
@@ -52,6 +52,7 @@ mod nemesis_net;
 mod nemesis_process;
 mod nemesis_proxy;
 mod new_plan;
+mod nextest_groups;
 mod operator;
 mod operators;
 mod oracle_check_cli;

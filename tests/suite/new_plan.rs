@@ -153,7 +153,6 @@ fn a_new_plan_lints_clean_and_filled_for_the_demo_store_passes() {
     std::fs::write(&plan, plan_for_demo(&text)).expect("write plan");
     lint("filled for the demo store");
 
-    let _slot = crate::common::demo_lock();
     let run = Command::new(EXE)
         .args(["run", plan_arg, "--headless"])
         .current_dir(dir.path())

@@ -161,7 +161,6 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
     if !tmux::available("the hang-up test") {
         return;
     }
-    let _one = common::demo_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     demo_files(dir.path(), "6s");
     // The same plan uninterrupted, every question at its default: the reference.
@@ -786,6 +785,17 @@ fn a_note_over_attach_json_reaches_report_md_with_its_author() {
         owner.seen
     );
     owner.send(&serde_json::json!({"type": "note", "text": "x".repeat(5000)}));
+    // Refused by the client, as the same JSON line on stdout (and said on stderr).
+    assert!(
+        owner
+            .wait(Duration::from_secs(10), |m| m["type"] == "refused"
+                && m["why"].as_str().is_some_and(
+                    |w| w.starts_with("a note is at most 4096 bytes")
+                ))
+            .is_some(),
+        "{:?}",
+        owner.seen
+    );
     let mut viewer = JsonClient::start(&session, &[], &["--role", "viewer"]);
     viewer.send(&serde_json::json!({"type": "note", "text": "a viewer's note"}));
     assert!(
@@ -826,6 +836,19 @@ fn a_note_over_attach_json_reaches_report_md_with_its_author() {
         notes.len(),
         1,
         "only the owner's note is journaled: {notes:?}"
+    );
+    // Sent at once after the welcome, before the batch of joins was due: the
+    // author's join is still journaled first.
+    let records = common::records(&session);
+    let joined = records
+        .iter()
+        .find(|l| l.kind == "participant-joined" && l.data["who"] == notes[0].data["who"])
+        .unwrap_or_else(|| panic!("the author's join is journaled: {records:?}"));
+    assert!(
+        joined.seq < notes[0].seq,
+        "join {} after the note {}",
+        joined.seq,
+        notes[0].seq
     );
     let report =
         std::fs::read_to_string(session.join("findings").join("report.md")).expect("report.md");

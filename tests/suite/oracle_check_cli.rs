@@ -220,3 +220,312 @@ fn nothing_judged_is_unknown_not_valid() {
     let out = check(&["--checker", "linearizability-register", path]);
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// A faultline JSONL op on `key`: a write of `value`, or (`output` set) a read of it.
+fn kv_op(
+    id: u64,
+    process: u64,
+    at: (u64, u64),
+    key: &str,
+    write: Option<i64>,
+    read: Option<i64>,
+) -> String {
+    let (op_type, input, output) = match write {
+        Some(v) => ("write", serde_json::json!(v), serde_json::Value::Null),
+        None => ("read", serde_json::Value::Null, serde_json::json!(read)),
+    };
+    format!(
+        "{}\n",
+        serde_json::json!({"op_id": id, "process": process, "invoke_ts": at.0,
+            "complete_ts": at.1, "op_type": op_type, "key": key, "input": input,
+            "output": output, "error": null, "timeout": false})
+    )
+}
+
+/// Key `a` (2 ops) and key `b` (3 ops) each read a value nobody wrote; key `c` (4
+/// ops) is fine. Smallest key first: `a` is the first anomaly found.
+fn two_bad_keys() -> String {
+    [
+        kv_op(1, 0, (0, 1), "a", Some(1), None),
+        kv_op(2, 0, (2, 3), "a", None, Some(9)),
+        kv_op(3, 1, (0, 1), "b", Some(1), None),
+        kv_op(4, 1, (2, 3), "b", Some(2), None),
+        kv_op(5, 1, (4, 5), "b", None, Some(1)),
+        kv_op(6, 2, (0, 1), "c", Some(1), None),
+        kv_op(7, 2, (2, 3), "c", None, Some(1)),
+        kv_op(8, 2, (4, 5), "c", Some(2), None),
+        kv_op(9, 2, (6, 7), "c", None, Some(2)),
+    ]
+    .concat()
+}
+
+/// Several histories in one process: a directory gives one row per file (sorted,
+/// a subdirectory not entered, a symlink listed and not followed), the exit code
+/// is the worst verdict's (invalid over unreadable over unknown over valid), the
+/// table fits COLUMNS, and `--json` gives one object per line and history with
+/// `file` and `valid`.
+#[test]
+fn a_directory_of_histories_gives_a_row_each_and_the_worst_exit_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).expect("runs");
+    let copy = |name: &str, to: &str| {
+        std::fs::copy(fixture(name), runs.join(to)).expect("copy");
+    };
+    copy("register-ok.edn", "a-ok.edn");
+    copy("register-stale.edn", "b-stale.edn");
+    copy("register-ok.edn", "c-ok.edn");
+    std::fs::write(runs.join("d-torn.edn"), "{:type :invoke, :f :read").expect("torn");
+    std::os::unix::fs::symlink(fixture("register-ok.edn"), runs.join("e-link.edn"))
+        .expect("symlink");
+    std::fs::create_dir(runs.join("f-sub")).expect("subdir");
+    std::fs::copy(fixture("register-stale.edn"), runs.join("f-sub/x.edn")).expect("copy");
+    let runs_arg = runs.to_str().expect("utf-8");
+    let run = |args: &[&str], columns: &str| {
+        Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(["check", "--checker", "linearizability-register"])
+            .args(args)
+            .env("COLUMNS", columns)
+            .output()
+            .expect("faultline runs")
+    };
+
+    let out = run(&[runs_arg], "80");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("file "))
+        .collect();
+    let rows: Vec<&str> = table
+        .iter()
+        .copied()
+        .filter(|l| l.contains("/runs/"))
+        .collect();
+    let expected = [
+        ("a-ok.edn", "valid"),
+        ("b-stale.edn", "INVALID"),
+        ("c-ok.edn", "valid"),
+        ("d-torn.edn", "unreadable"),
+        ("e-link.edn", "unreadable"),
+    ];
+    let row_lines: Vec<&str> = rows
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with(' '))
+        .collect();
+    assert_eq!(row_lines.len(), expected.len(), "{text}");
+    for (line, (name, verdict)) in row_lines.iter().zip(expected) {
+        assert!(
+            line.contains(name) && line.contains(verdict),
+            "{line}\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("x.edn"),
+        "a subdirectory is not entered: {text}"
+    );
+    assert!(text.contains("symbolic link: not followed"), "{text}");
+    assert!(text.contains("truncated"), "{text}");
+    assert!(
+        table.last().is_some_and(|l| l.contains("5 histories")
+            && l.contains("2 valid, 1 INVALID, 2 unreadable")
+            && l.ends_with("exit 1")),
+        "{text}"
+    );
+    // The invalid one's report comes before the table, named.
+    let report = text
+        .find("linearizability-register: INVALID")
+        .expect("its report");
+    assert!(report < text.find("file ").expect("the table"), "{text}");
+
+    // Narrow: every line within 40 columns, nothing lost.
+    let narrow = run(&[runs_arg], "40");
+    let narrow_text = String::from_utf8_lossy(&narrow.stdout);
+    let closing: Vec<&str> = narrow_text
+        .lines()
+        .skip_while(|l| !l.starts_with("file "))
+        .collect();
+    assert!(
+        closing.iter().all(|l| l.chars().count() <= 40),
+        "{narrow_text}"
+    );
+    let joined: String = closing.iter().map(|l| l.trim()).collect();
+    assert!(
+        joined.contains(&format!("{runs_arg}/b-stale.edn")),
+        "{narrow_text}"
+    );
+
+    // Without the invalid one: the unreadable files decide (66); without those,
+    // valid (0).
+    let out = run(
+        &[
+            &format!("{runs_arg}/a-ok.edn"),
+            &format!("{runs_arg}/d-torn.edn"),
+        ],
+        "80",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(66),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let pattern = format!("{runs_arg}/?-ok.edn");
+    let out = run(&[&pattern], "80");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a quoted glob is expanded: {text}"
+    );
+    assert!(text.contains("2 histories: 2 valid; exit 0"), "{text}");
+
+    // --json: one object per line and history, in the order given, with the path.
+    let out = run(&[runs_arg, "--json", "--jobs", "2"], "80");
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let valid: Vec<&serde_json::Value> = lines.iter().map(|v| &v["valid"]).collect();
+    assert_eq!(
+        valid,
+        [
+            &serde_json::json!(true),
+            &serde_json::json!(false),
+            &serde_json::json!(true),
+            &serde_json::Value::Null,
+            &serde_json::Value::Null
+        ]
+    );
+    for (v, (name, _)) in lines.iter().zip(expected) {
+        let file = v["file"].as_str().expect("file");
+        assert!(file.ends_with(&format!("/runs/{name}")), "{v}");
+    }
+    assert_eq!(lines[1]["anomalies"][0]["ops"][0], "4", "{}", lines[1]);
+    assert!(
+        lines[3]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("truncated"))
+    );
+}
+
+/// `--first` stops at the first anomaly (the smallest key's) and says what was not
+/// searched; the default run reports every anomaly, and tells the first one on
+/// stderr before the report is written.
+#[test]
+fn first_stops_at_the_first_anomaly_and_the_default_tells_it_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("two-bad-keys.jsonl");
+    std::fs::write(&path, two_bad_keys()).expect("history");
+    let path = path.to_str().expect("utf-8");
+    let out = check(&["--checker", "linearizability-kv", path, "--first", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["valid"], false, "{v}");
+    let anomalies = v["anomalies"].as_array().expect("anomalies");
+    assert_eq!(anomalies.len(), 1, "{v}");
+    assert!(
+        anomalies[0]["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("key `a`")),
+        "{v}"
+    );
+    let evidence = v["evidence"].as_str().expect("evidence");
+    assert!(
+        evidence.contains("2 more not searched") && evidence.contains("--first"),
+        "{evidence}"
+    );
+
+    let out = check(&["--checker", "linearizability-kv", path, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["anomalies"].as_array().map(Vec::len), Some(2), "{v}");
+    assert!(
+        !v["evidence"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not searched"),
+        "{v}"
+    );
+    // --json prints nothing else.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Text: stdout and stderr into one file, in the order written.
+    let both = dir.path().join("both.txt");
+    let file = std::fs::File::create(&both).expect("output file");
+    let status = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["check", "--checker", "linearizability-kv", path])
+        .stdout(file.try_clone().expect("clone"))
+        .stderr(file)
+        .status()
+        .expect("faultline runs");
+    assert_eq!(status.code(), Some(1));
+    let said = std::fs::read_to_string(&both).expect("output");
+    let first = said
+        .find("first anomaly: ")
+        .expect("the first anomaly line");
+    let line = said[first..].lines().next().unwrap_or_default();
+    assert!(line.contains("op 2 read 9 on key `a` after "), "{said}");
+    let report = said
+        .find("linearizability-kv: INVALID")
+        .expect("the report");
+    assert!(
+        first < report,
+        "the first anomaly is told before the report:\n{said}"
+    );
+    assert_eq!(said.matches("first anomaly").count(), 1, "{said}");
+}
+
+/// When the budget ends the search with an anomaly already found, the verdict is
+/// still INVALID and the evidence says how many keys were not searched.
+#[test]
+fn a_budget_that_ends_the_search_after_an_anomaly_keeps_it_invalid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cheap-bad-hard-good.jsonl");
+    // Key `a`: a cheap anomaly. Key `h`: 14 concurrent writes, then a read of the
+    // first one's value — linearizable, but only with that write last, which the
+    // search reaches after far more configurations than the budget below.
+    let mut text =
+        kv_op(1, 0, (0, 1), "a", Some(1), None) + &kv_op(2, 0, (2, 3), "a", None, Some(9));
+    for i in 0..14u64 {
+        text += &kv_op(10 + i, 10 + i, (0, 10), "h", Some(100 + i as i64), None);
+    }
+    text += &kv_op(99, 1, (20, 30), "h", None, Some(100));
+    std::fs::write(&path, text).expect("history");
+    let path = path.to_str().expect("utf-8");
+    let out = check(&[
+        "--checker",
+        "linearizability-kv",
+        path,
+        "--param",
+        "max_configs=10",
+        "--json",
+    ]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert_eq!(v["valid"], false, "{v}");
+    assert_eq!(v["anomalies"].as_array().map(Vec::len), Some(1), "{v}");
+    let evidence = v["evidence"].as_str().expect("evidence");
+    assert!(
+        evidence.contains("1 more not searched: memory budget exceeded"),
+        "{evidence}"
+    );
+    // With room, the hard key is decided: still the one anomaly, nothing cut.
+    let out = check(&["--checker", "linearizability-kv", path, "--json"]);
+    let v = json(&out);
+    assert_eq!(v["anomalies"].as_array().map(Vec::len), Some(1), "{v}");
+    assert!(
+        !v["evidence"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not searched"),
+        "{v}"
+    );
+}

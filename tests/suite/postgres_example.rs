@@ -168,8 +168,6 @@ fn postgres_example_gives_its_three_verdicts() {
     if common::skipped("POSTGRES", missing()) {
         return;
     }
-    // Eight client threads and a server per seed: keep the demo runs off the cores.
-    let _one_at_a_time = common::demo_lock();
     let out = tempfile::tempdir().expect("tempdir");
     let run = Command::new(env!("CARGO_BIN_EXE_faultline"))
         .arg("run")

@@ -179,8 +179,6 @@ fn redis_failover_example_gives_its_three_verdicts() {
     if common::skipped("REDIS", missing()) {
         return;
     }
-    // Sentinel's timers are a second long: keep the demo runs off the cores meanwhile.
-    let _one_at_a_time = common::demo_lock();
     let out = tempfile::tempdir().expect("tempdir");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/redis");
     let namespaces_before = netns_list();

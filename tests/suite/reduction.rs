@@ -19,7 +19,6 @@ fn faultline(args: &[&str], cwd: &Path) -> std::process::Output {
 
 #[test]
 fn the_demo_fail_is_reduced_to_the_kill_and_the_reduced_reproducer_still_fails() {
-    let _one = common::demo_lock();
     let work = tempfile::tempdir().expect("tempdir");
     let out = faultline(
         &[

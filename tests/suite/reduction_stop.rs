@@ -35,7 +35,6 @@ fn journaled(root: &Path, marker: &str, child: &mut std::process::Child) -> Path
 
 #[test]
 fn a_stop_during_reduction_keeps_the_fail_and_resume_finishes_the_reduction() {
-    let _one = common::demo_lock();
     let work = tempfile::tempdir().expect("tempdir");
     let root = work.path().join("sessions");
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultline"))

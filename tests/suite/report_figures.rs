@@ -159,7 +159,6 @@ fn a_history_with_no_op_still_draws_empty_figures() {
 /// first seed (a spare paused, the primary killed) shades both windows, named.
 #[test]
 fn the_demo_writes_every_seeds_figures_beside_its_metrics() {
-    let _one = common::demo_lock();
     let session = common::session_of(&common::demo_run().out);
     let metrics = session.join("metrics/D3");
     let seeds: Vec<String> = std::fs::read_dir(&metrics)

@@ -174,7 +174,6 @@ fn chromium_draws_the_demo_report_with_its_figures_inline() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let _g = common::demo_lock();
     let findings = demo_findings();
     let html = std::fs::read_to_string(findings.join("report.html")).expect("report.html");
     let scratch = tempfile::tempdir().expect("tmp");
@@ -259,7 +258,6 @@ fn chromium_opens_the_demo_report_on_its_dashboard() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let _g = common::demo_lock();
     let findings = demo_findings();
     let html = std::fs::read_to_string(findings.join("report.html")).expect("report.html");
     let verdicts: serde_json::Value = serde_json::from_str(
@@ -416,7 +414,6 @@ fn chromium_draws_hostile_figures_as_text_or_notes() {
 
 #[test]
 fn the_demo_report_html_fetches_nothing() {
-    let _g = common::demo_lock();
     let findings = demo_findings();
     let html = std::fs::read_to_string(findings.join("report.html")).expect("report.html");
     for fetch in [
@@ -445,7 +442,6 @@ fn the_demo_report_html_fetches_nothing() {
 #[test]
 fn the_demo_report_md_links_its_figures_and_every_link_is_there() {
     use pulldown_cmark::{Event, Options, Parser, Tag};
-    let _g = common::demo_lock();
     let findings = demo_findings();
     let markdown = std::fs::read_to_string(findings.join("report.md")).expect("report.md");
     let mut images = Vec::new();

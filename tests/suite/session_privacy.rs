@@ -331,10 +331,7 @@ fn nothing_above_the_session_directory_changes_and_the_journal_says_its_mode() {
         getfacl(&private),
         std::fs::metadata(&private).expect("stat").mode(),
     );
-    let session = {
-        let _slot = common::demo_lock();
-        common::session_of(&demo(&private.join("out"), &approver, &viewer, &[]))
-    };
+    let session = common::session_of(&demo(&private.join("out"), &approver, &viewer, &[]));
     let after = (
         getfacl(&private),
         std::fs::metadata(&private).expect("stat").mode(),
@@ -398,10 +395,7 @@ fn others_cannot_read_a_session_whose_server_could_not_start() {
         "planted",
     )
     .expect("plant");
-    let run = {
-        let _slot = common::demo_lock();
-        demo(&out, &approver, &viewer, &[("XDG_RUNTIME_DIR", &runtime)])
-    };
+    let run = demo(&out, &approver, &viewer, &[("XDG_RUNTIME_DIR", &runtime)]);
     let session = common::session_of(&run);
     let said = String::from_utf8_lossy(&run.stderr);
     if said.contains("cannot listen") {

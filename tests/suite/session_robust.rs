@@ -206,7 +206,7 @@ fn heal_goes_past_a_nul_byte_in_the_middle_of_the_journal() {
                     pid: Some(pid),
                     undo: Some(event::Undo::Process(event::ProcessUndo {
                         pid,
-                        action: "Pause".into(),
+                        action: faultline::nemesis::process::UndoAction::Pause,
                         started: faultline::exec::start_time(pid),
                         node: None,
                     })),
@@ -351,7 +351,6 @@ fn a_full_session_root_ends_healed_with_exit_74() {
     if !common::can_mount() {
         return;
     }
-    let _demo = common::demo_lock();
     let (out, root, _dir) = demo_on_tmpfs("size=600k");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -402,7 +401,6 @@ fn a_read_only_session_root_is_an_environment_failure_not_a_panic() {
 fn a_killed_watchdog_is_journaled_and_replaced() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
-    let _demo = common::demo_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("sessions");
     let mut run = faultline()

@@ -354,7 +354,6 @@ fn a_flood_of_connections_is_capped_and_the_run_s_verdict_is_unchanged() {
         hard,
     )
     .expect("raise the test's own descriptor limit");
-    let _slot = crate::common::demo_lock();
     let mut run = Command::new("prlimit")
         .args([
             "--nofile=256:256",

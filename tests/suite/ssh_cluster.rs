@@ -196,7 +196,6 @@ fn ssh_cluster_example_gives_its_four_verdicts_over_ssh() {
     let Some(hosts) = SshHosts::up("ssh_cluster") else {
         return;
     };
-    let _one_at_a_time = common::demo_lock();
     let out = tempfile::tempdir().expect("tempdir");
     // The example as it is, and one more service on n1 that daemonizes out of its
     // group: the run's end must take it down with its cgroup on the node.

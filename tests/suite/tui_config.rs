@@ -48,7 +48,9 @@ fn bad_configs_name_file_line_and_field() {
             "tests/fixtures/config/unknown-action.toml:5: keys.launch-missiles: unknown action \
              (one of: next-step, prev-step, up, down, next-pane, toggle-follow, scroll-up, \
              scroll-down, top, bottom, search, help, show-reasons, evidence, staged-diff, note, next-log, close, quit, \
-             next-match, prev-match, step-1, step-2, step-3, step-4, step-5, step-6, step-7)",
+             next-match, prev-match, step-1, step-2, step-3, step-4, step-5, step-6, step-7, \
+             replay-next, replay-prev, replay-next-fault, replay-prev-fault, replay-next-scenario, \
+             replay-prev-scenario, replay-play, replay-faster, replay-slower)",
         ),
         (
             "unknown-key.toml",

@@ -5,7 +5,6 @@
 //! is being pressed, a prefix and a digit picking choices. CI installs tmux and sets
 //! FAULTLINE_REQUIRE_TMUX=1.
 
-use crate::common;
 use crate::support::tmux;
 
 use std::path::{Path, PathBuf};
@@ -147,8 +146,7 @@ fn the_demo_driven_by_keystrokes_from_checklist_to_report() {
     if !tmux::available("the terminal end-to-end test") {
         return;
     }
-    // The whole demo: not beside another module's demo (see `common::demo_lock`).
-    let _one = common::demo_lock();
+    // The whole demo: in the `end-to-end` test group (.config/nextest.toml).
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
     // Detached (`q` `d`), the run goes on and the same terminal attaches again.

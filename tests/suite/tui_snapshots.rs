@@ -225,19 +225,111 @@ fn the_help_overlay_lists_every_keymap_entry() {
     let small = scrub(&text(&render(&state, &dark(), 80, 24)));
     insta::assert_snapshot!("help_80x24", small);
     let shown = text(&render(&state, &dark(), 160, 48));
+    // A replay's keys are listed only in a replay, where they are listed first.
+    let mut replay = state.clone();
+    replay.replaying = true;
+    let in_replay = text(&render(&replay, &dark(), 160, 48));
+    insta::assert_snapshot!(
+        "help_replay_80x24",
+        scrub(&text(&render(&replay, &dark(), 80, 24)))
+    );
     for (chord, action) in state.keymap.bindings() {
         let key = chord.to_string();
-        let line = shown
-            .lines()
-            .find(|l| l.contains(action.help()) && l.split([' ', '│']).any(|word| word == key));
+        let listed = |shown: &str| {
+            shown
+                .lines()
+                .any(|l| l.contains(action.help()) && l.split([' ', '│']).any(|word| word == key))
+        };
+        let event = crossterm::event::KeyEvent::new(chord.code, chord.modifiers);
+        if action.is_replay() {
+            assert!(!listed(&shown), "{key} listed outside a replay:\n{shown}");
+            assert!(
+                listed(&in_replay),
+                "{key} / {} missing:\n{in_replay}",
+                action.help()
+            );
+            assert_eq!(state.keymap.replay_action_for(&event), Some(*action));
+            assert_eq!(state.keymap.action_for(&event), None);
+            continue;
+        }
         assert!(
-            line.is_some(),
+            listed(&shown),
             "{key} / {} missing:\n{shown}",
             action.help()
         );
-        let event = crossterm::event::KeyEvent::new(chord.code, chord.modifiers);
         assert_eq!(state.keymap.action_for(&event), Some(*action));
     }
+}
+
+/// Toolbox and Checklist cells too long for their column end in an ellipsis at a
+/// word (`...` without UTF-8), a path with its end kept; a log line wider than the
+/// Run pane the same.
+#[test]
+fn long_cells_and_log_lines_end_in_an_ellipsis_at_a_word() {
+    let mut state = AppState::new(plan());
+    state.apply(&record(
+        "toolbox-item",
+        "",
+        None,
+        json!({
+            "role": "sut-binary",
+            "kind": "binary",
+            "name": "redis-server",
+            "path": "/opt/vendor/redis/7.2.4/installed/bin/redis-server",
+            "evidence": "version 7.2.4 from redis-server --version, built with jemalloc and TLS support",
+        }),
+    ));
+    let answer =
+        json!({"question": "capability.docker", "answer": "have it on every node", "by": "test"});
+    state.apply(&record("operator-answer", "", None, answer));
+    let probe = json!({
+        "need": "docker daemon reachable from the test runner for the partition nemesis",
+        "capability": "docker",
+        "present": false,
+        "saw": "no socket at /var/run/docker.sock and DOCKER_HOST is not set",
+    });
+    state.apply(&record("capability", "", None, probe));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("n1.stderr.log");
+    std::fs::write(
+        &log,
+        "03:00:01.000 n1 replicated write k1-17 to n2 and n3 after waiting for both followers to acknowledge it\n",
+    )
+    .expect("log");
+    let started =
+        json!({"name": "n1", "command": "x", "pgid": 1, "log": log.display().to_string()});
+    state.apply(&record("command-started", "D1", None, started));
+    select(&mut state, "D1");
+    let ascii = Theme::select("light", false, false).expect("theme");
+    for (step, name) in [
+        (Step::Toolbox, "toolbox_long"),
+        (Step::Checklist, "checklist_long"),
+    ] {
+        state.ui.step = step;
+        let shown = scrub(&text(&render(&state, &dark(), 80, 24)));
+        assert!(shown.contains('…'), "{shown}");
+        insta::assert_snapshot!(format!("{name}_80x24"), shown);
+        let plain = text(&render(&state, &ascii, 80, 24));
+        assert!(plain.contains("...") && !plain.contains('…'), "{plain}");
+    }
+    state.ui.step = Step::Run;
+    let shown = text(&render(&state, &dark(), 80, 24));
+    let row = shown
+        .lines()
+        .find(|l| l.contains("n1 replicated"))
+        .unwrap_or_else(|| panic!("the log line:\n{shown}"));
+    let cut = row
+        .split('│')
+        .find(|c| c.contains("n1 replicated"))
+        .unwrap_or_default();
+    assert!(cut.trim_end().ends_with('…'), "cut with an ellipsis: {row}");
+    let before = cut.trim_end().trim_end_matches('…');
+    assert!(
+        "03:00:01.000 n1 replicated write k1-17 to n2 and n3 after waiting for both followers to acknowledge it"
+            .split(' ')
+            .any(|w| before.ends_with(&format!(" {w}"))),
+        "cut at a word: {row}"
+    );
 }
 
 #[test]
@@ -1136,6 +1228,18 @@ fn noted_run() -> AppState {
                 fields: std::collections::BTreeMap::new(),
             }),
         ),
+        // The workload half a second in: the chart's clock starts there.
+        (
+            d3.clone(),
+            "2026-12-03T03:00:00.500Z",
+            Event::CommandStarted(event::CommandStarted {
+                name: "workload".into(),
+                command: "fl-client".into(),
+                pgid: 4242,
+                // No log: the pane stays on the services'.
+                ..Default::default()
+            }),
+        ),
         (
             d3.clone(),
             "2026-12-03T03:00:01Z",
@@ -1235,4 +1339,59 @@ fn the_note_editor_shows_earlier_notes_its_keys_and_the_byte_limit() {
         assert!(shown.contains(said), "{said}:\n{shown}");
     }
     insta::assert_snapshot!("note_editor_80x24", shown);
+}
+
+/// A Toolbox or Checklist cell cut with an ellipsis is shown whole once its row is
+/// picked with the arrows: the detail below the table holds every field of it.
+#[test]
+fn a_picked_table_row_is_shown_whole_below_the_table() {
+    let mut state = AppState::new(plan());
+    for (name, evidence) in [
+        (
+            "redis-server",
+            "version 7.2.4 from redis-server --version, built with jemalloc",
+        ),
+        (
+            "redis-cli",
+            "version 7.2.4 from redis-cli --version, found on PATH at the end of the long search",
+        ),
+    ] {
+        state.apply(&record(
+            "toolbox-item",
+            "",
+            None,
+            json!({"role": "client", "kind": "binary", "name": name,
+                   "path": format!("/opt/vendor/redis/7.2.4/installed/bin/{name}"),
+                   "evidence": evidence}),
+        ));
+    }
+    state.ui.step = Step::Toolbox;
+    let whole = "found on PATH at the end of the long search";
+    let shown = text(&render(&state, &dark(), 80, 24));
+    assert!(
+        !shown.contains(whole),
+        "the second row shown whole before it is picked:\n{shown}"
+    );
+    state.handle(Action::Down);
+    assert_eq!(state.ui.table_row, 1);
+    let shown = text(&render(&state, &dark(), 80, 24));
+    let detail: String = shown
+        .lines()
+        .skip_while(|l| !l.contains("Selected row"))
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' ').to_string() + " ")
+        .collect();
+    assert!(
+        detail.contains(whole),
+        "the picked row's evidence whole:\n{shown}"
+    );
+    assert!(
+        detail.contains("/opt/vendor/redis/7.2.4/installed/bin/redis-cli"),
+        "its path whole:\n{shown}"
+    );
+    // The arrows stop at the ends.
+    state.handle(Action::Down);
+    assert_eq!(state.ui.table_row, 1);
+    state.handle(Action::Up);
+    state.handle(Action::Up);
+    assert_eq!(state.ui.table_row, 0);
 }

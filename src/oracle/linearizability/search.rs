@@ -50,6 +50,9 @@ pub enum Outcome {
     Unknown {
         reason: String,
     },
+    /// Cut short because the search was asked to stop (another partition was found
+    /// not linearizable under `--first`), or never started for that reason.
+    Stopped,
 }
 
 /// Peak figures of one search, for evidence and the benchmark.
@@ -290,8 +293,16 @@ impl Search<'_> {
 }
 
 /// Search for a linearization of `ops` starting from register value `init`;
-/// `values` holds the values the ops name.
-pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) -> (Outcome, Stats) {
+/// `values` holds the values the ops name. `stop` is asked now and then (beside the
+/// budget, every few thousand steps): once it says yes the search ends
+/// [`Outcome::Stopped`].
+pub fn search(
+    ops: &[Compiled],
+    init: Val,
+    budget: Budget,
+    values: &Interner,
+    stop: &dyn Fn() -> bool,
+) -> (Outcome, Stats) {
     let must_linearize = ops.iter().filter(|o| o.ret != NEVER).count();
     let mut s = Search {
         ops,
@@ -326,11 +337,15 @@ pub fn search(ops: &[Compiled], init: Val, budget: Budget, values: &Interner) ->
             return (Outcome::Linearizable, stats);
         }
         stats.steps += 1;
-        if stats.steps & 0xFFF == 0
-            && let Some(reason) = over_budget(&budget, s.cache.len())
-        {
-            stats.configs = s.cache.len();
-            return (Outcome::Unknown { reason }, stats);
+        if stats.steps & 0xFFF == 0 {
+            if let Some(reason) = over_budget(&budget, s.cache.len()) {
+                stats.configs = s.cache.len();
+                return (Outcome::Unknown { reason }, stats);
+            }
+            if stop() {
+                stats.configs = s.cache.len();
+                return (Outcome::Stopped, stats);
+            }
         }
         let mut stuck = false;
         if fresh {

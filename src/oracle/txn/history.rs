@@ -154,7 +154,9 @@ pub fn from_history(history: &History) -> Result<Txns, String> {
 
 /// Parse a `txn-jsonl` history: one object per transaction, `{op_id, process,
 /// invoke_ts, complete_ts, type: ok|info|fail, value: [[op, k, v] …]}` (`error`
-/// optional; `process` optional, without it a txn is in no process order). Each becomes a `txn` op of a [`History`].
+/// optional; `process` optional, without it a txn is in no process order). Each
+/// becomes a `txn` op of a [`History`]. The checkers read such a file without a
+/// `History` (`super::check_file`); this is for the other callers.
 pub fn parse_txn_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
@@ -209,7 +211,12 @@ fn line_err(source: &str, line: usize, message: String) -> HistoryError {
     }
 }
 
-fn txn_op(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op, HistoryError> {
+/// One txn-jsonl record as a `txn` op; `Err` names the line and the field.
+pub(crate) fn txn_op(
+    source: &str,
+    line: usize,
+    map: &Map<String, Value>,
+) -> Result<Op, HistoryError> {
     let err = |field: &str, message: &str| HistoryError::field(source, line, field, message);
     let id = |field: &str| match map.get(field) {
         Some(Value::String(s)) => Ok(s.clone()),

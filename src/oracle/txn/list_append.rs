@@ -1,16 +1,22 @@
 //! list-append: every txn appends unique values to lists and reads whole lists,
 //! so the longest read of a key is its version order (every other read must be a
 //! prefix of it) and every dependency can be inferred from it.
+//!
+//! Each read is compared with its key's order once; a read that is a prefix of
+//! it (all of them, in a valid history) is judged from what is known per
+//! position of the order — who appended the value there, whether a duplicate or
+//! a value nobody (or a failed txn) appended comes at or before it — so the cost
+//! is one slice comparison per read, not a lookup per element read.
 
 use super::anomaly::{Found, Kind};
-use super::graph::{DepGraph, RW, Reason, Step, WR, WW};
-use super::history::{Mop, Status, Txn, printed};
-use super::{cycle_found, found, show_list, tname};
+use super::graph::{DepGraph, RW, Reason, Step, Timing, WR, WW};
+use super::history::Status;
+use super::store::{F, FxMap, Mode, NONE, Store};
+use super::{cycle_found, found};
 use crate::oracle::checker::CheckerReport;
 use crate::oracle::history::History;
 use crate::oracle::params::Params;
-use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::time::Instant;
 
 pub const NAME: &str = "list-append";
@@ -20,198 +26,309 @@ pub const SCOPE: &str = "infers ww / wr / rw dependencies from list-append reads
 
 /// Judge a list-append history.
 pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-    super::judge(NAME, SCOPE, history, params, analyse)
+    super::judge(NAME, SCOPE, history, params, Mode::ListAppend, analyse)
 }
 
-/// Strings ↔ small ids.
-#[derive(Default)]
-pub struct Interner {
-    ids: HashMap<String, u32>,
-    pub names: Vec<String>,
-}
+/// Who appended a value to a key: the txn, and whether it was that txn's last
+/// append to the key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Writer(u32);
 
-impl Interner {
-    pub fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
-        }
-        let id = self.names.len() as u32;
-        self.ids.insert(s.to_string(), id);
-        self.names.push(s.to_string());
-        id
+impl Writer {
+    fn new(txn: usize, last: bool) -> Self {
+        Writer((txn as u32) << 1 | u32::from(last))
     }
-
-    pub fn name(&self, id: u32) -> &str {
-        self.names.get(id as usize).map_or("?", String::as_str)
+    fn txn(self) -> usize {
+        (self.0 >> 1) as usize
+    }
+    fn last(self) -> bool {
+        self.0 & 1 == 1
     }
 }
 
-enum P {
-    Append(u32, u32),
-    Read(u32, Option<Vec<u32>>),
-}
-
-struct ReadOf {
-    txn: usize,
-    key: u32,
-    list: Vec<u32>,
-}
-
+/// One committed read of a list (nil: empty): `len` elements from `at` of the
+/// store's elements (`NONE`: of the key's shared list).
 #[derive(Clone, Copy)]
-struct Writer {
-    txn: usize,
-    /// Its txn's last append to that key.
-    last: bool,
+struct ReadOf {
+    txn: u32,
+    key: u32,
+    at: u32,
+    len: u32,
+}
+
+/// A key's version order, and what is known per position of it.
+#[derive(Clone, Copy)]
+struct Order {
+    /// The longest read.
+    read: u32,
+    /// Where its positions begin in `State::at`.
+    pos: u32,
+    /// The shortest prefix with a value twice (`NONE`: none).
+    dup_end: u32,
+    /// The first position whose value nobody, or a failed txn, appended.
+    bad: u32,
 }
 
 struct State<'a> {
-    txns: &'a [Txn],
-    keys: Interner,
-    vals: Interner,
+    st: &'a Store,
     found: Vec<Found>,
+    reads: Vec<ReadOf>,
+    /// Per key: its order, if read.
+    orders: Vec<Option<Order>>,
+    /// Per position of every order: who appended the value there (`None`: nobody).
+    at: Vec<Option<Writer>>,
 }
 
-impl State<'_> {
-    fn list(&self, list: &[u32]) -> String {
-        let names: Vec<&str> = list.iter().map(|&v| self.vals.name(v)).collect();
-        show_list(&names)
+/// The list `r` read.
+fn slice<'a>(st: &'a Store, r: &ReadOf) -> &'a [u32] {
+    st.slice(r.key, r.at, r.len)
+}
+
+impl<'a> State<'a> {
+    fn list(&self, r: &ReadOf) -> &'a [u32] {
+        slice(self.st, r)
+    }
+
+    fn order(&self, key: u32) -> Option<(&Order, &'a [u32])> {
+        let o = self.orders.get(key as usize)?.as_ref()?;
+        Some((o, self.list(&self.reads[o.read as usize])))
     }
 
     fn t(&self, i: usize) -> String {
-        tname(&self.txns[i])
+        self.st.tname(i)
     }
 
     /// `T3 read key 1 as [4 5]`: how every explanation of a read begins.
     fn read(&self, r: &ReadOf) -> String {
         format!(
             "{} read key {} as {}",
-            self.t(r.txn),
-            self.keys.name(r.key),
-            self.list(&r.list)
+            self.t(r.txn as usize),
+            self.st.keys.name(r.key),
+            self.st.show(self.list(r))
         )
     }
 
     fn push(&mut self, kind: Kind, txns: &[usize], text: String) {
-        let ops = txns.iter().map(|&i| self.txns[i].id.clone()).collect();
+        let ops = txns.iter().map(|&i| self.st.id(i).to_string()).collect();
         self.found.push(found(kind, ops, text));
     }
 }
 
-/// Every anomaly of a list-append history; `Err` on a malformed read or when the
-/// deadline passes.
-pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
-    let mut st = State {
-        txns,
-        keys: Interner::default(),
-        vals: Interner::default(),
+/// Every anomaly of a list-append history; `Err` when a value is appended to a
+/// key twice or the deadline passes.
+pub fn analyse(st: &Store, deadline: Instant) -> Result<Vec<Found>, String> {
+    let failed = |w: Writer| st.txns[w.txn()].status == Status::Fail;
+    let writers = writers(st)?;
+    let mut s = State {
+        st,
         found: Vec::new(),
+        reads: Vec::new(),
+        orders: vec![None; st.keys.len()],
+        at: Vec::new(),
     };
-    let parsed = parse(&mut st)?;
-    let mut writers: HashMap<(u32, u32), Writer> = HashMap::new();
-    for (t, mops) in parsed.iter().enumerate() {
-        let mut last_index: HashMap<u32, usize> = HashMap::new();
-        for (i, m) in mops.iter().enumerate() {
-            if let P::Append(k, _) = m {
-                last_index.insert(*k, i);
+    internal(&mut s);
+    for (t, txn) in st.txns.iter().enumerate() {
+        if txn.status != Status::Ok {
+            continue;
+        }
+        for m in st.mops(t) {
+            let (at, len) = match m.f {
+                F::ReadList => (m.a, m.b),
+                F::ReadNil => (NONE, 0),
+                _ => continue,
+            };
+            s.reads.push(ReadOf {
+                txn: t as u32,
+                key: m.key,
+                at,
+                len,
+            });
+        }
+    }
+    // Each key's longest read (the first of equal length) is its order.
+    for (i, r) in s.reads.iter().enumerate() {
+        let slot = &mut s.orders[r.key as usize];
+        let longer = slot.is_none_or(|o| r.len > s.reads[o.read as usize].len);
+        if longer {
+            *slot = Some(Order {
+                read: i as u32,
+                pos: 0,
+                dup_end: NONE,
+                bad: NONE,
+            });
+        }
+    }
+    // The key (+ 1) whose order last held each value: a value met twice in one
+    // order is a duplicate.
+    let mut met: Vec<u32> = vec![0; st.vals.len()];
+    for key in 0..s.orders.len() {
+        let Some(mut o) = s.orders[key] else {
+            continue;
+        };
+        o.pos = s.at.len() as u32;
+        let list = slice(st, &s.reads[o.read as usize]);
+        for (i, &v) in list.iter().enumerate() {
+            let w = writers.get(&pack(key as u32, v)).copied();
+            if o.bad == NONE && w.is_none_or(failed) {
+                o.bad = i as u32;
+            }
+            if let Some(m) = met.get_mut(v as usize) {
+                if o.dup_end == NONE && *m == key as u32 + 1 {
+                    o.dup_end = i as u32 + 1;
+                }
+                *m = key as u32 + 1;
+            }
+            s.at.push(w);
+        }
+        s.orders[key] = Some(o);
+    }
+    drop(met);
+    // Is each read a prefix of its key's order? (Two prefixes of the key's
+    // shared list are prefixes of one another.)
+    let prefix: Vec<bool> = s
+        .reads
+        .iter()
+        .map(|r| {
+            s.order(r.key).is_some_and(|(o, order)| {
+                let l = &s.reads[o.read as usize];
+                if l.at == NONE && r.at == NONE {
+                    r.len <= l.len
+                } else {
+                    order.starts_with(s.list(r))
+                }
+            })
+        })
+        .collect();
+    for (i, &is_prefix) in prefix.iter().enumerate() {
+        let r = s.reads[i];
+        read_anomalies(&mut s, &writers, &r, is_prefix);
+    }
+    incompatible(&mut s, &prefix);
+    drop(writers);
+    let mut graph = DepGraph::new(st.len());
+    let live = |w: Option<Writer>| w.filter(|&w| !failed(w));
+    // Keys in order: the graph's edge order decides which cycle the search meets
+    // first, and one history must always give the same report.
+    for key in 0..s.orders.len() {
+        let Some((o, order)) = s.order(key as u32) else {
+            continue;
+        };
+        let at = &s.at[o.pos as usize..o.pos as usize + order.len()];
+        for i in 1..order.len() {
+            if let (Some(a), Some(b)) = (live(at[i - 1]), live(at[i])) {
+                let reason = Reason {
+                    key: key as u32,
+                    a: order[i - 1],
+                    b: order[i],
+                };
+                graph.add(a.txn(), b.txn(), WW, reason);
             }
         }
-        for (i, m) in mops.iter().enumerate() {
-            if let P::Append(k, v) = *m {
-                let last = last_index.get(&k) == Some(&i);
-                if let Some(w) = writers.insert((k, v), Writer { txn: t, last }) {
-                    return Err(format!(
-                        "{} and {} both append {} to key {}: list-append needs each value \
-                         appended to a key once",
-                        st.t(w.txn),
-                        st.t(t),
-                        st.vals.name(v),
-                        st.keys.name(k)
-                    ));
+    }
+    for (i, r) in s.reads.iter().enumerate() {
+        let Some((o, order)) = s.order(r.key) else {
+            continue;
+        };
+        if !prefix[i] {
+            continue;
+        }
+        let at = |p: usize| s.at[o.pos as usize + p];
+        let len = r.len as usize;
+        if len > 0
+            && let Some(w) = live(at(len - 1))
+        {
+            let reason = Reason {
+                key: r.key,
+                a: order[len - 1],
+                b: 0,
+            };
+            graph.add(w.txn(), r.txn as usize, WR, reason);
+        }
+        if len < order.len()
+            && let Some(w) = live(at(len))
+        {
+            let reason = Reason {
+                key: r.key,
+                a: len as u32,
+                b: order[len],
+            };
+            graph.add(r.txn as usize, w.txn(), RW, reason);
+        }
+    }
+    let ranks = st.process_ranks();
+    graph.add_order(|i| {
+        let t = &st.txns[i];
+        Timing {
+            process: ranks.get(t.process as usize).copied().unwrap_or(NONE),
+            invoke: t.invoke,
+            complete: t.complete,
+            status: t.status,
+        }
+    });
+    for (kind, steps) in graph.cycles(deadline)? {
+        let text = |step: &Step| edge_text(&s, step);
+        let f = cycle_found(kind, st, &steps, text);
+        s.found.push(f);
+    }
+    Ok(s.found)
+}
+
+/// Txns with more micro-ops than this are looked at through a map, not pairwise.
+const SMALL: usize = 32;
+
+fn pack(key: u32, value: u32) -> u64 {
+    u64::from(key) << 32 | u64::from(value)
+}
+
+/// Who appended each (key, value); `Err` if two txns (or one, twice) did.
+fn writers(st: &Store) -> Result<FxMap<u64, Writer>, String> {
+    let mut writers: FxMap<u64, Writer> = FxMap::default();
+    writers.reserve(st.vals.len());
+    let mut last_at: FxMap<u32, usize> = FxMap::default();
+    for t in 0..st.len() {
+        let mops = st.mops(t);
+        if mops.len() > SMALL {
+            last_at.clear();
+            for (i, m) in mops.iter().enumerate() {
+                if m.f == F::Append {
+                    last_at.insert(m.key, i);
                 }
             }
         }
-    }
-    internal(&mut st, &parsed);
-    let mut reads: Vec<ReadOf> = Vec::new();
-    for (t, mops) in parsed.into_iter().enumerate() {
-        for m in mops {
-            if let P::Read(key, Some(list)) = m {
-                reads.push(ReadOf { txn: t, key, list });
+        for (i, m) in mops.iter().enumerate() {
+            if m.f != F::Append {
+                continue;
+            }
+            let last = if mops.len() > SMALL {
+                last_at.get(&m.key) == Some(&i)
+            } else {
+                !mops[i + 1..]
+                    .iter()
+                    .any(|n| n.f == F::Append && n.key == m.key)
+            };
+            if let Some(w) = writers.insert(pack(m.key, m.a), Writer::new(t, last)) {
+                return Err(format!(
+                    "{} and {} both append {} to key {}: list-append needs each value \
+                     appended to a key once",
+                    st.tname(w.txn()),
+                    st.tname(t),
+                    st.vals.name(m.a),
+                    st.keys.name(m.key)
+                ));
             }
         }
     }
-    for r in &reads {
-        read_anomalies(&mut st, &writers, r);
-    }
-    let orders = version_orders(&mut st, &reads);
-    let mut graph = DepGraph::new(txns.len());
-    let live = |w: Option<&Writer>| w.filter(|w| txns[w.txn].status != Status::Fail).copied();
-    // Keys in order: the graph's edge order decides which cycle the search meets
-    // first, and one history must always give the same report.
-    let mut keys: Vec<u32> = orders.keys().copied().collect();
-    keys.sort_unstable();
-    for key in keys {
-        let Some((order, _)) = orders.get(&key) else {
-            continue;
-        };
-        for pair in order.windows(2) {
-            if let (Some(a), Some(b)) = (
-                live(writers.get(&(key, pair[0]))),
-                live(writers.get(&(key, pair[1]))),
-            ) {
-                let reason = Reason {
-                    key,
-                    a: pair[0],
-                    b: pair[1],
-                };
-                graph.add(a.txn, b.txn, WW, reason);
-            }
-        }
-    }
-    for r in &reads {
-        let Some((order, _)) = orders.get(&r.key) else {
-            continue;
-        };
-        if !order.starts_with(&r.list) {
-            continue;
-        }
-        if let Some(&last) = r.list.last()
-            && let Some(w) = live(writers.get(&(r.key, last)))
-        {
-            let reason = Reason {
-                key: r.key,
-                a: last,
-                b: 0,
-            };
-            graph.add(w.txn, r.txn, WR, reason);
-        }
-        if let Some(&next) = order.get(r.list.len())
-            && let Some(w) = live(writers.get(&(r.key, next)))
-        {
-            let reason = Reason {
-                key: r.key,
-                a: r.list.len() as u32,
-                b: next,
-            };
-            graph.add(r.txn, w.txn, RW, reason);
-        }
-    }
-    graph.add_order(txns);
-    for (kind, steps) in graph.cycles(deadline)? {
-        let text = |s: &Step| edge_text(&st, &orders, s);
-        let f = cycle_found(kind, txns, &steps, text);
-        st.found.push(f);
-    }
-    Ok(st.found)
+    Ok(writers)
 }
 
-fn edge_text(st: &State, orders: &HashMap<u32, (Vec<u32>, usize)>, s: &Step) -> String {
-    let Some(r) = s.reason else {
+fn edge_text(s: &State, step: &Step) -> String {
+    let st = s.st;
+    let Some(r) = step.reason else {
         return String::new();
     };
     let key = st.keys.name(r.key);
-    let (a, b) = (st.t(s.from), st.t(s.to));
-    match s.kind {
+    let (a, b) = (s.t(step.from), s.t(step.to));
+    match step.kind {
         WW => format!(
             "key {key}'s order puts {a}'s append of {} right before {b}'s append of {}",
             st.vals.name(r.a),
@@ -222,173 +339,202 @@ fn edge_text(st: &State, orders: &HashMap<u32, (Vec<u32>, usize)>, s: &Step) -> 
             st.vals.name(r.a)
         ),
         _ => {
-            let prefix = orders
-                .get(&r.key)
-                .map(|(o, _)| &o[..(r.a as usize).min(o.len())])
+            let prefix = s
+                .order(r.key)
+                .map(|(_, o)| &o[..(r.a as usize).min(o.len())])
                 .unwrap_or_default();
             format!(
                 "{a} read key {key} as {}, without {b}'s append of {}",
-                st.list(prefix),
+                st.show(prefix),
                 st.vals.name(r.b)
             )
         }
     }
 }
 
-fn parse(st: &mut State) -> Result<Vec<Vec<P>>, String> {
-    let txns = st.txns;
-    txns.iter()
-        .map(|t| {
-            t.mops
-                .iter()
-                .map(|m| match m {
-                    Mop::Append { key, value } => Ok(P::Append(st.keys.id(key), st.vals.id(value))),
-                    Mop::Read { key, value } => {
-                        let k = st.keys.id(key);
-                        if t.status != Status::Ok {
-                            return Ok(P::Read(k, None));
-                        }
-                        match value {
-                            // An ok read of nil: the key does not exist yet.
-                            Value::Null => Ok(P::Read(k, Some(Vec::new()))),
-                            Value::Array(items) => Ok(P::Read(
-                                k,
-                                Some(items.iter().map(|v| st.vals.id(&printed(v))).collect()),
-                            )),
-                            other => Err(format!(
-                                "op {}: read of key {key}: expected a list (or nil), got {other}",
-                                t.id
-                            )),
-                        }
-                    }
-                    Mop::Write { key, .. } => Err(format!(
-                        "op {}: [\"w\", {key}, …] in a list-append history (use rw-register)",
-                        t.id
-                    )),
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// A committed txn's reads must agree with its own earlier reads and appends.
-fn internal(st: &mut State, parsed: &[Vec<P>]) {
-    for (t, mops) in parsed.iter().enumerate() {
-        if st.txns[t].status != Status::Ok {
+fn internal(s: &mut State) {
+    let st = s.st;
+    // Per key met in the txn: the whole list once read, else the appends so far
+    // (the first `used` entries; their lists are reused from txn to txn).
+    let mut known: Vec<(u32, bool, Vec<u32>)> = Vec::new();
+    let mut used;
+    let mut index: FxMap<u32, usize> = FxMap::default();
+    for (t, txn) in st.txns.iter().enumerate() {
+        if txn.status != Status::Ok {
             continue;
         }
-        // Per key: the whole list once read, else the appends so far.
-        let mut known: HashMap<u32, (bool, Vec<u32>)> = HashMap::new();
-        for m in mops {
-            match m {
-                P::Append(k, v) => known.entry(*k).or_default().1.push(*v),
-                P::Read(k, Some(list)) => {
-                    if let Some((whole, expect)) = known.get(k) {
-                        let ok = if *whole {
-                            list == expect
-                        } else {
-                            list.ends_with(expect)
-                        };
-                        if !ok {
-                            let text = format!(
-                                "{} read key {} as {}, but its own earlier reads and appends \
-                                 make it {}{}",
-                                st.t(t),
-                                st.keys.name(*k),
-                                st.list(list),
-                                if *whole { "" } else { "end with " },
-                                st.list(expect)
-                            );
-                            st.push(Kind::Internal, &[t], text);
-                        }
-                    }
-                    known.insert(*k, (true, list.clone()));
+        let mops = st.mops(t);
+        let big = mops.len() > SMALL;
+        // Only a key met twice in one txn can disagree with itself.
+        let twice = big
+            || mops
+                .iter()
+                .enumerate()
+                .any(|(i, m)| mops[..i].iter().any(|n| n.key == m.key));
+        if !twice {
+            continue;
+        }
+        used = 0;
+        index.clear();
+        let mut slot = |known: &mut Vec<(u32, bool, Vec<u32>)>, used: &mut usize, key: u32| {
+            let found = if big {
+                index.get(&key).copied()
+            } else {
+                known[..*used].iter().position(|k| k.0 == key)
+            };
+            found.ok_or_else(|| {
+                if *used == known.len() {
+                    known.push((key, false, Vec::new()));
                 }
-                P::Read(_, None) => {}
+                known[*used].0 = key;
+                known[*used].1 = false;
+                known[*used].2.clear();
+                if big {
+                    index.insert(key, *used);
+                }
+                *used += 1;
+                *used - 1
+            })
+        };
+        for m in mops {
+            match m.f {
+                F::Append => {
+                    let at = slot(&mut known, &mut used, m.key).unwrap_or_else(|at| at);
+                    known[at].2.push(m.a);
+                }
+                F::ReadList | F::ReadNil => {
+                    let list = st.list(m);
+                    let at = match slot(&mut known, &mut used, m.key) {
+                        Ok(at) => {
+                            let (_, whole, expect) = &known[at];
+                            let ok = if *whole {
+                                list == expect.as_slice()
+                            } else {
+                                list.ends_with(expect)
+                            };
+                            if !ok {
+                                let text = format!(
+                                    "{} read key {} as {}, but its own earlier reads and \
+                                     appends make it {}{}",
+                                    st.tname(t),
+                                    st.keys.name(m.key),
+                                    st.show(list),
+                                    if *whole { "" } else { "end with " },
+                                    st.show(expect)
+                                );
+                                s.push(Kind::Internal, &[t], text);
+                            }
+                            at
+                        }
+                        Err(at) => at,
+                    };
+                    known[at].1 = true;
+                    known[at].2.clear();
+                    known[at].2.extend_from_slice(list);
+                }
+                _ => {}
             }
         }
     }
 }
 
 /// Duplicates, garbage, aborted and intermediate reads of one read.
-fn read_anomalies(st: &mut State, writers: &HashMap<(u32, u32), Writer>, r: &ReadOf) {
-    let key = st.keys.name(r.key).to_string();
-    let mut seen: HashMap<u32, usize> = HashMap::new();
-    for &v in &r.list {
-        *seen.entry(v).or_default() += 1;
-    }
-    if let Some(v) = seen.iter().filter(|(_, n)| **n > 1).map(|(&v, _)| v).min() {
-        let text = format!("{}: {} appears more than once", st.read(r), st.vals.name(v));
-        st.push(Kind::Duplicate, &[r.txn], text);
-    }
-    for &v in &r.list {
-        match writers.get(&(r.key, v)) {
-            None => {
-                let text = format!(
-                    "{}: no txn appended {} to key {key}",
-                    st.read(r),
-                    st.vals.name(v)
-                );
-                st.push(Kind::GarbageRead, &[r.txn], text);
-            }
-            Some(w) if st.txns[w.txn].status == Status::Fail => {
-                let text = format!(
-                    "{}, with {}'s append of {}, and {} failed",
-                    st.read(r),
-                    st.t(w.txn),
-                    st.vals.name(v),
-                    st.t(w.txn)
-                );
-                st.push(Kind::G1a, &[w.txn, r.txn], text);
-            }
-            _ => {}
+fn read_anomalies(s: &mut State, writers: &FxMap<u64, Writer>, r: &ReadOf, prefix: bool) {
+    let st = s.st;
+    let len = r.len as usize;
+    // What is known per position of the order holds for a prefix of it.
+    let known = if prefix {
+        s.order(r.key).map(|(o, _)| *o)
+    } else {
+        None
+    };
+    let writer = |s: &State, i: usize, v: u32| match known {
+        Some(o) => s.at[o.pos as usize + i],
+        None => writers.get(&pack(r.key, v)).copied(),
+    };
+    if known.is_none_or(|o| o.dup_end != NONE && len >= o.dup_end as usize) {
+        let mut sorted = s.list(r).to_vec();
+        sorted.sort_unstable();
+        let twice = sorted.windows(2).find(|p| p[0] == p[1]).map(|p| p[0]);
+        if let Some(v) = twice {
+            let text = format!("{}: {} appears more than once", s.read(r), st.vals.name(v));
+            s.push(Kind::Duplicate, &[r.txn as usize], text);
         }
     }
-    if let Some(&last) = r.list.last()
-        && let Some(w) = writers.get(&(r.key, last))
-        && !w.last
-        && w.txn != r.txn
-        && st.txns[w.txn].status != Status::Fail
-    {
-        let text = format!(
-            "{}, ending on {}'s append of {}, which {} followed with another append to key \
-             {key}",
-            st.read(r),
-            st.t(w.txn),
-            st.vals.name(last),
-            st.t(w.txn)
-        );
-        st.push(Kind::G1b, &[w.txn, r.txn], text);
+    if known.is_none_or(|o| o.bad != NONE && len > o.bad as usize) {
+        let key = st.keys.name(r.key);
+        for i in 0..len {
+            let v = s.list(r)[i];
+            match writer(s, i, v) {
+                None => {
+                    let text = format!(
+                        "{}: no txn appended {} to key {key}",
+                        s.read(r),
+                        st.vals.name(v)
+                    );
+                    s.push(Kind::GarbageRead, &[r.txn as usize], text);
+                }
+                Some(w) if st.txns[w.txn()].status == Status::Fail => {
+                    let text = format!(
+                        "{}, with {}'s append of {}, and {} failed",
+                        s.read(r),
+                        s.t(w.txn()),
+                        st.vals.name(v),
+                        s.t(w.txn())
+                    );
+                    s.push(Kind::G1a, &[w.txn(), r.txn as usize], text);
+                }
+                _ => {}
+            }
+        }
+    }
+    if len > 0 {
+        let last = s.list(r)[len - 1];
+        if let Some(w) = writer(s, len - 1, last)
+            && !w.last()
+            && w.txn() != r.txn as usize
+            && st.txns[w.txn()].status != Status::Fail
+        {
+            let text = format!(
+                "{}, ending on {}'s append of {}, which {} followed with another append to \
+                 key {}",
+                s.read(r),
+                s.t(w.txn()),
+                st.vals.name(last),
+                s.t(w.txn()),
+                st.keys.name(r.key)
+            );
+            s.push(Kind::G1b, &[w.txn(), r.txn as usize], text);
+        }
     }
 }
 
-/// Per key: the longest read (its version order) and the reading txn. A read
-/// that is not a prefix of it is an incompatible order.
-fn version_orders(st: &mut State, reads: &[ReadOf]) -> HashMap<u32, (Vec<u32>, usize)> {
-    let mut longest: HashMap<u32, usize> = HashMap::new();
-    for (i, r) in reads.iter().enumerate() {
-        let e = longest.entry(r.key).or_insert(i);
-        if r.list.len() > reads[*e].list.len() {
-            *e = i;
+/// A read that is not a prefix of its key's order (the longest read) is an
+/// incompatible order.
+fn incompatible(s: &mut State, prefix: &[bool]) {
+    let mut reported: HashSet<(u32, u32)> = HashSet::new();
+    for (i, &is_prefix) in prefix.iter().enumerate() {
+        let r = &s.reads[i];
+        if is_prefix {
+            continue;
         }
-    }
-    let mut reported: std::collections::HashSet<(u32, usize)> = Default::default();
-    for r in reads {
-        let Some(l) = longest.get(&r.key).map(|&i| &reads[i]) else {
+        let Some((o, order)) = s.order(r.key) else {
             continue;
         };
-        if !l.list.starts_with(&r.list) && reported.insert((r.key, r.txn)) {
+        if reported.insert((r.key, r.txn)) {
+            let l = s.reads[o.read as usize];
             let text = format!(
                 "{} and {} read it as {}: neither is a prefix of the other",
-                st.read(r),
-                st.t(l.txn),
-                st.list(&l.list)
+                s.read(r),
+                s.t(l.txn as usize),
+                s.st.show(order)
             );
-            st.push(Kind::IncompatibleOrder, &[r.txn, l.txn], text);
+            s.push(
+                Kind::IncompatibleOrder,
+                &[r.txn as usize, l.txn as usize],
+                text,
+            );
         }
     }
-    longest
-        .into_iter()
-        .map(|(k, i)| (k, (reads[i].list.clone(), reads[i].txn)))
-        .collect()
 }

@@ -4,21 +4,31 @@
 //! and report the cycles (G0, G1c, G-single, G2-item and their process / realtime
 //! variants) plus the non-cycle anomalies (G1a, G1b, internal, duplicates,
 //! incompatible orders), each explained edge by edge.
+//!
+//! They judge a compact form of the transactions ([`store`]: ids for keys and
+//! values, flat arrays), filled from a parsed history or line by line from a
+//! txn-jsonl file ([`read`], [`check_file`]); the dependency graph is flat
+//! arrays merged into a compressed adjacency only when it has a cycle ([`graph`]).
 
 pub mod anomaly;
+#[doc(hidden)]
+pub mod baseline;
 pub mod graph;
 pub mod history;
 pub mod list_append;
+pub mod read;
 pub mod rw_register;
+pub mod store;
 
 use super::checker::{Anomaly, CheckerReport, Counterexample, Cycle, CycleTxn, Hop, judged};
 use super::params::Params;
 use anomaly::{Found, Kind, Level};
 use graph::{PROCESS, REALTIME, Step, kind_name};
-use history::{Mop, Txn};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use store::{Built, Mode, Store};
 
 pub const PARAMS: &[&str] = &["consistency", "time_limit_s"];
 /// A transaction needs both times (real time), its micro-ops invoked and
@@ -42,49 +52,142 @@ const DEFAULT_TIME_LIMIT_S: f64 = 60.0;
 pub struct Settings {
     pub level: Level,
     pub deadline: Instant,
+    /// `time_limit_s`.
+    pub limit: Duration,
 }
 
-/// One transactional check: its parameters, the missing-fields contract, the
-/// history's transactions, `analyse` within the budget, and the report.
+/// What judges a store: every anomaly found, `Err` when the checker cannot
+/// tell (a value appended twice, the time limit).
+pub type Analyse = fn(&Store, Instant) -> Result<Vec<Found>, String>;
+
+/// One transactional check of a parsed history: its parameters, the
+/// missing-fields contract, the history's transactions, `analyse` within the
+/// budget, and the report.
 pub fn judge(
     name: &str,
     scope: &str,
     history: &super::history::History,
     params: &Params,
-    analyse: fn(&[Txn], Instant) -> Result<Vec<Found>, String>,
+    mode: Mode,
+    analyse: Analyse,
 ) -> Result<CheckerReport, String> {
     let settings = settings(name, params)?;
     if let Some(r) = super::checker::missing_fields_report(name, scope, history, REQUIRED) {
         return Ok(r);
     }
-    let txns = history::from_history(history)?;
-    let scope = &with_process_note(scope, &txns.txns);
-    Ok(match analyse(&txns.txns, settings.deadline) {
+    let built = store::from_history(history, mode)?;
+    Ok(judge_store(name, scope, settings, built, analyse))
+}
+
+/// The report on a filled store; the budget starts now.
+fn judge_store(
+    name: &str,
+    scope: &str,
+    settings: Settings,
+    (store, refused): Built,
+    analyse: Analyse,
+) -> CheckerReport {
+    let scope = &with_process_note(scope, store.without_process, store.txn_count);
+    let deadline = Instant::now()
+        .checked_add(settings.limit)
+        .unwrap_or_else(far_future);
+    let found = match refused {
+        Some(reason) => Err(reason),
+        None => analyse(&store, deadline),
+    };
+    match found {
         Ok(found) => report(
             name,
             scope,
             settings.level,
             found,
-            txns.txns.len() as u64,
-            txns.produced,
+            store.txn_count,
+            store.produced,
         ),
         Err(reason) => super::checker::unknown(name, scope, reason),
-    })
+    }
+}
+
+/// Why `faultline check` could not check a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileError {
+    /// A usage problem (an unknown checker, a bad parameter): exit 64.
+    Usage(String),
+    /// The file cannot be read or parsed (it names the file, the line and the
+    /// field): exit 66.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Usage(m) | FileError::Unreadable(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The checker `name` (`list-append` or `rw-register`): its scope, what it
+/// reads and what judges it.
+fn checker(name: &str) -> Result<(&'static str, &'static str, Mode, Analyse), FileError> {
+    match name {
+        list_append::NAME => Ok((
+            list_append::NAME,
+            list_append::SCOPE,
+            Mode::ListAppend,
+            list_append::analyse,
+        )),
+        rw_register::NAME => Ok((
+            rw_register::NAME,
+            rw_register::SCOPE,
+            Mode::RwRegister,
+            rw_register::analyse,
+        )),
+        other => Err(FileError::Usage(format!(
+            "`{other}` is not a transactional checker (list-append, rw-register)"
+        ))),
+    }
+}
+
+/// Check a txn-jsonl history file with `list-append` or `rw-register`, reading
+/// it line by line into the compact store (no whole-file text, no generic
+/// history): the fast path of `faultline check --format txn-jsonl`.
+pub fn check_file(name: &str, path: &Path, params: &Params) -> Result<CheckerReport, FileError> {
+    let (name, ..) = checker(name)?;
+    settings(name, params).map_err(FileError::Usage)?;
+    let file = std::fs::File::open(path).map_err(|e| {
+        FileError::Unreadable(format!(
+            "{}: {e}",
+            crate::sanitize::line(&path.display().to_string())
+        ))
+    })?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    check_txn_jsonl(name, &path.display().to_string(), reader, params)
+}
+
+/// [`check_file`] on any reader; `source` names it in errors.
+pub fn check_txn_jsonl(
+    name: &str,
+    source: &str,
+    reader: impl std::io::BufRead,
+    params: &Params,
+) -> Result<CheckerReport, FileError> {
+    let (name, scope, mode, analyse) = checker(name)?;
+    let settings = settings(name, params).map_err(FileError::Usage)?;
+    let built = read::read_txn_jsonl(source, reader, mode).map_err(FileError::Unreadable)?;
+    Ok(judge_store(name, scope, settings, built, analyse))
 }
 
 /// `scope`, plus what was not used when some txns have no process.
-fn with_process_note(scope: &str, txns: &[Txn]) -> String {
-    let without = txns.iter().filter(|t| t.process.is_empty()).count();
+fn with_process_note(scope: &str, without: u64, txns: u64) -> String {
     match without {
         0 => scope.to_string(),
-        n if n == txns.len() => format!(
+        n if n == txns => format!(
             "{scope}; process order not used: the history records no process, so no \
              process-order edges (cycles through one, the *-process kinds, are not seen)"
         ),
         n => format!(
-            "{scope}; process order not used for {n} of {} txns: they have no process, so \
-             no process-order edges",
-            txns.len()
+            "{scope}; process order not used for {n} of {txns} txns: they have no process, \
+             so no process-order edges"
         ),
     }
 }
@@ -101,15 +204,17 @@ pub fn settings(name: &str, params: &Params) -> Result<Settings, String> {
         })?,
     };
     let limit = params.f64("time_limit_s")?.unwrap_or(DEFAULT_TIME_LIMIT_S);
+    let limit = Duration::try_from_secs_f64(limit.max(0.0)).unwrap_or(Duration::MAX);
     Ok(Settings {
         level,
-        deadline: Instant::now() + Duration::from_secs_f64(limit.max(0.0)),
+        deadline: Instant::now().checked_add(limit).unwrap_or_else(far_future),
+        limit,
     })
 }
 
-/// A txn's name in explanations.
-pub fn tname(t: &Txn) -> String {
-    format!("T{}", t.id)
+/// An instant no budget reaches (`time_limit_s` too large to add to now).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600)
 }
 
 /// A list as the explanations print it: `[1 2 3]`, the last 8 elements at most.
@@ -125,20 +230,20 @@ pub fn show_list(items: &[&str]) -> String {
 }
 
 /// The explanation of an order edge (process / realtime), if `step` is one.
-fn order_text(txns: &[Txn], step: &Step) -> Option<String> {
-    let (a, b) = (&txns[step.from], &txns[step.to]);
+fn order_text(st: &Store, step: &Step) -> Option<String> {
+    let (a, b) = (&st.txns[step.from], &st.txns[step.to]);
     match step.kind {
         PROCESS => Some(format!(
             "process {} ran {} before {}",
-            a.process,
-            tname(a),
-            tname(b)
+            st.process(step.from),
+            st.tname(step.from),
+            st.tname(step.to)
         )),
         REALTIME => Some(format!(
             "{} completed (at {}) before {} was invoked (at {})",
-            tname(a),
+            st.tname(step.from),
             a.complete.unwrap_or_default(),
-            tname(b),
+            st.tname(step.to),
             b.invoke
         )),
         _ => None,
@@ -149,7 +254,7 @@ fn order_text(txns: &[Txn], step: &Step) -> Option<String> {
 /// the cycle itself for its figure.
 pub fn cycle_found(
     kind: Kind,
-    txns: &[Txn],
+    st: &Store,
     steps: &[Step],
     data_text: impl Fn(&Step) -> String,
 ) -> Found {
@@ -157,7 +262,7 @@ pub fn cycle_found(
         .iter()
         .map(|s| Hop {
             kind: kind_name(s.kind).to_string(),
-            why: order_text(txns, s).unwrap_or_else(|| data_text(s)),
+            why: order_text(st, s).unwrap_or_else(|| data_text(s)),
         })
         .collect();
     let said: Vec<String> = steps
@@ -166,24 +271,21 @@ pub fn cycle_found(
         .map(|(s, hop)| {
             format!(
                 "{} < {} ({}): {}",
-                tname(&txns[s.from]),
-                tname(&txns[s.to]),
+                st.tname(s.from),
+                st.tname(s.to),
                 hop.kind,
                 hop.why
             )
         })
         .collect();
-    let members = steps.iter().map(|s| {
-        let t = &txns[s.from];
-        CycleTxn {
-            name: tname(t),
-            process: t.process.clone(),
-            mops: t.mops.iter().map(mop_text).collect(),
-        }
+    let members = steps.iter().map(|s| CycleTxn {
+        name: st.tname(s.from),
+        process: st.process(s.from).to_string(),
+        mops: st.mops(s.from).iter().map(|m| st.mop_text(m)).collect(),
     });
     Found {
         kind,
-        ops: steps.iter().map(|s| txns[s.from].id.clone()).collect(),
+        ops: steps.iter().map(|s| st.id(s.from).to_string()).collect(),
         why: format!("{} ({}): {}", kind.name(), kind.violates(), said.join("; ")),
         cycle: Some(Cycle {
             kind: kind.name(),
@@ -191,25 +293,6 @@ pub fn cycle_found(
             txns: members.collect(),
             hops,
         }),
-    }
-}
-
-/// A micro-op as a figure prints it: `append 1 3`, `w 2 5`, `r 1 [3 4]`.
-fn mop_text(mop: &Mop) -> String {
-    match mop {
-        Mop::Append { key, value } => format!("append {key} {value}"),
-        Mop::Write { key, value } => format!("w {key} {value}"),
-        Mop::Read { key, value } => {
-            let read = match value {
-                serde_json::Value::Array(items) => {
-                    let items: Vec<String> = items.iter().map(history::printed).collect();
-                    show_list(&items.iter().map(String::as_str).collect::<Vec<_>>())
-                }
-                serde_json::Value::Null => "nil".to_string(),
-                other => history::printed(other),
-            };
-            format!("r {key} {read}")
-        }
     }
 }
 

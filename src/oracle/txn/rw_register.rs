@@ -5,15 +5,14 @@
 //! then wrote it ordered the value it read before its own.
 
 use super::anomaly::{Found, Kind};
-use super::graph::{DepGraph, RW, Reason, Step, WR, WW};
-use super::history::{Mop, Status, Txn, printed};
-use super::list_append::Interner;
-use super::{cycle_found, found, tname};
+use super::graph::{DepGraph, RW, Reason, Step, Timing, WR, WW};
+use super::history::Status;
+use super::store::{F, FxMap, Mode, NONE, Store};
+use super::{cycle_found, found};
 use crate::oracle::checker::CheckerReport;
 use crate::oracle::history::History;
 use crate::oracle::params::Params;
-use serde_json::Value;
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::time::Instant;
 
 pub const NAME: &str = "rw-register";
@@ -24,95 +23,143 @@ pub const SCOPE: &str = "infers wr dependencies from reads, and ww / rw only whe
 /// The id standing for nil (the initial version) in reasons.
 const NIL: u32 = u32::MAX;
 
+/// Txns with more micro-ops than this are looked at through a map, not pairwise.
+const SMALL: usize = 32;
+
 /// Judge a rw-register history.
 pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-    super::judge(NAME, SCOPE, history, params, analyse)
-}
-
-enum P {
-    Write(u32, u32),
-    /// `Some(None)`: read nil; `None`: not known.
-    Read(u32, Option<Option<u32>>),
+    super::judge(NAME, SCOPE, history, params, Mode::RwRegister, analyse)
 }
 
 #[derive(Clone, Copy)]
 struct Writer {
-    txn: usize,
+    txn: u32,
     last: bool,
 }
 
-/// A read of a key before the txn wrote it: (txn, key, value or NIL).
-type ExternalRead = (usize, u32, u32);
+/// A read of a key before the txn wrote it.
+#[derive(Clone, Copy)]
+struct External {
+    txn: u32,
+    key: u32,
+    /// The value read, or `NIL`.
+    value: u32,
+}
+
+/// A write that follows the txn's read of the key.
+#[derive(Clone, Copy)]
+struct Follow {
+    txn: u32,
+    key: u32,
+    read: u32,
+    wrote: u32,
+}
+
+fn pack(key: u32, value: u32) -> u64 {
+    u64::from(key) << 32 | u64::from(value)
+}
 
 /// Every anomaly of a rw-register history.
-pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
-    let mut keys = Interner::default();
-    let mut vals = Interner::default();
-    let parsed = parse(txns, &mut keys, &mut vals)?;
-    let t = |i: usize| tname(&txns[i]);
-    let name = |v: u32| {
+pub fn analyse(st: &Store, deadline: Instant) -> Result<Vec<Found>, String> {
+    let t = |i: usize| st.tname(i);
+    let name = |v: u32| -> Cow<str> {
         if v == NIL {
-            "nil".to_string()
+            Cow::Borrowed("nil")
         } else {
-            vals.name(v).to_string()
+            st.vals.name(v)
         }
     };
     let mut out: Vec<Found> = Vec::new();
     let push = |out: &mut Vec<Found>, kind: Kind, ids: &[usize], text: String| {
         out.push(found(
             kind,
-            ids.iter().map(|&i| txns[i].id.clone()).collect(),
+            ids.iter().map(|&i| st.id(i).to_string()).collect(),
             text,
         ));
     };
-    let mut writers: HashMap<(u32, u32), Writer> = HashMap::new();
-    for (i, mops) in parsed.iter().enumerate() {
-        let mut last: HashMap<u32, usize> = HashMap::new();
-        for (j, m) in mops.iter().enumerate() {
-            if let P::Write(k, _) = m {
-                last.insert(*k, j);
+    let failed = |w: &Writer| st.txns[w.txn as usize].status == Status::Fail;
+    let mut writers: FxMap<u64, Writer> = FxMap::default();
+    let mut last_at: FxMap<u32, usize> = FxMap::default();
+    for i in 0..st.len() {
+        let mops = st.mops(i);
+        if mops.len() > SMALL {
+            last_at.clear();
+            for (j, m) in mops.iter().enumerate() {
+                if m.f == F::Write {
+                    last_at.insert(m.key, j);
+                }
             }
         }
         for (j, m) in mops.iter().enumerate() {
-            if let P::Write(k, v) = *m {
-                let w = Writer {
-                    txn: i,
-                    last: last.get(&k) == Some(&j),
-                };
-                if let Some(prev) = writers.insert((k, v), w) {
-                    return Err(format!(
-                        "{} and {} both write {} to key {}: rw-register needs each value \
-                         written to a key once",
-                        t(prev.txn),
-                        t(i),
-                        name(v),
-                        keys.name(k)
-                    ));
-                }
+            if m.f != F::Write {
+                continue;
+            }
+            let last = if mops.len() > SMALL {
+                last_at.get(&m.key) == Some(&j)
+            } else {
+                !mops[j + 1..]
+                    .iter()
+                    .any(|n| n.f == F::Write && n.key == m.key)
+            };
+            let w = Writer {
+                txn: i as u32,
+                last,
+            };
+            if let Some(prev) = writers.insert(pack(m.key, m.a), w) {
+                return Err(format!(
+                    "{} and {} both write {} to key {}: rw-register needs each value \
+                     written to a key once",
+                    t(prev.txn as usize),
+                    t(i),
+                    name(m.a),
+                    st.keys.name(m.key)
+                ));
             }
         }
     }
     // Internal consistency, and the external reads (before the txn's own write).
-    let mut external: Vec<ExternalRead> = Vec::new();
-    // (txn, key, value read, value then written): a write that follows a read.
-    let mut follows: Vec<(usize, u32, u32, u32)> = Vec::new();
-    for (i, mops) in parsed.iter().enumerate() {
-        if txns[i].status != Status::Ok {
+    let mut external: Vec<External> = Vec::new();
+    let mut follows: Vec<Follow> = Vec::new();
+    let mut known: Vec<(u32, u32, bool)> = Vec::new();
+    let mut slots: FxMap<u32, usize> = FxMap::default();
+    for i in 0..st.len() {
+        if st.txns[i].status != Status::Ok {
             continue;
         }
-        let mut known: HashMap<u32, (u32, bool)> = HashMap::new();
+        // Per key: the value known (read or written), and whether written.
+        known.clear();
+        slots.clear();
+        let mops = st.mops(i);
+        let big = mops.len() > SMALL;
         for m in mops {
-            match *m {
-                P::Write(k, v) => {
-                    if let Some(&(r, false)) = known.get(&k) {
-                        follows.push((i, k, r, v));
+            let slot = if big {
+                slots.get(&m.key).copied()
+            } else {
+                known.iter().position(|k| k.0 == m.key)
+            };
+            if slot.is_none() && big {
+                slots.insert(m.key, known.len());
+            }
+            match m.f {
+                F::Write => match slot {
+                    Some(s) => {
+                        let (_, r, wrote) = known[s];
+                        if !wrote {
+                            follows.push(Follow {
+                                txn: i as u32,
+                                key: m.key,
+                                read: r,
+                                wrote: m.a,
+                            });
+                        }
+                        known[s] = (m.key, m.a, true);
                     }
-                    known.insert(k, (v, true));
-                }
-                P::Read(k, Some(v)) => {
-                    let v = v.unwrap_or(NIL);
-                    match known.get(&k) {
-                        Some(&(expect, wrote)) if expect != v => {
+                    None => known.push((m.key, m.a, true)),
+                },
+                F::ReadNil | F::ReadValue => {
+                    let v = if m.f == F::ReadNil { NIL } else { m.a };
+                    match slot.map(|s| known[s]) {
+                        Some((_, expect, wrote)) if expect != v => {
                             let how = if wrote {
                                 "its own write"
                             } else {
@@ -121,7 +168,7 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
                             let text = format!(
                                 "{} read key {} as {}, but {how} makes it {}",
                                 t(i),
-                                keys.name(k),
+                                st.keys.name(m.key),
                                 name(v),
                                 name(expect)
                             );
@@ -129,126 +176,197 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
                         }
                         Some(_) => {}
                         None => {
-                            external.push((i, k, v));
-                            known.insert(k, (v, false));
+                            external.push(External {
+                                txn: i as u32,
+                                key: m.key,
+                                value: v,
+                            });
+                            known.push((m.key, v, false));
                         }
                     }
                 }
-                P::Read(_, None) => {}
+                _ => {}
             }
         }
     }
-    let live = |w: Option<&Writer>| w.filter(|w| txns[w.txn].status != Status::Fail).copied();
-    let mut graph = DepGraph::new(txns.len());
-    let mut readers: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
-    for &(i, k, v) in &external {
-        readers.entry((k, v)).or_default().push(i);
+    let live = |w: Option<&Writer>| w.filter(|w| !failed(w)).copied();
+    let mut graph = DepGraph::new(st.len());
+    for e in &external {
+        let (i, v) = (e.txn as usize, e.value);
         if v == NIL {
             continue;
         }
-        let key = keys.name(k);
-        match writers.get(&(k, v)) {
+        let key = st.keys.name(e.key);
+        match writers.get(&pack(e.key, v)) {
             None => {
                 let text = format!("{} read key {key} as {}: no txn wrote it", t(i), name(v));
                 push(&mut out, Kind::GarbageRead, &[i], text);
             }
-            Some(w) if txns[w.txn].status == Status::Fail => {
+            Some(w) if failed(w) => {
                 let text = format!(
                     "{} read key {key} as {}, written by {}, which failed",
                     t(i),
                     name(v),
-                    t(w.txn)
+                    t(w.txn as usize)
                 );
-                push(&mut out, Kind::G1a, &[w.txn, i], text);
+                push(&mut out, Kind::G1a, &[w.txn as usize, i], text);
             }
             Some(w) => {
-                if !w.last && w.txn != i {
+                if !w.last && w.txn as usize != i {
                     let text = format!(
                         "{} read key {key} as {}, which {} overwrote in the same txn",
                         t(i),
                         name(v),
-                        t(w.txn)
+                        t(w.txn as usize)
                     );
-                    push(&mut out, Kind::G1b, &[w.txn, i], text);
+                    push(&mut out, Kind::G1b, &[w.txn as usize, i], text);
                 }
-                graph.add(w.txn, i, WR, Reason { key: k, a: v, b: 0 });
+                let reason = Reason {
+                    key: e.key,
+                    a: v,
+                    b: 0,
+                };
+                graph.add(w.txn as usize, i, WR, reason);
             }
         }
     }
+    // The readers of each version, grouped by (key, value), each group in the
+    // order read.
+    let mut readers: Vec<u32> = (0..external.len() as u32).collect();
+    readers.sort_by_key(|&x| {
+        let e = &external[x as usize];
+        (e.key, e.value)
+    });
     // nil comes first: whoever read nil precedes every write of the key.
-    // Sorted: the graph's edge order decides which cycle the search meets first, and
-    // one history must always give the same report.
-    let mut writes_of: HashMap<u32, Vec<(usize, u32)>> = HashMap::new();
-    let mut written: Vec<(&(u32, u32), &Writer)> = writers.iter().collect();
-    written.sort_unstable_by_key(|(kv, _)| **kv);
-    for (&(k, v), w) in written {
-        if txns[w.txn].status != Status::Fail {
-            writes_of.entry(k).or_default().push((w.txn, v));
-        }
-    }
-    let mut nil_reads: Vec<(u32, &Vec<usize>)> = readers
+    // In key order: the graph's edge order decides which cycle the search meets
+    // first, and one history must always give the same report.
+    let mut writes: Vec<(u64, u32)> = writers
         .iter()
-        .filter(|((_, v), _)| *v == NIL)
-        .map(|(&(k, _), list)| (k, list))
+        .filter(|(_, w)| !failed(w))
+        .map(|(&kv, w)| (kv, w.txn))
         .collect();
-    nil_reads.sort_unstable_by_key(|(k, _)| *k);
-    for (k, list) in nil_reads {
-        for &r in list {
-            for &(w, wv) in writes_of.get(&k).map(Vec::as_slice).unwrap_or_default() {
-                graph.add(
-                    r,
-                    w,
-                    RW,
-                    Reason {
-                        key: k,
+    writes.sort_unstable();
+    let mut at = 0;
+    while at < readers.len() {
+        let e = external[readers[at] as usize];
+        let end = at
+            + readers[at..].partition_point(|&x| {
+                let o = &external[x as usize];
+                (o.key, o.value) == (e.key, e.value)
+            });
+        if e.value == NIL {
+            let from = writes.partition_point(|&(kv, _)| kv < pack(e.key, 0));
+            let to = writes.partition_point(|&(kv, _)| kv <= pack(e.key, u32::MAX));
+            for &r in &readers[at..end] {
+                let reader = external[r as usize].txn as usize;
+                for &(kv, w) in &writes[from..to] {
+                    let reason = Reason {
+                        key: e.key,
                         a: NIL,
-                        b: wv,
-                    },
-                );
+                        b: kv as u32,
+                    };
+                    graph.add(reader, w as usize, RW, reason);
+                }
             }
         }
+        at = end;
+    }
+    drop(writes);
+    // The follows grouped by the version they read, each group in the order
+    // found; and where that version's readers are in `readers` (a merge of the
+    // two sorted lists).
+    let mut overwrote: Vec<u32> = (0..follows.len() as u32).collect();
+    overwrote.sort_by_key(|&x| {
+        let f = &follows[x as usize];
+        (f.key, f.read)
+    });
+    let mut read_by: Vec<(u32, u32)> = vec![(0, 0); follows.len()];
+    let mut r = 0;
+    for &x in &overwrote {
+        let f = &follows[x as usize];
+        let version = (f.key, f.read);
+        let at = |i: usize| {
+            let e = &external[readers[i] as usize];
+            (e.key, e.value)
+        };
+        while r < readers.len() && at(r) < version {
+            r += 1;
+        }
+        let mut end = r;
+        while end < readers.len() && at(end) == version {
+            end += 1;
+        }
+        read_by[x as usize] = (r as u32, end as u32);
     }
     // A write after a read: the version read precedes the one written (not
     // necessarily directly), so its writer → T (ww) and its other readers → T (rw).
-    for &(i, k, r, v) in &follows {
-        if r != NIL
-            && let Some(w) = live(writers.get(&(k, r)))
+    for (f, &(from, to)) in follows.iter().zip(&read_by) {
+        let reason = Reason {
+            key: f.key,
+            a: f.read,
+            b: f.wrote,
+        };
+        if f.read != NIL
+            && let Some(w) = live(writers.get(&pack(f.key, f.read)))
         {
-            graph.add(w.txn, i, WW, Reason { key: k, a: r, b: v });
+            graph.add(w.txn as usize, f.txn as usize, WW, reason);
         }
-        for &other in readers.get(&(k, r)).map(Vec::as_slice).unwrap_or_default() {
-            graph.add(other, i, RW, Reason { key: k, a: r, b: v });
+        for &other in &readers[from as usize..to as usize] {
+            graph.add(
+                external[other as usize].txn as usize,
+                f.txn as usize,
+                RW,
+                reason,
+            );
         }
     }
+    drop(read_by);
     // Lost update: which of the writes came second is unknown, so the cycle shows
     // two rw edges (G2-item); in any total order one is a ww edge (G-single).
-    let mut overwrote: HashMap<(u32, u32), Vec<(usize, u32)>> = HashMap::new();
-    for &(i, k, r, v) in &follows {
-        overwrote.entry((k, r)).or_default().push((i, v));
-    }
-    let mut lost: Vec<_> = overwrote.into_iter().filter(|(_, l)| l.len() > 1).collect();
-    lost.sort_unstable();
-    for ((k, r), list) in lost {
-        let each: Vec<String> = list
+    for group in overwrote.chunk_by(|&a, &b| {
+        let (a, b) = (&follows[a as usize], &follows[b as usize]);
+        (a.key, a.read) == (b.key, b.read)
+    }) {
+        if group.len() < 2 {
+            continue;
+        }
+        let first = &follows[group[0] as usize];
+        let each: Vec<String> = group
             .iter()
-            .map(|&(i, v)| format!("{} wrote {}", t(i), name(v)))
+            .map(|&x| {
+                let f = &follows[x as usize];
+                format!("{} wrote {}", t(f.txn as usize), name(f.wrote))
+            })
             .collect();
-        let ids: Vec<usize> = list.iter().map(|&(i, _)| i).collect();
+        let ids: Vec<usize> = group
+            .iter()
+            .map(|&x| follows[x as usize].txn as usize)
+            .collect();
         let text = format!(
             "{} txns read key {} as {} and each overwrote it: {}",
-            list.len(),
-            keys.name(k),
-            name(r),
+            group.len(),
+            st.keys.name(first.key),
+            name(first.read),
             each.join(", ")
         );
         push(&mut out, Kind::LostUpdate, &ids, text);
     }
-    graph.add_order(txns);
+    drop(writers);
+    let ranks = st.process_ranks();
+    graph.add_order(|i| {
+        let t = &st.txns[i];
+        Timing {
+            process: ranks.get(t.process as usize).copied().unwrap_or(NONE),
+            invoke: t.invoke,
+            complete: t.complete,
+            status: t.status,
+        }
+    });
     let text = |s: &Step| {
         let Some(r) = s.reason else {
             return String::new();
         };
-        let key = keys.name(r.key);
+        let key = st.keys.name(r.key);
         let (a, b) = (t(s.from), t(s.to));
         match s.kind {
             WW => format!(
@@ -271,39 +389,7 @@ pub fn analyse(txns: &[Txn], deadline: Instant) -> Result<Vec<Found>, String> {
         }
     };
     for (kind, steps) in graph.cycles(deadline)? {
-        out.push(cycle_found(kind, txns, &steps, text));
+        out.push(cycle_found(kind, st, &steps, text));
     }
     Ok(out)
-}
-
-fn parse(txns: &[Txn], keys: &mut Interner, vals: &mut Interner) -> Result<Vec<Vec<P>>, String> {
-    txns.iter()
-        .map(|t| {
-            t.mops
-                .iter()
-                .map(|m| match m {
-                    Mop::Write { key, value } => Ok(P::Write(keys.id(key), vals.id(value))),
-                    Mop::Read { key, value } => {
-                        let k = keys.id(key);
-                        if t.status != Status::Ok {
-                            return Ok(P::Read(k, None));
-                        }
-                        match value {
-                            Value::Null => Ok(P::Read(k, Some(None))),
-                            Value::Array(_) | Value::Object(_) => Err(format!(
-                                "op {}: read of key {key}: expected one value (or nil), got \
-                                 {value}",
-                                t.id
-                            )),
-                            v => Ok(P::Read(k, Some(Some(vals.id(&printed(v)))))),
-                        }
-                    }
-                    Mop::Append { key, .. } => Err(format!(
-                        "op {}: [\"append\", {key}, …] in a rw-register history (use list-append)",
-                        t.id
-                    )),
-                })
-                .collect()
-        })
-        .collect()
 }

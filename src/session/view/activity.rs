@@ -46,6 +46,9 @@ pub struct Live {
     pub duration_ms: u64,
     /// When it started (its `iteration-started` record's time, RFC 3339).
     pub started: Option<String>,
+    /// When its workload started (its `command-started` record's time): where the
+    /// chart's clock, which counts from the first invoke, begins.
+    pub workload_started: Option<String>,
 }
 
 impl View {
@@ -114,7 +117,12 @@ impl View {
                 None
             }
             Event::CommandStarted(c) => Some(match CommandRole::of(&c.name) {
-                Some(CommandRole::Workload) => now(format!("{id}: workload"), duration),
+                Some(CommandRole::Workload) => {
+                    if let Some(live) = row.and_then(|r| self.live.get_mut(&r)) {
+                        live.workload_started = Some(record.ts.clone());
+                    }
+                    now(format!("{id}: workload"), duration)
+                }
                 Some(CommandRole::Quiesce) => now(format!("{id}: waiting for quiescence"), None),
                 Some(CommandRole::Checker | CommandRole::FinalState) => {
                     now(format!("{id}: checking the history"), None)

@@ -184,6 +184,9 @@ pub struct CommandLog {
     pub stderr: PathBuf,
     /// Beside the stderr log; `None` when the record's log is not `*.stderr.log`.
     pub stdout: Option<PathBuf>,
+    /// When it started (its `command-started` record's time, RFC 3339): its logs
+    /// were created then.
+    pub started: String,
 }
 
 impl RunRow {
@@ -519,6 +522,7 @@ impl View {
                         pgid: c.pgid,
                         stderr: PathBuf::from(&c.log),
                         stdout,
+                        started: record.ts.clone(),
                     });
                 }
                 if row.badge == Badge::Pending {

@@ -17,7 +17,7 @@ use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::verdict::Verdict;
 
-/// The most of a growing history the chart reads (the newest part beyond it is
+/// The most of a growing history the chart keeps (the newest part beyond it is
 /// what a long run charts).
 const HISTORY_CAP: u64 = 32 * 1024 * 1024;
 
@@ -30,37 +30,278 @@ pub struct LiveChart {
     pub len: Option<u64>,
     pub faults: Vec<FaultLine>,
     pub series: Result<Series, String>,
+    /// The history read so far, read on from where it stopped at the next refresh.
+    reader: Option<Box<HistoryTail>>,
+}
+
+impl LiveChart {
+    /// A copy to draw: without the history read so far (a replay keeps that once).
+    pub fn shown(&self) -> LiveChart {
+        LiveChart {
+            row: self.row,
+            label: self.label,
+            len: self.len,
+            faults: self.faults.clone(),
+            series: self.series.clone(),
+            reader: None,
+        }
+    }
 }
 
 /// Reads the selected row's history again only when something the chart shows
 /// changed (another row or iteration, the file grew, a fault's state): called on
-/// the UI's refresh tick, so drawing never parses a history.
+/// the UI's refresh tick, so drawing never parses a history. Only what was appended
+/// since the last read is read ([`HistoryTail`]).
 pub fn refresh(state: &mut AppState) {
     let row = state.ui.selected;
     let Some(live) = state.view.live.get(&row) else {
         state.chart = None;
         return;
     };
-    let len = live
-        .history
-        .as_ref()
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len());
+    // Where the history is read (a replay's under the directory replayed), or why
+    // it is not.
+    let history = live.history.as_ref().map(|p| state.place(p));
+    let len = match &history {
+        Some(Ok(p)) => std::fs::symlink_metadata(p)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len()),
+        _ => None,
+    };
     let same = state.chart.as_ref().is_some_and(|c| {
         c.row == row && c.label == live.label && c.len == len && c.faults == live.faults
     });
-    if !same || len.is_none() {
-        let series = match live.history {
-            Some(_) => live_series(live),
-            None => Err(no_history(state, row)),
-        };
-        state.chart = Some(LiveChart {
-            row,
-            label: live.label,
-            len,
-            faults: live.faults.clone(),
-            series,
+    if same && len.is_some() {
+        return;
+    }
+    // The same iteration's history: read on from where the last refresh stopped.
+    let kept = state
+        .chart
+        .take()
+        .filter(|c| c.row == row && c.label == live.label)
+        .and_then(|c| c.reader)
+        .filter(|r| {
+            matches!(&history, Some(Ok(p)) if *p == r.path)
+                && r.fields == live.fields
+                && r.rebase == state.rebase
         });
+    let (series, reader) = match history {
+        Some(Ok(path)) => {
+            let mut reader = kept.unwrap_or_else(|| {
+                Box::new(HistoryTail {
+                    rebase: state.rebase.clone(),
+                    ..HistoryTail::new(path, live.fields.clone())
+                })
+            });
+            let series = reader.series(&live.faults);
+            (series, Some(reader))
+        }
+        Some(Err(why)) => (Err(format!("history not shown: {why}")), None),
+        None => (Err(no_history(state, row)), None),
+    };
+    state.chart = Some(LiveChart {
+        row,
+        label: live.label,
+        len,
+        faults: live.faults.clone(),
+        series,
+        reader,
+    });
+}
+
+/// A history file read as it grows: what was appended since the last read is read
+/// and parsed, a line still being written waits in `carry`. Read from its start
+/// again only when the file shrank or another file took its name (device and
+/// inode); at most [`HISTORY_CAP`] bytes of it are kept, the newest.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HistoryTail {
+    path: std::path::PathBuf,
+    fields: std::collections::BTreeMap<String, String>,
+    /// A replay's: `path` is opened beneath its directory.
+    rebase: Option<crate::tui::files::Rebase>,
+    /// Device and inode of the file read.
+    file: Option<(u64, u64)>,
+    /// Bytes of the file read (`carry` included).
+    offset: u64,
+    carry: Vec<u8>,
+    ops: Vec<crate::oracle::history::Op>,
+    /// Bytes and ops of each read, oldest first: the oldest go past the cap.
+    reads: std::collections::VecDeque<(u64, usize)>,
+    kept: u64,
+    /// Lines parsed so far (an error names the line counted from where reading began).
+    lines: usize,
+    /// Why the history cannot be charted; kept until the file is read afresh.
+    error: Option<String>,
+    /// Bytes read from disk in all, across fresh starts.
+    read_in_all: u64,
+}
+
+impl HistoryTail {
+    pub fn new(
+        path: std::path::PathBuf,
+        fields: std::collections::BTreeMap<String, String>,
+    ) -> HistoryTail {
+        HistoryTail {
+            path,
+            fields,
+            ..HistoryTail::default()
+        }
+    }
+
+    /// Reads what was appended since the last read, then the series of every op
+    /// kept, its windows named by `faults`.
+    pub fn series(&mut self, faults: &[FaultLine]) -> Result<Series, String> {
+        self.read_on()
+            .map_err(|e| format!("history not readable yet: {e}"))?;
+        if let Some(why) = &self.error {
+            return Err(why.clone());
+        }
+        let marks: Vec<_> = faults.iter().map(|f| f.mark.clone()).collect();
+        Ok(crate::oracle::series::of_history(&self.ops, &marks))
+    }
+
+    fn read_on(&mut self) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::MetadataExt;
+        // Never through a symlink, a regular file only (a fifo does not hang it).
+        let mut file = crate::tui::files::open_placed(self.rebase.as_ref(), &self.path)?;
+        let meta = file.metadata()?;
+        let id = (meta.dev(), meta.ino());
+        let len = meta.len();
+        if self.file != Some(id) || len < self.offset {
+            *self = HistoryTail {
+                file: Some(id),
+                read_in_all: self.read_in_all,
+                rebase: self.rebase.take(),
+                ..HistoryTail::new(
+                    std::mem::take(&mut self.path),
+                    std::mem::take(&mut self.fields),
+                )
+            };
+        }
+        if len == self.offset || self.error.is_some() {
+            return Ok(());
+        }
+        let mut from = self.offset;
+        let mut partial = false;
+        if len - from > HISTORY_CAP {
+            // More than the cap since the last read: its newest part only, from the
+            // first whole line in it.
+            from = len - HISTORY_CAP;
+            partial = true;
+            self.carry.clear();
+            self.ops.clear();
+            self.reads.clear();
+            self.kept = 0;
+        }
+        file.seek(SeekFrom::Start(from))?;
+        let mut bytes = std::mem::take(&mut self.carry);
+        let read = file.take(len - from).read_to_end(&mut bytes)?;
+        self.read_in_all += read as u64;
+        self.offset = from + read as u64;
+        if partial {
+            let cut = bytes
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(bytes.len(), |i| i + 1);
+            bytes.drain(..cut);
+        }
+        // A line still being written is not read yet.
+        let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        self.carry = bytes.split_off(end);
+        if self.carry.len() as u64 > HISTORY_CAP {
+            self.error = Some(format!(
+                "history not readable: a line of more than {} MiB",
+                HISTORY_CAP >> 20
+            ));
+            self.carry = Vec::new();
+            return Ok(());
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::from_utf8_lossy(&bytes);
+        // A recorder's closing `{"ops_total": N}` counts the whole file, not this
+        // read: left out, its line blank so the lines keep their numbers.
+        if text.contains("ops_total") {
+            let kept: Vec<&str> = text
+                .split('\n')
+                .map(|l| if is_trailer(l) { "" } else { l })
+                .collect();
+            text = std::borrow::Cow::Owned(kept.join("\n"));
+        }
+        match crate::oracle::history::parse_jsonl_renamed("history", &text, &self.fields) {
+            Ok(history) => {
+                self.lines += text.matches('\n').count();
+                let ops = history.ops.len();
+                self.ops.extend(history.ops.into_iter().map(charted));
+                self.reads.push_back((bytes.len() as u64, ops));
+                self.kept += bytes.len() as u64;
+                while self.kept > HISTORY_CAP
+                    && let Some((b, n)) = self.reads.pop_front()
+                {
+                    self.kept -= b;
+                    self.ops.drain(..n.min(self.ops.len()));
+                }
+            }
+            Err(e) => {
+                let e = shifted(e, self.lines);
+                self.error = Some(crate::sanitize::line(&format!("history not readable: {e}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A history's trailer line: an object of `ops_total` alone.
+fn is_trailer(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line.trim())
+        .is_ok_and(|m| m.len() == 1 && m.contains_key("ops_total"))
+}
+
+/// `op` with only what the chart reads (its times, outcome and fault epoch): kept
+/// for the whole run, so no op holds its values or names.
+fn charted(mut op: crate::oracle::history::Op) -> crate::oracle::history::Op {
+    op.op_id = String::new();
+    op.process = String::new();
+    op.op_type = String::new();
+    op.key = None;
+    op.input = serde_json::Value::Null;
+    op.output = serde_json::Value::Null;
+    op.node = None;
+    if let Some(error) = &mut op.error {
+        *error = String::new();
+    }
+    op
+}
+
+/// `e` with its line counted from where reading began, not from this read's start.
+fn shifted(
+    e: crate::oracle::history::HistoryError,
+    before: usize,
+) -> crate::oracle::history::HistoryError {
+    use crate::oracle::history::HistoryError;
+    match e {
+        HistoryError::Field {
+            source_name,
+            line,
+            field,
+            message,
+        } => HistoryError::Field {
+            source_name,
+            line: line + before,
+            field,
+            message,
+        },
+        HistoryError::Line {
+            source_name,
+            line,
+            message,
+        } => HistoryError::Line {
+            source_name,
+            line: line + before,
+            message,
+        },
     }
 }
 
@@ -100,10 +341,10 @@ static DECLARED: std::sync::Mutex<Option<Declared>> = std::sync::Mutex::new(None
 /// history; `None` when the run spec cannot be read (no session directory, its saved
 /// inputs unreadable).
 fn declares_jsonl(state: &AppState, id: &str) -> Option<bool> {
-    let dir = state.view.session_dir.as_ref()?;
+    let dir = state.session_dir_shown()?;
     let mut cache = DECLARED.lock().ok()?;
     if cache.as_ref().is_none_or(|(d, _)| d != dir) {
-        *cache = Some((dir.clone(), read_declared(&state.plan, dir)));
+        *cache = Some((dir.to_path_buf(), read_declared(&state.plan, dir)));
     }
     let declared = cache.as_ref()?.1.as_ref()?;
     declared
@@ -120,7 +361,10 @@ fn read_declared(
 ) -> Option<std::collections::BTreeMap<String, bool>> {
     use crate::runspec::{Binding, HistoryFormat};
     let input = session.join("input");
-    let sidecar = match std::fs::read_to_string(input.join("plan.run.yaml")) {
+    let sidecar = match crate::tui::files::read_text(
+        &input.join("plan.run.yaml"),
+        crate::tui::files::TEXT_CAP,
+    ) {
         Ok(text) => Some(text),
         // A plan whose run spec is all in embedded blocks saves no sidecar.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && input.join("plan.md").is_file() => {
@@ -142,24 +386,12 @@ fn read_declared(
 }
 
 /// The series of a live iteration's history as it stands on disk, or why there is
-/// none yet.
+/// none yet (read whole, once).
 pub fn live_series(live: &Live) -> Result<Series, String> {
     let Some(path) = &live.history else {
         return Err(NOT_DECLARED.into());
     };
-    let read = || -> std::io::Result<Vec<u8>> {
-        let mut bytes = super::run::tail_bytes(path, HISTORY_CAP)?;
-        // A line still being written is not read yet.
-        let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(end);
-        Ok(bytes)
-    };
-    let bytes = read().map_err(|e| format!("history not readable yet: {e}"))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let history = crate::oracle::history::parse_jsonl_renamed("history", &text, &live.fields)
-        .map_err(|e| crate::sanitize::line(&format!("history not readable: {e}")))?;
-    let marks: Vec<_> = live.faults.iter().map(|f| f.mark.clone()).collect();
-    Ok(crate::oracle::series::of_history(&history.ops, &marks))
+    HistoryTail::new(path.clone(), live.fields.clone()).series(&live.faults)
 }
 
 /// The selected row's notes as its chart shows them: a mark where each note of the
@@ -175,10 +407,13 @@ pub struct ChartNotes {
 }
 
 /// The notes of the selected row ([`crate::session::view::NoteRow::row`]); marks for
-/// those written during the iteration its chart shows.
+/// those written during the iteration its chart shows, on the chart's clock: from
+/// the workload's start (one written before it, at its start).
 pub fn notes_of(state: &AppState) -> ChartNotes {
     let row = state.ui.selected;
-    let label = state.view.live.get(&row).map(|l| l.label);
+    let live = state.view.live.get(&row);
+    let label = live.map(|l| l.label);
+    let workload = live.and_then(|l| l.workload_started.as_deref());
     let notes: Vec<_> = state
         .view
         .notes
@@ -189,7 +424,7 @@ pub fn notes_of(state: &AppState) -> ChartNotes {
         marks_ms: notes
             .iter()
             .filter(|n| n.iteration.is_some() && n.iteration == label)
-            .filter_map(|n| n.iteration_ms)
+            .filter_map(|n| millis_after(workload?, &n.ts))
             .collect(),
         count: notes.len(),
         latest: notes.last().map(|n| {
@@ -201,6 +436,12 @@ pub fn notes_of(state: &AppState) -> ChartNotes {
             )
         }),
     }
+}
+
+/// Milliseconds from `from` to `to` (RFC 3339), 0 when `to` is earlier.
+fn millis_after(from: &str, to: &str) -> Option<u64> {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    u64::try_from((parse(to)? - parse(from)?).num_milliseconds().max(0)).ok()
 }
 
 /// Draws the chart of `series` (or `missing`, why there is none) in a block titled
@@ -227,7 +468,10 @@ pub fn draw(
             return;
         }
         Err(why) => {
-            let text = Paragraph::new(Line::styled(why.to_string(), theme.dim));
+            // Cut at a word with an ellipsis, never mid-word by the border.
+            let room = usize::from(area.width.saturating_sub(2));
+            let why = super::fit::words(why, room, theme);
+            let text = Paragraph::new(Line::styled(why, theme.dim));
             frame.render_widget(text.block(b), area);
             return;
         }
@@ -273,9 +517,9 @@ struct Column {
 const GUTTER: u16 = 6;
 
 impl Chart<'_> {
-    /// A mark on the timeline row at each of `marks_ms` (the iteration's clock, put on
-    /// the chart's, which counts from the first invoke: a mark sits right of the ops
-    /// of its moment by the workload's start-up; past the last column, at it).
+    /// A mark on the timeline row at each of `marks_ms` (ms after the workload's
+    /// start; the chart counts from its first invoke, a client's exec later; past the
+    /// last column, at it).
     fn mark_notes(&self, marks_ms: &[u64], area: Rect, buf: &mut Buffer) {
         if area.height < 4 || area.width < 12 || marks_ms.is_empty() {
             return;
@@ -525,4 +769,145 @@ fn short_ms(ms: f64) -> String {
 
 fn truncate(text: &str, width: u16) -> String {
     text.chars().take(usize::from(width)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const HISTORY: &str =
+        include_str!("../../../tests/fixtures/histories/demo-d3-two-faults.jsonl");
+
+    /// Each refresh reads only what was appended (a half-written line waits for its
+    /// end); a file cut short or replaced is read from its start.
+    #[test]
+    fn the_history_is_read_on_from_where_it_stopped() {
+        let lines: Vec<&str> = HISTORY.lines().collect();
+        assert!(lines.len() > 20);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("history.jsonl");
+        let mut file = std::fs::File::create(&path).expect("history");
+        let mut tail = HistoryTail::new(path.clone(), Default::default());
+        let mut written = 0u64;
+        let mut write = |file: &mut std::fs::File, text: &str| {
+            file.write_all(text.as_bytes()).expect("write");
+            file.flush().expect("flush");
+            written += text.len() as u64;
+            written
+        };
+        let ops = |tail: &mut HistoryTail| tail.series(&[]).expect("series").ops;
+
+        let ten = format!("{}\n", lines[..10].join("\n"));
+        let at = write(&mut file, &ten);
+        assert_eq!(ops(&mut tail), 10);
+        assert_eq!(tail.read_in_all, at);
+        // Nothing appended: nothing read.
+        assert_eq!(ops(&mut tail), 10);
+        assert_eq!(tail.read_in_all, at);
+        // Half a line: read, not parsed.
+        let (head, rest) = lines[10].split_at(lines[10].len() / 2);
+        let at = write(&mut file, head);
+        assert_eq!(ops(&mut tail), 10);
+        assert_eq!(tail.read_in_all, at);
+        let at = write(&mut file, &format!("{rest}\n{}\n", lines[11]));
+        assert_eq!(ops(&mut tail), 12);
+        assert_eq!(tail.read_in_all, at, "each byte read once");
+        let whole = live_series(&Live {
+            history: Some(path.clone()),
+            ..Live::default()
+        })
+        .expect("read whole");
+        assert_eq!(tail.series(&[]), Ok(whole));
+
+        // Cut short: read from its start.
+        file.set_len(0).expect("truncate");
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("reopen");
+        file.write_all(format!("{}\n", lines[0]).as_bytes())
+            .expect("write");
+        assert_eq!(ops(&mut tail), 1);
+        // Replaced by another file (a rename over it), longer than what was read.
+        let other = dir.path().join("new.jsonl");
+        std::fs::write(&other, format!("{}\n", lines[..15].join("\n"))).expect("other");
+        std::fs::rename(&other, &path).expect("rename");
+        assert_eq!(ops(&mut tail), 15);
+    }
+
+    /// A note's mark counts from the workload's start, where the chart's clock
+    /// begins, not from the iteration's (preconditions, the cluster coming up).
+    #[test]
+    fn a_note_is_marked_at_its_time_after_the_workload_started() {
+        use crate::session::event::{self, Event};
+        use crate::session::journal::{Record, Scope};
+        let plan = crate::plan::parse_plan(
+            "examples/demo/plan.md",
+            include_str!("../../../examples/demo/plan.md"),
+        );
+        let mut state = AppState::new(plan);
+        let d3 = Scope {
+            scenario: Some("D3".into()),
+            arm: None,
+        };
+        let note = |text: &str| {
+            Event::OperatorNote(event::OperatorNote {
+                text: text.into(),
+                ..Default::default()
+            })
+        };
+        let records = [
+            (
+                &d3,
+                "2026-12-03T03:00:00Z",
+                Event::IterationStarted(event::IterationStarted {
+                    seed: 1,
+                    label: crate::session::label::IterationLabel::seed(1),
+                    duration_ms: 4_000,
+                }),
+            ),
+            (&Scope::default(), "2026-12-03T03:00:01Z", note("early")),
+            (
+                &d3,
+                "2026-12-03T03:00:01.500Z",
+                Event::CommandStarted(event::CommandStarted {
+                    name: "workload".into(),
+                    ..Default::default()
+                }),
+            ),
+            (&Scope::default(), "2026-12-03T03:00:02.500Z", note("later")),
+        ];
+        for (seq, (scope, ts, event)) in records.into_iter().enumerate() {
+            state.apply(&Record {
+                seq: seq as u64 + 1,
+                ts: ts.into(),
+                scope: scope.clone(),
+                event,
+            });
+        }
+        state.ui.selected = state.view.live.keys().next().copied().unwrap_or(0);
+        assert_eq!(notes_of(&state).marks_ms, vec![0, 1_000]);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_by_its_line_in_the_file() {
+        let lines: Vec<&str> = HISTORY.lines().collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("history.jsonl");
+        std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).expect("history");
+        let mut tail = HistoryTail::new(path.clone(), Default::default());
+        assert!(tail.series(&[]).is_ok());
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("reopen");
+        // The recorder's trailer counts the whole file, not the last read.
+        file.write_all(format!("{}\n{{\"ops_total\": 3}}\n", lines[2]).as_bytes())
+            .expect("write");
+        assert_eq!(tail.series(&[]).map(|s| s.ops), Ok(3));
+        file.write_all(b"not json\n").expect("write");
+        let why = tail.series(&[]).expect_err("a bad line");
+        assert!(why.contains(":5:"), "{why}");
+    }
 }

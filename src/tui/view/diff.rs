@@ -19,10 +19,16 @@ use crate::verdict::Verdict;
 /// At most this much of the diff is read; the view says when it is cut.
 const CAP: u64 = 1 << 20;
 
-/// The first [`CAP`] bytes of `path`, sanitized line by line.
-fn head(path: &Path) -> Vec<String> {
+/// The first [`CAP`] bytes of `path` (as journaled: a replay's under the directory
+/// replayed, never through a symlink, a regular file only), sanitized line by line.
+fn head(state: &AppState, path: &Path) -> Vec<String> {
+    let path = match state.place(path) {
+        Ok(path) => path,
+        Err(why) => return vec![format!("(not shown: {why})")],
+    };
+    let path = path.as_path();
     let read = || -> std::io::Result<(Vec<u8>, bool)> {
-        let file = std::fs::File::open(path)?;
+        let file = crate::tui::files::open_placed(state.rebase.as_ref(), path)?;
         let cut = file.metadata()?.len() > CAP;
         let mut bytes = Vec::new();
         file.take(CAP).read_to_end(&mut bytes)?;
@@ -43,7 +49,10 @@ fn head(path: &Path) -> Vec<String> {
             }
             lines
         }
-        Err(e) => vec![format!("(cannot read {}: {e})", path.display())],
+        Err(e) => vec![crate::sanitize::line(&format!(
+            "(cannot read: {e}: {})",
+            path.display()
+        ))],
     }
 }
 
@@ -70,7 +79,7 @@ pub(super) fn staged(frame: &mut Frame, area: Rect, state: &AppState, theme: &Th
     let Some(path) = &state.view.staged_diff else {
         return;
     };
-    let lines = head(path);
+    let lines = head(state, path);
     let last = u16::try_from(lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
     let text: Vec<Line> = lines
         .into_iter()

@@ -17,6 +17,24 @@ pub(super) fn ellipsis(theme: &Theme) -> &'static str {
     }
 }
 
+/// `text` in the theme's character set: as it is on a UTF-8 locale; in ASCII
+/// otherwise (as the borders are) for the marks faultline writes itself (`—`, `·`,
+/// `×`, `≤`, `↑↓`, `…`).
+pub(super) fn plain(text: &str, theme: &Theme) -> String {
+    if ellipsis(theme) == "…" {
+        return text.to_string();
+    }
+    theme
+        .symbols
+        .hint(text)
+        .replace(" — ", " - ")
+        .replace('—', "-")
+        .replace('·', "|")
+        .replace('×', "x")
+        .replace('≤', "<=")
+        .replace('…', "...")
+}
+
 /// Display columns of `text`.
 pub(super) fn width(text: &str) -> usize {
     Span::raw(text).width()

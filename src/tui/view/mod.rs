@@ -5,6 +5,7 @@
 mod chart;
 mod diff;
 mod fit;
+mod logcut;
 mod markdown;
 mod note;
 mod overlay;
@@ -220,14 +221,41 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     } else {
         theme.highlight
     };
-    let mut spans = vec![Span::styled(format!(" {doing} "), doing_style)];
+    // A replay's position and time come first and are kept whole; its keys'
+    // reminder follows what the engine did only where it fits whole.
+    let (lead, keys) = match state.notice.as_deref().filter(|_| state.replaying) {
+        Some(notice) => {
+            let notice = crate::sanitize::line(notice);
+            let (at, keys) = match notice.split_once(" · keys ") {
+                Some((at, keys)) => (at.to_string(), Some(keys.to_string())),
+                None => (notice.clone(), None),
+            };
+            (
+                Some(Span::styled(
+                    format!(" {} ", fit::plain(&at, theme)),
+                    theme.text,
+                )),
+                keys.map(|k| Span::styled(format!(" keys {} ", fit::plain(&k, theme)), theme.dim)),
+            )
+        }
+        None => (None, None),
+    };
+    let room = usize::from(left.width);
+    let lead_width = lead.as_ref().map_or(0, Span::width);
+    // The reminder is shown when some 20 columns are left for what the engine did.
+    let keys = keys.filter(|k| lead_width + k.width() + 20 <= room);
+    let keys_width = keys.as_ref().map_or(0, Span::width);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", fit::plain(&doing, theme)),
+        doing_style,
+    )];
     if !state.ui.follow && state.ui.step == Step::Run {
         spans.push(Span::styled(" paused", theme.dim));
     }
     if let Some(q) = &state.ui.search {
         spans.push(Span::styled(format!("  /{q}"), theme.text));
     }
-    if let Some(notice) = &state.notice {
+    if let Some(notice) = state.notice.as_ref().filter(|_| !state.replaying) {
         spans.push(Span::styled(
             format!(" {} ", crate::sanitize::line(notice)),
             theme.text,
@@ -253,7 +281,20 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
         ));
     }
     // Cut at a word with an ellipsis: what is cut is said in full where it comes from.
-    let line = fit::line(Line::from(spans), usize::from(left.width), theme);
+    let rest = fit::line(
+        Line::from(spans),
+        room.saturating_sub(lead_width + keys_width),
+        theme,
+    );
+    let line = match lead {
+        Some(lead) => {
+            let mut all = vec![lead];
+            all.extend(rest.spans);
+            all.extend(keys);
+            fit::line(Line::from(all), room, theme)
+        }
+        None => rest,
+    };
     frame.render_widget(Paragraph::new(line), left);
     frame.render_widget(
         Paragraph::new(Line::styled(hint_text, theme.dim)).alignment(Alignment::Right),

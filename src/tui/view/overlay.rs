@@ -453,9 +453,7 @@ pub(super) fn evidence(frame: &mut Frame, area: Rect, state: &AppState, theme: &
         return;
     };
     let session = state
-        .view
-        .session_dir
-        .as_ref()
+        .session_dir_shown()
         .map_or_else(|| "<session>".to_string(), |d| d.display().to_string());
     let stem = row.id.replace('/', "-");
     let mut lines = vec![Line::from(vec![
@@ -482,11 +480,13 @@ pub(super) fn evidence(frame: &mut Frame, area: Rect, state: &AppState, theme: &
         lines.push(Line::styled(format!("  {e}"), theme.text));
     }
     if let Some(log) = row.logs.last() {
+        let shown = state.place(log).unwrap_or_else(|_| log.clone());
         lines.push(Line::styled(
-            format!("end of {}:", log.display()),
+            crate::sanitize::line(&format!("end of {}:", shown.display())),
             theme.dim,
         ));
-        let tail = super::run::tail(log, 4096);
+        let started = row.commands.last().map(|c| c.started.as_str());
+        let tail = super::run::log_tail(state, log, 4096, started);
         let from = tail.len().saturating_sub(EVIDENCE_LOG_LINES);
         for l in &tail[from..] {
             lines.push(Line::styled(format!("  {l}"), theme.text));

@@ -12,6 +12,7 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::screens::reason_lines;
 use super::{WIDE, badge, block};
+use crate::tui::files::Rebase;
 use crate::tui::logs::{LogPicker, PickerRow, Shown, iteration_words, iterations};
 use crate::tui::state::{AppState, Focus};
 use crate::tui::theme::Theme;
@@ -19,14 +20,16 @@ use crate::tui::theme::Theme;
 /// The most of a log file the pane ever reads.
 const TAIL_BYTES: u64 = 64 * 1024;
 
-/// The last `cap` bytes of `path`, a partial first line dropped.
-pub(super) fn tail_bytes(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(cap);
+/// The last `cap` bytes of `file` before `end`, a partial first line dropped.
+pub(super) fn bytes_before(
+    file: &mut std::fs::File,
+    end: u64,
+    cap: u64,
+) -> std::io::Result<Vec<u8>> {
+    let start = end.saturating_sub(cap);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
-    file.take(cap).read_to_end(&mut bytes)?;
+    file.take(end - start).read_to_end(&mut bytes)?;
     if start > 0 {
         let cut = bytes.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
         bytes.drain(..cut);
@@ -37,15 +40,54 @@ pub(super) fn tail_bytes(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 /// The last `cap` bytes of `path` as sanitized lines (a partial first line dropped).
 /// An unreadable file gives one line saying so.
 pub fn tail(path: &Path, cap: u64) -> Vec<String> {
-    match tail_bytes(path, cap) {
-        Ok(bytes) => crate::sanitize::decode(&bytes)
-            .lines()
-            .map(crate::sanitize::line)
-            .collect(),
-        Err(e) => vec![crate::sanitize::line(&format!(
-            "(cannot read {}: {e})",
-            path.display()
-        ))],
+    tail_in(None, path, cap)
+}
+
+/// [`tail`] of `path` as placed for a replay ([`crate::tui::files::Rebase`]): never
+/// through a symlink, a regular file only.
+pub(super) fn tail_in(rebase: Option<&Rebase>, path: &Path, cap: u64) -> Vec<String> {
+    let read = || {
+        let mut file = crate::tui::files::open_placed(rebase, path)?;
+        let len = file.metadata()?.len();
+        bytes_before(&mut file, len, cap)
+    };
+    match read() {
+        Ok(bytes) => lines_of(&bytes),
+        Err(e) => vec![unreadable(path, &e)],
+    }
+}
+
+/// `bytes` as sanitized lines.
+pub(super) fn lines_of(bytes: &[u8]) -> Vec<String> {
+    crate::sanitize::decode(bytes)
+        .lines()
+        .map(crate::sanitize::line)
+        .collect()
+}
+
+/// The pane's line for a log it cannot read: why first (a narrow pane cuts the
+/// path, not the reason).
+pub(super) fn unreadable(path: &Path, e: &std::io::Error) -> String {
+    crate::sanitize::line(&format!("(cannot read: {e}: {})", path.display()))
+}
+
+/// What a pane shows of the log at `path` (as journaled), written by a command
+/// started at `started`: its tail, cut at the moment replayed when the state is a
+/// replay's; a replay's path outside its session directory is not read.
+pub(super) fn log_tail(
+    state: &AppState,
+    path: &Path,
+    cap: u64,
+    started: Option<&str>,
+) -> Vec<String> {
+    let path = match state.place(path) {
+        Ok(path) => path,
+        Err(why) => return vec![format!("(not shown: {why})")],
+    };
+    let rebase = state.rebase.as_ref();
+    match state.now.filter(|_| state.replaying) {
+        Some(at) => super::logcut::tail_at(rebase, &path, cap, at, started),
+        None => tail_in(rebase, &path, cap),
     }
 }
 
@@ -151,10 +193,16 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     };
     let mut side = landing_lines(row, theme);
     for ended in &row.ended {
-        side.push(Line::styled(format!("ended: {ended}"), theme.warning));
+        side.push(Line::styled(
+            super::fit::plain(&format!("ended: {ended}"), theme),
+            theme.warning,
+        ));
     }
     if let Some(reason) = &row.not_run {
-        side.push(Line::styled(format!("not run: {reason}"), theme.warning));
+        side.push(Line::styled(
+            super::fit::plain(&format!("not run: {reason}"), theme),
+            theme.warning,
+        ));
     }
     if state.ui.reasons {
         side.push(Line::styled("reason chain:", theme.dim));
@@ -204,6 +252,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
             }
             Err(_) => format!("{} {}", row.id, live.label),
         };
+        let title = super::fit::plain(&title, theme);
         super::chart::draw(
             frame,
             chart,
@@ -218,8 +267,10 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
     // The log picked (`s` opens the picker), else the fault target's or the first
     // service's.
     let shown = state.shown_log();
-    let log = shown.as_ref().map(|s| &s.entry.path);
-    let log_lines = log.map(|p| tail(p, TAIL_BYTES)).unwrap_or_default();
+    let log_lines = shown
+        .as_ref()
+        .map(|s| log_tail(state, &s.entry.path, TAIL_BYTES, Some(&s.entry.started)))
+        .unwrap_or_default();
     let height = usize::from(pane.height.saturating_sub(2));
     let back = if state.ui.follow {
         0
@@ -232,9 +283,10 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         .max(height.min(log_lines.len()));
     let start = end.saturating_sub(height);
     let query = state.ui.search.as_deref();
+    let room = usize::from(pane.width.saturating_sub(2));
     let tail_lines: Vec<Line> = log_lines[start..end]
         .iter()
-        .map(|l| highlighted(l.clone(), query, theme))
+        .map(|l| super::fit::line(highlighted(l.clone(), query, theme), room, theme))
         .collect();
     let mode = if state.ui.follow { "follow" } else { "paused" };
     let phase = serde_json::to_value(row.phase)
@@ -247,6 +299,7 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
         shown.as_ref(),
         mode,
         usize::from(pane.width.saturating_sub(4)),
+        theme,
     );
     frame.render_widget(Paragraph::new(tail_lines).block(block(&title, theme)), pane);
     frame.render_widget(
@@ -262,9 +315,16 @@ pub(super) fn run(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme
 
 /// The pane's title, the longest of its forms that fits `room` columns: the row
 /// and its phase, the log (command and stream), its iteration, follow or paused.
-fn pane_title(id: &str, phase: &str, shown: Option<&Shown>, mode: &str, room: usize) -> String {
+fn pane_title(
+    id: &str,
+    phase: &str,
+    shown: Option<&Shown>,
+    mode: &str,
+    room: usize,
+    theme: &Theme,
+) -> String {
     let Some(shown) = shown else {
-        return format!("{id} {phase} — no command yet [{mode}]");
+        return super::fit::plain(&format!("{id} {phase} — no command yet [{mode}]"), theme);
     };
     let log = format!("{} {}", shown.entry.name, shown.entry.stream.as_str());
     let words = iteration_words(shown.label);
@@ -274,7 +334,8 @@ fn pane_title(id: &str, phase: &str, shown: Option<&Shown>, mode: &str, room: us
         format!("{id} — {log} · {words} [{mode}]"),
         format!("{id} — {log} · {short} [{mode}]"),
         format!("{id} — {log} [{mode}]"),
-    ];
+    ]
+    .map(|f| super::fit::plain(&f, theme));
     let fits = |f: &&String| f.chars().count() <= room;
     forms
         .iter()
@@ -309,18 +370,21 @@ fn log_picker(frame: &mut Frame, area: Rect, state: &AppState, picker: &LogPicke
     let [rect] = Layout::horizontal([Constraint::Length(width)])
         .flex(Flex::Center)
         .areas(band);
-    let title = if picker.seeds {
-        format!("{} · seeds, re-runs, reduction steps", row.id)
-    } else {
-        let label = all.get(picker.iteration).copied().flatten();
-        format!(
-            "Logs of {} · {} ({} of {})",
-            row.id,
-            iteration_words(label),
-            picker.iteration + 1,
-            all.len()
-        )
-    };
+    let title = super::fit::plain(
+        &if picker.seeds {
+            format!("{} · seeds, re-runs, reduction steps", row.id)
+        } else {
+            let label = all.get(picker.iteration).copied().flatten();
+            format!(
+                "Logs of {} · {} ({} of {})",
+                row.id,
+                iteration_words(label),
+                picker.iteration + 1,
+                all.len()
+            )
+        },
+        theme,
+    );
     frame.render_widget(Clear, rect);
     let outer = block(&title, theme);
     let inner = outer.inner(rect);
@@ -415,7 +479,10 @@ fn log_picker(frame: &mut Frame, area: Rect, state: &AppState, picker: &LogPicke
     } else {
         "Enter: show · Left/Right: seed · Tab: all seeds · Esc: close"
     };
-    frame.render_widget(Paragraph::new(Line::styled(hint, theme.dim)), keys);
+    frame.render_widget(
+        Paragraph::new(Line::styled(super::fit::plain(hint, theme), theme.dim)),
+        keys,
+    );
 }
 
 fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'static>> {
@@ -428,7 +495,7 @@ fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'st
             } else {
                 theme.text
             };
-            Line::styled(l.clone(), style)
+            Line::styled(super::fit::plain(l, theme), style)
         })
         .collect();
     if lines.is_empty() {

@@ -1,7 +1,7 @@
 //! The text and table screens: Plan, Toolbox, Checklist, Approvals, Finding, Report.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
@@ -207,19 +207,9 @@ impl Theme {
     }
 }
 
-/// The discovered toolbox as a table.
+/// The discovered toolbox as a table, the highlighted row's cells whole below it.
 pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let header = Row::new(["role", "kind", "name", "path", "evidence"]).style(theme.dim);
-    let rows = state.view.toolbox.iter().map(|t| {
-        Row::new([
-            t.role.clone(),
-            t.kind.clone(),
-            t.name.clone(),
-            t.path.clone(),
-            t.evidence.clone(),
-        ])
-        .style(theme.text)
-    });
     let widths = [
         Constraint::Length(13),
         Constraint::Length(13),
@@ -227,54 +217,186 @@ pub(super) fn toolbox(frame: &mut Frame, area: Rect, state: &AppState, theme: &T
         Constraint::Fill(1),
         Constraint::Fill(2),
     ];
-    let title = format!("Toolbox ({} items)", state.view.toolbox.len());
-    frame.render_widget(
+    let tools = &state.view.toolbox;
+    let selected = state.ui.table_row.min(tools.len().saturating_sub(1));
+    let detail = tools.get(selected).map(|t| {
+        vec![
+            ("role", t.role.clone()),
+            ("kind", t.kind.clone()),
+            ("name", t.name.clone()),
+            ("path", t.path.clone()),
+            ("evidence", t.evidence.clone()),
+        ]
+    });
+    let (area, below) = split_detail(area, detail.as_deref(), theme);
+    let room = column_widths(pointed(area, theme), &widths);
+    let fit = |i: usize, text: &str| super::fit::words(text, room[i], theme);
+    let rows = tools.iter().map(|t| {
+        Row::new([
+            fit(0, &t.role),
+            fit(1, &t.kind),
+            fit(2, &t.name),
+            // A path keeps its end (the file's name), an ellipsis before it.
+            super::fit::path_rows("", &t.path, room[3], 1, theme)
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+            fit(4, &t.evidence),
+        ])
+        .style(theme.text)
+    });
+    let title = format!("Toolbox ({} items)", tools.len());
+    let mut table_state = ratatui::widgets::TableState::default()
+        .with_selected((!tools.is_empty()).then_some(selected));
+    frame.render_stateful_widget(
         Table::new(rows, widths)
             .header(header)
+            // A pointer, not a colour: a mismatch keeps its style when picked.
+            .highlight_symbol(theme.symbols.pointer)
             .block(block(&title, theme)),
+        area,
+        &mut table_state,
+    );
+    draw_detail(frame, below, detail.as_deref(), theme);
+}
+
+/// `area` less the highlighted row's pointer, which the table draws left of its
+/// columns.
+fn pointed(area: Rect, theme: &Theme) -> Rect {
+    let pointer = u16::try_from(super::fit::width(theme.symbols.pointer)).unwrap_or(0);
+    Rect {
+        width: area.width.saturating_sub(pointer),
+        ..area
+    }
+}
+
+/// The most rows the highlighted row's detail takes below a table.
+const DETAIL_ROWS: u16 = 6;
+
+/// `area` split into the table and, below it, room for `detail` (each field on
+/// its own wrapped lines) when there is one: at most [`DETAIL_ROWS`] rows and a
+/// third of the area.
+fn split_detail(area: Rect, detail: Option<&[(&str, String)]>, theme: &Theme) -> (Rect, Rect) {
+    let Some(detail) = detail else {
+        return (area, Rect::default());
+    };
+    let inner = usize::from(area.width.saturating_sub(2)).max(1);
+    let wanted: usize = detail
+        .iter()
+        .map(|(name, text)| {
+            let line = detail_line(name, text, theme);
+            line.width().div_ceil(inner).max(1)
+        })
+        .sum();
+    let rows = u16::try_from(wanted)
+        .unwrap_or(u16::MAX)
+        .min(DETAIL_ROWS)
+        .min(area.height / 3);
+    if rows == 0 {
+        return (area, Rect::default());
+    }
+    let [table, below] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(rows + 2)]).areas(area);
+    (table, below)
+}
+
+fn detail_line(name: &str, text: &str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{name}: "), theme.dim),
+        Span::styled(crate::sanitize::line(text), theme.text),
+    ])
+}
+
+/// The highlighted row's fields whole, wrapped, in `area` below its table.
+fn draw_detail(frame: &mut Frame, area: Rect, detail: Option<&[(&str, String)]>, theme: &Theme) {
+    let Some(detail) = detail.filter(|_| area.height > 2) else {
+        return;
+    };
+    let lines: Vec<Line> = detail
+        .iter()
+        .map(|(name, text)| detail_line(name, text, theme))
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block(&theme.symbols.hint("Selected row (↑↓ pick)"), theme)),
         area,
     );
 }
 
-/// need | operator said | probe saw | present, mismatches in the mismatch style.
+/// The width of each column of a bordered `Table` of `widths` drawn in `area`, as
+/// the table lays them out (a column apart, from the left), so a cell is fit to
+/// its column rather than cut at its edge.
+fn column_widths(area: Rect, widths: &[Constraint]) -> Vec<usize> {
+    let inner = Rect::new(0, 0, area.width.saturating_sub(2), 1);
+    Layout::horizontal(widths.iter().copied())
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(inner)
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect()
+}
+
+/// need | operator said | probe saw | present, mismatches in the mismatch style;
+/// the highlighted row's cells whole below it.
 pub(super) fn checklist(frame: &mut Frame, area: Rect, state: &AppState, theme: &Theme) {
     let header = Row::new(["need", "operator said", "probe saw", "present"]).style(theme.dim);
-    let rows = state.view.checklist.iter().map(|c| {
-        let present = match c.present {
-            Some(true) => "yes",
-            Some(false) => "no",
-            None => "-",
-        };
-        let said = match (&c.answer, c.mismatch) {
-            (Some(a), true) => format!("{}{a}", theme.symbols.warn),
-            (Some(a), false) => a.clone(),
-            (None, _) => "-".to_string(),
-        };
-        let style = if c.mismatch {
-            theme.mismatch
-        } else {
-            theme.text
-        };
-        Row::new([
-            Cell::from(c.need.clone()),
-            Cell::from(said),
-            Cell::from(c.probe.clone().unwrap_or_else(|| "-".to_string())),
-            Cell::from(present),
-        ])
-        .style(style)
-    });
     let widths = [
         Constraint::Fill(2),
         Constraint::Fill(1),
         Constraint::Fill(2),
         Constraint::Length(7),
     ];
-    frame.render_widget(
+    let items = &state.view.checklist;
+    let said = |c: &crate::session::view::ChecklistRow| match (&c.answer, c.mismatch) {
+        (Some(a), true) => format!("{}{a}", theme.symbols.warn),
+        (Some(a), false) => a.clone(),
+        (None, _) => "-".to_string(),
+    };
+    let present = |c: &crate::session::view::ChecklistRow| match c.present {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    };
+    let selected = state.ui.table_row.min(items.len().saturating_sub(1));
+    let detail = items.get(selected).map(|c| {
+        vec![
+            ("need", c.need.clone()),
+            ("operator said", said(c)),
+            ("probe saw", c.probe.clone().unwrap_or_else(|| "-".into())),
+            ("present", present(c).to_string()),
+        ]
+    });
+    let (area, below) = split_detail(area, detail.as_deref(), theme);
+    let room = column_widths(pointed(area, theme), &widths);
+    let fit = |i: usize, text: &str| Cell::from(super::fit::words(text, room[i], theme));
+    let rows = items.iter().map(|c| {
+        let style = if c.mismatch {
+            theme.mismatch
+        } else {
+            theme.text
+        };
+        Row::new([
+            fit(0, &c.need),
+            fit(1, &said(c)),
+            fit(2, c.probe.as_deref().unwrap_or("-")),
+            Cell::from(present(c)),
+        ])
+        .style(style)
+    });
+    let mut table_state = ratatui::widgets::TableState::default()
+        .with_selected((!items.is_empty()).then_some(selected));
+    frame.render_stateful_widget(
         Table::new(rows, widths)
             .header(header)
+            // A pointer, not a colour: a mismatch keeps its style when picked.
+            .highlight_symbol(theme.symbols.pointer)
             .block(block("Capability checklist", theme)),
         area,
+        &mut table_state,
     );
+    draw_detail(frame, below, detail.as_deref(), theme);
 }
 
 /// Install records, and the exact change a pending approval would make.

@@ -1,17 +1,20 @@
 //! Helpers shared by the integration tests, declared once at the root of the one test
 //! binary (`tests/suite/main.rs`); each module uses a subset.
 //!
-//! Every module's tests share one process. What is process-wide is handled here:
-//! [`demo_lock`] keeps the tests that run the whole demo from competing with each
-//! other, [`demo_run`] is the one uninterrupted demo run the read-only tests share, and
-//! [`in_own_process`] runs a test that changes state nothing can reset (the session
-//! mark of `faultline::exec::mark`) in a process of its own.
+//! The README's test command is `cargo nextest run`: every test a process of its own,
+//! the end-to-end ones two at a time (the `end-to-end` test group of
+//! `.config/nextest.toml`; `nextest_groups` checks every test it names exists).
+//! [`demo_run`] is the one uninterrupted demo run the read-only tests share, once per
+//! test run. Under plain `cargo test` the tests of all modules share one process and
+//! nothing limits the end-to-end tests; [`in_own_process`] runs a test that changes
+//! state nothing can reset (the session mark of `faultline::exec::mark`) in a process
+//! of its own there.
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use faultline::plan::{Plan, parse_plan};
@@ -361,42 +364,6 @@ pub fn twins_plan() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/runs/nemesis-twins.md")
 }
 
-/// How many of the tests that run the whole demo (or most of it), a real cluster
-/// example, or a clock-sensitive end-to-end path may run at once. A demo spends most
-/// of its minute waiting (about 16 % of one core), so two side by side leave the
-/// cores to the rest of the suite; more would let their rate checks and Sentinel's
-/// one-second timers compete with each other. The suite runs with more test threads
-/// than cores (`.cargo/config.toml`) so the other tests fill the waiting time.
-const DEMO_SLOTS: usize = 2;
-
-/// A slot among [`DEMO_SLOTS`], held until dropped.
-pub struct DemoSlot(());
-
-impl Drop for DemoSlot {
-    fn drop(&mut self) {
-        let (taken, freed) = demo_slots();
-        *taken.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
-        freed.notify_one();
-    }
-}
-
-fn demo_slots() -> &'static (Mutex<usize>, Condvar) {
-    static SLOTS: OnceLock<(Mutex<usize>, Condvar)> = OnceLock::new();
-    SLOTS.get_or_init(|| (Mutex::new(0), Condvar::new()))
-}
-
-/// Waits for one of the [`DEMO_SLOTS`]. Not reentrant: take it once per test, before
-/// [`demo_run`].
-pub fn demo_lock() -> DemoSlot {
-    let (taken, freed) = demo_slots();
-    let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
-    while *taken >= DEMO_SLOTS {
-        taken = freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
-    }
-    *taken += 1;
-    DemoSlot(())
-}
-
 /// Every file under `root` except those under `skip`, with sizes.
 pub fn tree(root: &Path, skip: &Path) -> BTreeSet<(PathBuf, u64)> {
     let mut out = BTreeSet::new();
@@ -429,57 +396,122 @@ pub struct DemoRun {
     pub took: Duration,
 }
 
-const DEMO_RUN_PREFIX: &str = "faultline-demo-run-";
-
-/// The demo run once per test process (about 50 s) and shared by every test that only
+/// The demo run once per test run (about 50 s) and shared by every test that only
 /// reads the session it leaves. Such a test may add a session of its own under `root`
-/// (a rerun) but must change nothing the run wrote. Call it with [`demo_lock`] held.
-/// The directory outlives the process (a static is never dropped); the next process
-/// removes those of processes that are gone.
+/// (a rerun) but must change nothing the run wrote.
+///
+/// Under cargo-nextest every test is a process of its own, so "once" is per run, not
+/// per process: the first test to take the lock on `target/tmp/demo-run-<run>.lock`
+/// runs the demo and leaves what it printed in `demo-run-<run>.json` beside its tree; the
+/// others wait on the lock and read it. `<run>` is nextest's run id (the test binary's
+/// pid under `cargo test`). Runs older than a day are removed.
 pub fn demo_run() -> &'static DemoRun {
     static RUN: OnceLock<DemoRun> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let tmp = std::env::temp_dir();
-        if let Ok(entries) = std::fs::read_dir(&tmp) {
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let stale = name
-                    .to_str()
-                    .and_then(|n| n.strip_prefix(DEMO_RUN_PREFIX))
-                    .and_then(|rest| rest.split('-').next())
-                    .and_then(|pid| pid.parse::<i32>().ok())
-                    .is_some_and(|pid| !pid_alive(pid));
-                if stale {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
-            }
-        }
-        let work = tempfile::Builder::new()
-            .prefix(&format!("{DEMO_RUN_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .expect("tempdir")
-            .keep();
-        std::fs::write(work.join("README"), "a tree the demo must not touch\n").expect("seed");
-        let root = work.join("sessions");
-        let before = tree(&work, &root);
-        let started = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
-            .args(["demo", "--headless", "--yes", "--out"])
-            .arg(&root)
-            .current_dir(&work)
-            // The closing table fits it (headless::the_demo_s_closing_table_fits_80_columns).
-            .env("COLUMNS", "80")
-            .output()
-            .expect("faultline runs");
-        let took = started.elapsed();
-        DemoRun {
+    RUN.get_or_init(shared_demo_run)
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SharedRun {
+    before: BTreeSet<(PathBuf, u64)>,
+    status: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    took_ms: u64,
+}
+
+fn shared_demo_run() -> DemoRun {
+    use nix::fcntl::{Flock, FlockArg};
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(tmp).expect("target/tmp");
+    let run =
+        std::env::var("NEXTEST_RUN_ID").unwrap_or_else(|_| format!("pid{}", std::process::id()));
+    let run: String = run
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(tmp.join(format!("demo-run-{run}.lock")))
+        .expect("the demo run's lock file");
+    let _held = Flock::lock(lock, FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("flock");
+    let work = tmp.join(format!("demo-run-{run}"));
+    // Beside the tree, not in it: the tests compare the tree outside `root` before
+    // and after.
+    let recorded = tmp.join(format!("demo-run-{run}.json"));
+    let root = work.join("sessions");
+    if let Ok(text) = std::fs::read(&recorded) {
+        let shared: SharedRun = serde_json::from_slice(&text).expect("outcome.json");
+        return DemoRun {
             work,
             root,
-            before,
-            out,
-            took,
+            before: shared.before,
+            out: Output {
+                status: std::process::ExitStatus::from_raw(shared.status),
+                stdout: shared.stdout,
+                stderr: shared.stderr,
+            },
+            took: Duration::from_millis(shared.took_ms),
+        };
+    }
+    remove_old_demo_runs(tmp);
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("the demo run's directory");
+    std::fs::write(work.join("README"), "a tree the demo must not touch\n").expect("seed");
+    let before = tree(&work, &root);
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_faultline"))
+        .args(["demo", "--headless", "--yes", "--out"])
+        .arg(&root)
+        .current_dir(&work)
+        // The closing table fits it (headless::the_demo_s_closing_table_fits_80_columns).
+        .env("COLUMNS", "80")
+        .output()
+        .expect("faultline runs");
+    let took = started.elapsed();
+    let shared = SharedRun {
+        before: before.clone(),
+        status: out.status.into_raw(),
+        stdout: out.stdout.clone(),
+        stderr: out.stderr.clone(),
+        took_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+    };
+    // Written last, and only here: a test that finds it finds the run finished.
+    std::fs::write(&recorded, serde_json::to_vec(&shared).expect("json")).expect("outcome.json");
+    DemoRun {
+        work,
+        root,
+        before,
+        out,
+        took,
+    }
+}
+
+/// Removes the demo runs (and their locks) of test runs more than a day old.
+fn remove_old_demo_runs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(24 * 3600));
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with("demo-run-"));
+        if old && ours {
+            let path = entry.path();
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
         }
-    })
+    }
 }
 
 /// For a test that changes process-wide state nothing resets, which other tests of
@@ -488,7 +520,9 @@ pub fn demo_run() -> &'static DemoRun {
 /// process, where the test's body runs; false in the caller, which then returns.
 pub fn in_own_process(test: &str) -> bool {
     const VAR: &str = "FAULTLINE_TEST_OWN_PROCESS";
-    if std::env::var(VAR).as_deref() == Ok(test) {
+    // cargo-nextest (the README's test command) gives every test a process already.
+    let nextest = std::env::var("NEXTEST_EXECUTION_MODE").as_deref() == Ok("process-per-test");
+    if nextest || std::env::var(VAR).as_deref() == Ok(test) {
         return true;
     }
     let out = Command::new(std::env::current_exe().expect("the test binary"))
