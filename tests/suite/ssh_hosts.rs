@@ -125,9 +125,12 @@ fn three_hosts_over_ssh_with_their_own_addresses_and_firewalls() {
     let del = hosts.ssh(2, &format!("iptables -w -D {rule}"));
     assert!(del.status.success(), "deleting the rule: {}", text(&del));
     assert_eq!(drop_counter(&hosts, "fl-test"), None, "the rule is gone");
+    // Polled: on a loaded machine the first connect after the delete can miss its
+    // one-second timeout.
+    let reached = (0..5).any(|_| h1_reaches(&hosts, &h2));
     assert!(
-        h1_reaches(&hosts, &h2),
-        "h1 cannot reach {h2}:22 after the rule went"
+        reached,
+        "h1 cannot reach {h2}:22 after the rule went (5 tries)"
     );
 
     // Down leaves no sshd, no namespace and no root veth; a second down is harmless.
