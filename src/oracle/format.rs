@@ -2,6 +2,7 @@
 
 use super::history::{History, HistoryError, parse_jsonl};
 use super::jepsen::parse_edn;
+use super::jepsen_log::parse_jepsen_log;
 use super::porcupine_log::parse_porcupine;
 use super::txn::history::parse_txn_jsonl;
 
@@ -16,10 +17,12 @@ pub enum Format {
     Porcupine,
     /// One JSON object per transaction (`type`, `value` micro-ops).
     TxnJsonl,
+    /// Jepsen's operation log (`jepsen.util - 0\t:invoke\t:read\tnil` lines).
+    JepsenLog,
 }
 
 impl Format {
-    pub const NAMES: [&'static str; 4] = ["jsonl", "edn", "porcupine", "txn-jsonl"];
+    pub const NAMES: [&'static str; 5] = ["jsonl", "edn", "porcupine", "txn-jsonl", "jepsen-log"];
 
     pub fn from_name(name: &str) -> Option<Format> {
         match name {
@@ -27,6 +30,7 @@ impl Format {
             "edn" => Some(Format::Edn),
             "porcupine" => Some(Format::Porcupine),
             "txn-jsonl" => Some(Format::TxnJsonl),
+            "jepsen-log" => Some(Format::JepsenLog),
             _ => None,
         }
     }
@@ -47,5 +51,6 @@ pub fn read_history(format: Format, source: &str, text: &str) -> Result<History,
         Format::Edn => parse_edn(source, text),
         Format::Porcupine => parse_porcupine(source, text),
         Format::TxnJsonl => parse_txn_jsonl(source, text),
+        Format::JepsenLog => parse_jepsen_log(source, text),
     }
 }

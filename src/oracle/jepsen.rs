@@ -25,7 +25,13 @@ use std::collections::HashMap;
 
 /// Parse an EDN history. `source` names it in error messages.
 pub fn parse_edn(source: &str, text: &str) -> Result<History, HistoryError> {
-    Pairing::new(source).run(&entries(source, text)?)
+    from_entries(source, &entries(source, text)?)
+}
+
+/// Pair entries already read (from EDN, or from another format's lines shaped as
+/// the same maps). `source` names them in error messages.
+pub(super) fn from_entries(source: &str, entries: &[Edn]) -> Result<History, HistoryError> {
+    Pairing::new(source).run(entries)
 }
 
 /// The fault windows an EDN history's nemesis entries describe, in the order

@@ -13,6 +13,7 @@ pub mod final_state;
 pub mod format;
 pub mod history;
 pub mod jepsen;
+pub mod jepsen_log;
 pub mod linearizability;
 pub mod measure;
 pub mod no_lost_ack;

@@ -1,0 +1,174 @@
+//! Jepsen's operation log: the lines `jepsen.util` writes while a test runs, one
+//! per invoke or completion, as in Porcupine's 102 etcd histories:
+//!
+//! ```text
+//! INFO  jepsen.util - 3	:invoke	:cas	[3 0]
+//! INFO  jepsen.util - 3	:ok	:cas	[3 0]
+//! INFO  jepsen.util - 4	:info	:write	:timed-out
+//! INFO  jepsen.util - :nemesis	:info	:start	"Cut off …"
+//! ```
+//!
+//! After the `jepsen.util - ` marker come the process, the `:type`, the `:f` and the
+//! value, separated by tabs (or spaces: the value is the rest of the line, one EDN
+//! form). Whatever stands before the marker (level, timestamp, thread) is ignored,
+//! and so is every line without the marker (the rest of a Jepsen log). A line is
+//! read exactly as the same map in an EDN history would be (`jepsen.rs`): an
+//! integer process is a client, anything else (`:nemesis`) a fault window whose
+//! text is only a description and is not read. There are no timestamps, so file
+//! order is the real-time order. An empty file is an empty history; a file with
+//! text but no operation line is refused (it is more likely another format).
+
+use super::edn::{Edn, EdnKind, read_all};
+use super::history::{History, HistoryError};
+use super::jepsen::from_entries;
+
+/// What precedes the fields on an operation line.
+const MARKER: &str = "jepsen.util - ";
+
+/// Parse a Jepsen operation log. `source` names it in error messages.
+pub fn parse_jepsen_log(source: &str, text: &str) -> Result<History, HistoryError> {
+    let mut entries = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if let Some(at) = raw.find(MARKER) {
+            entries.push(entry(source, line, &raw[at + MARKER.len()..])?);
+        }
+    }
+    // An empty file is an empty history (as in EDN); text without one operation
+    // line is more likely another format than a test that did nothing.
+    if entries.is_empty() && !text.trim().is_empty() {
+        return Err(HistoryError::Line {
+            source_name: source.to_string(),
+            line: 1,
+            message: format!(
+                "no operation line: a Jepsen log has lines such as \
+                 `INFO  jepsen.util - 0\t:invoke\t:read\tnil` (`{MARKER}` then process, \
+                 :type, :f and value)"
+            ),
+        });
+    }
+    from_entries(source, &entries)
+}
+
+/// One operation line's fields after the marker, as the EDN map Jepsen's history
+/// would hold for it.
+fn entry(source: &str, line: usize, fields: &str) -> Result<Edn, HistoryError> {
+    let err = |field: &str, message: String| HistoryError::field(source, line, field, message);
+    let mut rest = fields.trim_start();
+    let mut next = |name: &str| -> Result<&str, HistoryError> {
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        let (field, after) = rest.split_at(end);
+        rest = after.trim_start();
+        if field.is_empty() {
+            Err(err(
+                name,
+                format!("missing: the line ends before its {name} (process, :type, :f, value)"),
+            ))
+        } else {
+            Ok(field)
+        }
+    };
+    let process = next("process")?;
+    let kind = next(":type")?;
+    let f = next(":f")?;
+    let value_text = rest.trim_end();
+    let at = |kind: EdnKind| Edn { line, kind };
+    let process = match process.parse::<i64>() {
+        Ok(p) => at(EdnKind::Int(p)),
+        // A non-client actor (`:nemesis`): its value is prose, never read.
+        Err(_) => at(EdnKind::Keyword(
+            process.trim_start_matches(':').to_string(),
+        )),
+    };
+    let keyword = |field: &str, text: &str| match text.strip_prefix(':') {
+        Some(name) if !name.is_empty() => Ok(at(EdnKind::Keyword(name.to_string()))),
+        _ => Err(err(
+            field,
+            format!("expected a keyword such as :invoke or :read, found {text:?}"),
+        )),
+    };
+    let mut map = vec![
+        (at(EdnKind::Keyword("process".into())), process.clone()),
+        (at(EdnKind::Keyword("type".into())), keyword(":type", kind)?),
+        (at(EdnKind::Keyword("f".into())), keyword(":f", f)?),
+    ];
+    if matches!(process.kind, EdnKind::Int(_)) {
+        let value = match read_all(value_text) {
+            Ok(forms) => match <[Edn; 1]>::try_from(forms) {
+                Ok([one]) => Edn { line, ..one },
+                Err(forms) => {
+                    return Err(err(
+                        ":value",
+                        format!(
+                            "expected one EDN value (nil, 3, [3 0], :timed-out), found {}",
+                            forms.len()
+                        ),
+                    ));
+                }
+            },
+            Err(e) => return Err(err(":value", format!("not an EDN value: {}", e.message))),
+        };
+        map.push((at(EdnKind::Keyword("value".into())), value));
+    }
+    Ok(at(EdnKind::Map(map)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+2026-12-04 INFO  jepsen.core - Running test
+INFO  jepsen.util - 0\t:invoke\t:write\t3
+INFO  jepsen.util - 1\t:invoke\t:read\tnil
+INFO  jepsen.util - 0\t:ok\t:write\t3
+INFO  jepsen.util - :nemesis\t:info\t:start\t\"Cut off {:n1 #{:n2}}\"
+INFO  jepsen.util - 1\t:ok\t:read\t3
+INFO  jepsen.util - 2\t:invoke\t:cas\t[3 4]
+INFO  jepsen.util - 2\t:info\t:cas\t:timed-out
+INFO  jepsen.util - :nemesis\t:info\t:stop\tnil
+";
+
+    #[test]
+    fn reads_client_ops_and_nemesis_windows_and_skips_other_lines() -> Result<(), HistoryError> {
+        let history = parse_jepsen_log("etcd.log", LOG)?;
+        assert_eq!(history.ops.len(), 3);
+        assert!(history.ops[0].is_acked() && history.ops[1].is_acked());
+        assert!(history.ops[2].is_indeterminate());
+        assert_eq!(history.ops[2].op_type, "cas");
+        // The cas was invoked inside the nemesis's window; the write before it.
+        assert!(history.ops[2].fault_epoch.is_some());
+        assert_eq!(history.ops[0].fault_epoch, None);
+        Ok(())
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_field() {
+        let bad = "INFO  jepsen.util - 0\t:invoke\t:write\t[3\n";
+        let Err(e) = parse_jepsen_log("etcd.log", bad) else {
+            panic!("an unclosed vector was accepted");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("etcd.log") && text.contains(":value"),
+            "{text}"
+        );
+        let Err(e) = parse_jepsen_log("etcd.log", "INFO  jepsen.util - 0\tinvoke\n") else {
+            panic!("a line without :f was accepted");
+        };
+        assert!(e.to_string().contains(":type"), "{e}");
+        let Err(e) = parse_jepsen_log("etcd.log", "nothing here\n") else {
+            panic!("a log without operation lines was accepted");
+        };
+        assert!(e.to_string().contains("no operation line"), "{e}");
+        assert!(matches!(parse_jepsen_log("etcd.log", "\n"), Ok(h) if h.ops.is_empty()));
+    }
+
+    #[test]
+    fn a_value_that_smuggles_fields_is_refused() {
+        let sly = "INFO  jepsen.util - 0\t:invoke\t:write\t1 :process 5\n";
+        assert!(parse_jepsen_log("etcd.log", sly).is_err());
+    }
+}
