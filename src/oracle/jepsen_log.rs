@@ -125,13 +125,14 @@ INFO  jepsen.util - 0\t:invoke\t:write\t3
 INFO  jepsen.util - 1\t:invoke\t:read\tnil
 INFO  jepsen.util - 0\t:ok\t:write\t3
 INFO  jepsen.util - :nemesis\t:info\t:start\t\"Cut off {:n1 #{:n2}}\"
-INFO  jepsen.util - 1\t:ok\t:read\t3
+INFO  jepsen.util - 1   :ok :read  3
 INFO  jepsen.util - 2\t:invoke\t:cas\t[3 4]
 INFO  jepsen.util - 2\t:info\t:cas\t:timed-out
 INFO  jepsen.util - :nemesis\t:info\t:stop\tnil
 ";
 
     #[test]
+    // Spaces stand for tabs in some of Porcupine's etcd logs (etcd_100 to 102).
     fn reads_client_ops_and_nemesis_windows_and_skips_other_lines() -> Result<(), HistoryError> {
         let history = parse_jepsen_log("etcd.log", LOG)?;
         assert_eq!(history.ops.len(), 3);
