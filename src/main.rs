@@ -174,6 +174,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `faultline --version` alone needs none of the command tree clap builds and then
+    // drops (every subcommand, argument and help text): a quarter of the instructions
+    // of its start-up (references/development.md, "Start-up").
+    let mut args = std::env::args_os().skip(1);
+    if let (Some(only), None) = (args.next(), args.next())
+        && (only == "--version" || only == "-V")
+    {
+        say!("faultline {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     // A panic restores the terminal and prints a readable report (color-eyre).
     let _ = color_eyre::install();
     let cli = match Cli::try_parse() {

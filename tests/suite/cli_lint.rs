@@ -195,6 +195,23 @@ fn unreadable_plan_exits_66_naming_the_path() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-plan.md"));
 }
 
+/// `--version` alone is answered before clap builds its command tree; it must say
+/// what clap says (clap answers it when anything else is on the line).
+#[test]
+fn version_alone_says_what_clap_says() {
+    let dir = std::env::temp_dir();
+    let want = format!("faultline {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["--version"][..], &["-V"], &["-V", "--version"]] {
+        let out = faultline(args, &dir);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{args:?}");
+    }
+    // Anything else on the line goes to clap, which answers as before.
+    let after = faultline(&["--version", "lint"], &dir);
+    assert_eq!(String::from_utf8_lossy(&after.stdout), want);
+    assert_eq!(faultline(&["lint", "--version"], &dir).status.code(), Some(64));
+}
+
 #[test]
 fn usage_error_exits_64() {
     let out = faultline(&["lint"], Path::new("."));
