@@ -1,7 +1,7 @@
 //! `.config/nextest.toml` names tests by their full names: a renamed or removed test
 //! would silently leave its test group (and run beside every other end-to-end test).
 //! Every name there is a `#[test]` of the suite, and every test that reads the shared
-//! demo run is in a group.
+//! demo run (itself, or through a function of its module that does) is in a group.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -26,23 +26,49 @@ fn grouped() -> Vec<(String, String)> {
     out
 }
 
-/// The `#[test]` functions of `tests/suite/<module>.rs`, with their bodies' text.
-fn tests_of(module: &str) -> Vec<(String, String)> {
+/// One function of a suite module, with its body's text.
+struct Function {
+    name: String,
+    body: String,
+    test: bool,
+}
+
+/// The functions of `tests/suite/<module>.rs` declared at its top level (`fn` at the
+/// start of a line), each marked whether it is a `#[test]`.
+fn functions_of(module: &str) -> Vec<Function> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/suite/{module}.rs"));
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let mut out = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("#[test]") {
-        rest = &rest[at + "#[test]".len()..];
-        let Some(f) = rest.find("fn ") else { break };
-        let name: String = rest[f + 3..]
+    let mut from = 0;
+    while let Some(at) = text[from..].find("\nfn ").map(|i| from + i + 1) {
+        let name: String = text[at + 3..]
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        let body = &rest[f..rest[f..].find("\n}\n").map_or(rest.len(), |e| f + e)];
-        out.push((name, body.to_string()));
+        let end = text[at..].find("\n}\n").map_or(text.len(), |e| at + e);
+        // Its attributes: the lines right above it that start with `#[`.
+        let test = text[from..at]
+            .lines()
+            .rev()
+            .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+            .any(|l| l == "#[test]");
+        out.push(Function {
+            name,
+            body: text[at..end].to_string(),
+            test,
+        });
+        from = end;
     }
     out
+}
+
+/// The `#[test]` functions of `tests/suite/<module>.rs`, with their bodies' text.
+fn tests_of(module: &str) -> Vec<(String, String)> {
+    functions_of(module)
+        .into_iter()
+        .filter(|f| f.test)
+        .map(|f| (f.name, f.body))
+        .collect()
 }
 
 #[test]
@@ -71,13 +97,23 @@ fn every_test_reading_the_shared_demo_run_is_in_a_group() {
         if path.extension().is_none_or(|e| e != "rs") || module == "nextest_groups" {
             continue;
         }
-        for (name, body) in tests_of(module) {
-            if body.contains("demo_run()") || body.contains("demo_findings()") {
+        // A test reads the run itself or through a helper of its module that does.
+        let functions = functions_of(module);
+        let helpers: Vec<String> = functions
+            .iter()
+            .filter(|f| !f.test && f.body.contains("demo_run()"))
+            .map(|f| format!("{}(", f.name))
+            .collect();
+        for f in functions.iter().filter(|f| f.test) {
+            let reads = f.body.contains("demo_run()")
+                || helpers.iter().any(|h| f.body.contains(h.as_str()));
+            if reads {
                 readers += 1;
                 assert!(
-                    grouped.contains(&format!("{module}::{name}")),
-                    "{module}::{name} reads the shared demo run but is in no test group of \
-                     .config/nextest.toml"
+                    grouped.contains(&format!("{module}::{}", f.name)),
+                    "{module}::{} reads the shared demo run but is in no test group of \
+                     .config/nextest.toml",
+                    f.name
                 );
             }
         }
