@@ -226,10 +226,7 @@ fn label(point: &KillPoint) -> String {
 
 #[test]
 fn the_chains_cover_every_kill_point_once_in_demo_order() {
-    let chained: Vec<String> = (0..CHAINS.len())
-        .flat_map(chain)
-        .map(|p| label(p))
-        .collect();
+    let chained: Vec<String> = (0..CHAINS.len()).flat_map(chain).map(label).collect();
     let all: Vec<String> = kill_points().into_iter().map(label).collect();
     assert_eq!(chained, all);
     assert!(chain(0).iter().any(|p| p.kind == TORN_AFTER));
