@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// `(group, module::test)` for every exact name in the config's overrides.
+/// `(group, module::test)` for every exact name in the config's overrides; the group
+/// is empty for an override that only sets a priority.
 fn grouped() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join(".config/nextest.toml")).expect("config");
@@ -17,7 +18,10 @@ fn grouped() -> Vec<(String, String)> {
     let name = regex::Regex::new(r"test\(=([a-z0-9_:]+)\)").expect("regex");
     let mut out = Vec::new();
     for o in overrides {
-        let group = o["test-group"].as_str().expect("test-group").to_string();
+        let group = o
+            .get("test-group")
+            .map(|g| g.as_str().expect("test-group is a string").to_string())
+            .unwrap_or_default();
         let filter = o["filter"].as_str().expect("filter");
         for c in name.captures_iter(filter) {
             out.push((group.clone(), c[1].to_string()));
@@ -33,31 +37,39 @@ struct Function {
     test: bool,
 }
 
-/// The functions of `tests/suite/<module>.rs` declared at its top level (`fn` at the
-/// start of a line), each marked whether it is a `#[test]`.
+/// The functions of `tests/suite/<module>.rs` declared at its top level (`fn` or
+/// `async fn` at the start of a line), each marked whether it is a test (`#[test]`
+/// or `#[tokio::test…]` among the attribute lines right above it).
 fn functions_of(module: &str) -> Vec<Function> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/suite/{module}.rs"));
     let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("\nfn ").map(|i| from + i + 1) {
-        let name: String = text[at + 3..]
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line
+            .strip_prefix("fn ")
+            .or_else(|| line.strip_prefix("async fn "))
+        else {
+            continue;
+        };
+        let name: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        let end = text[at..].find("\n}\n").map_or(text.len(), |e| at + e);
-        // Its attributes: the lines right above it that start with `#[`.
-        let test = text[from..at]
-            .lines()
+        let end = lines[i..]
+            .iter()
+            .position(|l| *l == "}")
+            .map_or(lines.len(), |e| i + e);
+        let test = lines[..i]
+            .iter()
             .rev()
             .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
-            .any(|l| l == "#[test]");
+            .any(|l| *l == "#[test]" || l.starts_with("#[tokio::test"));
         out.push(Function {
             name,
-            body: text[at..end].to_string(),
+            body: lines[i..end].join("\n"),
             test,
         });
-        from = end;
     }
     out
 }
@@ -86,7 +98,11 @@ fn every_grouped_name_is_a_test_of_the_suite() {
 
 #[test]
 fn every_test_reading_the_shared_demo_run_is_in_a_group() {
-    let grouped: BTreeSet<String> = grouped().into_iter().map(|(_, n)| n).collect();
+    let grouped: BTreeSet<String> = grouped()
+        .into_iter()
+        .filter(|(group, _)| !group.is_empty())
+        .map(|(_, n)| n)
+        .collect();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite");
     let mut readers = 0;
     for entry in std::fs::read_dir(dir).expect("suite").flatten() {
