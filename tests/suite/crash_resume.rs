@@ -7,6 +7,12 @@
 //! remains, every journal byte written before each kill is still there, and the
 //! verdicts equal an uninterrupted run's. Each kill point is the first record matching
 //! it that the newly started process appends, so every cycle moves the demo forward.
+//!
+//! The kill points are cut into chains ([`CHAINS`]), a test each: each chain is a demo
+//! session of its own, killed at its points only, and asserts all of the above for its
+//! kills, so nextest runs the chains side by side instead of 48 cycles one after
+//! another. Together the chains kill at every point, and every chain's session ends
+//! with the uninterrupted run's verdicts.
 
 use crate::common;
 use crate::common::Line;
@@ -37,7 +43,7 @@ const fn at_in(kind: &'static str, scenario: &'static str) -> KillPoint {
 
 /// In demo order. The first only happens in a fresh run; `session-resumed` and
 /// `heal-started` only in a resumed one (the latter: killed during its heal).
-const KILL_POINTS: [KillPoint; 48] = [
+static KILL_POINTS: [KillPoint; 48] = [
     at("session-started"),
     // The session server's first record: the first of a resumed run after its heal.
     at("session-roles"),
@@ -192,14 +198,54 @@ fn unhealed(records: &[Line]) -> Vec<String> {
         .collect()
 }
 
+/// Where each chain of kills starts in [`KILL_POINTS`]: each chain is a session of its
+/// own through the whole demo, killed at the points from its start to the next chain's
+/// (a test each, so nextest runs them side by side). A chain starts at a point a fresh
+/// run reaches; the torn last line is in the first. Cut where the chains cost about the
+/// same: every chain runs the whole demo once, and a kill inside a scenario repeats
+/// that scenario up to the kill (D3, with its rerun and reduction, is half the demo).
+const CHAINS: [usize; 5] = [0, 28, 35, 39, 41];
+
+/// The kill points of chain `n` this machine reaches, in demo order.
+fn chain(n: usize) -> Vec<&'static KillPoint> {
+    let end = CHAINS.get(n + 1).copied().unwrap_or(KILL_POINTS.len());
+    let reached = kill_points();
+    KILL_POINTS[CHAINS[n]..end]
+        .iter()
+        .filter(|p| reached.iter().any(|r| std::ptr::eq(*r, *p)))
+        .collect()
+}
+
+fn label(point: &KillPoint) -> String {
+    format!(
+        "{}{}",
+        point.kind,
+        point.scenario.map(|s| format!("@{s}")).unwrap_or_default()
+    )
+}
+
 #[test]
-fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
-    let work = tempfile::tempdir().expect("tempdir");
-    // The uninterrupted baseline is the demo run the whole binary shares: the same
-    // `faultline demo --headless --yes --out ROOT`, only read here.
-    let baseline_session = common::session_of(&common::demo_run().out);
-    let expected = common::verdicts_by_id(&baseline_session);
+fn the_chains_cover_every_kill_point_once_in_demo_order() {
+    let chained: Vec<String> = (0..CHAINS.len()).flat_map(chain).map(label).collect();
+    let all: Vec<String> = kill_points().into_iter().map(label).collect();
+    assert_eq!(chained, all);
+    assert!(chain(0).iter().any(|p| p.kind == TORN_AFTER));
+    for n in 0..CHAINS.len() {
+        // Only a resumed run writes these: a fresh demo would never be killed there.
+        let first = chain(n)[0];
+        assert!(
+            !["session-resumed", "heal-started"].contains(&first.kind),
+            "chain {n} starts at {}",
+            label(first)
+        );
+    }
+}
+
+#[test]
+fn killed_anywhere_in_the_preflight_and_the_first_scenario_the_demo_ends_as_if_never_killed() {
+    let kills = killed_and_resumed(&chain(0));
     // "After every kind of journal event the demo writes" holds as the demo grows.
+    let baseline_session = common::session_of(&common::demo_run().out);
     let uncovered: std::collections::BTreeSet<String> = common::records(&baseline_session)
         .into_iter()
         .map(|r| r.kind)
@@ -207,10 +253,35 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         .collect();
     assert!(
         uncovered.is_empty(),
-        "journal kinds with no kill point: {uncovered:?}"
+        "journal kinds with no kill point: {uncovered:?} (this chain: {kills:?})"
     );
+}
 
-    let points = kill_points();
+#[test]
+fn killed_anywhere_in_a_fault_s_life_the_demo_ends_as_if_never_killed() {
+    killed_and_resumed(&chain(1));
+}
+
+#[test]
+fn killed_anywhere_in_a_failing_run_and_its_rerun_the_demo_ends_as_if_never_killed() {
+    killed_and_resumed(&chain(2));
+}
+
+#[test]
+fn killed_at_the_reduction_s_result_and_its_question_the_demo_ends_as_if_never_killed() {
+    killed_and_resumed(&chain(3));
+}
+
+#[test]
+fn killed_anywhere_in_the_last_scenarios_the_demo_ends_as_if_never_killed() {
+    killed_and_resumed(&chain(4));
+}
+
+/// Runs the demo in a session of its own, SIGKILLs faultline at each of `points` in
+/// turn and resumes it, and asserts what the file header says; returns the kills made.
+fn killed_and_resumed(points: &[&KillPoint]) -> Vec<String> {
+    let work = tempfile::tempdir().expect("tempdir");
+    let started = Instant::now();
     let root = work.path().join("crashed");
     let mut child = faultline(
         &[
@@ -232,11 +303,8 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
             point.kind,
             point.scenario
         );
-        kills.push(format!(
-            "{}{}",
-            point.kind,
-            point.scenario.map(|s| format!("@{s}")).unwrap_or_default()
-        ));
+        kills.push(label(point));
+        eprintln!("killed at {} after {:?}", label(point), started.elapsed());
         let session = session_in(&root).expect("session");
         let journal = session.join("journal.jsonl");
         // Children never outlive faultline: its watchdog cleans up before any resume.
@@ -292,6 +360,7 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
     }
     let status = child.wait().expect("last resume ends");
     assert!(status.code().is_some(), "the last resume ran to its end");
+    eprintln!("the last resume ended after {:?}", started.elapsed());
 
     let session = session_in(&root).expect("session");
     let journal = session.join("journal.jsonl");
@@ -317,15 +386,22 @@ fn killed_anywhere_and_resumed_the_demo_ends_as_if_never_killed() {
         cgroups.is_empty(),
         "cgroups outlived the session: {cgroups:?}"
     );
-    let torn = std::fs::read_to_string(session.join("journal.torn")).expect("journal.torn");
-    assert!(torn.contains(r#""seq":99999"#), "{torn}");
-    assert!(all.iter().any(|r| r.kind == "journal-torn-tail"));
+    if points.iter().any(|p| p.kind == TORN_AFTER) {
+        let torn = std::fs::read_to_string(session.join("journal.torn")).expect("journal.torn");
+        assert!(torn.contains(r#""seq":99999"#), "{torn}");
+        assert!(all.iter().any(|r| r.kind == "journal-torn-tail"));
+    }
+    // The uninterrupted baseline is the demo run the whole binary shares: the same
+    // `faultline demo --headless --yes --out ROOT`, only read here, once the kills are
+    // done (the first test to ask runs it; waiting for it first would hold this chain).
+    let expected = common::verdicts_by_id(&common::session_of(&common::demo_run().out));
     assert_eq!(
         common::verdicts_by_id(&session),
         expected,
         "kill points: {kills:?}"
     );
     eprintln!("{} kill points, each resumed: {kills:?}", kills.len());
+    kills
 }
 
 #[test]

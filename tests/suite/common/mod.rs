@@ -2,8 +2,8 @@
 //! binary (`tests/suite/main.rs`); each module uses a subset.
 //!
 //! The README's test command is `cargo nextest run`: every test a process of its own,
-//! the end-to-end ones two at a time (the `end-to-end` test group of
-//! `.config/nextest.toml`; `nextest_groups` checks every test it names exists).
+//! the end-to-end ones a few at a time (the `end-to-end` and `demo-sessions` test
+//! groups of `.config/nextest.toml`; `nextest_groups` checks every test it names exists).
 //! [`demo_run`] is the one uninterrupted demo run the read-only tests share, once per
 //! test run. Under plain `cargo test` the tests of all modules share one process and
 //! nothing limits the end-to-end tests; [`in_own_process`] runs a test that changes
