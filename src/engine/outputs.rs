@@ -342,12 +342,12 @@ mod tests {
     use crate::session::journal::{Journal, Scope};
     use crate::verdict::Verdict;
 
-    fn scenario(id: &str, phase: Phase) -> ScenarioOutcome {
+    fn pending(id: &str) -> ScenarioOutcome {
         ScenarioOutcome {
             id: id.into(),
             name: format!("copy {id}"),
-            phase,
-            verdict: (phase == Phase::Done).then_some(Verdict::NotRun),
+            phase: Phase::Pending,
+            verdict: None,
             tier_met: None,
             reasons: Vec::new(),
             runs: Vec::new(),
@@ -398,9 +398,7 @@ mod tests {
             toolbox: Vec::new(),
             capabilities: Vec::new(),
         };
-        outcome.scenarios = (1..=200)
-            .map(|i| scenario(&format!("S{i}"), Phase::Pending))
-            .collect();
+        outcome.scenarios = (1..=200).map(|i| pending(&format!("S{i}"))).collect();
         outputs.publish(&outcome);
         assert_eq!(outputs.scenarios_held(), 0, "nothing started yet");
         for i in 0..200 {
@@ -408,6 +406,7 @@ mod tests {
             outputs.publish_at(&outcome, i);
             assert_eq!(outputs.scenarios_held(), 1, "S{} running", i + 1);
             outcome.scenarios[i].phase = Phase::Done;
+            outcome.scenarios[i].verdict = Some(Verdict::NotRun);
             outputs.publish_at(&outcome, i);
             assert_eq!(outputs.scenarios_held(), 0, "S{} done", i + 1);
         }
