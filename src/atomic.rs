@@ -1,7 +1,8 @@
 //! Replacing a document whole or not at all: every document faultline writes for
 //! people and tools (the report, its HTML, `verdicts.json`, `junit.xml`, findings, the
-//! session log, a session's saved request) goes through [`write`], so a full disk or a
-//! crash mid-write leaves the previous version, never a file cut short or empty.
+//! session log, a session's saved request) goes through [`write`] (or [`write_with`],
+//! for a document written as it is made), so a full disk or a crash mid-write leaves
+//! the previous version, never a file cut short or empty.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -16,22 +17,40 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// session directory's), then given `path`'s own mode if it exists. On any error it
 /// is removed and `path` is as it was (the caller names `path` with the error).
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write`] for a document made as it is written: `fill` writes it to the temporary
+/// file (buffered), which replaces `path` only once `fill` returned `Ok` and the
+/// bytes are synced. The whole document is never held in memory.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let tmp = temp_path(path)?;
-    let result = replace(path, &tmp, bytes);
+    let result = replace(path, &tmp, fill);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
 }
 
-fn replace(path: &Path, tmp: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new()
+fn replace(
+    path: &Path,
+    tmp: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o666)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(tmp)?;
-    file.write_all(bytes)?;
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, file);
+    fill(&mut out)?;
+    let file = out
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
     if let Ok(old) = std::fs::metadata(path) {
         let mode = old.permissions().mode() & 0o7777;
         file.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -101,5 +120,28 @@ mod tests {
         assert!(path.join("inside").exists());
         let left = std::fs::read_dir(dir.path()).expect("dir").count();
         assert_eq!(left, 1, "the temporary file was left behind");
+    }
+
+    #[test]
+    fn a_writer_that_fails_part_way_leaves_the_old_document() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("session-log.md");
+        std::fs::write(&path, "old").expect("old");
+        let failed = write_with(&path, |out| {
+            out.write_all(b"half of the new")?;
+            Err(std::io::Error::other("the journal could not be read"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
+        write_with(&path, |out| {
+            out.write_all(b"new, ")?;
+            out.write_all(b"in two writes")
+        })
+        .expect("written");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "new, in two writes"
+        );
     }
 }

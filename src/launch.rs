@@ -480,7 +480,7 @@ pub async fn run(
         absolute(&out_root)
     );
     let request = Request {
-        plan,
+        plan: std::sync::Arc::new(plan),
         plan_path: input.plan_label.clone(),
         spec,
         sut_dir: sut_dir.clone(),
@@ -936,7 +936,7 @@ pub async fn resume(session: &Path, args: RunArgs) -> Exit {
     }
     let _log_guard = crate::logging::to_file(session);
     let request = Request {
-        plan,
+        plan: std::sync::Arc::new(plan),
         plan_path: saved.request.plan_label,
         spec,
         sut_dir: saved.request.sut_dir,
@@ -987,7 +987,11 @@ pub fn report(session: &Path) -> Exit {
     let dir = crate::session::dir::SessionDir {
         path: session.to_path_buf(),
     };
-    let outputs = crate::engine::outputs::Outputs::new(&plan, &dir, saved.request.report_path);
+    let outputs = crate::engine::outputs::Outputs::new(
+        std::sync::Arc::new(plan),
+        &dir,
+        saved.request.report_path,
+    );
     match outputs.finish(&outcome) {
         Ok(path) => {
             crate::say!("report: {}", path.display());

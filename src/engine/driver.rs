@@ -202,7 +202,7 @@ pub async fn run(
         toolbox: Vec::new(),
         capabilities: Vec::new(),
     };
-    let outputs = Outputs::new(&req.plan, &dir, req.report_path.clone());
+    let outputs = Outputs::new(req.plan.clone(), &dir, req.report_path.clone());
     let (outcome, journaled) = match &req.resume {
         Some(_) => {
             let records = crate::session::journal::read(&dir.path.join("journal.jsonl"))?.records;
@@ -212,7 +212,6 @@ pub async fn run(
             let journaled = view.outcome();
             let mut outcome = reopened(journaled.clone().unwrap_or(fresh), &req.plan);
             restore_decided(&mut outcome, &view);
-            outputs.seed(records);
             (outcome, journaled)
         }
         None => (fresh, None),

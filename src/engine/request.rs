@@ -16,7 +16,8 @@ use crate::verdict::Tier;
 
 /// Everything a session needs, decided before it starts.
 pub struct Request {
-    pub plan: Plan,
+    /// Shared with the documents written as the session goes (never copied).
+    pub plan: std::sync::Arc<Plan>,
     pub plan_path: PathBuf,
     pub spec: RunSpec,
     /// Commands run here; its git revision is recorded.

@@ -17,7 +17,7 @@ mod layout;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CowStr, Event, LinkType, Options, Tag, TagEnd};
 use quick_xml::escape::minimal_escape;
 use quick_xml::events::{BytesEnd, BytesStart, BytesText, Event as XmlEvent};
 use quick_xml::{Reader, Writer, XmlVersion};
@@ -42,18 +42,23 @@ pub fn render(markdown: &str, base: &Path) -> String {
         .trim();
     let dashboard = dashboard::Dashboard::load(base);
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-    let events: Vec<Event<'_>> = Parser::new_ext(markdown, options).collect();
-    let page = layout::page(&events, &mut Rewrite::new(base), dashboard.as_ref());
-    format!(
+    let page = layout::page(
+        markdown,
+        options,
+        &mut Rewrite::new(base),
+        dashboard.as_ref(),
+    );
+    let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n{}<main>\n{}</main>\n\
-         </body>\n</html>\n",
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n{}<main>\n",
         escape(title),
         page.nav,
-        page.main
-    )
+    );
+    page.write_main(&mut out);
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
 }
 
 /// Nothing may be fetched; only the style sheet inside the file applies; no `<base>`

@@ -48,16 +48,28 @@ impl Case<'_> {
 /// carry the counts it keeps as cases are added, every time is seconds to the
 /// millisecond.
 pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
-    let view = View::of(journal);
-    let cases = cases(outcome, &view);
+    let first_last = journal.first().zip(journal.last());
+    of_view(
+        outcome,
+        &View::of(journal),
+        first_last.map(|(f, l)| (f.ts.as_str(), l.ts.as_str())),
+    )
+}
+
+/// [`junit`] from the reducer's `view` of the journal and its first and last
+/// records' times.
+pub fn of_view(
+    outcome: &SessionOutcome,
+    view: &View,
+    first_last: Option<(&str, &str)>,
+) -> std::io::Result<String> {
+    let cases = cases(outcome, view);
     // The journal's first to last record (milliseconds), else the outcome's own
     // start and end (whole seconds), else the cases' sum.
-    let total = match (journal.first(), journal.last()) {
-        (Some(first), Some(last)) => span(&first.ts, Some(&last.ts)),
-        _ => None,
-    }
-    .or_else(|| span(&outcome.started, outcome.finished.as_deref()))
-    .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
+    let total = first_last
+        .and_then(|(first, last)| span(first, Some(last)))
+        .or_else(|| span(&outcome.started, outcome.finished.as_deref()))
+        .unwrap_or_else(|| cases.iter().map(|c| c.seconds).sum());
     let name = clean_line(&outcome.plan_slug);
 
     let mut suite = TestSuite::new(name.as_str());
@@ -78,11 +90,14 @@ pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<St
 
 /// Every scenario run in plan order; a scenario that holds no run yet is one case.
 fn cases<'a>(outcome: &'a SessionOutcome, view: &View) -> Vec<Case<'a>> {
+    // The first row of an id counts (looked up once, not per case).
+    let mut rows = std::collections::HashMap::new();
+    for row in view.runs.iter().rev() {
+        rows.insert(row.id.as_str(), row);
+    }
     let took = |id: &str| {
-        view.runs
-            .iter()
-            .find(|r| r.id == id)
-            .map_or(0.0, crate::session::view::RunRow::seconds)
+        rows.get(id)
+            .map_or(0.0, |row| crate::session::view::RunRow::seconds(row))
     };
     let mut out = Vec::new();
     for s in &outcome.scenarios {

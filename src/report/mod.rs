@@ -6,8 +6,10 @@ mod cycle;
 mod derived;
 pub mod figures;
 pub mod html;
+pub mod journal_pass;
 mod json;
 mod junit;
+mod log;
 mod templates;
 pub mod timeline;
 mod view;
@@ -18,6 +20,7 @@ use std::path::Path;
 use crate::plan::Plan;
 use crate::session::journal::Record;
 use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
+use crate::session::view::View;
 
 pub use json::verdicts_json;
 
@@ -50,10 +53,32 @@ pub fn session_log(
     )
 }
 
+/// [`session_log`] written to `out` as it is rendered: the journal's facts from
+/// `pass`, its timeline read from the journal file record by record (the same
+/// document, not held whole, nor the journal's records). An error reading the
+/// journal or rendering is returned, and `out` holds part of the log.
+pub fn write_session_log(
+    plan: &Plan,
+    outcome: &SessionOutcome,
+    pass: &journal_pass::Pass,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    log::write(plan, outcome, pass, out)
+}
+
 /// `findings/<id>.md` for one scenario, readable at any phase.
 pub fn finding(
     plan: &Plan,
     outcome: &SessionOutcome,
+    scenario: &ScenarioOutcome,
+) -> Result<String, RenderError> {
+    finding_at(plan, outcome.tier, scenario)
+}
+
+/// [`finding`] in a session run at `tier`.
+pub fn finding_at(
+    plan: &Plan,
+    tier: crate::verdict::Tier,
     scenario: &ScenarioOutcome,
 ) -> Result<String, RenderError> {
     // Only what the template reads of the session: handing it the whole outcome
@@ -71,7 +96,7 @@ pub fn finding(
     templates::render(
         "finding.md.j2",
         &FindingView {
-            outcome: SessionPart { tier: outcome.tier },
+            outcome: SessionPart { tier },
             scenario: view::scenario(plan, scenario),
         },
     )
@@ -85,10 +110,17 @@ pub fn report(
     journal: &[Record],
     figures: &FigureFiles,
 ) -> Result<String, RenderError> {
-    templates::render(
-        "report.md.j2",
-        &view::report(plan, outcome, journal, figures),
-    )
+    report_of(plan, outcome, &View::of(journal), figures)
+}
+
+/// [`report`] from the reducer's `view` of the journal.
+pub fn report_of(
+    plan: &Plan,
+    outcome: &SessionOutcome,
+    view: &View,
+    figures: &FigureFiles,
+) -> Result<String, RenderError> {
+    templates::render("report.md.j2", &view::report(plan, outcome, view, figures))
 }
 
 /// The SVG figures under `<session>/figures/<stem>/`, read from disk here so that
@@ -123,6 +155,12 @@ pub fn figure_files(session_dir: &Path) -> FigureFiles {
 /// gives each case's time.
 pub fn junit(outcome: &SessionOutcome, journal: &[Record]) -> std::io::Result<String> {
     junit::junit(outcome, journal)
+}
+
+/// [`junit`] from a pass over the journal file.
+pub fn junit_of(outcome: &SessionOutcome, pass: &journal_pass::Pass) -> std::io::Result<String> {
+    let first_last = pass.first_ts.as_deref().zip(pass.last_ts.as_deref());
+    junit::of_view(outcome, &pass.view, first_last)
 }
 
 /// Writes `text` to `path` (creating parent directories), whole or not at all (see

@@ -1,7 +1,10 @@
-//! The embedded templates and the minijinja environment that renders them.
+//! The embedded templates and the minijinja environment that renders them, compiled
+//! once per process (the session log is rendered again every second or so).
 
 use minijinja::syntax::SyntaxConfig;
-use minijinja::value::Serde;
+use std::sync::OnceLock;
+
+use minijinja::value::{Serde, Value};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
@@ -24,12 +27,37 @@ pub fn render<T: Serialize>(name: &'static str, view: &T) -> Result<String, Rend
         template: name,
         source,
     };
-    let env = environment()?;
-    let template = env.get_template(name).map_err(fail)?;
+    let template = environment()?.get_template(name).map_err(fail)?;
     template.render(Serde(view)).map_err(fail)
 }
 
-fn environment() -> Result<Environment<'static>, RenderError> {
+/// Renders template `name` with `context` straight to `out`, as it goes.
+pub fn render_to(
+    name: &'static str,
+    context: Value,
+    out: &mut dyn std::io::Write,
+) -> Result<(), RenderError> {
+    let fail = |source| RenderError {
+        template: name,
+        source,
+    };
+    let template = environment()?.get_template(name).map_err(fail)?;
+    template.render_captured_to(context, out).map_err(fail)?;
+    Ok(())
+}
+
+/// The environment, built at its first use. A failure to build it (a template that
+/// does not compile) is returned each time and nothing is kept.
+fn environment() -> Result<&'static Environment<'static>, RenderError> {
+    static ENVIRONMENT: OnceLock<Environment<'static>> = OnceLock::new();
+    if let Some(env) = ENVIRONMENT.get() {
+        return Ok(env);
+    }
+    let env = build()?;
+    Ok(ENVIRONMENT.get_or_init(|| env))
+}
+
+fn build() -> Result<Environment<'static>, RenderError> {
     let mut env = Environment::new();
     let syntax = SyntaxConfig::builder()
         .trim_blocks(true)

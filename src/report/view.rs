@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, SurfaceRow};
-use crate::plan::{Plan, Scenario};
+use crate::plan::{Field, Header, Hypothesis, Plan};
 use crate::session::event::Event;
 use crate::session::journal::Record;
 use crate::session::label::IterationLabel;
@@ -15,7 +15,7 @@ use crate::verdict::{ReasonStep, Tier, Verdict};
 #[derive(Serialize)]
 pub struct ScenarioView<'a> {
     pub outcome: &'a ScenarioOutcome,
-    pub plan: Option<&'a Scenario>,
+    pub plan: Option<PlanEntry<'a>>,
     pub has_arms: bool,
     /// `pending`, `running` or `done`.
     pub state: &'static str,
@@ -26,6 +26,22 @@ pub struct ScenarioView<'a> {
     pub runs: Vec<RunView<'a>>,
     pub claims: Vec<Labelled<'a>>,
     pub hypotheses: Vec<Labelled<'a>>,
+}
+
+/// What the templates read of a scenario's plan entry (the entry whole would be
+/// converted for every scenario of every report).
+#[derive(Serialize)]
+pub struct PlanEntry<'a> {
+    pub oracle: Option<&'a Field>,
+}
+
+/// What report.md reads of the plan (its scenarios are read through
+/// [`ScenarioView`]).
+#[derive(Serialize)]
+pub struct PlanPart<'a> {
+    pub header: &'a Header,
+    pub hypotheses: &'a [Hypothesis],
+    pub confidence: Option<&'a str>,
 }
 
 /// One arm or scenario run with its own verdict.
@@ -49,8 +65,9 @@ pub struct Labelled<'a> {
 /// Everything report.md shows.
 #[derive(Serialize)]
 pub struct ReportView<'a> {
-    pub plan: &'a Plan,
-    pub outcome: &'a SessionOutcome,
+    pub plan: PlanPart<'a>,
+    /// The session part (its scenarios are in `scenarios`).
+    pub outcome: SessionOutcome,
     pub exit_code: Option<i32>,
     pub scenarios: Vec<ScenarioView<'a>>,
     pub coverage: Vec<CoverageRow<'a>>,
@@ -86,13 +103,8 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
             last_step: run.decision.as_ref().and_then(|d| d.reasons.last()),
         })
         .collect();
-    let has_arms = planned.is_some_and(|s| !s.arms.is_empty())
-        || outcome.runs.iter().any(|r| r.id != outcome.id);
-    let state = match outcome.phase {
-        Phase::Pending => "pending",
-        Phase::Done => "done",
-        _ => "running",
-    };
+    let has_arms = has_arms(planned.is_some_and(|s| !s.arms.is_empty()), outcome);
+    let state = state(outcome);
     let claims = planned.map_or_else(Vec::new, |s| {
         s.falsifies
             .iter()
@@ -121,7 +133,9 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
     });
     ScenarioView {
         outcome,
-        plan: planned,
+        plan: planned.map(|s| PlanEntry {
+            oracle: s.oracle.as_ref(),
+        }),
         has_arms,
         state,
         reason: in_words(&outcome.id, outcome.verdict, &outcome.reasons),
@@ -132,20 +146,38 @@ pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioVie
     }
 }
 
+/// Whether a scenario shows as arms: the plan gives it arms (`planned`), or it ran
+/// under another id.
+pub fn has_arms(planned: bool, outcome: &ScenarioOutcome) -> bool {
+    planned || outcome.runs.iter().any(|r| r.id != outcome.id)
+}
+
+/// `pending`, `running` or `done`.
+pub fn state(outcome: &ScenarioOutcome) -> &'static str {
+    match outcome.phase {
+        Phase::Pending => "pending",
+        Phase::Done => "done",
+        _ => "running",
+    }
+}
+
 /// The view report.md renders; `files` are the figures found in the session.
 pub fn report<'a>(
     plan: &'a Plan,
     outcome: &'a SessionOutcome,
-    journal: &[Record],
+    view: &View,
     files: &FigureFiles,
 ) -> ReportView<'a> {
-    let view = View::of(journal);
     ReportView {
-        plan,
-        outcome,
+        plan: PlanPart {
+            header: &plan.header,
+            hypotheses: &plan.hypotheses,
+            confidence: plan.confidence.as_deref(),
+        },
+        outcome: outcome.head(),
         figures: figures(outcome, files),
-        nodes: nodes(&view, &outcome.session_dir),
-        notes: notes(&view),
+        nodes: nodes(view, &outcome.session_dir),
+        notes: notes(view),
         exit_code: outcome.verdict.map(|v| i32::from(v.exit())),
         scenarios: outcome
             .scenarios
@@ -269,7 +301,30 @@ pub struct Entry<'a> {
     pub scope: &'a str,
 }
 
-/// The view session-log.md renders.
+/// A record with the scope it is shown under.
+pub fn entry(record: &Record) -> Entry<'_> {
+    Entry {
+        record,
+        scope: record
+            .scope
+            .arm
+            .as_deref()
+            .or(record.scope.scenario.as_deref())
+            .unwrap_or("session"),
+    }
+}
+
+/// The commit under test as the session log states it.
+pub fn commit(outcome: &SessionOutcome) -> String {
+    match &outcome.revision {
+        Some(rev) if rev.dirty => format!("{} (dirty)", rev.commit),
+        Some(rev) => rev.commit.clone(),
+        None => "not a git work tree".to_string(),
+    }
+}
+
+/// The view session-log.md renders, from records in memory (see [`super::log`] for
+/// the one written from the journal file as it is read).
 pub fn session_log<'a>(
     plan: &'a Plan,
     outcome: &'a SessionOutcome,
@@ -279,26 +334,13 @@ pub fn session_log<'a>(
         journal
             .iter()
             .filter(|r| keep(&r.event))
-            .map(|record| Entry {
-                record,
-                scope: record
-                    .scope
-                    .arm
-                    .as_deref()
-                    .or(record.scope.scenario.as_deref())
-                    .unwrap_or("session"),
-            })
+            .map(entry)
             .collect()
-    };
-    let commit = match &outcome.revision {
-        Some(rev) if rev.dirty => format!("{} (dirty)", rev.commit),
-        Some(rev) => rev.commit.clone(),
-        None => "not a git work tree".to_string(),
     };
     SessionLogView {
         plan,
         outcome,
-        commit,
+        commit: commit(outcome),
         journal: entries(|e| !e.restates_outcome()),
         toolbox: entries(|e| matches!(e, Event::ToolboxItem(_))),
         capabilities: entries(|e| matches!(e, Event::Capability(_))),

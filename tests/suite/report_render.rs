@@ -862,3 +862,75 @@ fn notes_are_listed_in_order_with_their_authors_and_never_become_markup() {
         .expect("render");
     assert!(!without.contains("## Notes"), "{without}");
 }
+
+/// The session log written from the journal file as it is read (what a session
+/// writes) is, byte for byte, the log rendered from the same records held in memory,
+/// with every section's branches taken: toolbox and capabilities from the outcome or
+/// from the journal, an interruption, nodes, an unfinished session, no revision.
+#[test]
+fn the_session_log_streamed_from_the_journal_file_is_the_one_rendered_in_memory() {
+    let plan = common::demo_plan();
+    let mut records = journal();
+    let more = [
+        (
+            "toolbox-item",
+            json!({"path": "Makefile", "line": 3, "kind": "make-target", "role": "cluster-up",
+                   "name": "up", "evidence": "up: | docker compose up"}),
+        ),
+        (
+            "capability",
+            json!({"need": "node n3: ssh", "capability": "node:n3/ssh", "present": false,
+                   "command": "ssh", "saw": "Connection timed out", "used_by": ["D2"]}),
+        ),
+        (
+            "node-connected",
+            json!({"node": "n1", "host": "10.88.0.11", "port": 22, "user": "root",
+                   "fingerprints": ["ED25519 SHA256:abc"]}),
+        ),
+        ("outcome-scenario", json!({"outcome": null})),
+    ];
+    for (kind, data) in more {
+        let seq = records.len() as u64 + 1;
+        records.push(record(seq, (Some("D1"), None), kind, data));
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("journal.jsonl");
+    let mut text = String::new();
+    for r in &records {
+        text.push_str(&serde_json::to_string(r).expect("record"));
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("journal");
+    let pass = report::journal_pass::Pass::read(&path).expect("pass");
+    assert_eq!(
+        pass.timeline,
+        records.len() - 1,
+        "outcome records are not shown"
+    );
+
+    let mut toolbox = full_outcome();
+    toolbox.toolbox = vec![
+        serde_json::from_value(json!({"path": "Makefile", "line": 3, "kind": "make-target",
+            "role": "cluster-up", "name": "up | down", "evidence": "up: docker compose up"}))
+        .expect("item"),
+    ];
+    toolbox.scenarios[0].toolbox_used = vec!["make up".into()];
+    toolbox.interrupted = Some("interrupted by the operator".into());
+    let mut bare = full_outcome();
+    bare.capabilities.clear();
+    bare.finished = None;
+    bare.revision = None;
+    for session in [full_outcome(), toolbox, bare] {
+        for (journal, pass) in [
+            (&records[..], &pass),
+            (&[][..], &report::journal_pass::Pass::of(&[])),
+        ] {
+            let mut streamed = Vec::new();
+            report::write_session_log(&plan, &session, pass, &mut streamed).expect("streamed");
+            let streamed = String::from_utf8(streamed).expect("utf-8");
+            // Pass::of has no file: its timeline is empty, as is the journal then.
+            let held = report::session_log(&plan, &session, journal).expect("render");
+            assert_eq!(streamed, held);
+        }
+    }
+}

@@ -9,11 +9,13 @@
 //! time of the record that made it; the deciding seed is the one report.md shows the
 //! figures of.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::escape;
+use crate::report::journal_pass::Lines;
 use crate::report::view::{FigureFiles, figures};
 use crate::session::event::Event;
 use crate::session::journal::{Record, Scope};
@@ -81,12 +83,19 @@ impl Dashboard {
     /// journal or it holds no outcome yet.
     pub(super) fn load(base: &Path) -> Option<Dashboard> {
         let session = base.parent()?;
-        let journal = crate::session::journal::read(&session.join("journal.jsonl")).ok()?;
-        Dashboard::of(&journal.records, &crate::report::figure_files(session))
+        // Read record by record, never held whole (a read error ends it there).
+        let lines = Lines::open(&session.join("journal.jsonl"), u64::MAX).ok()?;
+        Dashboard::folded(
+            lines.map_while(Result::ok),
+            &crate::report::figure_files(session),
+        )
     }
 
     /// The dashboard of `records`, the deciding seeds read from `files`.
-    pub(super) fn of(records: &[Record], files: &FigureFiles) -> Option<Dashboard> {
+    fn folded<R: Borrow<Record>>(
+        records: impl IntoIterator<Item = R>,
+        files: &FigureFiles,
+    ) -> Option<Dashboard> {
         let (view, mut by_run, span_s) = fold(records);
         let outcome = view.outcome()?;
         let deciding: BTreeMap<String, String> = figures(&outcome, files)
@@ -334,7 +343,9 @@ const LEGEND: &str = "<figcaption class=\"legend\">Each scenario and arm on the 
 /// window opens when the reducer first lists the fault and closes when it marks it
 /// healed, carrying the reducer's proof state as the iteration left it. Returns the
 /// view, the bars by run id and the session's length (seconds).
-fn fold(records: &[Record]) -> (View, BTreeMap<String, Vec<Bar>>, f64) {
+fn fold<R: Borrow<Record>>(
+    records: impl IntoIterator<Item = R>,
+) -> (View, BTreeMap<String, Vec<Bar>>, f64) {
     let mut view = View::default();
     let mut bars: BTreeMap<usize, Vec<Bar>> = BTreeMap::new();
     let mut open: BTreeMap<usize, bool> = BTreeMap::new();
@@ -342,6 +353,7 @@ fn fold(records: &[Record]) -> (View, BTreeMap<String, Vec<Bar>>, f64) {
     let mut origin: Option<f64> = None;
     let mut end = 0.0_f64;
     for record in records {
+        let record = record.borrow();
         view.apply(record);
         let Some(at) = instant(&record.ts) else {
             continue;
@@ -733,7 +745,7 @@ mod tests {
         files
             .by_stem
             .insert("D2".into(), vec!["seed-2-throughput.svg".into()]);
-        let d = Dashboard::of(&journal(), &files).expect("an outcome");
+        let d = Dashboard::folded(journal(), &files).expect("an outcome");
         let ids: Vec<&str> = d.lanes.iter().map(|l| l.id.as_str()).collect();
         assert_eq!(ids, ["D2", "D5", "D5/api", "D5/admin"]);
         assert_eq!((d.span_s, d.took_s), (16.0, 20.0));
@@ -813,7 +825,7 @@ mod tests {
         assert_eq!(d.verdict, Some(SessionVerdict::DoneWithConcerns));
         // Without the outcome, nothing to show.
         let records = journal();
-        assert!(Dashboard::of(&records[..11], &FigureFiles::default()).is_none());
+        assert!(Dashboard::folded(&records[..11], &FigureFiles::default()).is_none());
     }
 
     #[test]

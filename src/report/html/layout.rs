@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use pulldown_cmark::{Event, HeadingLevel, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 use super::dashboard::{Dashboard, anchor};
 use super::{Rewrite, escape, fold_open, matching_end, plain_text};
@@ -25,10 +25,29 @@ const FINDINGS: &str = "Findings";
 const NAME_COLUMN: &str = "Scenario";
 const VERDICT_COLUMN: &str = "Verdict";
 
-/// The page's parts: the contents list and everything in `<main>`.
+/// The page's parts: the contents list, and what goes in `<main>` in order (its
+/// header, then the text before the first section, then each section).
 pub(super) struct Page {
     pub nav: String,
-    pub main: String,
+    head: String,
+    preamble: String,
+    parts: Vec<Part>,
+}
+
+impl Page {
+    /// Appends `<main>`'s content to `out`, each section's text let go of once it is
+    /// in: the page is never held twice.
+    pub fn write_main(self, out: &mut String) {
+        out.push_str(&self.head);
+        out.push_str(&self.preamble);
+        for part in self.parts {
+            let _ = write!(
+                out,
+                "<section class=\"part\" id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
+                part.id, part.heading, part.body
+            );
+        }
+    }
 }
 
 /// A section of the page under one of report.md's `##` headings.
@@ -42,53 +61,44 @@ struct Part {
     entries: Vec<(String, String, Option<&'static str>)>,
 }
 
-/// Lays out report.md's `events` (the whole document) with `dashboard` on top.
+/// Which section and figures group each top-level block stands in, followed in
+/// document order.
+#[derive(Default)]
+struct Place {
+    section: String,
+    group: Option<String>,
+}
+
+impl Place {
+    /// Moves past `block`: returns its heading's level and text if it is one, and
+    /// the figures group (a run's id) it belongs to, if any.
+    fn after(&mut self, block: &[Event<'_>]) -> (Option<(u8, String)>, Option<String>) {
+        let heading = heading(block);
+        if let Some((level, text)) = &heading
+            && *level <= 3
+        {
+            if *level <= 2 {
+                self.section = text.clone();
+            }
+            self.group = (*level == 3 && self.section == FIGURES)
+                .then(|| text.strip_prefix(FIGURES_OF).map(str::to_string))
+                .flatten();
+        }
+        (heading, self.group.clone())
+    }
+}
+
+/// Lays out report.md's `markdown` (the whole document, parsed with `options`) with
+/// `dashboard` on top. The document is read block by block, twice, and never held
+/// parsed whole: first for the results table's rows and the figures each run gets
+/// (the only blocks kept), then to write the page.
 pub(super) fn page(
-    events: &[Event<'_>],
+    markdown: &str,
+    options: Options,
     rewrite: &mut Rewrite<'_>,
     dashboard: Option<&Dashboard>,
 ) -> Page {
-    let blocks = blocks(events);
-    let heading_of = |b: usize| heading(events, blocks[b]);
-
-    // Which block is the results table, its rows' runs, and which blocks are a run's
-    // figures (moved beside it).
-    let mut results = None;
-    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    let mut section = String::new();
-    let mut group: Option<String> = None;
-    for b in 0..blocks.len() {
-        match heading_of(b) {
-            Some((level, text)) if level <= 3 => {
-                if level <= 2 {
-                    section = text.clone();
-                }
-                group = (level == 3 && section == FIGURES)
-                    .then(|| text.strip_prefix(FIGURES_OF).map(str::to_string))
-                    .flatten();
-                if let Some(id) = &group {
-                    groups.entry(id.clone()).or_default().push(b);
-                }
-            }
-            _ => match &group {
-                Some(id) => groups.entry(id.clone()).or_default().push(b),
-                None if section == RESULTS
-                    && results.is_none()
-                    && matches!(events[blocks[b].0], Event::Start(Tag::Table(_))) =>
-                {
-                    results = Some(b);
-                }
-                None => {}
-            },
-        }
-    }
-    let table = results.map(|b| Table::read(events, blocks[b]));
-    let keys: BTreeSet<String> = table
-        .iter()
-        .flat_map(|t| t.rows.iter().map(|r| row_key(events, r)))
-        .collect();
-    groups.retain(|id, _| keys.contains(id));
-    let moved: BTreeSet<usize> = groups.values().flatten().copied().collect();
+    let (results, groups, moved) = moves(markdown, options);
 
     let mut ids = Ids::default();
     ids.taken.insert("top".into());
@@ -97,17 +107,20 @@ pub(super) fn page(
     let mut preamble = String::new();
     let mut parts: Vec<Part> = Vec::new();
     let mut results_id: Option<String> = None;
-    for (b, &(start, end)) in blocks.iter().enumerate() {
+    let mut place = Place::default();
+    for (b, block) in Blocks::new(Parser::new_ext(markdown, options)).enumerate() {
+        let (heading, _) = place.after(&block);
         if moved.contains(&b) {
             continue;
         }
+        let end = block.len() - 1;
         let body = match parts.last_mut() {
             Some(part) => &mut part.body,
             None => &mut preamble,
         };
-        match heading_of(b) {
+        match heading {
             Some((1, _)) if title.is_empty() => {
-                title = rewrite.html(&events[start + 1..end], false);
+                title = rewrite.html(&block[1..end], false);
             }
             Some((2, text)) => {
                 let id = ids.of(&text);
@@ -125,7 +138,7 @@ pub(super) fn page(
                 }
                 parts.push(Part {
                     id,
-                    heading: rewrite.html(&events[start + 1..end], false),
+                    heading: rewrite.html(&block[1..end], false),
                     title: text,
                     body: intro,
                     entries: Vec::new(),
@@ -136,7 +149,7 @@ pub(super) fn page(
                 let _ = writeln!(
                     body,
                     "<h{level} id=\"{id}\">{}</h{level}>",
-                    rewrite.html(&events[start + 1..end], false)
+                    rewrite.html(&block[1..end], false)
                 );
                 if let Some(part) = parts.last_mut()
                     && part.title == FINDINGS
@@ -145,40 +158,108 @@ pub(super) fn page(
                 }
             }
             None if Some(b) == results => {
-                if let Some(table) = &table {
-                    let entries = runs(events, table, rewrite, &blocks, &groups, dashboard, body);
-                    if let Some(part) = parts.last_mut() {
-                        part.entries.extend(entries);
-                    }
+                let table = Table::read(&block);
+                let entries = runs(&block, &table, rewrite, &groups, dashboard, body);
+                if let Some(part) = parts.last_mut() {
+                    part.entries.extend(entries);
                 }
             }
-            None => body.push_str(&rewrite.html(&events[start..=end], false)),
+            None => body.push_str(&rewrite.html(&block, false)),
         }
     }
 
     if title.is_empty() {
         title = "Findings report".to_string();
     }
-    let mut main = String::with_capacity(preamble.len() * 4);
-    let _ = writeln!(
-        main,
-        "<header class=\"page-head\">\n<h1 id=\"top\">{title}</h1>"
-    );
+    let mut head = format!("<header class=\"page-head\">\n<h1 id=\"top\">{title}</h1>\n");
     if let Some(d) = dashboard {
-        main.push_str(&d.html());
+        head.push_str(&d.html());
     }
-    main.push_str("</header>\n");
-    main.push_str(&preamble);
-    for part in &parts {
-        let _ = write!(
-            main,
-            "<section class=\"part\" id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
-            part.id, part.heading, part.body
-        );
-    }
+    head.push_str("</header>\n");
     Page {
         nav: contents(&parts, dashboard.is_some()),
-        main,
+        head,
+        preamble,
+        parts,
+    }
+}
+
+/// Figures moved beside their runs, by run id: each group's blocks (its heading
+/// first), kept from the first read.
+type Groups = BTreeMap<String, Vec<Vec<Event<'static>>>>;
+
+/// The first read of the document: which block is the results table, the figures
+/// groups of the runs it has a row for, and the blocks those groups take out of the
+/// Figures section.
+fn moves(markdown: &str, options: Options) -> (Option<usize>, Groups, BTreeSet<usize>) {
+    let mut results = None;
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    let mut groups: Groups = BTreeMap::new();
+    let mut members: Vec<(usize, String)> = Vec::new();
+    let mut place = Place::default();
+    for (b, block) in Blocks::new(Parser::new_ext(markdown, options)).enumerate() {
+        let (_, group) = place.after(&block);
+        match group {
+            Some(id) => {
+                members.push((b, id.clone()));
+                groups
+                    .entry(id)
+                    .or_default()
+                    .push(block.into_iter().map(Event::into_static).collect());
+            }
+            None if place.section == RESULTS
+                && results.is_none()
+                && matches!(block[0], Event::Start(Tag::Table(_))) =>
+            {
+                results = Some(b);
+                keys = Table::read(&block)
+                    .rows
+                    .iter()
+                    .map(|r| row_key(&block, r))
+                    .collect();
+            }
+            None => {}
+        }
+    }
+    groups.retain(|id, _| keys.contains(id));
+    let moved = members
+        .into_iter()
+        .filter(|(_, id)| groups.contains_key(id))
+        .map(|(b, _)| b)
+        .collect();
+    (results, groups, moved)
+}
+
+/// The top-level blocks of a document, one at a time: each a tag's opening to its
+/// closing, or one event alone (a rule).
+struct Blocks<'a> {
+    events: Parser<'a>,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(events: Parser<'a>) -> Blocks<'a> {
+        Blocks { events }
+    }
+}
+
+impl<'a> Iterator for Blocks<'a> {
+    type Item = Vec<Event<'a>>;
+
+    fn next(&mut self) -> Option<Vec<Event<'a>>> {
+        let mut block = Vec::new();
+        let mut depth = 0usize;
+        for event in self.events.by_ref() {
+            match event {
+                Event::Start(_) => depth += 1,
+                Event::End(_) => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            block.push(event);
+            if depth == 0 {
+                return Some(block);
+            }
+        }
+        (!block.is_empty()).then_some(block)
     }
 }
 
@@ -220,8 +301,7 @@ fn runs(
     events: &[Event<'_>],
     table: &Table,
     rewrite: &mut Rewrite<'_>,
-    blocks: &[(usize, usize)],
-    groups: &BTreeMap<String, Vec<usize>>,
+    groups: &Groups,
     dashboard: Option<&Dashboard>,
     out: &mut String,
 ) -> Vec<(String, String, Option<&'static str>)> {
@@ -271,9 +351,8 @@ fn runs(
         out.push_str("</dl>\n");
         if let Some(group) = groups.get(&key) {
             out.push_str("<div class=\"run-figures\">\n");
-            for &b in group.iter().skip(1) {
-                let (s, e) = blocks[b];
-                out.push_str(&rewrite.html(&events[s..=e], false));
+            for block in group.iter().skip(1) {
+                out.push_str(&rewrite.html(block, false));
             }
             out.push_str("</div>\n");
         }
@@ -291,7 +370,9 @@ struct Table {
 }
 
 impl Table {
-    fn read(events: &[Event<'_>], (start, end): (usize, usize)) -> Table {
+    /// The table whose block is `events` (its opening to its closing).
+    fn read(events: &[Event<'_>]) -> Table {
+        let (start, end) = (0, events.len().saturating_sub(1));
         let mut head = Vec::new();
         let mut rows: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut in_head = false;
@@ -328,25 +409,10 @@ fn row_key(events: &[Event<'_>], row: &[(usize, usize)]) -> String {
         .unwrap_or_default()
 }
 
-/// The top-level blocks of a document: each a (start, end) pair of event indices,
-/// a tag's opening and its closing, or one event alone (a rule).
-fn blocks(events: &[Event<'_>]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < events.len() {
-        let end = match events[i] {
-            Event::Start(_) => matching_end(events, i),
-            _ => i,
-        };
-        out.push((i, end));
-        i = end + 1;
-    }
-    out
-}
-
 /// A heading block's level and text.
-fn heading(events: &[Event<'_>], (start, end): (usize, usize)) -> Option<(u8, String)> {
-    let Event::Start(Tag::Heading { level, .. }) = &events[start] else {
+fn heading(block: &[Event<'_>]) -> Option<(u8, String)> {
+    let end = block.len().saturating_sub(1);
+    let Some(Event::Start(Tag::Heading { level, .. })) = block.first() else {
         return None;
     };
     let level = match level {
@@ -357,10 +423,7 @@ fn heading(events: &[Event<'_>], (start, end): (usize, usize)) -> Option<(u8, St
         HeadingLevel::H5 => 5,
         HeadingLevel::H6 => 6,
     };
-    Some((
-        level,
-        plain_text(&events[start + 1..end]).trim().to_string(),
-    ))
+    Some((level, plain_text(&block[1..end]).trim().to_string()))
 }
 
 /// Ids made from headings: lower case, letters and digits, words joined by `-`,
