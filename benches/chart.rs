@@ -1,4 +1,4 @@
-//! The live chart over a long run: CPU per refresh in the first and the last
+//! The live chart over a long run: time per refresh in the first and the last
 //! minute of one simulated hour at 500 ops/s, for the incremental series the chart
 //! keeps ([`Tally`]: new ops folded in at each refresh) against the full recompute
 //! it did before (`of_history` over every op read so far), in one run.

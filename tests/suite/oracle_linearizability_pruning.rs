@@ -38,7 +38,7 @@ fn build(specs: &[Spec], appends: bool, perturb: Option<(usize, u8)>) -> Vec<Op>
     let mut cas_ok = vec![true; specs.len()];
     for &i in &order {
         let s = &specs[i];
-        if s.crashed && s.value % 2 == 0 {
+        if s.crashed && s.value.is_multiple_of(2) {
             continue;
         }
         let current = store.get(&s.key).cloned();
