@@ -18,10 +18,16 @@
 //! the larger sizes, `FAULTLINE_BENCH_MODEL=register|kv|kv-edn` to run one model). Single-register histories above 10k ops are checked by
 //! faultline only: porcupine-rs's cache would exhaust the machine's memory.
 //!
+//! Every history is also searched once by the cache alone (`Pruning::CacheOnly`,
+//! no pruning, within 20 s and 5 M configurations): the "configs pr./unpr." column
+//! gives the largest key's search configurations with the prunings and without.
+//!
 //! `FAULTLINE_BENCH_MODEL=first` times the first anomaly on Porcupine's 50-client kv
-//! shape with a stale get (`FAULTLINE_BENCH_SEEDS`, default 40 seeds): every key
-//! searched (when the first anomaly is told, when the verdict is out) against
-//! `--first`, with the search configurations each needed.
+//! shape with a stale get (`FAULTLINE_BENCH_SEEDS`, default 40 seeds), after
+//! Porcupine's own `c50-ok` / `c50-bad` (from the porcupine-rs crate's test data):
+//! every key searched (when the first anomaly is told, when the verdict is out)
+//! against `--first` and against the unpruned search, with the search
+//! configurations each needed, and PASS / MISS against INVALID within 1 s.
 //! `FAULTLINE_BENCH_MODEL=many` writes `FAULTLINE_BENCH_HISTORIES` (default 100)
 //! Porcupine-shaped kv histories to a temporary directory and times ONE
 //! `faultline check` process over it against porcupine-rs checking the same
@@ -41,7 +47,7 @@ use faultline::oracle::checker::RunOptions;
 use faultline::oracle::history::{DEFAULT_FIELDS, History, Op};
 use faultline::oracle::jepsen::parse_edn;
 use faultline::oracle::linearizability::{
-    Limits, Model as FlModel, check_with_figures, check_with_options,
+    Limits, Model as FlModel, Pruning, SearchFigures, check_with_figures, check_with_pruning,
 };
 use faultline::verdict::CheckerRun;
 use porcupine_rs::{CheckResult, Model, Operation};
@@ -406,7 +412,7 @@ fn to_porcupine_append(history: &History) -> Vec<Operation<AppendKvModel>> {
 fn kv_edn_mode(budget: Duration) -> bool {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "{:<6} {:>5} {:>4} {:>4} {:>5} {:>4} | {:>8} {:>8} {:>8} | {:>6} {:>6} | {:>4} | verdicts",
+        "{:<6} {:>5} {:>4} {:>4} {:>5} {:>4} | {:>8} {:>8} {:>8} | {:>6} {:>6} | {:>4} | {:>19} | verdicts",
         "shape",
         "ops",
         "cli",
@@ -418,7 +424,8 @@ fn kv_edn_mode(budget: Duration) -> bool {
         "porc ms",
         "ratio",
         "+parse",
-        "runs"
+        "runs",
+        "configs pr./unpr."
     );
     let mut all_agree = true;
     // (shape, check ratio, parse + check ratio)
@@ -444,7 +451,8 @@ fn kv_edn_mode(budget: Duration) -> bool {
                 };
                 let fl_check = || check_with_figures(&history, FlModel::Kv, limits);
                 let porc_check = || porcupine_rs::check_operations_timeout(&porcupine_ops, budget);
-                let ((report, _), fl_first, _) = measured(fl_check);
+                let ((report, figures), fl_first, _) = measured(fl_check);
+                let configs = configs_both(&history, FlModel::Kv, &figures);
                 let (porc, porc_first, _) = measured(porc_check);
                 let fl = verdict_of_report(&report.run);
                 let pv = verdict_of_result(porc);
@@ -474,7 +482,7 @@ fn kv_edn_mode(budget: Duration) -> bool {
                 ratios.push((name, ratio, with_parse));
                 let kind = if planted { "stale" } else { "valid" };
                 println!(
-                    "{name:<6} {:>5} {:>4} {kib:>4} {kind:>5} {seed:>4} | {:>8.3} {:>8.3} {:>8.3} | {ratio:>6.3} {with_parse:>6.3} | {runs:>4} | {} {fl}/{pv} (expected {expected})",
+                    "{name:<6} {:>5} {:>4} {kib:>4} {kind:>5} {seed:>4} | {:>8.3} {:>8.3} {:>8.3} | {ratio:>6.3} {with_parse:>6.3} | {runs:>4} | {configs:>19} | {} {fl}/{pv} (expected {expected})",
                     shape.ops,
                     shape.clients,
                     ms(parse_time),
@@ -516,22 +524,123 @@ fn bench_seeds() -> u64 {
         .unwrap_or(40)
 }
 
+/// Limits of the unpruned baseline runs: the cache alone can need far more
+/// configurations than a check is worth waiting for (each shown as "> N" then).
+const BASELINE: Limits = Limits {
+    time: Duration::from_secs(20),
+    max_configs: 5_000_000,
+};
+
+/// One in-process check: verdict, search figures, wall time.
+fn timed_check(
+    history: &History,
+    model: FlModel,
+    limits: Limits,
+    first: bool,
+    pruning: Pruning,
+) -> (&'static str, SearchFigures, Duration) {
+    let options = RunOptions {
+        first,
+        ..RunOptions::default()
+    };
+    let start = Instant::now();
+    let (report, figures) = check_with_pruning(history, model, limits, &options, pruning);
+    (verdict_of_report(&report.run), figures, start.elapsed())
+}
+
+/// The largest key's search configurations, or "> N" when the budget cut a key's
+/// search (N the most any key had cached by then).
+fn configs_shown(verdict: &str, figures: &SearchFigures) -> String {
+    if verdict == "unknown" || figures.not_searched > 0 {
+        format!("> {}", figures.peak_configs)
+    } else {
+        figures.peak_configs.to_string()
+    }
+}
+
+/// The configurations of the pruned search (`figures`, already run) and of the
+/// cache alone on `history` (run here within [`BASELINE`]), as "pruned / unpruned".
+fn configs_both(history: &History, model: FlModel, figures: &SearchFigures) -> String {
+    let (verdict, base, _) = timed_check(history, model, BASELINE, false, Pruning::CacheOnly);
+    format!(
+        "{} / {}",
+        figures.peak_configs,
+        configs_shown(verdict, &base)
+    )
+}
+
+/// Porcupine's own kv histories as the porcupine-rs crate ships them
+/// (`$CARGO_HOME/registry/src/*/porcupine-rs-*/test_data/kv/NAME.txt`), if found.
+fn porcupine_kv_file(name: &str) -> Option<(String, String)> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))?;
+    for registry in std::fs::read_dir(home.join("registry/src")).ok()?.flatten() {
+        for krate in std::fs::read_dir(registry.path()).ok()?.flatten() {
+            if !krate
+                .file_name()
+                .to_string_lossy()
+                .starts_with("porcupine-rs-")
+            {
+                continue;
+            }
+            let path = krate
+                .path()
+                .join("test_data/kv")
+                .join(format!("{name}.txt"));
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                return Some((path.display().to_string(), text));
+            }
+        }
+    }
+    None
+}
+
 /// The `first` mode: Porcupine's 50-client kv shape with one stale get, per seed,
-/// checked in process three ways — every key searched (the default: the verdict
-/// once all keys are done; also when the first anomaly was told), and `--first`
-/// (every search stops at the first illegal key) — with the search configurations
-/// each needed; then `faultline check --first` as a process on the seed the default
-/// search found hardest.
+/// checked in process — every key searched (the default: the verdict once all keys
+/// are done; also when the first anomaly was told), `--first` (every search stops
+/// at the first illegal key), and every key searched by the cache alone
+/// ([`Pruning::CacheOnly`], the unpruned baseline, within [`BASELINE`]) — with the
+/// search configurations each needed; first Porcupine's own `c50-ok` / `c50-bad`
+/// the same way; then `faultline check --first` as a process on the seed the
+/// default search found hardest.
 fn first_mode(budget: Duration) -> bool {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let shape = kv_edn::PORCUPINE_SHAPES[2].1;
+    let limits = Limits {
+        time: budget,
+        max_configs: 30_000_000,
+    };
     println!(
-        "{:>4} | {:>10} {:>10} {:>10} {:>9} | {:>10} {:>10} {:>9} {:>5} | verdicts",
-        "seed", "all ms", "first@ ms", "configs", "steps", "--first ms", "configs", "steps", "cut"
+        "{:>7} | {:>10} {:>10} {:>10} | {:>10} {:>10} {:>5} | {:>10} {:>11} | verdicts (all/--first/unpruned)",
+        "history",
+        "all ms",
+        "first@ ms",
+        "configs",
+        "--first ms",
+        "configs",
+        "cut",
+        "unpr. ms",
+        "unpr. conf"
     );
     let mut agree = true;
     let mut hardest: Option<(Duration, String)> = None;
     let (mut worst_first, mut worst_told) = (Duration::ZERO, Duration::ZERO);
+    // (name, history, expected verdict, counts in the slowest figures)
+    let mut histories: Vec<(String, History, &str, bool)> = Vec::new();
+    for name in ["c50-ok", "c50-bad"] {
+        match porcupine_kv_file(name) {
+            Some((path, text)) => match parse_edn(&path, &text) {
+                Ok(h) => {
+                    let expected = if name == "c50-ok" { "ok" } else { "illegal" };
+                    histories.push((name.into(), h, expected, false));
+                }
+                Err(e) => println!("{name}: {e}"),
+            },
+            None => println!("{name}: not found under $CARGO_HOME/registry/src (porcupine-rs)"),
+        }
+    }
+    let mut texts = Vec::new();
     for seed in 1..=bench_seeds() {
         let (ops, planted) = kv_edn::generate(shape, true, seed);
         if !planted {
@@ -542,44 +651,51 @@ fn first_mode(budget: Duration) -> bool {
             println!("seed {seed}: the generated EDN did not parse");
             return false;
         };
-        let limits = Limits {
-            time: budget,
-            max_configs: 30_000_000,
-        };
-        let run = |first: bool| {
-            let options = RunOptions {
-                first,
-                ..RunOptions::default()
-            };
-            let start = Instant::now();
-            let (report, figures) = check_with_options(&history, FlModel::Kv, limits, &options);
-            (verdict_of_report(&report.run), figures, start.elapsed())
-        };
-        let (all_verdict, all, all_time) = run(false);
-        let (first_verdict, first, first_time) = run(true);
+        histories.push((format!("{seed}"), history, "illegal", true));
+        texts.push(text);
+    }
+    let mut generated = texts.into_iter();
+    for (name, history, expected, counted) in &histories {
+        let (all_verdict, all, all_time) =
+            timed_check(history, FlModel::Kv, limits, false, Pruning::Full);
+        let (first_verdict, first, first_time) =
+            timed_check(history, FlModel::Kv, limits, true, Pruning::Full);
+        let (base_verdict, base, base_time) =
+            timed_check(history, FlModel::Kv, BASELINE, false, Pruning::CacheOnly);
         let told = all.first_anomaly_after.unwrap_or(all_time);
-        worst_first = worst_first.max(first_time);
-        worst_told = worst_told.max(told);
-        agree &= all_verdict == "illegal" && first_verdict == "illegal";
-        if hardest.as_ref().is_none_or(|(t, _)| all_time > *t) {
-            hardest = Some((all_time, text.clone()));
+        agree &= all_verdict == *expected
+            && first_verdict == *expected
+            && (base_verdict == *expected || base_verdict == "unknown");
+        if *counted {
+            worst_first = worst_first.max(first_time);
+            worst_told = worst_told.max(told);
+            let text = generated.next().unwrap_or_default();
+            if hardest.as_ref().is_none_or(|(t, _)| all_time > *t) {
+                hardest = Some((all_time, text));
+            }
         }
         println!(
-            "{seed:>4} | {:>10.2} {:>10.2} {:>10} {:>9} | {:>10.2} {:>10} {:>9} {:>5} | {all_verdict}/{first_verdict}",
+            "{name:>7} | {:>10.2} {:>10.2} {:>10} | {:>10.2} {:>10} {:>5} | {:>10.2} {:>11} | {all_verdict}/{first_verdict}/{base_verdict}",
             ms(all_time),
             ms(told),
             all.peak_configs,
-            all.steps,
             ms(first_time),
             first.peak_configs,
-            first.steps,
             first.not_searched,
+            ms(base_time),
+            configs_shown(base_verdict, &base),
         );
     }
+    let target = Duration::from_secs(1);
     println!(
-        "slowest: every key searched {:.1} ms to the first anomaly told; --first {:.1} ms to INVALID",
+        "slowest generated seed: every key searched {:.1} ms to the first anomaly told; --first {:.1} ms to INVALID ({} against the target of 1 s)",
         ms(worst_told),
-        ms(worst_first)
+        ms(worst_first),
+        if worst_first <= target && worst_told <= target {
+            "PASS"
+        } else {
+            "MISS"
+        }
     );
     if let Some((all_time, text)) = hardest
         && let Ok(dir) = tempfile::tempdir()
@@ -763,7 +879,7 @@ fn main() {
         return;
     }
     println!(
-        "{:<8} {:>7} {:>4} {:>5} {:>5} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>7} {:>7} | {:>4} | verdicts",
+        "{:<8} {:>7} {:>4} {:>5} {:>5} | {:>9} {:>9} {:>6} | {:>9} {:>9} | {:>7} {:>7} | {:>4} | {:>19} | verdicts",
         "model",
         "ops",
         "cli",
@@ -776,7 +892,8 @@ fn main() {
         "porc op/s",
         "fl MiB",
         "porcMiB",
-        "runs"
+        "runs",
+        "configs pr./unpr."
     );
     let mut all_agree = true;
     let mut fl_gave_up: Vec<String> = Vec::new();
@@ -816,7 +933,8 @@ fn main() {
                     let fl_check = || check_with_figures(&history, model, limits);
                     let porc_check =
                         || porcupine_rs::check_operations_timeout(&porcupine_ops, budget);
-                    let ((report, _), fl_first, fl_mem) = measured(fl_check);
+                    let ((report, figures), fl_first, fl_mem) = measured(fl_check);
+                    let configs = configs_both(&history, model, &figures);
                     let fl = verdict_of_report(&report.run);
                     let expected = if stale { "illegal" } else { "ok" };
                     let kind = if stale { "stale" } else { "valid" };
@@ -839,7 +957,7 @@ fn main() {
                             || {},
                         );
                         println!(
-                            "{row} | {:>9.2} {:>9} {:>6} | {:>9.0} {:>9} | {:>7.2} {:>7} | {runs:>4} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
+                            "{row} | {:>9.2} {:>9} {:>6} | {:>9.0} {:>9} | {:>7.2} {:>7} | {runs:>4} | {configs:>19} | {fl} (expected {expected}); porcupine-rs skipped (memory)",
                             ms(fl_time),
                             "-",
                             "-",
@@ -883,7 +1001,7 @@ fn main() {
                         ratios.push((name, n, ratio));
                     }
                     println!(
-                        "{row} | {:>9.2} {:>9.2} {ratio:>6.3} | {:>9.0} {:>9.0} | {:>7.2} {:>7.2} | {runs:>4} | {status} {fl}/{pv} (expected {expected})",
+                        "{row} | {:>9.2} {:>9.2} {ratio:>6.3} | {:>9.0} {:>9.0} | {:>7.2} {:>7.2} | {runs:>4} | {configs:>19} | {status} {fl}/{pv} (expected {expected})",
                         ms(fl_time),
                         ms(porc_time),
                         per_s(fl_time),

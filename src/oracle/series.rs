@@ -10,7 +10,8 @@
 //! completion under it — what the workload saw of the fault, not the injector's
 //! timestamps (which sit on another clock).
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -110,91 +111,240 @@ impl Series {
     }
 }
 
-/// The series of `ops` in buckets of `bucket`, windows named by `marks`.
-pub fn of_ops(ops: &[Op], bucket: Duration, marks: &[FaultMark]) -> Series {
-    let bucket_ns = u64::try_from(bucket.as_nanos()).unwrap_or(u64::MAX).max(1);
-    let bucket_s = bucket.as_secs_f64().max(1e-9);
-    let Some(origin) = ops.iter().map(|o| o.invoke_ts).min() else {
-        return Series {
-            bucket_s,
-            ..Series::default()
+/// One op as the series counts it: when it was invoked, how it ended and, if it
+/// completed, how long it took — all the series reads of an op, so a long run's
+/// chart keeps 24 bytes per op instead of the op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Charted {
+    invoke: u64,
+    latency: Option<u64>,
+    outcome: Outcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    Fail,
+    Unknown,
+}
+
+impl Charted {
+    fn of(op: &Op) -> Charted {
+        let outcome = if op.is_acked() {
+            Outcome::Ok
+        } else if op.is_failed() {
+            Outcome::Fail
+        } else {
+            Outcome::Unknown
         };
-    };
-    let secs = |ts: u64| (ts - origin) as f64 / 1e9;
-    let mut buckets: Vec<Bucket> = Vec::new();
-    let mut latencies: Vec<Vec<u64>> = Vec::new();
-    let mut spans: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    for op in ops {
-        let at = usize::try_from((op.invoke_ts - origin) / bucket_ns).unwrap_or(usize::MAX);
-        if at >= buckets.len() {
+        Charted {
+            invoke: op.invoke_ts,
+            latency: op
+                .complete_ts
+                .filter(|_| !op.timeout)
+                .map(|done| done.saturating_sub(op.invoke_ts)),
+            outcome,
+        }
+    }
+}
+
+/// The nearest-rank `P`th percentile of a growing multiset, exact, in O(log n) per
+/// value: the lowest `rank(n)` values in a max-heap, the others in a min-heap, so
+/// the percentile is the max-heap's top. Each new value moves at most one across.
+#[derive(Debug, Clone, Default)]
+struct Rank<const P: usize> {
+    low: BinaryHeap<u64>,
+    high: BinaryHeap<Reverse<u64>>,
+}
+
+impl<const P: usize> Rank<P> {
+    fn add(&mut self, x: u64) {
+        if self.low.peek().is_some_and(|top| x <= *top) {
+            self.low.push(x);
+        } else {
+            self.high.push(Reverse(x));
+        }
+        let n = self.low.len() + self.high.len();
+        let rank = (P * n).div_ceil(100).max(1);
+        if self.low.len() > rank
+            && let Some(top) = self.low.pop()
+        {
+            self.high.push(Reverse(top));
+        } else if self.low.len() < rank
+            && let Some(Reverse(least)) = self.high.pop()
+        {
+            self.low.push(least);
+        }
+    }
+
+    /// In milliseconds; `None` before any value.
+    fn ms(&self) -> Option<f64> {
+        self.low.peek().map(|ns| *ns as f64 / 1e6)
+    }
+}
+
+/// Two ranks are equal when they hold the same values the same way (heaps built
+/// by the same additions).
+impl<const P: usize> PartialEq for Rank<P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.low.as_slice() == other.low.as_slice() && self.high.as_slice() == other.high.as_slice()
+    }
+}
+
+/// A series built as ops come: [`Tally::add`] folds new ops into their buckets and
+/// [`Tally::series`] gives what [`of_history`] gives for every op added, at a cost
+/// that does not grow with the ops already added — except when the bucket width
+/// changes (the span crossed one of [`bucket_for`]'s steps, a few times in a run)
+/// or an op is invoked before every other: then the buckets are counted again from
+/// the ops' records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    charted: Vec<Charted>,
+    /// Earliest and latest invoke among `charted`.
+    first: u64,
+    last: u64,
+    /// The width and origin `buckets` are counted in; width 0 until counted.
+    bucket_ns: u64,
+    origin: u64,
+    buckets: Vec<Bucket>,
+    latencies: Vec<(Rank<50>, Rank<99>)>,
+    /// Epoch → first invoke and last invoke or completion under it.
+    spans: BTreeMap<u64, (u64, u64)>,
+}
+
+impl Tally {
+    /// Folds `ops` in.
+    pub fn add(&mut self, ops: &[Op]) {
+        for op in ops {
+            let c = Charted::of(op);
+            if self.charted.is_empty() {
+                (self.first, self.last) = (c.invoke, c.invoke);
+            }
+            self.first = self.first.min(c.invoke);
+            self.last = self.last.max(c.invoke);
+            self.charted.push(c);
+            if self.bucket_ns != 0 && self.origin == self.first {
+                self.fold(c);
+            }
+            // Epoch 0 is "outside every fault".
+            if let Some(epoch) = op.fault_epoch.filter(|e| *e > 0) {
+                let end = op.complete_ts.unwrap_or(op.invoke_ts).max(op.invoke_ts);
+                let span = self.spans.entry(epoch).or_insert((op.invoke_ts, end));
+                span.0 = span.0.min(op.invoke_ts);
+                span.1 = span.1.max(end);
+            }
+        }
+    }
+
+    /// Ops added.
+    pub fn len(&self) -> usize {
+        self.charted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.charted.is_empty()
+    }
+
+    /// The series of every op added, in buckets as wide as [`bucket_for`] picks for
+    /// their span (first to last invoke), windows named by `marks`.
+    pub fn series(&mut self, marks: &[FaultMark]) -> Series {
+        self.series_in(
+            bucket_for(Duration::from_nanos(self.last - self.first)),
+            marks,
+        )
+    }
+
+    /// The series of every op added in buckets of `bucket`.
+    fn series_in(&mut self, bucket: Duration, marks: &[FaultMark]) -> Series {
+        let bucket_ns = u64::try_from(bucket.as_nanos()).unwrap_or(u64::MAX).max(1);
+        let bucket_s = bucket.as_secs_f64().max(1e-9);
+        if self.charted.is_empty() {
+            return Series {
+                bucket_s,
+                ..Series::default()
+            };
+        }
+        if bucket_ns != self.bucket_ns || self.origin != self.first {
+            (self.bucket_ns, self.origin) = (bucket_ns, self.first);
+            self.buckets.clear();
+            self.latencies.clear();
+            for i in 0..self.charted.len() {
+                self.fold(self.charted[i]);
+            }
+        }
+        let buckets = self
+            .buckets
+            .iter()
+            .zip(&self.latencies)
+            .enumerate()
+            .map(|(i, (b, (p50, p99)))| Bucket {
+                start_s: i as f64 * bucket_s,
+                p50_ms: p50.ms(),
+                p99_ms: p99.ms(),
+                ..b.clone()
+            })
+            .collect();
+        let secs = |ts: u64| (ts - self.origin) as f64 / 1e9;
+        let windows = self
+            .spans
+            .iter()
+            .map(|(&epoch, &(from, to))| {
+                let mark = marks.iter().find(|m| m.epoch == epoch);
+                Window {
+                    epoch,
+                    fault: mark.map_or_else(|| format!("epoch {epoch}"), |m| m.fault.clone()),
+                    from_s: secs(from),
+                    to_s: secs(to),
+                    proven: mark.and_then(|m| m.proven),
+                }
+            })
+            .collect();
+        Series {
+            bucket_s,
+            buckets,
+            windows,
+            ops: self.charted.len(),
+        }
+    }
+
+    /// Counts one op in its bucket of the current width and origin.
+    fn fold(&mut self, c: Charted) {
+        let at = usize::try_from((c.invoke - self.origin) / self.bucket_ns).unwrap_or(usize::MAX);
+        if at >= self.buckets.len() {
             // An op far beyond the rest (a stray clock) would allocate without bound.
             if at > 1_000_000 {
-                continue;
+                return;
             }
-            buckets.resize(at + 1, Bucket::default());
-            latencies.resize(at + 1, Vec::new());
+            self.buckets.resize(at + 1, Bucket::default());
+            self.latencies.resize(at + 1, Default::default());
         }
-        let b = &mut buckets[at];
-        if op.is_acked() {
-            b.ok += 1;
-        } else if op.is_failed() {
-            b.fail += 1;
-        } else {
-            b.unknown += 1;
+        let b = &mut self.buckets[at];
+        match c.outcome {
+            Outcome::Ok => b.ok += 1,
+            Outcome::Fail => b.fail += 1,
+            Outcome::Unknown => b.unknown += 1,
         }
-        if let Some(done) = op.complete_ts.filter(|_| !op.timeout) {
-            latencies[at].push(done.saturating_sub(op.invoke_ts));
-        }
-        // Epoch 0 is "outside every fault".
-        if let Some(epoch) = op.fault_epoch.filter(|e| *e > 0) {
-            let end = op.complete_ts.unwrap_or(op.invoke_ts).max(op.invoke_ts);
-            let span = spans.entry(epoch).or_insert((op.invoke_ts, end));
-            span.0 = span.0.min(op.invoke_ts);
-            span.1 = span.1.max(end);
+        if let Some(latency) = c.latency {
+            let (p50, p99) = &mut self.latencies[at];
+            p50.add(latency);
+            p99.add(latency);
         }
     }
-    for (i, (b, mut lat)) in buckets.iter_mut().zip(latencies).enumerate() {
-        b.start_s = i as f64 * bucket_s;
-        lat.sort_unstable();
-        b.p50_ms = percentile(&lat, 50);
-        b.p99_ms = percentile(&lat, 99);
-    }
-    let windows = spans
-        .into_iter()
-        .map(|(epoch, (from, to))| {
-            let mark = marks.iter().find(|m| m.epoch == epoch);
-            Window {
-                epoch,
-                fault: mark.map_or_else(|| format!("epoch {epoch}"), |m| m.fault.clone()),
-                from_s: secs(from),
-                to_s: secs(to),
-                proven: mark.and_then(|m| m.proven),
-            }
-        })
-        .collect();
-    Series {
-        bucket_s,
-        buckets,
-        windows,
-        ops: ops.len(),
-    }
+}
+
+/// The series of `ops` in buckets of `bucket`, windows named by `marks`.
+pub fn of_ops(ops: &[Op], bucket: Duration, marks: &[FaultMark]) -> Series {
+    let mut tally = Tally::default();
+    tally.add(ops);
+    tally.series_in(bucket, marks)
 }
 
 /// The series of `ops` in buckets as wide as [`bucket_for`] picks for their span
 /// (first to last invoke).
 pub fn of_history(ops: &[Op], marks: &[FaultMark]) -> Series {
-    let first = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
-    let last = ops.iter().map(|o| o.invoke_ts).max().unwrap_or(0);
-    of_ops(ops, bucket_for(Duration::from_nanos(last - first)), marks)
-}
-
-/// The `p`th percentile (nearest rank) of sorted nanoseconds, in milliseconds.
-fn percentile(sorted: &[u64], p: usize) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    Some(sorted[rank.min(sorted.len()) - 1] as f64 / 1e6)
+    let mut tally = Tally::default();
+    tally.add(ops);
+    tally.series(marks)
 }
 
 /// The bucket width for a run of `span`: the narrowest of a few round widths that
@@ -273,6 +423,121 @@ mod tests {
         assert_eq!(s.windows[0].proven, None);
         let empty = of_ops(&[], Duration::from_secs(1), &[]);
         assert!(empty.buckets.is_empty() && empty.peak() == 0);
+    }
+
+    /// The series as it was computed before [`Tally`], all at once (each bucket's
+    /// latencies sorted): the reference the tally is checked against.
+    fn reference(ops: &[Op], marks: &[FaultMark]) -> Series {
+        let first = ops.iter().map(|o| o.invoke_ts).min().unwrap_or(0);
+        let last = ops.iter().map(|o| o.invoke_ts).max().unwrap_or(0);
+        let bucket = bucket_for(Duration::from_nanos(last - first));
+        let bucket_ns = bucket.as_nanos() as u64;
+        let mut buckets: Vec<Bucket> = Vec::new();
+        let mut latencies: Vec<Vec<u64>> = Vec::new();
+        for op in ops {
+            let at = ((op.invoke_ts - first) / bucket_ns) as usize;
+            if at >= buckets.len() {
+                buckets.resize(at + 1, Bucket::default());
+                latencies.resize(at + 1, Vec::new());
+            }
+            let b = &mut buckets[at];
+            if op.is_acked() {
+                b.ok += 1;
+            } else if op.is_failed() {
+                b.fail += 1;
+            } else {
+                b.unknown += 1;
+            }
+            if let Some(done) = op.complete_ts.filter(|_| !op.timeout) {
+                latencies[at].push(done - op.invoke_ts);
+            }
+        }
+        let rank = |sorted: &[u64], p: usize| {
+            let r = (p * sorted.len()).div_ceil(100).max(1);
+            (!sorted.is_empty()).then(|| sorted[r - 1] as f64 / 1e6)
+        };
+        for (i, (b, mut lat)) in buckets.iter_mut().zip(latencies).enumerate() {
+            b.start_s = i as f64 * bucket.as_secs_f64();
+            lat.sort_unstable();
+            b.p50_ms = rank(&lat, 50);
+            b.p99_ms = rank(&lat, 99);
+        }
+        let mut windows: Vec<Window> = Vec::new();
+        let mut epochs: Vec<u64> = ops.iter().filter_map(|o| o.fault_epoch).collect();
+        epochs.sort_unstable();
+        epochs.dedup();
+        for epoch in epochs.into_iter().filter(|e| *e > 0) {
+            let under = ops.iter().filter(|o| o.fault_epoch == Some(epoch));
+            let from = under.clone().map(|o| o.invoke_ts).min().unwrap_or(0);
+            let to = under
+                .map(|o| o.complete_ts.unwrap_or(o.invoke_ts).max(o.invoke_ts))
+                .max()
+                .unwrap_or(0);
+            let mark = marks.iter().find(|m| m.epoch == epoch);
+            windows.push(Window {
+                epoch,
+                fault: mark.map_or_else(|| format!("epoch {epoch}"), |m| m.fault.clone()),
+                from_s: (from - first) as f64 / 1e9,
+                to_s: (to - first) as f64 / 1e9,
+                proven: mark.and_then(|m| m.proven),
+            });
+        }
+        Series {
+            bucket_s: bucket.as_secs_f64(),
+            buckets,
+            windows,
+            ops: ops.len(),
+        }
+    }
+
+    /// A tally fed a history in chunks gives after each chunk the series of every
+    /// op so far computed all at once: through the bucket width's changes (the run
+    /// grows from 0.1 s to 60 s buckets), a late op invoked before all the others,
+    /// and buckets whose latencies arrive out of order.
+    #[test]
+    fn a_tally_fed_in_chunks_gives_the_series_of_the_whole() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut ops = Vec::new();
+        // Invokes from 1 s to about 2 h, denser early; some ops land late.
+        let mut at_ms = 1_000u64;
+        for i in 0..6_000u64 {
+            at_ms += below(if i < 3_000 { 20 } else { 2_400 });
+            let invoke = at_ms.saturating_sub(below(4) * below(3_000));
+            let took = match below(10) {
+                0 => None,
+                _ => Some(below(500)),
+            };
+            let epoch = (i / 700) % 3;
+            ops.push(op(invoke, took, below(7) == 0, Some(epoch)));
+        }
+        // Invoked before every other op, read last: the origin moves.
+        ops.push(op(0, Some(3), false, Some(2)));
+        let marks = [FaultMark {
+            epoch: 1,
+            fault: "kill-n1".into(),
+            proven: Some(false),
+        }];
+        let mut tally = Tally::default();
+        let mut from = 0;
+        let mut widths = Vec::new();
+        while from < ops.len() {
+            let to = (from + 1 + below(400) as usize).min(ops.len());
+            tally.add(&ops[from..to]);
+            let got = tally.series(&marks);
+            assert_eq!(got, reference(&ops[..to], &marks), "after {to} ops");
+            widths.push(got.bucket_s);
+            from = to;
+        }
+        widths.dedup();
+        assert!(widths.len() >= 5, "the width changed only {widths:?}");
+        assert_eq!(tally.len(), ops.len());
+        assert_eq!(of_history(&ops, &marks), reference(&ops, &marks));
     }
 
     #[test]

@@ -61,6 +61,7 @@ mod oracle_formats;
 mod oracle_history;
 mod oracle_kv_edn;
 mod oracle_linearizability;
+mod oracle_linearizability_pruning;
 mod oracle_picker_lint;
 mod oracle_run;
 mod oracle_txn;

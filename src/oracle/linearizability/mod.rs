@@ -13,6 +13,7 @@ use super::checker::{
 use super::history::History;
 use crate::verdict::CheckerRun;
 use compile::{Compiled, Interner, MixHasher, NIL, Skip, compile};
+pub use search::Pruning;
 use search::{Budget, Outcome, Stats, search};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -139,6 +140,19 @@ pub fn check_with_options(
     limits: Limits,
     options: &RunOptions,
 ) -> (CheckerReport, SearchFigures) {
+    check_with_pruning(history, model, limits, options, Pruning::Full)
+}
+
+/// [`check_with_options`] with the search's prunings chosen: the benchmark and the
+/// differential test compare [`Pruning::Full`] (what a check uses) with the cache
+/// alone.
+pub fn check_with_pruning(
+    history: &History,
+    model: Model,
+    limits: Limits,
+    options: &RunOptions,
+    pruning: Pruning,
+) -> (CheckerReport, SearchFigures) {
     let started = Instant::now();
     let name = model.checker_name();
     if let Some(r) = missing_fields_report(name, model.scope(), history, model.required_fields()) {
@@ -183,6 +197,7 @@ pub fn check_with_options(
             n => n,
         },
         on_illegal: &on_illegal,
+        pruning,
     };
     let results = search_all(&partitions, budget, HELP_AFTER, &values, &control);
     figures.first_anomaly_after = first_found.get().copied();
@@ -313,6 +328,7 @@ struct Control<'a> {
     /// Called with a partition's index and outcome when it is not linearizable,
     /// from the thread that searched it, as soon as it is known.
     on_illegal: &'a (dyn Fn(usize, &Outcome) + Sync),
+    pruning: Pruning,
 }
 
 /// Search every partition; results come back in partition order.
@@ -358,7 +374,14 @@ fn search_all(
                 poll();
                 stop.load(Ordering::Relaxed)
             };
-            search(&partitions[i].1, NIL, budget, values, &asked_to_stop)
+            search(
+                &partitions[i].1,
+                NIL,
+                budget,
+                values,
+                &asked_to_stop,
+                control.pruning,
+            )
         };
         if matches!(result.0, Outcome::Illegal { .. }) {
             if control.first {
@@ -553,6 +576,7 @@ mod tests {
             first,
             threads,
             on_illegal,
+            pruning: Pruning::Full,
         }
     }
 

@@ -14,8 +14,12 @@
 //! cached configurations) could only prune a branch — a false "not
 //! linearizable", never a false PASS.
 //!
-//! Ops that can take effect without changing the state (reads of the current
-//! value, refused cas) are taken without branching: see `forced_candidate`.
+//! Two sound prunings beside the cache ([`Pruning::Full`]; the bench and the
+//! differential test compare with the cache alone, [`Pruning::CacheOnly`]):
+//! - ops that can take effect without changing the state (reads of the current
+//!   value, refused cas) are taken without branching: see `forced_candidate`;
+//! - on a key with appends, a step is refused when the first pending read can
+//!   no longer see its value from the state it leaves: see `can_reach_next_read`.
 //!
 //! Indeterminate ops have no return entry: they may be linearized anywhere after
 //! their call, or never, so the search succeeds once every completed op is in.
@@ -53,6 +57,19 @@ pub enum Outcome {
     /// Cut short because the search was asked to stop (another partition was found
     /// not linearizable under `--first`), or never started for that reason.
     Stopped,
+}
+
+/// Which sound prunings the search uses beside the configuration cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pruning {
+    /// State-keeping ops taken without branching, and every step checked against
+    /// the next read it must still reach.
+    #[default]
+    Full,
+    /// The cache of (linearized set, state) alone: Wing–Gong / Lowe with
+    /// Porcupine's memoisation, the baseline the prunings are measured and tested
+    /// against.
+    CacheOnly,
 }
 
 /// Peak figures of one search, for evidence and the benchmark.
@@ -175,6 +192,7 @@ struct Search<'a> {
     concat: Concat<'a>,
     /// The partition has appends: see [`Search::can_reach_next_read`].
     appends: bool,
+    prune: bool,
     list: Entries,
     keys: Vec<(u64, u64)>,
     cache: Cache,
@@ -195,7 +213,7 @@ impl Search<'_> {
         let Some(next_state) = self.ops[i].step.apply(self.state, &mut self.concat) else {
             return false;
         };
-        if self.appends && !self.can_reach_next_read(i, next_state) {
+        if self.prune && self.appends && !self.can_reach_next_read(i, next_state) {
             return false;
         }
         let (k1, k2) = self.keys[i];
@@ -220,27 +238,57 @@ impl Search<'_> {
         true
     }
 
-    /// With appends, a value carries its whole past: an append placed in the
-    /// wrong order is otherwise only refuted at the next read's return, after
-    /// every order of the ops before it was tried. So, when op `i` would leave
-    /// `state`: the first pending read must still be reachable from it. Up to
-    /// that read's return only ops already called can come in between; if none
-    /// of them (besides `i`) can replace the value — a write or a cas — only
-    /// appends can, and they only extend it: `state` must begin the value read.
+    /// On a key with appends: whether the first pending read (the one whose return
+    /// comes first) can still see its value once op `i` has left `state`. Refusing
+    /// the step when it cannot is sound — it only cuts branches that cannot succeed:
+    ///
+    /// That read R, with value v, must take effect in every linearization from
+    /// here, and before its return only ops already called can come in between.
+    /// Each of them keeps the value (a read, a refused cas), extends it (an
+    /// append) or replaces it (a write, a cas). If none replaces it, v is `state`
+    /// extended by appends: `state` must begin v. Otherwise the last replacement
+    /// sets a value that appends alone then turn into v: some write or cas called
+    /// before R returns, other than `i`, must produce a value that begins v.
+    ///
+    /// A value carries its whole past, so this refutes a wrong order of two appends
+    /// at once, not at the next read's return after every order of the ops before
+    /// it. (Without appends a wrong value is refuted at the read's return anyway,
+    /// and refuting it earlier would name the write, not the read, as the op that
+    /// cannot take effect.)
     fn can_reach_next_read(&mut self, i: usize, state: Val) -> bool {
         let mut entry = self.list.next[self.list.head as usize];
+        let mut read = None;
         while entry != NIL {
             let j = (entry / 2) as usize;
-            if j != i {
-                match (entry.is_multiple_of(2), self.ops[j].step) {
-                    (true, Step::Write(_) | Step::Cas(..)) => return true,
-                    (false, Step::Read(v)) => return self.concat.is_prefix(state, v),
-                    _ => {}
-                }
+            if j != i
+                && !entry.is_multiple_of(2)
+                && let Step::Read(v) = self.ops[j].step
+            {
+                read = Some((entry, v));
+                break;
             }
             entry = self.list.next[entry as usize];
         }
-        true
+        let Some((read_return, v)) = read else {
+            return true;
+        };
+        if self.concat.is_prefix(state, v) {
+            return true;
+        }
+        // Calls before the read's return are the entries before it in the list.
+        let mut entry = self.list.next[self.list.head as usize];
+        while entry != read_return {
+            let j = (entry / 2) as usize;
+            if j != i
+                && entry.is_multiple_of(2)
+                && let Step::Write(x) | Step::Cas(_, x) = self.ops[j].step
+                && self.concat.is_prefix(x, v)
+            {
+                return true;
+            }
+            entry = self.list.next[entry as usize];
+        }
+        false
     }
 
     /// Undo choices until one whose alternatives remain; returns the entry to
@@ -281,6 +329,9 @@ impl Search<'_> {
     /// valid with it moved to the front — it changes no state, and every op that
     /// returned before its call is already linearized. So it needs no branch.
     fn forced_candidate(&self) -> Option<u32> {
+        if !self.prune {
+            return None;
+        }
         let mut entry = self.list.next[self.list.head as usize];
         while entry != NIL && entry.is_multiple_of(2) {
             if self.ops[(entry / 2) as usize].step.keeps(self.state) {
@@ -295,19 +346,21 @@ impl Search<'_> {
 /// Search for a linearization of `ops` starting from register value `init`;
 /// `values` holds the values the ops name. `stop` is asked now and then (beside the
 /// budget, every few thousand steps): once it says yes the search ends
-/// [`Outcome::Stopped`].
+/// [`Outcome::Stopped`]. `pruning` says which prunings to use beside the cache.
 pub fn search(
     ops: &[Compiled],
     init: Val,
     budget: Budget,
     values: &Interner,
     stop: &dyn Fn() -> bool,
+    pruning: Pruning,
 ) -> (Outcome, Stats) {
     let must_linearize = ops.iter().filter(|o| o.ret != NEVER).count();
     let mut s = Search {
         ops,
         concat: Concat::new(values),
         appends: ops.iter().any(|o| matches!(o.step, Step::Append(_))),
+        prune: pruning == Pruning::Full,
         list: Entries::new(ops),
         keys: (0..ops.len() as u64)
             .map(|i| (mix(2 * i), mix(2 * i + 1)))

@@ -11,14 +11,15 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::block;
-use crate::oracle::series::{Bucket, Series};
+use crate::oracle::series::{Bucket, Series, Tally};
 use crate::session::view::{FaultLine, Live};
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
 use crate::verdict::Verdict;
 
-/// The most of a growing history the chart keeps (the newest part beyond it is
-/// what a long run charts).
+/// The most of a history read at once: a history opened when more than this was
+/// appended since the last read (a long run's chart opened late) is charted from
+/// its newest part. Longest line likewise.
 const HISTORY_CAP: u64 = 32 * 1024 * 1024;
 
 /// The selected row's chart as last read: which row and iteration, what its
@@ -110,9 +111,10 @@ pub fn refresh(state: &mut AppState) {
 }
 
 /// A history file read as it grows: what was appended since the last read is read
-/// and parsed, a line still being written waits in `carry`. Read from its start
-/// again only when the file shrank or another file took its name (device and
-/// inode); at most [`HISTORY_CAP`] bytes of it are kept, the newest.
+/// and parsed, a line still being written waits in `carry`, and the new ops are
+/// folded into the series ([`Tally`]: a small record per op, not the ops), so a
+/// refresh costs what was appended, not the run so far. Read from its start again
+/// only when the file shrank or another file took its name (device and inode).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HistoryTail {
     path: std::path::PathBuf,
@@ -124,10 +126,7 @@ pub struct HistoryTail {
     /// Bytes of the file read (`carry` included).
     offset: u64,
     carry: Vec<u8>,
-    ops: Vec<crate::oracle::history::Op>,
-    /// Bytes and ops of each read, oldest first: the oldest go past the cap.
-    reads: std::collections::VecDeque<(u64, usize)>,
-    kept: u64,
+    tally: Tally,
     /// Lines parsed so far (an error names the line counted from where reading began).
     lines: usize,
     /// Why the history cannot be charted; kept until the file is read afresh.
@@ -149,7 +148,7 @@ impl HistoryTail {
     }
 
     /// Reads what was appended since the last read, then the series of every op
-    /// kept, its windows named by `faults`.
+    /// read, its windows named by `faults`.
     pub fn series(&mut self, faults: &[FaultLine]) -> Result<Series, String> {
         self.read_on()
             .map_err(|e| format!("history not readable yet: {e}"))?;
@@ -157,7 +156,7 @@ impl HistoryTail {
             return Err(why.clone());
         }
         let marks: Vec<_> = faults.iter().map(|f| f.mark.clone()).collect();
-        Ok(crate::oracle::series::of_history(&self.ops, &marks))
+        Ok(self.tally.series(&marks))
     }
 
     fn read_on(&mut self) -> std::io::Result<()> {
@@ -190,9 +189,7 @@ impl HistoryTail {
             from = len - HISTORY_CAP;
             partial = true;
             self.carry.clear();
-            self.ops.clear();
-            self.reads.clear();
-            self.kept = 0;
+            self.tally = Tally::default();
         }
         file.seek(SeekFrom::Start(from))?;
         let mut bytes = std::mem::take(&mut self.carry);
@@ -233,16 +230,7 @@ impl HistoryTail {
         match crate::oracle::history::parse_jsonl_renamed("history", &text, &self.fields) {
             Ok(history) => {
                 self.lines += text.matches('\n').count();
-                let ops = history.ops.len();
-                self.ops.extend(history.ops.into_iter().map(charted));
-                self.reads.push_back((bytes.len() as u64, ops));
-                self.kept += bytes.len() as u64;
-                while self.kept > HISTORY_CAP
-                    && let Some((b, n)) = self.reads.pop_front()
-                {
-                    self.kept -= b;
-                    self.ops.drain(..n.min(self.ops.len()));
-                }
+                self.tally.add(&history.ops);
             }
             Err(e) => {
                 let e = shifted(e, self.lines);
@@ -257,22 +245,6 @@ impl HistoryTail {
 fn is_trailer(line: &str) -> bool {
     serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line.trim())
         .is_ok_and(|m| m.len() == 1 && m.contains_key("ops_total"))
-}
-
-/// `op` with only what the chart reads (its times, outcome and fault epoch): kept
-/// for the whole run, so no op holds its values or names.
-fn charted(mut op: crate::oracle::history::Op) -> crate::oracle::history::Op {
-    op.op_id = String::new();
-    op.process = String::new();
-    op.op_type = String::new();
-    op.key = None;
-    op.input = serde_json::Value::Null;
-    op.output = serde_json::Value::Null;
-    op.node = None;
-    if let Some(error) = &mut op.error {
-        *error = String::new();
-    }
-    op
 }
 
 /// `e` with its line counted from where reading began, not from this read's start.
