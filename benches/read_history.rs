@@ -242,7 +242,10 @@ fn write_history(checker: &str, n: u64, history: &Path, dump: &Path) {
                     let key = format!("t{i}");
                     if error.is_none() {
                         // About 1 in 200 committed twice: a duplicate effect.
-                        effects.insert(key.clone(), json!(1 + u64::from(rng.next() % 200 == 0)));
+                        effects.insert(
+                            key.clone(),
+                            json!(1 + u64::from(rng.next().is_multiple_of(200))),
+                        );
                     }
                     let input = json!({"idempotency_key": key, "amount": i % 1000});
                     line(record(
@@ -307,7 +310,7 @@ fn write_history(checker: &str, n: u64, history: &Path, dump: &Path) {
             for i in 0..n {
                 let key = format!("k{}", rng.next() % 1000);
                 let t = i * 10;
-                let stale = rng.next() % 1000 == 0;
+                let stale = rng.next().is_multiple_of(1000);
                 let version = (t / 1000).saturating_sub(if stale { 1000 } else { 0 });
                 let output = json!({"value": format!("v{version}"), "version": version});
                 line(record(

@@ -132,7 +132,7 @@ fn format_of(args: &CheckArgs, path: &Path) -> Result<Format, (Exit, String)> {
 /// A history as `check` read it: whole, or folded by its checker while read.
 enum HistoryRead {
     Whole(History),
-    Folded(Linear, Header),
+    Folded(Box<Linear>, Header),
 }
 
 impl HistoryRead {
@@ -170,7 +170,7 @@ fn read_history_at(
         && let Some(mut fold) = Linear::new(&args.checker, params, misfit())
     {
         let header = fold.read(&source, reader).map_err(|e| e.to_string())?;
-        return Ok(HistoryRead::Folded(fold, header));
+        return Ok(HistoryRead::Folded(Box::new(fold), header));
     }
     read_history_file(format, &source, reader)
         .map(HistoryRead::Whole)

@@ -700,14 +700,14 @@ fn varied_record(i: usize, form: u8, value: u8, absent: bool) -> String {
     };
     let op_type = ["write", "read", "enqueue", "dequeue", "transfer"][usize::from(value % 5)];
     let mut rec = json!({
-        "op_id": if form % 2 == 0 { json!(i) } else { json!(format!("op-{i}")) },
-        "process": if form % 3 == 0 { json!(format!("p{}", i % 3)) } else { json!(i % 3) },
+        "op_id": if form.is_multiple_of(2) { json!(i) } else { json!(format!("op-{i}")) },
+        "process": if form.is_multiple_of(3) { json!(format!("p{}", i % 3)) } else { json!(i % 3) },
         "invoke_ts": i * 10,
         "complete_ts": if form % 4 == 3 { json!(null) } else { json!(i * 10 + 5) },
         "op_type": op_type,
         "key": if form % 5 == 4 { json!(null) } else { json!(format!("k{}", value % 2)) },
         "input": input,
-        "output": if value % 2 == 0 { input.clone() } else { json!({"version": value, "value": "a\\b"}) },
+        "output": if value.is_multiple_of(2) { input.clone() } else { json!({"version": value, "value": "a\\b"}) },
         "error": if form % 7 == 6 { json!("refused") } else { json!(null) },
         "node": "n1",
         "fault_epoch": if form % 6 == 5 { json!(form) } else { json!(null) },
