@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::history::History;
+use super::jsonl_read::Header;
 use crate::verdict::CheckerRun;
 
 /// One violation found by a checker.
@@ -152,6 +153,19 @@ pub fn missing_fields_report(
     checker: &str,
     scope: &str,
     history: &History,
+    required: &[&str],
+) -> Option<CheckerReport> {
+    if history.missing_fields(required).is_empty() {
+        return None;
+    }
+    missing_report(checker, scope, &history.header(), required)
+}
+
+/// [`missing_fields_report`] of a history read as a stream (its [`Header`]).
+pub fn missing_report(
+    checker: &str,
+    scope: &str,
+    history: &Header,
     required: &[&str],
 ) -> Option<CheckerReport> {
     let fields = history.missing_fields(required);

@@ -3,8 +3,10 @@
 
 use super::checker::{CheckerReport, RunOptions, mismatch};
 use super::final_state::{Dump, parse_dump};
-use super::format::{Format, read_history};
+use super::format::{Format, read_history_file};
 use super::history::History;
+use super::jsonl_read::Header;
+use super::linear::Linear;
 use super::params::Params;
 use super::registry::{self, Inputs, Needs};
 use crate::exit::Exit;
@@ -127,11 +129,52 @@ fn format_of(args: &CheckArgs, path: &Path) -> Result<Format, (Exit, String)> {
     }
 }
 
-/// The history in `text`: the one place `check` parses a history, whichever way
-/// it was read.
-fn parse(format: Format, path: &Path, text: &str) -> Result<History, (Exit, String)> {
+/// A history as `check` read it: whole, or folded by its checker while read.
+enum HistoryRead {
+    Whole(History),
+    Folded(Box<Linear>, Header),
+}
+
+impl HistoryRead {
+    fn ops(&self) -> u64 {
+        match self {
+            HistoryRead::Whole(h) => h.ops.len() as u64,
+            HistoryRead::Folded(_, header) => header.ops,
+        }
+    }
+}
+
+/// The history in `file`: the one place `check` reads a history, whichever way it
+/// was opened. A JSONL history for a checker that folds ops ([`Linear`]) is
+/// judged while it is read, no `History` built; any other is read whole. At most
+/// [`crate::untrusted::READ_LIMIT`] bytes: a larger file is refused, not cut.
+fn read_history_at(
+    args: &CheckArgs,
+    params: &Params,
+    format: Format,
+    path: &Path,
+    file: std::fs::File,
+) -> Result<HistoryRead, String> {
+    let shown = crate::sanitize::line(&path.display().to_string());
+    let limit = crate::untrusted::READ_LIMIT;
+    if file.metadata().is_ok_and(|m| m.len() > limit) {
+        return Err(format!(
+            "{shown}: larger than {limit} bytes: refused, not cut short"
+        ));
+    }
+    // A pipe has no length: past the limit, the read fails instead of stopping short.
+    let reader = std::io::BufReader::with_capacity(1 << 16, Capped { file, left: limit });
     let source = path.display().to_string();
-    read_history(format, &source, text).map_err(|e| (Exit::UNREADABLE, e.to_string()))
+    let misfit = || registry::misfit(&args.checker, args.model.as_deref(), args.claim.as_deref());
+    if format == Format::Jsonl
+        && let Some(mut fold) = Linear::new(&args.checker, params, misfit())
+    {
+        let header = fold.read(&source, reader).map_err(|e| e.to_string())?;
+        return Ok(HistoryRead::Folded(Box::new(fold), header));
+    }
+    read_history_file(format, &source, reader)
+        .map(HistoryRead::Whole)
+        .map_err(|e| e.to_string())
 }
 
 /// Options for one check: `--first`, and (text output, no `--first`) the first
@@ -172,8 +215,8 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
             if let Some(report) = streamed_txn(args, &params, format, path, open) {
                 return report.map(nothing_checked_is_unknown);
             }
-            let text = read(path)?;
-            Some(parse(format, path, &text)?)
+            let read = read_history_at(args, &params, format, path, open()?);
+            Some(read.map_err(|e| (Exit::UNREADABLE, e))?)
         }
         None if matches!(needs, Needs::Replicas | Needs::FinalState) => None,
         None => {
@@ -203,6 +246,14 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
                 .map_err(|e| (Exit::UNREADABLE, e))
         })
         .collect::<Result<_, _>>()?;
+    let history = match history {
+        Some(HistoryRead::Folded(fold, header)) => {
+            let report = fold.finish(&header, final_state.as_ref()).map_err(usage)?;
+            return Ok(nothing_checked_is_unknown(report));
+        }
+        Some(HistoryRead::Whole(history)) => Some(history),
+        None => None,
+    };
     let inputs = Inputs {
         history: history.as_ref(),
         final_state: final_state.as_ref(),
@@ -497,10 +548,6 @@ fn pattern(arg: &Path) -> Result<Vec<Item>, String> {
 }
 
 /// An [`Item`]'s text, read as its [`Source`] says.
-fn read_item(item: &Item, shown: &str) -> Result<String, String> {
-    read_text(open_item(item, shown)?, shown)
-}
-
 /// An [`Item`] opened as its [`Source`] says.
 fn open_item(item: &Item, shown: &str) -> Result<std::fs::File, String> {
     use nix::fcntl::OFlag;
@@ -686,13 +733,20 @@ fn check_item(
         Some(Err((_, why))) => return Ok(row(Verdict::Unreadable, None, Err(why))),
         None => {}
     }
-    let history = match read_item(item, &shown)
-        .and_then(|text| parse(format, &item.path, &text).map_err(|(_, m)| m))
+    let history = match open_item(item, &shown)
+        .and_then(|file| read_history_at(args, params, format, &item.path, file))
     {
         Ok(history) => history,
         Err(why) => return Ok(row(Verdict::Unreadable, None, Err(why))),
     };
-    let ops = history.ops.len() as u64;
+    let ops = history.ops();
+    let history = match history {
+        HistoryRead::Folded(fold, header) => {
+            let report = nothing_checked_is_unknown(fold.finish(&header, None)?);
+            return Ok(row(Verdict::of(&report.run), Some(ops), Ok(report)));
+        }
+        HistoryRead::Whole(history) => history,
+    };
     let inputs = Inputs {
         history: Some(&history),
         model: args.model.as_deref(),

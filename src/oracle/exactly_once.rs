@@ -5,9 +5,15 @@
 //! The key is read from each op's input object (`idempotency_key` unless the
 //! `key_field` parameter names another field). Grouping by the op id instead
 //! would make the check vacuous, so that is refused as a mismatch.
+//!
+//! The checker folds ops one by one ([`Fold`]): per op only its key's id and its
+//! op id are kept.
 
-use super::checker::{Anomaly, judged, mismatch, missing_fields_report};
-use super::history::{History, Op};
+use super::checker::{Anomaly, judged, mismatch, missing_report};
+use super::history::History;
+use super::intern::{Interner, Texts};
+use super::jsonl_read::Header;
+use super::op_view::{OpSink, OpView};
 use super::params::Params;
 use crate::oracle::CheckerReport;
 use serde_json::Value;
@@ -28,70 +34,152 @@ pub const SCOPE: &str = "counts committed effects per idempotency key in the fin
 
 /// Judge `history` against the dump of committed effects.
 pub fn check(history: &History, effects: &Value, params: &Params) -> Result<CheckerReport, String> {
-    params.only(NAME, PARAMS)?;
-    let field = params.str("key_field").unwrap_or("idempotency_key");
-    if field == "op_id" {
-        return Ok(mismatch(
-            NAME,
-            SCOPE,
-            "grouping by the op id makes exactly-once vacuous: name the business idempotency key"
-                .into(),
-        ));
-    }
-    if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
-        return Ok(r);
-    }
-    let counts = effect_counts(effects, field)?;
-    let mut attempts: BTreeMap<String, Vec<&Op>> = BTreeMap::new();
-    let mut unkeyed = 0u64;
+    let mut fold = match Fold::new(params)? {
+        Ok(fold) => fold,
+        Err(report) => return Ok(report),
+    };
     for op in &history.ops {
-        match op.input.get(field).map(render) {
-            Some(k) => attempts.entry(k).or_default().push(op),
-            None => unkeyed += 1,
-        }
+        fold.op(&op.view());
     }
-    let mut anomalies = Vec::new();
-    for (key, ops) in &attempts {
-        let n = counts.get(key).copied().unwrap_or(0);
-        let ids = || ops.iter().map(|o| o.op_id.clone()).collect::<Vec<_>>();
-        if n > 1 {
-            anomalies.push(Anomaly {
-                counterexample: None,
-                ops: ids(),
-                why: format!(
+    fold.finish(&history.header(), effects)
+}
+
+/// What the attempts with one key came to.
+#[derive(Clone, Copy)]
+struct Attempts {
+    acked: bool,
+    all_failed: bool,
+}
+
+/// The checker as a fold over ops: [`OpSink::op`] per op, then [`Fold::finish`].
+pub struct Fold {
+    field: String,
+    keys: Interner,
+    ids: Texts,
+    /// Each keyed op: its key's id and its op id's.
+    attempts: Vec<(u32, u32)>,
+    /// By key id.
+    per_key: Vec<Attempts>,
+    unkeyed: u64,
+}
+
+impl Fold {
+    /// The fold for `params`; `Ok(Err(report))` when the check cannot be made
+    /// (grouping by the op id).
+    pub fn new(params: &Params) -> Result<Result<Fold, CheckerReport>, String> {
+        params.only(NAME, PARAMS)?;
+        let field = params.str("key_field").unwrap_or("idempotency_key");
+        if field == "op_id" {
+            return Ok(Err(mismatch(
+                NAME,
+                SCOPE,
+                "grouping by the op id makes exactly-once vacuous: name the business \
+                 idempotency key"
+                    .into(),
+            )));
+        }
+        Ok(Ok(Fold {
+            field: field.to_string(),
+            keys: Interner::default(),
+            ids: Texts::default(),
+            attempts: Vec::new(),
+            per_key: Vec::new(),
+            unkeyed: 0,
+        }))
+    }
+
+    /// The report once every op of `header`'s history was folded.
+    pub fn finish(self, header: &Header, effects: &Value) -> Result<CheckerReport, String> {
+        if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
+            return Ok(r);
+        }
+        let counts = effect_counts(effects, &self.field)?;
+        let mut effects_of = vec![0u64; self.per_key.len()];
+        let mut anomalies = Vec::new();
+        let mut phantoms = Vec::new();
+        for (key, n) in &counts {
+            match self.keys.get(key) {
+                Some(id) => effects_of[id as usize] = *n,
+                None => phantoms.push(Anomaly {
+                    counterexample: None,
+                    ops: Vec::new(),
+                    why: format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"),
+                }),
+            }
+        }
+        // Keys with an anomaly, reported in key order as they always were.
+        let mut found: Vec<(String, u32)> = Vec::new();
+        for (id, a) in self.per_key.iter().enumerate() {
+            let n = effects_of[id];
+            if n > 1 || (n == 0 && a.acked) || (n == 1 && a.all_failed) {
+                found.push((self.keys.name(id as u32), id as u32));
+            }
+        }
+        found.sort();
+        let mut ops_of: BTreeMap<u32, Vec<String>> =
+            found.iter().map(|(_, id)| (*id, Vec::new())).collect();
+        if !ops_of.is_empty() {
+            for (key, op) in &self.attempts {
+                if let Some(ops) = ops_of.get_mut(key) {
+                    ops.push(self.ids.get(*op).to_string());
+                }
+            }
+        }
+        for (key, id) in found {
+            let n = effects_of[id as usize];
+            let ops = ops_of.remove(&id).unwrap_or_default();
+            let why = if n > 1 {
+                format!(
                     "duplicate effect: key `{key}` has {n} committed effects after {} attempt(s)",
                     ops.len()
-                ),
-            });
-        } else if n == 0 && ops.iter().any(|o| o.is_acked()) {
+                )
+            } else if n == 0 {
+                format!("lost effect: key `{key}` was acknowledged but has no committed effect")
+            } else {
+                format!(
+                    "effect of a rejected request: every attempt with key `{key}` failed, yet \
+                     one effect is committed"
+                )
+            };
             anomalies.push(Anomaly {
                 counterexample: None,
-                ops: ids(),
-                why: format!(
-                    "lost effect: key `{key}` was acknowledged but has no committed effect"
-                ),
-            });
-        } else if n == 1 && ops.iter().all(|o| o.is_failed()) {
-            anomalies.push(Anomaly {
- counterexample: None,
-                ops: ids(),
-                why: format!(
-                    "effect of a rejected request: every attempt with key `{key}` failed, yet one effect is committed"
-                ),
+                ops,
+                why,
             });
         }
+        anomalies.extend(phantoms);
+        let produced = header.ops;
+        Ok(judged(
+            NAME,
+            SCOPE,
+            produced - self.unkeyed,
+            produced,
+            anomalies,
+        ))
     }
-    for (key, n) in &counts {
-        if !attempts.contains_key(key) {
-            anomalies.push(Anomaly {
-                counterexample: None,
-                ops: Vec::new(),
-                why: format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"),
-            });
+}
+
+impl OpSink for Fold {
+    fn op(&mut self, o: &OpView<'_>) {
+        let Some(value) = o.input.field(&self.field) else {
+            self.unkeyed += 1;
+            return;
+        };
+        let key = self.keys.id(&value.text());
+        let op = self.ids.push(o.op_id);
+        self.attempts.push((key, op));
+        let (acked, failed) = (o.is_acked(), o.is_failed());
+        match self.per_key.get_mut(key as usize) {
+            Some(a) => {
+                a.acked |= acked;
+                a.all_failed &= failed;
+            }
+            None => self.per_key.push(Attempts {
+                acked,
+                all_failed: failed,
+            }),
         }
     }
-    let produced = history.ops.len() as u64;
-    Ok(judged(NAME, SCOPE, produced - unkeyed, produced, anomalies))
 }
 
 fn render(v: &Value) -> String {

@@ -1,6 +1,6 @@
 //! The history formats faultline reads, by name.
 
-use super::history::{History, HistoryError, parse_jsonl};
+use super::history::{History, HistoryError, parse_jsonl, read_jsonl_history};
 use super::jepsen::parse_edn;
 use super::jepsen_log::parse_jepsen_log;
 use super::porcupine_log::parse_porcupine;
@@ -53,4 +53,39 @@ pub fn read_history(format: Format, source: &str, text: &str) -> Result<History,
         Format::TxnJsonl => parse_txn_jsonl(source, text),
         Format::JepsenLog => parse_jepsen_log(source, text),
     }
+}
+
+/// Read a history in `format` from `reader` (a file, capped by the caller);
+/// `source` names it in errors. faultline's JSONL is read as a stream, line by
+/// line (see `jsonl_read`); the other formats are read whole, then parsed.
+pub fn read_history_file(
+    format: Format,
+    source: &str,
+    mut reader: impl std::io::BufRead,
+) -> Result<History, HistoryError> {
+    if format == Format::Jsonl {
+        return read_jsonl_history(source, reader, &std::collections::BTreeMap::new());
+    }
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| HistoryError::Line {
+            source_name: source.to_string(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let good = &e.as_bytes()[..at];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = at - good.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1) + 1;
+        HistoryError::Line {
+            source_name: source.to_string(),
+            line,
+            message: format!(
+                "not UTF-8 at line {line}, column {column} (byte {at}); a history is UTF-8 text"
+            ),
+        }
+    })?;
+    read_history(format, source, &text)
 }

@@ -13,8 +13,10 @@
 //! with neither a completion nor a timeout marker is only legal as its process's
 //! last op (it was in flight when recording stopped, so it is indeterminate).
 
+use super::jsonl_read::{Header, read_jsonl};
+use super::op_view::{OpSink, OpView};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The default field names, in record order.
 pub const DEFAULT_FIELDS: [&str; 12] = [
@@ -59,22 +61,22 @@ pub struct Op {
 impl Op {
     /// Acknowledged: completed, no error, not timed out.
     pub fn is_acked(&self) -> bool {
-        !self.timeout && self.error.is_none() && self.complete_ts.is_some()
+        self.view().is_acked()
     }
 
     /// Its effect is unknown: timed out, or still in flight when recording stopped.
     pub fn is_indeterminate(&self) -> bool {
-        self.timeout || (self.complete_ts.is_none() && self.error.is_none())
+        self.view().is_indeterminate()
     }
 
     /// Definitely did not take effect: completed with an error.
     pub fn is_failed(&self) -> bool {
-        !self.timeout && self.error.is_some()
+        self.view().is_failed()
     }
 }
 
 /// The name a field is stored under, whatever alias the recorder used.
-fn canonical_field(key: &str) -> &str {
+pub fn canonical_field(key: &str) -> &str {
     match key {
         "timeout_marker" => "timeout",
         other => other,
@@ -100,15 +102,37 @@ impl History {
     /// An empty history lacks nothing (there is no record to lack a key); the
     /// decision tree treats "no ops produced" separately.
     pub fn missing_fields(&self, required: &[&str]) -> Vec<String> {
-        if self.ops.is_empty() {
-            return Vec::new();
-        }
-        required
-            .iter()
-            .filter(|f| !self.present_fields.contains(**f))
-            .map(|f| f.to_string())
-            .collect()
+        missing_fields(&self.present_fields, self.ops.len() as u64, required)
     }
+
+    /// What the history is besides its ops.
+    pub fn header(&self) -> Header {
+        Header {
+            source: self.source.clone(),
+            present_fields: self.present_fields.clone(),
+            unknown_fields: self.unknown_fields.clone(),
+            ops: self.ops.len() as u64,
+        }
+    }
+}
+
+impl Header {
+    /// Required fields that are not present in every record (see
+    /// [`History::missing_fields`]).
+    pub fn missing_fields(&self, required: &[&str]) -> Vec<String> {
+        missing_fields(&self.present_fields, self.ops, required)
+    }
+}
+
+fn missing_fields(present: &BTreeSet<String>, ops: u64, required: &[&str]) -> Vec<String> {
+    if ops == 0 {
+        return Vec::new();
+    }
+    required
+        .iter()
+        .filter(|f| !present.contains(**f))
+        .map(|f| f.to_string())
+        .collect()
 }
 
 /// The fields every history converted from another format carries (EDN, Porcupine,
@@ -180,142 +204,33 @@ pub fn parse_jsonl_renamed(
     text: &str,
     renames: &BTreeMap<String, String>,
 ) -> Result<History, HistoryError> {
-    let mut ops = Vec::new();
-    let mut present: Option<BTreeSet<String>> = None;
-    let mut unknown: BTreeSet<String> = BTreeSet::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut trailer: Option<(usize, u64)> = None;
-    let mut op_lines: Vec<usize> = Vec::new();
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last_index = lines.len().saturating_sub(1);
-    for (i, raw) in lines.iter().enumerate() {
-        let line_no = i + 1;
-        let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let line_err = |message: String| HistoryError::Line {
-            source_name: source.to_string(),
-            line: line_no,
-            message,
-        };
-        let mut map: Map<String, Value> = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => return Err(line_err("expected a JSON object".into())),
-            Err(e) if i == last_index => {
-                // No trailing newline and invalid JSON: the recorder was cut off.
-                return Err(line_err(format!(
-                    "truncated final line (no trailing newline, invalid JSON: {e})"
-                )));
-            }
-            Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
-        };
-        for (to, from) in renames {
-            if let Some(value) = map.remove(from) {
-                map.insert(to.clone(), value);
-            }
-        }
-        if let Some((first, _)) = trailer {
-            return Err(line_err(format!(
-                "record after the `ops_total` trailer on line {first}"
-            )));
-        }
-        if map.len() == 1
-            && let Some(total) = map.get("ops_total")
-        {
-            let total = total.as_u64().ok_or_else(|| HistoryError::Field {
-                source_name: source.to_string(),
-                line: line_no,
-                field: "ops_total".into(),
-                message: "expected an integer".into(),
-            })?;
-            trailer = Some((line_no, total));
-            continue;
-        }
-        let keys: BTreeSet<String> = map.keys().map(|k| canonical_field(k).to_string()).collect();
-        unknown.extend(
-            keys.iter()
-                .filter(|k| !DEFAULT_FIELDS.contains(&k.as_str()))
-                .cloned(),
-        );
-        present = Some(match present {
-            None => keys,
-            Some(p) => p.intersection(&keys).cloned().collect(),
-        });
-        let op = op_from_map(source, line_no, &map)?;
-        if op.timeout && op.complete_ts.is_some() {
-            return Err(HistoryError::Field {
-                source_name: source.to_string(),
-                line: line_no,
-                field: "complete_ts".into(),
-                message: "a timed-out op must have complete_ts null".into(),
-            });
-        }
-        if op.op_id.is_empty() {
-            // op_id not captured: nothing to de-duplicate on.
-        } else if let Some(first) = seen.insert(op.op_id.clone(), line_no) {
-            return Err(HistoryError::Field {
-                source_name: source.to_string(),
-                line: line_no,
-                field: "op_id".into(),
-                message: format!(
-                    "op_id {} already seen on line {first}: duplicate response (recorder error)",
-                    op.op_id
-                ),
-            });
-        }
-        ops.push(op);
-        op_lines.push(line_no);
-    }
-    if let Some((line, total)) = trailer
-        && total != ops.len() as u64
-    {
-        return Err(HistoryError::Line {
-            source_name: source.to_string(),
-            line,
-            message: format!(
-                "truncated: the trailer counts {total} ops but {} were read",
-                ops.len()
-            ),
-        });
-    }
-    check_lost_completions(source, &ops, &op_lines)?;
+    read_jsonl_history(source, text.as_bytes(), renames)
+}
+
+/// A JSONL history read from `reader` as a stream (see `jsonl_read`) into a
+/// [`History`].
+pub fn read_jsonl_history(
+    source: &str,
+    reader: impl std::io::BufRead,
+    renames: &BTreeMap<String, String>,
+) -> Result<History, HistoryError> {
+    let mut ops = Collect(Vec::new());
+    let header = read_jsonl(source, reader, renames, &mut ops)?;
     Ok(History {
-        ops,
-        present_fields: present.unwrap_or_default(),
-        unknown_fields: unknown,
-        source: source.to_string(),
+        ops: ops.0,
+        present_fields: header.present_fields,
+        unknown_fields: header.unknown_fields,
+        source: header.source,
     })
 }
 
-/// An op with no completion and no timeout marker is in flight; a later op of
-/// the same process means its completion was lost, not that it was pending.
-fn check_lost_completions(
-    source: &str,
-    ops: &[Op],
-    op_lines: &[usize],
-) -> Result<(), HistoryError> {
-    let mut open: HashMap<&str, usize> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        if let Some(prev) = open.remove(op.process.as_str())
-            && !op.process.is_empty()
-        {
-            return Err(HistoryError::Field {
-                source_name: source.to_string(),
-                line: op_lines[prev],
-                field: "complete_ts".into(),
-                message: format!(
-                    "op {} has no completion and no timeout marker, yet process {} issued op {} \
-                     on line {}: its completion record is missing",
-                    ops[prev].op_id, op.process, op.op_id, op_lines[i]
-                ),
-            });
-        }
-        if op.complete_ts.is_none() && !op.timeout && op.error.is_none() {
-            open.insert(op.process.as_str(), i);
-        }
+/// Ops kept as they are read.
+struct Collect(Vec<Op>);
+
+impl OpSink for Collect {
+    fn op(&mut self, op: &OpView<'_>) {
+        self.0.push(op.to_op());
     }
-    Ok(())
 }
 
 /// Field readers for one record; absent keys read as their "unused" value.
@@ -375,7 +290,13 @@ impl Rec<'_> {
     }
 }
 
-fn op_from_map(source: &str, line: usize, map: &Map<String, Value>) -> Result<Op, HistoryError> {
+/// One record's op, read from its JSON value (the reader of lines the typed
+/// reader does not take as they are).
+pub fn op_from_map(
+    source: &str,
+    line: usize,
+    map: &Map<String, Value>,
+) -> Result<Op, HistoryError> {
     let r = Rec { source, line, map };
     // An absent key means "not captured" (checkers report it as missing);
     // a present one must be well-typed.

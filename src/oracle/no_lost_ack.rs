@@ -1,10 +1,16 @@
 //! The no-lost-ack checker: every acknowledged write is in the final state at
 //! quiescence (unless a later write on the same key explains the value seen).
+//!
+//! The checker folds ops one by one ([`Fold`]), so a history is judged while it is
+//! read: per write only interned ids are kept (key, printed value, op id).
 
-use super::checker::{Anomaly, Checker, CheckerReport, judged, missing_fields_report};
-use super::history::{History, Op};
+use super::checker::{Anomaly, Checker, CheckerReport, judged, missing_report};
+use super::history::History;
+use super::intern::{Interner, Texts};
+use super::jsonl_read::Header;
+use super::op_view::{OpSink, OpView};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Marker type carrying the checker's declarations.
 pub struct NoLostAck;
@@ -37,78 +43,132 @@ pub fn required_fields() -> &'static [&'static str] {
     NoLostAck::required_fields()
 }
 
-fn is_write(op: &Op) -> bool {
-    op.op_type == "write" || op.op_type == "put"
+fn is_write(op_type: &str) -> bool {
+    op_type == "write" || op_type == "put"
 }
 
 /// Judge `history` against the quiescent `final_state` (key → value).
 pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> CheckerReport {
-    if let Some(r) = missing_fields_report(
-        NoLostAck::name(),
-        NoLostAck::scope(),
-        history,
-        NoLostAck::required_fields(),
-    ) {
-        return r;
+    let mut fold = Fold::default();
+    for op in &history.ops {
+        fold.op(&op.view());
     }
-    let writes: Vec<&Op> = history.ops.iter().filter(|o| is_write(o)).collect();
-    // For each key and value, the latest invocation of a write that may have put it
-    // there (acknowledged, or timed out and so perhaps applied): one pass, so the
-    // check is O(n log n) where asking every write about every other was O(n²).
-    let mut latest: BTreeMap<(&str, String), u64> = BTreeMap::new();
-    for o in writes.iter().filter(|o| o.is_acked() || o.timeout) {
-        if let Some(key) = o.key.as_deref() {
-            let at = latest.entry((key, o.input.to_string())).or_insert(0);
+    fold.finish(&history.header(), final_state)
+}
+
+/// An acknowledged write: its op id, key (`None`: it had none), value and invoke.
+struct Acked {
+    id: u32,
+    key: Option<u32>,
+    value: u32,
+    invoke_ts: u64,
+}
+
+/// The checker as a fold over ops: [`OpSink::op`] per op, then [`Fold::finish`].
+#[derive(Default)]
+pub struct Fold {
+    keys: Interner,
+    values: Interner,
+    ids: Texts,
+    /// For each key and value, the latest invocation of a write that may have put
+    /// it there (acknowledged, or timed out and so perhaps applied): one pass, so
+    /// the check is O(n) where asking every write about every other was O(n²).
+    latest: HashMap<(u32, u32), u64, foldhash::fast::RandomState>,
+    acked: Vec<Acked>,
+}
+
+impl OpSink for Fold {
+    fn op(&mut self, o: &OpView<'_>) {
+        let acked = o.is_acked();
+        if !is_write(o.op_type) || !(acked || o.timeout) {
+            return;
+        }
+        let value = self.values.id(&o.input.canonical());
+        let key = o.key.map(|k| self.keys.id(k));
+        if let Some(k) = key {
+            let at = self.latest.entry((k, value)).or_insert(0);
             *at = (*at).max(o.invoke_ts);
         }
-    }
-    let mut anomalies = Vec::new();
-    for w in writes.iter().filter(|w| w.is_acked()) {
-        let Some(key) = &w.key else {
-            anomalies.push(Anomaly {
-                counterexample: None,
-                ops: vec![w.op_id.clone()],
-                why: "acknowledged write has no key".into(),
+        if acked {
+            let id = self.ids.push(o.op_id);
+            self.acked.push(Acked {
+                id,
+                key,
+                value,
+                invoke_ts: o.invoke_ts,
             });
-            continue;
-        };
-        match final_state.get(key) {
-            None => anomalies.push(Anomaly {
-                counterexample: None,
-                ops: vec![w.op_id.clone()],
-                why: format!(
-                    "acknowledged write to `{key}` but the key is absent from the final state"
-                ),
-            }),
-            Some(v) if *v == w.input => {}
-            Some(v) => {
-                // A write of the final value invoked at or after w can have overwritten it
-                // (never w itself: its value is not the final one).
-                let explained = latest
-                    .get(&(key.as_str(), v.to_string()))
-                    .is_some_and(|at| *at >= w.invoke_ts);
-                if !explained {
-                    anomalies.push(Anomaly {
- counterexample: None,
-                        ops: vec![w.op_id.clone()],
-                        why: format!(
-                            "acknowledged write of {} to `{key}` lost: final value {v} written by no later write",
-                            w.input
-                        ),
-                    });
+        }
+    }
+}
+
+impl Fold {
+    /// The report once every op of `header`'s history was folded.
+    pub fn finish(self, header: &Header, final_state: &BTreeMap<String, Value>) -> CheckerReport {
+        if let Some(r) = missing_report(
+            NoLostAck::name(),
+            NoLostAck::scope(),
+            header,
+            NoLostAck::required_fields(),
+        ) {
+            return r;
+        }
+        // Each final value by key id: the value, and its id if some write wrote it.
+        let mut finals: HashMap<u32, (&Value, Option<u32>)> = HashMap::new();
+        for (k, v) in final_state {
+            if let Some(key) = self.keys.get(k) {
+                finals.insert(key, (v, self.values.get(&v.to_string())));
+            }
+        }
+        let mut anomalies = Vec::new();
+        for w in &self.acked {
+            let op = || vec![self.ids.get(w.id).to_string()];
+            let Some(key) = w.key else {
+                anomalies.push(Anomaly {
+                    counterexample: None,
+                    ops: op(),
+                    why: "acknowledged write has no key".into(),
+                });
+                continue;
+            };
+            let name = self.keys.name(key);
+            match finals.get(&key) {
+                None => anomalies.push(Anomaly {
+                    counterexample: None,
+                    ops: op(),
+                    why: format!(
+                        "acknowledged write to `{name}` but the key is absent from the final state"
+                    ),
+                }),
+                Some((_, Some(found))) if *found == w.value => {}
+                Some((v, found)) => {
+                    // A write of the final value invoked at or after w can have
+                    // overwritten it (never w itself: its value is not the final one).
+                    let explained = found
+                        .and_then(|f| self.latest.get(&(key, f)))
+                        .is_some_and(|at| *at >= w.invoke_ts);
+                    if !explained {
+                        anomalies.push(Anomaly {
+                            counterexample: None,
+                            ops: op(),
+                            why: format!(
+                                "acknowledged write of {} to `{name}` lost: final value {v} \
+                                 written by no later write",
+                                self.values.name(w.value)
+                            ),
+                        });
+                    }
                 }
             }
         }
+        // Every op produced is read: acknowledged writes against the final state.
+        judged(
+            NoLostAck::name(),
+            NoLostAck::scope(),
+            header.ops,
+            header.ops,
+            anomalies,
+        )
     }
-    let produced = history.ops.len() as u64;
-    // Every op produced is read: acknowledged writes against the final state.
-    judged(
-        NoLostAck::name(),
-        NoLostAck::scope(),
-        produced,
-        produced,
-        anomalies,
-    )
 }
 
 /// Parse a final-state dump: a JSON object of key → value.

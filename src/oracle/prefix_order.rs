@@ -3,13 +3,18 @@
 //! for reorderings within `window` positions. Values from timed-out enqueues may
 //! appear or not; values never enqueued, values of rejected enqueues, values
 //! delivered twice to one consumer and skipped values are anomalies.
+//!
+//! The checker folds ops one by one ([`Fold`]): values are kept as interned ids of
+//! their printed form, consumers' deliveries in one flat list.
 
-use super::checker::{Anomaly, judged, missing_fields_report};
-use super::history::{History, Op};
+use super::checker::{Anomaly, judged, missing_report};
+use super::history::History;
+use super::intern::{Interner, Texts};
+use super::jsonl_read::Header;
+use super::op_view::{OpSink, OpView};
 use super::params::Params;
 use crate::oracle::CheckerReport;
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 pub const NAME: &str = "prefix-order";
 pub const PARAMS: &[&str] = &["window"];
@@ -31,164 +36,246 @@ pub const SCOPE: &str = "per consumer (process): reorderings beyond the window, 
 /// At most this many anomalies are listed per consumer (the count is exact).
 const LISTED_PER_CONSUMER: usize = 5;
 
-fn is_produce(op: &Op) -> bool {
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<K> = HashSet<K, foldhash::fast::RandomState>;
+
+fn is_produce(op_type: &str) -> bool {
     matches!(
-        op.op_type.as_str(),
+        op_type,
         "enqueue" | "send" | "produce" | "publish" | "append"
     )
 }
 
-fn is_consume(op: &Op) -> bool {
-    matches!(
-        op.op_type.as_str(),
-        "dequeue" | "receive" | "consume" | "poll"
-    )
+fn is_consume(op_type: &str) -> bool {
+    matches!(op_type, "dequeue" | "receive" | "consume" | "poll")
 }
 
 pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-    params.only(NAME, PARAMS)?;
-    let window = params.u64("window")?.unwrap_or(0) as usize;
-    if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
-        return Ok(r);
+    let mut fold = Fold::new(params)?;
+    for op in &history.ops {
+        fold.op(&op.view());
     }
-    let key = |v: &Value| v.to_string();
-    let mut acked: Vec<&Op> = history
-        .ops
-        .iter()
-        .filter(|o| is_produce(o) && o.is_acked())
-        .collect();
-    acked.sort_by_key(|o| (o.complete_ts, o.invoke_ts));
-    let position: HashMap<String, usize> = acked
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (key(&o.input), i))
-        .collect();
-    let maybe: HashSet<String> = history
-        .ops
-        .iter()
-        .filter(|o| is_produce(o) && o.is_indeterminate())
-        .map(|o| key(&o.input))
-        .collect();
-    let rejected: HashSet<String> = history
-        .ops
-        .iter()
-        .filter(|o| is_produce(o) && o.is_failed())
-        .map(|o| key(&o.input))
-        .collect();
-
-    let mut consumers: BTreeMap<&str, Vec<&Op>> = BTreeMap::new();
-    for op in history.ops.iter().filter(|o| is_consume(o) && o.is_acked()) {
-        consumers.entry(op.process.as_str()).or_default().push(op);
-    }
-    let mut anomalies = Vec::new();
-    let mut checked = history.ops.iter().filter(|o| is_produce(o)).count() as u64;
-    for (consumer, mut ops) in consumers {
-        ops.sort_by_key(|o| o.invoke_ts);
-        checked += ops.len() as u64;
-        let mut found = Vec::new();
-        let mut seen: HashMap<String, &str> = HashMap::new();
-        let mut observed: Vec<(usize, &Op)> = Vec::new();
-        for op in ops {
-            let values: Vec<&Value> = match &op.output {
-                Value::Null => Vec::new(),
-                Value::Array(items) => items.iter().collect(),
-                v => vec![v],
-            };
-            for v in values {
-                let k = key(v);
-                if let Some(first) = seen.insert(k.clone(), op.op_id.as_str()) {
-                    found.push(Anomaly {
-                        counterexample: None,
-                        ops: vec![first.to_string(), op.op_id.clone()],
-                        why: format!("consumer {consumer} received {k} twice"),
-                    });
-                } else if let Some(p) = position.get(&k) {
-                    observed.push((*p, op));
-                } else if rejected.contains(&k) && !maybe.contains(&k) {
-                    found.push(Anomaly {
-                        counterexample: None,
-                        ops: vec![op.op_id.clone()],
-                        why: format!(
-                            "consumer {consumer} received {k}, whose enqueue was rejected"
-                        ),
-                    });
-                } else if !maybe.contains(&k) {
-                    found.push(Anomaly {
-                        counterexample: None,
-                        ops: vec![op.op_id.clone()],
-                        why: format!(
-                            "consumer {consumer} received {k}, which no producer enqueued"
-                        ),
-                    });
-                }
-            }
-        }
-        order_anomalies(consumer, &observed, &acked, window, &mut found);
-        let total = found.len();
-        found.truncate(LISTED_PER_CONSUMER);
-        if total > found.len() {
-            found.push(Anomaly {
-                counterexample: None,
-                ops: Vec::new(),
-                why: format!(
-                    "consumer {consumer}: {} more anomalies not listed",
-                    total - found.len()
-                ),
-            });
-        }
-        anomalies.extend(found);
-    }
-    Ok(judged(
-        NAME,
-        SCOPE,
-        checked,
-        history.ops.len() as u64,
-        anomalies,
-    ))
+    Ok(fold.finish(&history.header()))
 }
 
-/// Reorderings beyond the window, and canonical values skipped before the
-/// consumer's last `window` positions.
-fn order_anomalies(
-    consumer: &str,
-    observed: &[(usize, &Op)],
-    canonical: &[&Op],
+/// An acknowledged enqueue.
+struct Produced {
+    complete_ts: Option<u64>,
+    invoke_ts: u64,
+    value: u32,
+    id: u32,
+}
+
+/// An acknowledged dequeue: its values are `items[start..end]`.
+struct Consumed {
+    process: u32,
+    invoke_ts: u64,
+    id: u32,
+    start: u32,
+    end: u32,
+}
+
+/// The checker as a fold over ops: [`OpSink::op`] per op, then [`Fold::finish`].
+pub struct Fold {
     window: usize,
-    out: &mut Vec<Anomaly>,
-) {
-    let mut furthest: Option<(usize, &Op)> = None;
-    for &(pos, op) in observed {
-        if let Some((far, far_op)) = furthest
-            && pos + window < far
-        {
+    values: Interner,
+    processes: Interner,
+    ids: Texts,
+    acked: Vec<Produced>,
+    maybe: FastSet<u32>,
+    rejected: FastSet<u32>,
+    produces: u64,
+    consumed: Vec<Consumed>,
+    items: Vec<u32>,
+}
+
+impl Fold {
+    pub fn new(params: &Params) -> Result<Fold, String> {
+        params.only(NAME, PARAMS)?;
+        Ok(Fold {
+            window: params.u64("window")?.unwrap_or(0) as usize,
+            values: Interner::default(),
+            processes: Interner::default(),
+            ids: Texts::default(),
+            acked: Vec::new(),
+            maybe: FastSet::default(),
+            rejected: FastSet::default(),
+            produces: 0,
+            consumed: Vec::new(),
+            items: Vec::new(),
+        })
+    }
+}
+
+impl OpSink for Fold {
+    fn op(&mut self, o: &OpView<'_>) {
+        if is_produce(o.op_type) {
+            self.produces += 1;
+            let value = self.values.id(&o.input.canonical());
+            if o.is_acked() {
+                let id = self.ids.push(o.op_id);
+                self.acked.push(Produced {
+                    complete_ts: o.complete_ts,
+                    invoke_ts: o.invoke_ts,
+                    value,
+                    id,
+                });
+            } else if o.is_indeterminate() {
+                self.maybe.insert(value);
+            }
+            if o.is_failed() {
+                self.rejected.insert(value);
+            }
+        } else if is_consume(o.op_type) && o.is_acked() {
+            let start = self.items.len() as u32;
+            for item in o.output.items() {
+                let value = self.values.id(&item.canonical());
+                self.items.push(value);
+            }
+            let process = self.processes.id(o.process);
+            let id = self.ids.push(o.op_id);
+            self.consumed.push(Consumed {
+                process,
+                invoke_ts: o.invoke_ts,
+                id,
+                start,
+                end: self.items.len() as u32,
+            });
+        }
+    }
+}
+
+impl Fold {
+    /// The report once every op of `header`'s history was folded.
+    pub fn finish(mut self, header: &Header) -> CheckerReport {
+        if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
+            return r;
+        }
+        let window = self.window;
+        self.acked.sort_by_key(|o| (o.complete_ts, o.invoke_ts));
+        let mut position: FastMap<u32, usize> = FastMap::default();
+        for (i, o) in self.acked.iter().enumerate() {
+            position.insert(o.value, i);
+        }
+        // Consumers in name order, each one's dequeues in invoke order.
+        let mut by_process: Vec<Vec<u32>> = Vec::new();
+        for (i, c) in self.consumed.iter().enumerate() {
+            let p = c.process as usize;
+            if by_process.len() <= p {
+                by_process.resize_with(p + 1, Vec::new);
+            }
+            by_process[p].push(i as u32);
+        }
+        let mut names: Vec<(String, usize)> = (0..by_process.len())
+            .map(|p| (self.processes.name(p as u32), p))
+            .collect();
+        names.sort();
+        let mut anomalies = Vec::new();
+        let mut checked = self.produces;
+        let name = |v: u32| self.values.name(v);
+        for (consumer, p) in names {
+            let ops = &mut by_process[p];
+            ops.sort_by_key(|i| self.consumed[*i as usize].invoke_ts);
+            checked += ops.len() as u64;
+            let mut found = Vec::new();
+            let mut seen: FastMap<u32, u32> = FastMap::default();
+            let mut observed: Vec<(usize, u32)> = Vec::new();
+            for &i in ops.iter() {
+                let op = &self.consumed[i as usize];
+                let op_id = self.ids.get(op.id);
+                for &k in &self.items[op.start as usize..op.end as usize] {
+                    if let Some(first) = seen.get(&k) {
+                        found.push(Anomaly {
+                            counterexample: None,
+                            ops: vec![self.ids.get(*first).to_string(), op_id.to_string()],
+                            why: format!("consumer {consumer} received {} twice", name(k)),
+                        });
+                        seen.insert(k, op.id);
+                    } else if let Some(p) = position.get(&k) {
+                        seen.insert(k, op.id);
+                        observed.push((*p, op.id));
+                    } else {
+                        seen.insert(k, op.id);
+                        if !self.maybe.contains(&k) {
+                            let why = if self.rejected.contains(&k) {
+                                "whose enqueue was rejected"
+                            } else {
+                                "which no producer enqueued"
+                            };
+                            found.push(Anomaly {
+                                counterexample: None,
+                                ops: vec![op_id.to_string()],
+                                why: format!("consumer {consumer} received {}, {why}", name(k)),
+                            });
+                        }
+                    }
+                }
+            }
+            self.order_anomalies(&consumer, &observed, window, &mut found);
+            let total = found.len();
+            found.truncate(LISTED_PER_CONSUMER);
+            if total > found.len() {
+                found.push(Anomaly {
+                    counterexample: None,
+                    ops: Vec::new(),
+                    why: format!(
+                        "consumer {consumer}: {} more anomalies not listed",
+                        total - found.len()
+                    ),
+                });
+            }
+            anomalies.extend(found);
+        }
+        judged(NAME, SCOPE, checked, header.ops, anomalies)
+    }
+
+    /// Reorderings beyond the window, and canonical values skipped before the
+    /// consumer's last `window` positions.
+    fn order_anomalies(
+        &self,
+        consumer: &str,
+        observed: &[(usize, u32)],
+        window: usize,
+        out: &mut Vec<Anomaly>,
+    ) {
+        let canonical = &self.acked;
+        let id = |i: u32| self.ids.get(i).to_string();
+        let value = |pos: usize| self.values.name(canonical[pos].value);
+        let mut furthest: Option<(usize, u32)> = None;
+        for &(pos, op) in observed {
+            if let Some((far, far_op)) = furthest
+                && pos + window < far
+            {
+                out.push(Anomaly {
+                    counterexample: None,
+                    ops: vec![id(canonical[pos].id), id(canonical[far].id), id(op)],
+                    why: format!(
+                        "consumer {consumer} received {} (position {pos}) after {} (position \
+                         {far}, op {}): reordered by {} > window {window}",
+                        value(pos),
+                        value(far),
+                        id(far_op),
+                        far - pos
+                    ),
+                });
+            }
+            if furthest.is_none_or(|(far, _)| pos > far) {
+                furthest = Some((pos, op));
+            }
+        }
+        let got: FastSet<usize> = observed.iter().map(|(p, _)| *p).collect();
+        let horizon = observed.len().saturating_sub(window);
+        if let Some(skipped) = (0..horizon.min(canonical.len())).find(|p| !got.contains(p)) {
             out.push(Anomaly {
- counterexample: None,
-                ops: vec![canonical[pos].op_id.clone(), canonical[far].op_id.clone(), op.op_id.clone()],
+                counterexample: None,
+                ops: vec![id(canonical[skipped].id)],
                 why: format!(
-                    "consumer {consumer} received {} (position {pos}) after {} (position {far}, op {}): \
-                     reordered by {} > window {window}",
-                    canonical[pos].input,
-                    canonical[far].input,
-                    far_op.op_id,
-                    far - pos
+                    "consumer {consumer} received {} values but not {} (position {skipped}): not \
+                     a prefix",
+                    observed.len(),
+                    value(skipped)
                 ),
             });
         }
-        if furthest.is_none_or(|(far, _)| pos > far) {
-            furthest = Some((pos, op));
-        }
-    }
-    let got: HashSet<usize> = observed.iter().map(|(p, _)| *p).collect();
-    let horizon = observed.len().saturating_sub(window);
-    if let Some(skipped) = (0..horizon.min(canonical.len())).find(|p| !got.contains(p)) {
-        out.push(Anomaly {
- counterexample: None,
-            ops: vec![canonical[skipped].op_id.clone()],
-            why: format!(
-                "consumer {consumer} received {} values but not {} (position {skipped}): not a prefix",
-                observed.len(),
-                canonical[skipped].input
-            ),
-        });
     }
 }

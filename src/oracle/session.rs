@@ -1,19 +1,18 @@
 //! Session guarantees, grouped by process (one process = one session):
 //! monotonic reads and read-your-writes.
 
-use super::checker::{Anomaly, judged, missing_fields_report};
+use super::checker::{Anomaly, judged, missing_fields_report, missing_report};
 use super::history::{History, Op};
 use super::params::Params;
 use crate::oracle::CheckerReport;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
-fn is_read(op: &Op) -> bool {
-    matches!(op.op_type.as_str(), "read" | "get" | "r")
+fn is_read(op_type: &str) -> bool {
+    matches!(op_type, "read" | "get" | "r")
 }
 
-fn is_write(op: &Op) -> bool {
-    matches!(op.op_type.as_str(), "write" | "put" | "w")
+fn is_write(op_type: &str) -> bool {
+    matches!(op_type, "write" | "put" | "w")
 }
 
 /// Ops of each process, in invoke order.
@@ -30,6 +29,9 @@ fn sessions(history: &History) -> BTreeMap<&str, Vec<&Op>> {
 
 pub mod monotonic_reads {
     use super::*;
+    use crate::oracle::intern::{Interner, Texts};
+    use crate::oracle::jsonl_read::Header;
+    use crate::oracle::op_view::{OpSink, OpView, Val, printed};
 
     pub const NAME: &str = "monotonic-reads";
     pub const REQUIRED: &[&str] = &[
@@ -48,57 +50,137 @@ pub mod monotonic_reads {
         does not judge reads across sessions or a reconnect not recorded as a new process";
 
     /// The SUT's version of a read: the number itself, or a `version` field.
-    fn version(output: &Value) -> Option<f64> {
-        match output {
-            Value::Null => Some(f64::NEG_INFINITY),
-            Value::Number(n) => n.as_f64(),
-            Value::Object(o) => o.get("version").and_then(Value::as_f64),
-            _ => None,
+    fn version(output: Val<'_>) -> Option<f64> {
+        if output.is_null() {
+            return Some(f64::NEG_INFINITY);
         }
+        output
+            .as_f64()
+            .or_else(|| output.field("version").and_then(Val::as_f64))
     }
 
     pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String> {
-        params.only(NAME, &[])?;
-        if let Some(r) = missing_fields_report(NAME, SCOPE, history, REQUIRED) {
-            return Ok(r);
+        let mut fold = Fold::new(params)?;
+        for op in &history.ops {
+            fold.op(&op.view());
         }
-        let mut anomalies = Vec::new();
-        let mut unchecked = 0u64;
-        for (process, ops) in sessions(history) {
-            let mut last: HashMap<&str, (f64, &Op)> = HashMap::new();
-            for op in ops.into_iter().filter(|o| is_read(o)) {
-                if !op.is_acked() {
-                    continue;
+        Ok(fold.finish(&history.header()))
+    }
+
+    /// An acknowledged read with a key and a version.
+    struct Read {
+        process: u32,
+        key: u32,
+        invoke_ts: u64,
+        version: f64,
+        /// Its op id and its output printed, in [`Fold::texts`].
+        id: u32,
+        output: u32,
+    }
+
+    /// The checker as a fold over ops: [`OpSink::op`] per op, then [`Fold::finish`].
+    pub struct Fold {
+        processes: Interner,
+        keys: Interner,
+        texts: Texts,
+        reads: Vec<Read>,
+        unchecked: u64,
+    }
+
+    impl Fold {
+        pub fn new(params: &Params) -> Result<Fold, String> {
+            params.only(NAME, &[])?;
+            Ok(Fold {
+                processes: Interner::default(),
+                keys: Interner::default(),
+                texts: Texts::default(),
+                reads: Vec::new(),
+                unchecked: 0,
+            })
+        }
+
+        /// The report once every op of `header`'s history was folded.
+        pub fn finish(self, header: &Header) -> CheckerReport {
+            if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
+                return r;
+            }
+            // Sessions in process name order, each one's reads in invoke order.
+            let mut by_process: Vec<Vec<u32>> = Vec::new();
+            for (i, r) in self.reads.iter().enumerate() {
+                let p = r.process as usize;
+                if by_process.len() <= p {
+                    by_process.resize_with(p + 1, Vec::new);
                 }
-                let (Some(key), Some(v)) = (op.key.as_deref(), version(&op.output)) else {
-                    unchecked += 1;
-                    continue;
-                };
-                if let Some((prev, prev_op)) = last.get(key)
-                    && v < *prev
-                {
-                    anomalies.push(Anomaly {
-                        counterexample: None,
-                        ops: vec![prev_op.op_id.clone(), op.op_id.clone()],
-                        why: format!(
-                            "process {process} read `{key}` at version {} then at the older {}",
-                            prev_op.output, op.output
-                        ),
-                    });
+                by_process[p].push(i as u32);
+            }
+            let mut names: Vec<(String, usize)> = (0..by_process.len())
+                .map(|p| (self.processes.name(p as u32), p))
+                .collect();
+            names.sort();
+            let mut anomalies = Vec::new();
+            let mut last: HashMap<u32, (f64, u32), foldhash::fast::RandomState> =
+                HashMap::default();
+            for (process, p) in names {
+                let reads = &mut by_process[p];
+                if !reads.is_sorted_by_key(|i| self.reads[*i as usize].invoke_ts) {
+                    reads.sort_by_key(|i| self.reads[*i as usize].invoke_ts);
                 }
-                if last.get(key).is_none_or(|(prev, _)| v >= *prev) {
-                    last.insert(key, (v, op));
+                last.clear();
+                for &i in reads.iter() {
+                    let op = &self.reads[i as usize];
+                    let v = op.version;
+                    let prev = last.get(&op.key).copied();
+                    if let Some((before, prev_i)) = prev
+                        && v < before
+                    {
+                        let prev_op = &self.reads[prev_i as usize];
+                        anomalies.push(Anomaly {
+                            counterexample: None,
+                            ops: vec![
+                                self.texts.get(prev_op.id).to_string(),
+                                self.texts.get(op.id).to_string(),
+                            ],
+                            why: format!(
+                                "process {process} read `{}` at version {} then at the older {}",
+                                self.keys.name(op.key),
+                                printed(self.texts.get(prev_op.output)),
+                                printed(self.texts.get(op.output))
+                            ),
+                        });
+                    }
+                    if prev.is_none_or(|(before, _)| v >= before) {
+                        last.insert(op.key, (v, i));
+                    }
                 }
             }
+            let produced = header.ops;
+            judged(NAME, SCOPE, produced - self.unchecked, produced, anomalies)
         }
-        let produced = history.ops.len() as u64;
-        Ok(judged(
-            NAME,
-            SCOPE,
-            produced - unchecked,
-            produced,
-            anomalies,
-        ))
+    }
+
+    impl OpSink for Fold {
+        fn op(&mut self, op: &OpView<'_>) {
+            if !is_read(op.op_type) || !op.is_acked() {
+                return;
+            }
+            let (Some(key), Some(version)) = (op.key, version(op.output)) else {
+                self.unchecked += 1;
+                return;
+            };
+            let process = self.processes.id(op.process);
+            let key = self.keys.id(key);
+            let id = self.texts.push(op.op_id);
+            // As read: printed canonically only if an anomaly names it.
+            let output = self.texts.push(&op.output.as_read());
+            self.reads.push(Read {
+                process,
+                key,
+                invoke_ts: op.invoke_ts,
+                version,
+                id,
+                output,
+            });
+        }
     }
 }
 
@@ -129,7 +211,11 @@ pub mod read_your_writes {
         }
         // Writes that could have taken effect, per key.
         let mut writes: HashMap<&str, Vec<&Op>> = HashMap::new();
-        for op in history.ops.iter().filter(|o| is_write(o) && !o.is_failed()) {
+        for op in history
+            .ops
+            .iter()
+            .filter(|o| is_write(&o.op_type) && !o.is_failed())
+        {
             if let Some(k) = op.key.as_deref() {
                 writes.entry(k).or_default().push(op);
             }
@@ -141,11 +227,11 @@ pub mod read_your_writes {
                 let Some(key) = op.key.as_deref() else {
                     continue;
                 };
-                if is_write(op) && op.is_acked() {
+                if is_write(&op.op_type) && op.is_acked() {
                     own.insert(key, op);
                     continue;
                 }
-                if !is_read(op) || !op.is_acked() {
+                if !is_read(&op.op_type) || !op.is_acked() {
                     continue;
                 }
                 let Some(w) = own.get(key) else { continue };

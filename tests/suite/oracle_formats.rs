@@ -450,3 +450,42 @@ fn a_history_that_is_not_utf8_is_refused_with_its_line_and_byte() {
     );
     assert!(!said.contains("stream did not contain"), "{said}");
 }
+
+/// `read_history_file`, the reader `faultline check` uses, reads every fixture in
+/// every format as the reader of a whole text does.
+#[test]
+fn the_file_reader_reads_every_format_as_the_text_reader() {
+    use faultline::oracle::format::read_history_file;
+    for (name, format) in [
+        ("register-ok.edn", Format::Edn),
+        ("jepsen-nemesis.edn", Format::Edn),
+        ("counter-lost.edn", Format::Edn),
+        ("kv.porcupine.jsonl", Format::Porcupine),
+        ("demo-d3-two-faults.jsonl", Format::Jsonl),
+    ] {
+        let text = fixture(name);
+        let whole = read_history(format, name, &text).expect("parses");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/histories")
+            .join(name);
+        let file = std::io::BufReader::new(std::fs::File::open(path).expect("fixture"));
+        let read = read_history_file(format, name, file).expect("reads");
+        assert!(!read.ops.is_empty(), "{name}");
+        assert_eq!(read, whole, "{name}");
+    }
+}
+
+/// An EDN completion with no invoke open before it (the completion first in the
+/// file) is refused, naming the file and the line.
+#[test]
+fn an_edn_completion_before_its_invoke_is_refused() {
+    let text = "{:type :ok, :f :write, :value 1, :process 0, :index 0}\n\
+                {:type :invoke, :f :write, :value 1, :process 0, :index 1}\n";
+    let e = parse_edn("early.edn", text)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.starts_with("early.edn:1:") && e.contains("no open invoke"),
+        "{e}"
+    );
+}

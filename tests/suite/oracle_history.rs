@@ -660,3 +660,211 @@ fn a_recorder_s_own_field_names_are_renamed_before_reading() {
     assert!(h.unknown_fields.is_empty(), "{:?}", h.unknown_fields);
     assert!(h.present_fields.contains("process") && h.present_fields.contains("node"));
 }
+
+// The streaming reader (oracle/jsonl_read.rs) against the reader it replaced: each
+// line read as a JSON value and converted by `op_from_map`, the cross-record checks
+// after.
+
+/// The reference: every line through `serde_json::Value` and `op_from_map`.
+fn by_values(text: &str) -> Vec<faultline::oracle::history::Op> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            let map = match serde_json::from_str::<serde_json::Value>(l) {
+                Ok(serde_json::Value::Object(m)) => m,
+                other => panic!("line {}: {other:?}", i + 1),
+            };
+            faultline::oracle::history::op_from_map("h", i + 1, &map).expect("an op")
+        })
+        .collect()
+}
+
+/// One record in one of the forms recorders write: ids as numbers or strings,
+/// values as integers, floats, strings with escapes, objects with keys out of
+/// order, arrays, nulls; `timeout_marker` for `timeout`; fields absent.
+fn varied_record(i: usize, form: u8, value: u8, absent: bool) -> String {
+    let input = match value % 8 {
+        0 => json!(value),
+        1 => json!(f64::from(value) + 0.5),
+        2 => json!(format!("v\"{value}\n")),
+        3 => serde_json::from_str(&format!(
+            r#"{{"z":{value},"idempotency_key":"k{}"}}"#,
+            value % 3
+        ))
+        .expect("json"),
+        4 => json!([value, "x", null]),
+        5 => json!(null),
+        6 => json!(-i64::from(value)),
+        _ => json!(format!("é{value}")),
+    };
+    let op_type = ["write", "read", "enqueue", "dequeue", "transfer"][usize::from(value % 5)];
+    let mut rec = json!({
+        "op_id": if form.is_multiple_of(2) { json!(i) } else { json!(format!("op-{i}")) },
+        "process": if form.is_multiple_of(3) { json!(format!("p{}", i % 3)) } else { json!(i % 3) },
+        "invoke_ts": i * 10,
+        "complete_ts": if form % 4 == 3 { json!(null) } else { json!(i * 10 + 5) },
+        "op_type": op_type,
+        "key": if form % 5 == 4 { json!(null) } else { json!(format!("k{}", value % 2)) },
+        "input": input,
+        "output": if value.is_multiple_of(2) { input.clone() } else { json!({"version": value, "value": "a\\b"}) },
+        "error": if form % 7 == 6 { json!("refused") } else { json!(null) },
+        "node": "n1",
+        "fault_epoch": if form % 6 == 5 { json!(form) } else { json!(null) },
+    });
+    let timeout = form % 4 == 3;
+    let name = if form % 8 == 7 {
+        "timeout_marker"
+    } else {
+        "timeout"
+    };
+    rec[name] = json!(timeout);
+    if absent && let Some(m) = rec.as_object_mut() {
+        m.remove("node");
+    }
+    rec.to_string()
+}
+
+proptest::proptest! {
+    /// The typed reader reads every form a recorder writes as the reader by JSON
+    /// values did: the same ops, the same fields present.
+    #[test]
+    fn the_streaming_reader_reads_what_the_value_reader_read(
+        recs in proptest::collection::vec((0u8..16, 0u8..16, proptest::bool::ANY), 1..30),
+    ) {
+        let text = lines(&recs
+            .iter()
+            .enumerate()
+            .map(|(i, (form, value, absent))| varied_record(i, *form, *value, *absent))
+            .collect::<Vec<_>>());
+        // A process's op with no completion is only legal as its last: such
+        // histories are refused by both, which the error tests cover.
+        let Ok(h) = parse_jsonl("h", &text) else {
+            return Ok(());
+        };
+        proptest::prop_assert_eq!(&h.ops, &by_values(&text));
+        let node_everywhere = !recs.iter().any(|(_, _, absent)| *absent);
+        proptest::prop_assert_eq!(h.present_fields.contains("node"), node_everywhere);
+        proptest::prop_assert_eq!(h.present_fields.len(), 11 + usize::from(node_everywhere));
+    }
+
+    /// Each folding checker gives the same report on the history read as a stream
+    /// (values as raw JSON text) as on the parsed `History` (values as trees).
+    #[test]
+    fn the_folded_checks_agree_with_the_checks_of_the_parsed_history(
+        recs in proptest::collection::vec((0u8..16, 0u8..16, proptest::bool::ANY), 1..30),
+        window in 0u64..3,
+    ) {
+        let text = lines(&recs
+            .iter()
+            .enumerate()
+            .map(|(i, (form, value, _))| varied_record(i, *form, *value, false))
+            .collect::<Vec<_>>());
+        let Ok(h) = parse_jsonl("h", &text) else {
+            return Ok(());
+        };
+        let dump = json!({"k0": 3, "k1": [1, 2], "k2": null});
+        for checker in faultline::oracle::linear::NAMES {
+            let raw = if checker == "prefix-order" { vec![format!("window={window}")] } else { Vec::new() };
+            let params = faultline::oracle::params::Params::parse(&raw).expect("params");
+            let inputs = faultline::oracle::registry::Inputs {
+                history: Some(&h),
+                final_state: Some(&dump),
+                ..Default::default()
+            };
+            let options = faultline::oracle::checker::RunOptions::default();
+            let whole = faultline::oracle::registry::run_with(checker, &inputs, &params, &options)
+                .expect("checks");
+            let mut fold = faultline::oracle::linear::Linear::new(checker, &params, None)
+                .expect("folds");
+            let header = fold.read("h", text.as_bytes()).expect("reads");
+            let folded = fold.finish(&header, Some(&dump)).expect("checks");
+            proptest::prop_assert_eq!(&folded.anomalies, &whole.anomalies, "{}", checker);
+            proptest::prop_assert_eq!(&folded.evidence, &whole.evidence, "{}", checker);
+            proptest::prop_assert_eq!(folded.run, whole.run, "{}", checker);
+        }
+    }
+}
+
+/// A line the typed reader does not take (a field of the wrong type) is read again
+/// as a JSON value and refused naming the file, the line and the field, whichever
+/// reader meets it.
+#[test]
+fn a_malformed_field_is_refused_naming_line_and_field_when_streamed() {
+    let good = rec(1, 0, 10, Some(20), "write", "a", json!(1), None, false);
+    for (from, to, field) in [
+        ("\"invoke_ts\":10", "\"invoke_ts\":-3", "invoke_ts"),
+        ("\"timeout\":false", "\"timeout\":\"no\"", "timeout"),
+        ("\"key\":\"a\"", "\"key\":[1]", "key"),
+        ("\"complete_ts\":20", "\"complete_ts\":5", "complete_ts"),
+    ] {
+        let bad = good.replace(from, to).replace("\"op_id\":1", "\"op_id\":2");
+        assert_ne!(bad, good.replace("\"op_id\":1", "\"op_id\":2"), "{from}");
+        let text = lines(&[good.clone(), bad]);
+        let mut fold = faultline::oracle::linear::Linear::new(
+            "no-lost-ack",
+            &faultline::oracle::params::Params::parse::<&str>(&[]).expect("params"),
+            None,
+        )
+        .expect("folds");
+        let e = fold
+            .read("h.jsonl", text.as_bytes())
+            .expect_err("refused")
+            .to_string();
+        assert!(e.starts_with(&format!("h.jsonl:2: field `{field}`")), "{e}");
+    }
+}
+
+/// A line longer than the reader's limit is refused, saying what it is, and is
+/// never held whole; bytes that are not UTF-8 are refused with line, column and
+/// byte; an unterminated object on the last line is a truncated history.
+#[test]
+fn a_huge_line_bad_bytes_and_a_torn_line_are_refused_clearly() {
+    use faultline::oracle::jsonl_read::LINE_LIMIT;
+    let good = rec(1, 0, 10, Some(20), "write", "a", json!(1), None, false);
+    let mut huge = format!("{good}\n{{\"op_id\":\"");
+    huge.push_str(&"x".repeat(LINE_LIMIT + 10));
+    let e = parse_jsonl("h", &huge).expect_err("refused").to_string();
+    assert!(
+        e.starts_with("h:2: longer than") && e.contains("refused"),
+        "{}",
+        &e[..e.len().min(200)]
+    );
+    let mut bytes = format!("{good}\n").into_bytes();
+    let at = bytes.len() + 3;
+    bytes.extend_from_slice(b"{\"o\xff\"}\n");
+    let mut fold = faultline::oracle::linear::Linear::new(
+        "prefix-order",
+        &faultline::oracle::params::Params::parse::<&str>(&[]).expect("params"),
+        None,
+    )
+    .expect("folds");
+    let e = fold
+        .read("h", bytes.as_slice())
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains(&format!("not UTF-8 at line 2, column 4 (byte {at})")),
+        "{e}"
+    );
+    let torn = format!("{good}\n{}", &good[..good.len() / 2]);
+    let e = parse_jsonl("h", &torn).expect_err("refused").to_string();
+    assert!(e.starts_with("h:2: truncated final line"), "{e}");
+}
+
+/// A lost completion is reported only when nothing else in the file is wrong, as
+/// when the whole file was parsed before the cross-record checks: a later
+/// malformed line is what is reported.
+#[test]
+fn a_lost_completion_yields_to_a_later_malformed_line() {
+    let open = rec(1, 0, 10, None, "write", "a", json!(1), None, false);
+    let next = rec(2, 0, 30, Some(40), "write", "a", json!(2), None, false);
+    let e = parse_jsonl("h", &lines(&[open.clone(), next.clone()]))
+        .expect_err("refused")
+        .to_string();
+    assert!(e.starts_with("h:1: field `complete_ts`"), "{e}");
+    let e = parse_jsonl("h", &lines(&[open, next, "{not json".into()]))
+        .expect_err("refused")
+        .to_string();
+    assert!(e.starts_with("h:3: invalid JSON"), "{e}");
+}
