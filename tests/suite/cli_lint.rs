@@ -209,7 +209,10 @@ fn version_alone_says_what_clap_says() {
     // Anything else on the line goes to clap, which answers as before.
     let after = faultline(&["--version", "lint"], &dir);
     assert_eq!(String::from_utf8_lossy(&after.stdout), want);
-    assert_eq!(faultline(&["lint", "--version"], &dir).status.code(), Some(64));
+    assert_eq!(
+        faultline(&["lint", "--version"], &dir).status.code(),
+        Some(64)
+    );
 }
 
 #[test]
