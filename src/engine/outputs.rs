@@ -367,7 +367,11 @@ mod tests {
         let session = SessionDir {
             path: dir.path().to_path_buf(),
         };
-        let plan = Arc::new(crate::plan::parse_plan("plan.md", crate::launch::DEMO_PLAN));
+        let plan = Arc::new(crate::plan::parse_plan(
+            "plan.md",
+            // Not crate::launch's copy: launch sits above the engine (layering test).
+            include_str!("../../examples/demo/plan.md"),
+        ));
         let mut journal = Journal::open(&dir.path().join("journal.jsonl")).expect("journal");
         for n in 0..3 {
             journal

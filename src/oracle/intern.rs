@@ -56,6 +56,26 @@ impl Interner {
             None => String::from("?"),
         }
     }
+
+    /// The positions of `items` grouped by their process id, the groups in process
+    /// name order (`self` interns the processes): `(name, positions in item order)`.
+    pub fn grouped_by_name(&self, processes: impl Iterator<Item = u32>) -> Vec<(String, Vec<u32>)> {
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for (i, p) in processes.enumerate() {
+            let p = p as usize;
+            if groups.len() <= p {
+                groups.resize_with(p + 1, Vec::new);
+            }
+            groups[p].push(i as u32);
+        }
+        let mut named: Vec<(String, Vec<u32>)> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(p, g)| (self.name(p as u32), g))
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        named
+    }
 }
 
 /// `text` as the integer it is the canonical decimal form of (no sign, no leading

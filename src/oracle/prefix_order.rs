@@ -158,23 +158,13 @@ impl Fold {
             position.insert(o.value, i);
         }
         // Consumers in name order, each one's dequeues in invoke order.
-        let mut by_process: Vec<Vec<u32>> = Vec::new();
-        for (i, c) in self.consumed.iter().enumerate() {
-            let p = c.process as usize;
-            if by_process.len() <= p {
-                by_process.resize_with(p + 1, Vec::new);
-            }
-            by_process[p].push(i as u32);
-        }
-        let mut names: Vec<(String, usize)> = (0..by_process.len())
-            .map(|p| (self.processes.name(p as u32), p))
-            .collect();
-        names.sort();
+        let by_process = self
+            .processes
+            .grouped_by_name(self.consumed.iter().map(|c| c.process));
         let mut anomalies = Vec::new();
         let mut checked = self.produces;
         let name = |v: u32| self.values.name(v);
-        for (consumer, p) in names {
-            let ops = &mut by_process[p];
+        for (consumer, mut ops) in by_process {
             ops.sort_by_key(|i| self.consumed[*i as usize].invoke_ts);
             checked += ops.len() as u64;
             let mut found = Vec::new();

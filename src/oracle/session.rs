@@ -105,23 +105,13 @@ pub mod monotonic_reads {
                 return r;
             }
             // Sessions in process name order, each one's reads in invoke order.
-            let mut by_process: Vec<Vec<u32>> = Vec::new();
-            for (i, r) in self.reads.iter().enumerate() {
-                let p = r.process as usize;
-                if by_process.len() <= p {
-                    by_process.resize_with(p + 1, Vec::new);
-                }
-                by_process[p].push(i as u32);
-            }
-            let mut names: Vec<(String, usize)> = (0..by_process.len())
-                .map(|p| (self.processes.name(p as u32), p))
-                .collect();
-            names.sort();
+            let by_process = self
+                .processes
+                .grouped_by_name(self.reads.iter().map(|r| r.process));
             let mut anomalies = Vec::new();
             let mut last: HashMap<u32, (f64, u32), foldhash::fast::RandomState> =
                 HashMap::default();
-            for (process, p) in names {
-                let reads = &mut by_process[p];
+            for (process, mut reads) in by_process {
                 if !reads.is_sorted_by_key(|i| self.reads[*i as usize].invoke_ts) {
                     reads.sort_by_key(|i| self.reads[*i as usize].invoke_ts);
                 }
