@@ -2,16 +2,17 @@
 //! per invoke or completion, as in Porcupine's 102 etcd histories:
 //!
 //! ```text
-//! INFO  jepsen.util - 3	:invoke	:cas	[3 0]
-//! INFO  jepsen.util - 3	:ok	:cas	[3 0]
-//! INFO  jepsen.util - 4	:info	:write	:timed-out
-//! INFO  jepsen.util - :nemesis	:info	:start	"Cut off …"
+//! INFO  jepsen.util - 3  :invoke  :cas  [3 0]
+//! INFO  jepsen.util - 3  :ok  :cas  [3 0]
+//! INFO  jepsen.util - 4  :info  :write  :timed-out
+//! INFO  jepsen.util - :nemesis  :info  :start  "Cut off …"
 //! ```
 //!
 //! After the `jepsen.util - ` marker come the process, the `:type`, the `:f` and the
-//! value, separated by tabs (or spaces: the value is the rest of the line, one EDN
-//! form). Whatever stands before the marker (level, timestamp, thread) is ignored,
-//! and so is every line without the marker (the rest of a Jepsen log). A line is
+//! value, separated by tabs (shown as spaces above) or spaces; the value is the rest
+//! of the line, one EDN form. Whatever stands before the marker (level, timestamp,
+//! thread) is ignored, and so is every line without the marker (the rest of a Jepsen
+//! log). A line is
 //! read exactly as the same map in an EDN history would be (`jepsen.rs`): an
 //! integer process is a client, anything else (`:nemesis`) a fault window whose
 //! text is only a description and is not read. There are no timestamps, so file
