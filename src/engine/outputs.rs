@@ -369,7 +369,7 @@ mod tests {
         };
         let plan = Arc::new(crate::plan::parse_plan(
             "plan.md",
-            // Not crate::launch's copy: launch sits above the engine (layering test).
+            // Not the launcher's copy: it sits above the engine (the layering test).
             include_str!("../../examples/demo/plan.md"),
         ));
         let mut journal = Journal::open(&dir.path().join("journal.jsonl")).expect("journal");
