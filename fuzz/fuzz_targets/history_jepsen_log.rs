@@ -1,0 +1,5 @@
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    faultline_fuzz::history(faultline::oracle::jepsen_log::parse_jepsen_log, data)
+});
