@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 const AFTER_HELP: &str = "\
 HISTORY may be given several times, as files, directories (every file directly in one, \
 by name; subdirectories are not entered, a symbolic link in one is not followed) and \
-glob patterns a shell did not expand (quote them: 'runs/*.edn'). One file is checked \
+glob patterns a shell did not expand (quote them: 'runs/*.edn'; `**` enters \
+subdirectories, not a symbolic link to one). One file is checked \
 and reported as always; more give each history's report when it is not valid, then a \
 closing table (file, verdict, ops, time), or with --json one JSON object per line and \
 history carrying \"file\" and \"valid\": true, false or null (unknown or unreadable). \
@@ -79,7 +80,7 @@ pub struct CheckArgs {
     /// Stop at the first anomaly (the linearizability checkers; see below).
     #[arg(long)]
     pub first: bool,
-    /// Histories checked at once (default: the machine's cores).
+    /// Histories checked at once (default: the machine's cores; at most four per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
 }
@@ -433,8 +434,10 @@ enum Source {
 }
 
 /// Characters that make an argument a glob pattern when no file has its name.
+const GLOB_CHARS: [char; 3] = ['*', '?', '['];
+
 fn is_pattern(arg: &Path) -> bool {
-    arg.to_str().is_some_and(|s| s.contains(['*', '?', '[']))
+    arg.to_str().is_some_and(|s| s.contains(GLOB_CHARS))
 }
 
 /// The arguments as histories: a file named as it is, every entry of a directory
@@ -524,10 +527,22 @@ fn pattern(arg: &Path) -> Result<Vec<Item>, String> {
     };
     let matches = glob::glob_with(text, options)
         .map_err(|e| format!("`{}`: not a glob pattern: {e}", crate::sanitize::line(text)))?;
+    // The directories the pattern names literally, before its first wildcard: a
+    // symbolic link there is the operator's; one a wildcard went through is not.
+    let literal: std::path::PathBuf = arg
+        .components()
+        .take_while(|c| !c.as_os_str().to_string_lossy().contains(GLOB_CHARS))
+        .collect();
     let mut items = Vec::new();
     for found in matches {
         match found {
             Ok(path) if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) => {}
+            Ok(path) if through_symlink(&literal, &path) => items.push(Item {
+                how: Source::Refused(
+                    "reached through a symbolic link to a directory: not followed".into(),
+                ),
+                path,
+            }),
             Ok(path) => items.push(Item {
                 path,
                 how: Source::Matched,
@@ -547,7 +562,15 @@ fn pattern(arg: &Path) -> Result<Vec<Item>, String> {
     Ok(items)
 }
 
-/// An [`Item`]'s text, read as its [`Source`] says.
+/// A directory between `literal` and the file `path` (which the pattern's
+/// wildcards matched: `**` walks into linked directories) is a symbolic link.
+fn through_symlink(literal: &Path, path: &Path) -> bool {
+    path.ancestors()
+        .skip(1)
+        .take_while(|dir| *dir != literal && dir.starts_with(literal))
+        .any(|dir| std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()))
+}
+
 /// An [`Item`] opened as its [`Source`] says.
 fn open_item(item: &Item, shown: &str) -> Result<std::fs::File, String> {
     use nix::fcntl::OFlag;
@@ -775,6 +798,10 @@ fn panicked(checker: &str, item: &Item) -> Row {
     }
 }
 
+/// The most threads `--jobs` gets per core: checks read files and search; beyond a
+/// few per core they only wait on each other.
+const MAX_JOBS_PER_CORE: usize = 4;
+
 /// `faultline check` over several histories: checked `--jobs` at a time, each
 /// reported as soon as those before it are, then the closing table.
 fn many(args: &CheckArgs, items: Vec<Item>) -> Exit {
@@ -803,9 +830,11 @@ fn many(args: &CheckArgs, items: Vec<Item>) -> Exit {
         return Exit::UNREADABLE;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // More threads than a few per core only wait: --jobs 100000 is not 100000 threads.
     let jobs = args
         .jobs
         .map_or(cores, NonZeroUsize::get)
+        .min(MAX_JOBS_PER_CORE * cores)
         .min(items.len())
         .max(1);
     // Each check's own search threads share the cores with the other jobs.
@@ -816,23 +845,40 @@ fn many(args: &CheckArgs, items: Vec<Item>) -> Exit {
     let mut usage_error = None;
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
+        let (next, quit, items, params) = (&next, &quit, &items, &params);
+        let work = move |tx: std::sync::mpsc::Sender<_>| {
+            while !quit.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                // A checker that panics is that history's unknown, not the run's end.
+                let row = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check_item(args, params, item, threads)
+                }))
+                .unwrap_or_else(|_| Ok(panicked(&args.checker, item)));
+                if tx.send((i, row)).is_err() {
+                    break;
+                }
+            }
+        };
+        // Where threads cannot be had (a process limit), fewer check; with none,
+        // this thread checks them all before it prints.
+        let mut started = 0;
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, quit, items, params) = (&next, &quit, &items, &params);
-            scope.spawn(move || {
-                while !quit.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    // A checker that panics is that history's unknown, not the run's end.
-                    let row = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        check_item(args, params, item, threads)
-                    }))
-                    .unwrap_or_else(|_| Ok(panicked(&args.checker, item)));
-                    if tx.send((i, row)).is_err() {
-                        break;
-                    }
+            match std::thread::Builder::new().spawn_scoped(scope, move || work(tx)) {
+                Ok(_) => started += 1,
+                Err(e) => {
+                    crate::say_err!(
+                        "faultline check: only {started} of {jobs} threads could be started \
+                         ({e}); checking with {}",
+                        if started == 0 { "this one" } else { "those" }
+                    );
+                    break;
                 }
-            });
+            }
+        }
+        if started == 0 {
+            work(tx.clone());
         }
         drop(tx);
         // Rows in the order given, each as soon as those before it are in.

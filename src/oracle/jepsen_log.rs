@@ -26,11 +26,25 @@ use super::jepsen::from_entries;
 /// What precedes the fields on an operation line.
 const MARKER: &str = "jepsen.util - ";
 
+/// The longest line read. An op's value is read into a tree several times its
+/// text's size; a register or cas log's lines are tens of bytes.
+const LINE_LIMIT: usize = 1 << 20;
+
 /// Parse a Jepsen operation log. `source` names it in error messages.
 pub fn parse_jepsen_log(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut entries = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
+        if raw.len() > LINE_LIMIT {
+            return Err(HistoryError::Line {
+                source_name: source.to_string(),
+                line,
+                message: format!(
+                    "longer than {LINE_LIMIT} bytes: refused (one operation is one line; its \
+                     value is read whole into memory)"
+                ),
+            });
+        }
         if let Some(at) = raw.find(MARKER) {
             entries.push(entry(source, line, &raw[at + MARKER.len()..])?);
         }
@@ -76,8 +90,16 @@ fn entry(source: &str, line: usize, fields: &str) -> Result<Edn, HistoryError> {
     let f = next(":f")?;
     let value_text = rest.trim_end();
     let at = |kind: EdnKind| Edn { line, kind };
+    let numeral = process.strip_prefix('-').unwrap_or(process);
     let process = match process.parse::<i64>() {
         Ok(p) => at(EdnKind::Int(p)),
+        // A client numbered past what a history holds: never mistaken for an actor.
+        Err(_) if numeral.bytes().all(|b| b.is_ascii_digit()) => {
+            return Err(err(
+                "process",
+                format!("{process} is out of range for a process number (64-bit integers)"),
+            ));
+        }
         // A non-client actor (`:nemesis`): its value is prose, never read.
         Err(_) => at(EdnKind::Keyword(
             process.trim_start_matches(':').to_string(),
@@ -166,6 +188,23 @@ INFO  jepsen.util - :nemesis\t:info\t:stop\tnil
         };
         assert!(e.to_string().contains("no operation line"), "{e}");
         assert!(matches!(parse_jepsen_log("etcd.log", "\n"), Ok(h) if h.ops.is_empty()));
+    }
+
+    #[test]
+    fn a_client_past_64_bits_or_a_line_past_the_limit_is_refused() {
+        let big = "INFO  jepsen.util - 9223372036854775808\t:invoke\t:write\t1\n";
+        let Err(e) = parse_jepsen_log("etcd.log", big) else {
+            panic!("a process past i64 was read (as the nemesis?)");
+        };
+        assert!(e.to_string().contains("`process`"), "{e}");
+        let long = format!(
+            "INFO  jepsen.util - 0\t:invoke\t:write\t[{}]\n",
+            "1 ".repeat(LINE_LIMIT / 2)
+        );
+        let Err(e) = parse_jepsen_log("etcd.log", &long) else {
+            panic!("a line past the limit was read");
+        };
+        assert!(e.to_string().contains("etcd.log:1: longer than"), "{e}");
     }
 
     #[test]

@@ -404,6 +404,38 @@ struct Fast<'t> {
 const INVOKE_TS: u16 = 1 << 2;
 const OP_TYPE: u16 = 1 << 4;
 
+/// serde_json's own limit on nesting when it parses a value.
+const NESTING_LIMIT: usize = 128;
+
+/// `json` (valid JSON text) opens fewer than [`NESTING_LIMIT`] arrays and objects
+/// inside each other, so parsing it again cannot fail on depth.
+fn within_nesting(json: &str) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= NESTING_LIMIT {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
 impl<'t> Fast<'t> {
     /// The op, or `None` when the per-line reader must say what is wrong (a
     /// required field null, a completion before its invoke).
@@ -415,6 +447,16 @@ impl<'t> Fast<'t> {
         }
         let invoke_ts = self.invoke_ts.unwrap_or(0);
         if self.complete_ts.is_some_and(|c| c < invoke_ts) {
+            return None;
+        }
+        // Raw text is cut out without serde_json's nesting limit, and a checker
+        // parses it later: a value nested deeper than that limit goes to the
+        // per-line reader, which refuses it naming the line (it was read as null).
+        if [self.input, self.output]
+            .into_iter()
+            .flatten()
+            .any(|raw| !within_nesting(raw.get()))
+        {
             return None;
         }
         let Bufs {

@@ -410,6 +410,34 @@ fn a_directory_of_histories_gives_a_row_each_and_the_worst_exit_code() {
             .as_str()
             .is_some_and(|r| r.contains("truncated"))
     );
+
+    // `**` enters the subdirectory, not a symbolic link to a directory (found by a
+    // review: it checked what a link planted in the tree pointed at).
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("outside");
+    std::fs::copy(fixture("register-ok.edn"), outside.join("y.edn")).expect("copy");
+    std::os::unix::fs::symlink(&outside, runs.join("g-link")).expect("dir symlink");
+    let deep = format!("{runs_arg}/**/*.edn");
+    // --jobs far past the cores is capped, not a thread per history.
+    let out = run(&[&deep, "--json", "--jobs", "100000"], "80");
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let row = |suffix: &str| {
+        rows.iter()
+            .find(|v| v["file"].as_str().is_some_and(|f| f.ends_with(suffix)))
+            .unwrap_or_else(|| panic!("no row for {suffix}: {rows:?}"))
+    };
+    assert_eq!(row("/f-sub/x.edn")["valid"], false, "{rows:?}");
+    let linked = row("/g-link/y.edn");
+    assert_eq!(linked["valid"], serde_json::Value::Null, "{linked}");
+    assert!(
+        linked["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("symbolic link")),
+        "{linked}"
+    );
 }
 
 /// `--first` stops at the first anomaly (the smallest key's) and says what was not

@@ -868,3 +868,29 @@ fn a_lost_completion_yields_to_a_later_malformed_line() {
         .to_string();
     assert!(e.starts_with("h:3: invalid JSON"), "{e}");
 }
+
+/// A value nested deeper than serde_json parses is refused naming its line, never
+/// read as null (the typed reader cuts raw text out without that limit; found by a
+/// review: a 200-deep write read as a write of null flipped no-lost-ack's verdict).
+#[test]
+fn a_value_nested_past_the_parser_s_limit_is_refused_not_read_as_null() {
+    let line = |depth: usize| {
+        format!(
+            "{{\"op_id\":1,\"process\":0,\"invoke_ts\":1,\"complete_ts\":2,\"op_type\":\"write\",\
+             \"key\":\"k\",\"input\":{}1{},\"output\":null,\"error\":null,\"timeout\":false,\
+             \"node\":\"n1\",\"fault_epoch\":null}}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let Err(e) = parse_jsonl("deep.jsonl", &line(200)) else {
+        panic!("a 200-deep input was accepted");
+    };
+    assert!(e.to_string().starts_with("deep.jsonl:1:"), "{e}");
+    let ok = parse_jsonl("deep.jsonl", &line(100)).expect("100 levels are read");
+    let mut want = serde_json::Value::from(1);
+    for _ in 0..100 {
+        want = serde_json::Value::Array(vec![want]);
+    }
+    assert_eq!(ok.ops[0].input, want);
+}
