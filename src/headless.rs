@@ -10,6 +10,7 @@
 //! A closed stdout (`| head`) ends the output, never the run: the first failed write
 //! stops the printing, and the records are still drained so the engine never waits.
 
+use crate::term_out::wrap;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Duration;
@@ -370,34 +371,6 @@ pub fn width_of(columns: Option<&str>) -> usize {
 
 /// A reason column narrower than this reads badly: the reason goes under its row.
 const MIN_REASON: usize = 20;
-
-/// `text` in lines of at most `width` characters, broken between words; a word longer
-/// than a line (a path) is broken where the line ends.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let mut word: Vec<char> = word.chars().collect();
-        let used = line.chars().count();
-        if used > 0 && used + 1 + word.len() <= width {
-            line.push(' ');
-            line.extend(&word);
-            continue;
-        }
-        if used > 0 {
-            lines.push(std::mem::take(&mut line));
-        }
-        while word.len() > width {
-            lines.push(word.drain(..width).collect());
-        }
-        line.extend(word);
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
 
 /// The closing table: one row per scenario / arm the records named (id, verdict,
 /// seeds that ran, the reason in words), then the session verdict; columns aligned,

@@ -10,6 +10,7 @@ use super::linear::Linear;
 use super::params::Params;
 use super::registry::{self, Inputs, Needs};
 use crate::exit::Exit;
+use crate::term_out::wrap;
 use crate::verdict::CheckerRun;
 use clap::builder::PossibleValuesParser;
 use serde_json::{Value, json};
@@ -1042,34 +1043,6 @@ fn time_words(d: Duration) -> String {
     } else {
         format!("{:.2} s", ms / 1e3)
     }
-}
-
-/// `text` in lines of at most `width` characters, broken between words; a word
-/// longer than a line (a path) is broken where the line ends.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let mut word: Vec<char> = word.chars().collect();
-        let used = line.chars().count();
-        if used > 0 && used + 1 + word.len() <= width {
-            line.push(' ');
-            line.extend(&word);
-            continue;
-        }
-        if used > 0 {
-            lines.push(std::mem::take(&mut line));
-        }
-        while word.len() > width {
-            lines.push(word.drain(..width).collect());
-        }
-        line.extend(word);
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// The closing table: a row per history (file, verdict, ops, time), an unreadable
