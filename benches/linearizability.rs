@@ -52,30 +52,12 @@ use faultline::oracle::linearizability::{
 use faultline::verdict::CheckerRun;
 use porcupine_rs::{CheckResult, Model, Operation};
 use serde_json::{Value, json};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Counts live heap bytes and their peak, so each checker's peak can be read.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
+#[path = "support/heap.rs"]
+mod heap;
+use heap::{Counting, LIVE, PEAK};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
