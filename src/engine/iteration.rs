@@ -859,7 +859,7 @@ impl Runner<'_> {
         self.services.insert(WORKLOAD.into(), client);
         let faults: Vec<&FaultStep> = binding.faults.iter().map(|f| &f.value).collect();
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-        self.run_schedule(&faults, started.into(), deadline).await?;
+        schedule::run_schedule(self, &faults, started.into(), deadline).await?;
         let outcome = self.await_workload(workload, started, deadline).await?;
         let client = self.services.remove(WORKLOAD);
         let elapsed = started.elapsed();

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use serde_json::json;
 
+use super::schedule::Nemeses;
 use super::{DEFAULT_LANDING_WITHIN, EngineError, FaultFacts, Runner};
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::proxy::Proxy;
@@ -23,7 +24,7 @@ pub(super) type Landing = (Watch, Duration, Side);
 
 /// How long the injector side may take to see its effect: the longest declared
 /// landing window, else the default.
-fn injector_window(step: &FaultStep) -> Duration {
+pub(super) fn injector_window(step: &FaultStep) -> Duration {
     step.landing
         .iter()
         .filter_map(|l| l.within.map(|d| d.0))
@@ -109,21 +110,6 @@ impl Runner<'_> {
         }))
     }
 
-    /// Watches for the step's declared landing signals, opened before injection so only
-    /// what happens after it counts.
-    async fn landing_watches(&mut self, step: &FaultStep) -> Result<Vec<Landing>, EngineError> {
-        let mut watches = Vec::new();
-        for landing in &step.landing {
-            let within = landing.within.map_or(DEFAULT_LANDING_WITHIN, |d| d.0);
-            for signal in landing.signals() {
-                if let Some(watch) = self.open_watch(&step.id, signal).await? {
-                    watches.push((watch, within, landing.side));
-                }
-            }
-        }
-        Ok(watches)
-    }
-
     pub(super) fn write_epoch(&self, text: &str) -> Result<(), EngineError> {
         crate::session::dir::write_untrusted(&self.ctx.artifacts, "fault_epoch", text.as_bytes())
             .map_err(|e| self.io(e))
@@ -137,7 +123,7 @@ impl Runner<'_> {
         epoch: u64,
         facts: &mut FaultFacts,
     ) -> Result<Option<(Held, Vec<Landing>)>, EngineError> {
-        let watches = self.landing_watches(step).await?;
+        let watches = landing_watches(self, step).await?;
         facts.epoch = Some(epoch);
         facts
             .cites
@@ -239,60 +225,8 @@ impl Runner<'_> {
                     skew_s: seen.skew,
                 }))?);
         }
-        let mut all = !watches.is_empty() || builtin_victim.is_some();
-        all &= builtin_victim.unwrap_or(true);
-        for (watch, within, side) in watches {
-            let found = self
-                .guard(watch.await_match(window.clip(*within)))
-                .await?
-                .map_err(|e| self.io(e))?;
-            all &= found.is_some();
-            if found.is_some() {
-                match side {
-                    Side::Victim => facts.victim_side_seen = true,
-                    Side::Injector => facts.injector_landed = true,
-                }
-            }
-            let side_name = match side {
-                Side::Victim => "victim",
-                Side::Injector => "injector",
-            };
-            facts.detail.push(match &found {
-                Some(line) => format!("{side_name}: {}", crate::sanitize::line(line)),
-                None => format!(
-                    "{side_name}: `{}` not seen within {within:?}",
-                    watch.describe()
-                ),
-            });
-            facts
-                .cites
-                .push(self.log(Event::LandingDeclared(event::LandingDeclared {
-                    fault: facts.id.clone(),
-                    side: Some(*side),
-                    pattern: watch.describe(),
-                    seen: json!(found),
-                    skew_s: None,
-                }))?);
-        }
-        facts.declared_landed = all;
-        // The decision, once: readers (live chart, metrics, figures, report) take it
-        // from this record instead of weighing the evidence again.
-        let proven = facts.proven();
-        facts
-            .cites
-            .push(self.log(Event::FaultProof(event::FaultProof {
-                fault: facts.id.clone(),
-                epoch: facts.epoch,
-                proven,
-                why: if proven {
-                    "every declared signal seen in its window".into()
-                } else if !facts.injected {
-                    "not injected".into()
-                } else {
-                    "a declared signal was not seen in its window".into()
-                },
-            }))?);
-        Ok(())
+        let all = builtin_victim.unwrap_or(true);
+        await_declared(self, watches, window, builtin_victim.is_some(), all, facts).await
     }
 
     /// Heals a held fault and journals the result. Runs whatever interrupted the
@@ -313,6 +247,88 @@ impl Runner<'_> {
             }))?);
         Ok(())
     }
+}
+
+/// Watches for the step's declared landing signals, opened before injection so only
+/// what happens after it counts.
+pub(super) async fn landing_watches<N: Nemeses>(
+    n: &mut N,
+    step: &FaultStep,
+) -> Result<Vec<Landing>, EngineError> {
+    let mut watches = Vec::new();
+    for landing in &step.landing {
+        let within = landing.within.map_or(DEFAULT_LANDING_WITHIN, |d| d.0);
+        for signal in landing.signals() {
+            if let Some(watch) = n.open_watch(&step.id, signal).await? {
+                watches.push((watch, within, landing.side));
+            }
+        }
+    }
+    Ok(watches)
+}
+
+/// Waits for each declared signal in its window (cut to `window`'s end), journals
+/// what it saw, then the proof: landed when there was some evidence (`other`, or a
+/// declared signal) and all of it was seen (`all` so far, and every signal).
+pub(super) async fn await_declared<N: Nemeses>(
+    n: &mut N,
+    watches: &[Landing],
+    window: Window,
+    other: bool,
+    mut all: bool,
+    facts: &mut FaultFacts,
+) -> Result<(), EngineError> {
+    all &= other || !watches.is_empty();
+    for (watch, within, side) in watches {
+        let found = n
+            .guard(watch.await_match(window.clip(*within)))
+            .await?
+            .map_err(|e| n.io(e.to_string()))?;
+        all &= found.is_some();
+        if found.is_some() {
+            match side {
+                Side::Victim => facts.victim_side_seen = true,
+                Side::Injector => facts.injector_landed = true,
+            }
+        }
+        let side_name = match side {
+            Side::Victim => "victim",
+            Side::Injector => "injector",
+        };
+        facts.detail.push(match &found {
+            Some(line) => format!("{side_name}: {}", crate::sanitize::line(line)),
+            None => format!(
+                "{side_name}: `{}` not seen within {within:?}",
+                watch.describe()
+            ),
+        });
+        facts
+            .cites
+            .push(n.log(Event::LandingDeclared(event::LandingDeclared {
+                fault: facts.id.clone(),
+                side: Some(*side),
+                pattern: watch.describe(),
+                seen: json!(found),
+                skew_s: None,
+            }))?);
+    }
+    facts.declared_landed = all;
+    // The decision, once: readers (live chart, metrics, figures, report) take it
+    // from this record instead of weighing the evidence again.
+    let proven = facts.proven();
+    facts.cites.push(n.log(Event::FaultProof(event::FaultProof {
+        fault: facts.id.clone(),
+        epoch: facts.epoch,
+        proven,
+        why: if proven {
+            "every declared signal seen in its window".into()
+        } else if !facts.injected {
+            "not injected".into()
+        } else {
+            "a declared signal was not seen in its window".into()
+        },
+    }))?);
+    Ok(())
 }
 
 /// What a nemesis gets from the iteration it acts in.
