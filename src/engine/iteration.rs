@@ -24,6 +24,7 @@ use crate::session::label::CommandRole;
 /// The workload's name among the iteration's commands (its role).
 const WORKLOAD: &str = CommandRole::Workload.as_str();
 
+mod condition;
 mod faults;
 mod schedule;
 mod setup;
@@ -516,10 +517,7 @@ impl Runner<'_> {
         Ok((outcome, seq, ended))
     }
 
-    /// Retries `command` until it exits 0 or `within` passes (a condition, not a sleep).
-    /// With `watch`, the services are looked at between tries, and one that ended
-    /// with no fault to explain it ends the wait at once (the records of such ends
-    /// come back with the last try's).
+    /// Retries `command` until it exits 0 or `within` passes (`condition.rs`).
     async fn until_ok(
         &mut self,
         node: Option<&str>,
@@ -528,35 +526,14 @@ impl Runner<'_> {
         within: Duration,
         watch: bool,
     ) -> Result<(bool, u64, Vec<u64>), EngineError> {
-        let start = tokio::time::Instant::now();
-        loop {
-            let left = within.saturating_sub(start.elapsed());
-            let (outcome, seq, ended) = if watch {
-                self.run_watching(node, name, command, left.max(RETRY_EVERY))
-                    .await?
-            } else {
-                let (outcome, seq) = self
-                    .run_on(node, name, command, left.max(RETRY_EVERY))
-                    .await?;
-                (outcome, seq, Vec::new())
-            };
-            if outcome == Outcome::Exited(0) {
-                return Ok((true, seq, Vec::new()));
-            }
-            if !ended.is_empty() {
-                return Ok((false, seq, ended));
-            }
-            if watch {
-                let ended = self.watch_services()?;
-                if !ended.is_empty() {
-                    return Ok((false, seq, ended));
-                }
-            }
-            if start.elapsed() >= within {
-                return Ok((false, seq, Vec::new()));
-            }
-            self.guard(tokio::time::sleep(RETRY_EVERY)).await?;
-        }
+        let mut condition = condition::Command {
+            runner: self,
+            node,
+            name,
+            command,
+            watch,
+        };
+        condition::until_ok(&mut condition, within, watch).await
     }
 
     async fn cluster_up(&mut self, binding: &Binding) -> Result<bool, EngineError> {
