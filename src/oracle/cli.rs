@@ -175,7 +175,10 @@ fn read_history_at(
         .map(|mut file| {
             move || {
                 file.seek(std::io::SeekFrom::Start(0))?;
-                Ok(std::io::BufReader::with_capacity(1 << 16, Capped { file, left: limit }))
+                Ok(std::io::BufReader::with_capacity(
+                    1 << 16,
+                    Capped { file, left: limit },
+                ))
             }
         });
     // A pipe has no length: past the limit, the read fails instead of stopping short.
@@ -185,8 +188,8 @@ fn read_history_at(
     if format != Format::TxnJsonl
         && let Some(mut fold) = Linear::new(&args.checker, params, misfit())
     {
-        let header = fold_history(format, &source, reader, again, &mut fold)
-            .map_err(|e| e.to_string())?;
+        let header =
+            fold_history(format, &source, reader, again, &mut fold).map_err(|e| e.to_string())?;
         return Ok(HistoryRead::Folded(Box::new(fold), header));
     }
     read_history_file(format, &source, reader)

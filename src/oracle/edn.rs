@@ -447,12 +447,11 @@ impl<'s, R: std::io::Read> Reader<'s, R> {
                         }
                     });
                 }
-                _ => {
-                    out.push(b);
-                    if out.len() % 4096 == 0 {
-                        self.within_limit()?;
-                    }
-                }
+                _ => out.push(b),
+            }
+            // Each byte read adds one: every multiple is seen.
+            if out.len().is_multiple_of(4096) {
+                self.within_limit()?;
             }
         }
     }
@@ -465,7 +464,7 @@ impl<'s, R: std::io::Read> Reader<'s, R> {
             }
             self.scratch.push(b);
             self.source.advance();
-            if self.scratch.len() % 4096 == 0 {
+            if self.scratch.len().is_multiple_of(4096) {
                 self.within_limit()?;
             }
         }

@@ -49,7 +49,6 @@ impl Format {
     }
 }
 
-
 /// Parse `text` in `format`; `source` names it in errors.
 pub fn read_history(format: Format, source: &str, text: &str) -> Result<History, HistoryError> {
     match format {
@@ -117,10 +116,18 @@ pub fn fold_history<R: BufRead>(
         Format::Porcupine => return fold_porcupine(source, reader, sink),
         Format::Edn => pair_edn::<R>,
         Format::JepsenLog => pair_jepsen_log::<R>,
-        Format::TxnJsonl => return Ok(fold_whole(&read_history_file(format, source, reader)?, sink)),
+        Format::TxnJsonl => {
+            return Ok(fold_whole(
+                &read_history_file(format, source, reader)?,
+                sink,
+            ));
+        }
     };
     let Some(again) = again else {
-        return Ok(fold_whole(&read_history_file(format, source, reader)?, sink));
+        return Ok(fold_whole(
+            &read_history_file(format, source, reader)?,
+            sink,
+        ));
     };
     let first = pair(source, reader, &mut |_, _| {})?;
     let windows = first.windows();
@@ -162,14 +169,11 @@ pub fn read_run_history(
 ) -> Result<History, HistoryFileError> {
     let limit = crate::untrusted::READ_LIMIT;
     let file = crate::untrusted::open_untrusted(path).map_err(HistoryFileError::Unreadable)?;
-    let size = file
-        .metadata()
-        .map_err(HistoryFileError::Unreadable)?
-        .len();
+    let size = file.metadata().map_err(HistoryFileError::Unreadable)?.len();
     if size > limit {
-        return Err(HistoryFileError::Unreadable(std::io::Error::other(format!(
-            "larger than {limit} bytes"
-        ))));
+        return Err(HistoryFileError::Unreadable(std::io::Error::other(
+            format!("larger than {limit} bytes"),
+        )));
     }
     let source = path.display().to_string();
     // A file still growing is read up to the limit, no further.

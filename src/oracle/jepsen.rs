@@ -481,11 +481,13 @@ impl<'a, 'e> Pairing<'a, 'e> {
         }
         match &process {
             Some(p) => {
-                self.open.insert(p.clone(), (self.base + self.pending.len(), line));
+                self.open
+                    .insert(p.clone(), (self.base + self.pending.len(), line));
             }
             None => {
                 self.every_op_has_process = false;
-                self.open_unnamed.push((self.base + self.pending.len(), line));
+                self.open_unnamed
+                    .push((self.base + self.pending.len(), line));
             }
         }
         let op = Op {
