@@ -4,11 +4,13 @@
 //! input (deep nesting, a huge entry, bad bytes after a bad entry) is refused
 //! with the error reading the whole file gave.
 
+use faultline::oracle::Op;
 use faultline::oracle::checker::CheckerReport;
 use faultline::oracle::cli::to_json;
 use faultline::oracle::edn::ENTRY_LIMIT;
-use faultline::oracle::format::{Format, fold_history, read_history};
+use faultline::oracle::format::{Format, fold_history, read_history, read_history_file};
 use faultline::oracle::linear::{self, Linear};
+use faultline::oracle::op_view::{OpSink, OpView};
 use faultline::oracle::params::Params;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -192,10 +194,62 @@ fn hostile_edn_is_refused_where_it_is() {
 
     let mut bytes = b"[{:type :bogus, :process 0, :f :write}\n {:type :ok, :value \"".to_vec();
     bytes.extend_from_slice(b"\xff\"}]\n");
-    let e = faultline::oracle::format::read_history_file(Format::Edn, "bad.edn", &bytes[..])
-        .expect_err("not UTF-8");
+    let e = read_history_file(Format::Edn, "bad.edn", &bytes[..]).expect_err("not UTF-8");
     assert_eq!(
         e.to_string(),
         "bad.edn:2: not UTF-8 at line 2, column 22 (byte 60); a history is UTF-8 text"
     );
+}
+
+/// The ops a fold is handed.
+struct Ops(Vec<Op>);
+
+impl OpSink for Ops {
+    fn op(&mut self, op: &OpView<'_>) {
+        self.0.push(op.to_op());
+    }
+}
+
+/// Folding a history (EDN and Jepsen logs in two passes, the clock and fault
+/// windows settled by the first) hands over exactly the ops of its `History`, with
+/// its header; a malformed one fails with the same error either way.
+#[test]
+fn a_fold_is_handed_the_ops_of_the_history() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut folded = 0;
+    for dir in ["histories", "stream-formats"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            let name = path.display().to_string();
+            let format = if name.ends_with(".edn") {
+                Format::Edn
+            } else if name.ends_with(".porcupine.jsonl") {
+                Format::Porcupine
+            } else if name.ends_with(".jepsen.log") {
+                Format::JepsenLog
+            } else {
+                continue;
+            };
+            let open = || std::fs::File::open(&path).map(BufReader::new);
+            let whole = read_history_file(format, &name, open().expect("fixture"));
+            let mut ops = Ops(Vec::new());
+            let fold = fold_history(
+                format,
+                &name,
+                open().expect("fixture"),
+                Some(open),
+                &mut ops,
+            );
+            match (whole, fold) {
+                (Ok(history), Ok(header)) => {
+                    assert_eq!(history.header(), header, "{name}");
+                    assert_eq!(history.ops, ops.0, "{name}");
+                    folded += 1;
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("{name}: read whole {a:?}, folded {b:?}"),
+            }
+        }
+    }
+    assert!(folded >= 8, "{folded} histories folded");
 }
