@@ -78,9 +78,13 @@ pub(super) fn pair_jepsen_log<R: Read>(
                 ),
             });
         }
-        // Not UTF-8: the source says where.
+        // Not UTF-8: the source's error, saying where, outranks this one.
         let Ok(raw) = std::str::from_utf8(&buf) else {
-            break None;
+            break Some(HistoryError::Line {
+                source_name: source.to_string(),
+                line,
+                message: "not UTF-8".into(),
+            });
         };
         blank &= raw.trim().is_empty();
         if let Some(at) = raw.find(MARKER) {

@@ -86,9 +86,9 @@ fn ops_of(
                  a history?)"
             )));
         }
-        // Not UTF-8: the source says where.
+        // Not UTF-8: the source's error, saying where, outranks this one.
         let Ok(text) = std::str::from_utf8(&buf) else {
-            break None;
+            break Some(line_err("not UTF-8".into()));
         };
         let text = text.trim_end_matches('\r');
         if text.trim().is_empty() {

@@ -253,3 +253,49 @@ fn a_fold_is_handed_the_ops_of_the_history() {
     }
     assert!(folded >= 8, "{folded} histories folded");
 }
+
+/// A run's history file, read as a stream with the recorder's field names: its
+/// ops; a missing file or a symlink is unreadable, a malformed line rejected
+/// (file and line).
+#[test]
+fn a_runs_history_file_is_read_as_a_stream_with_its_renames() {
+    use faultline::oracle::format::{HistoryFileError, read_run_history};
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("history.jsonl");
+    let ok = |id: u64| {
+        json!({"op_id": id.to_string(), "process_id": "p1", "invoke_ts": id, "complete_ts": id + 1,
+               "op_type": "write", "key": "k", "input": id, "output": id, "error": null,
+               "timeout": false})
+        .to_string()
+    };
+    std::fs::write(&path, format!("{}\n{}\n", ok(1), ok(2))).expect("write");
+    let renames = BTreeMap::from([("process".to_string(), "process_id".to_string())]);
+    let history = read_run_history(Format::Jsonl, &path, &renames).expect("reads");
+    assert_eq!(history.ops.len(), 2);
+    assert_eq!(history.ops[1].process, "p1");
+    assert!(history.present_fields.contains("process"));
+
+    std::fs::write(&path, format!("{}\n{{\"op_id\": 3\n", ok(1))).expect("write");
+    match read_run_history(Format::Jsonl, &path, &renames) {
+        Err(HistoryFileError::Rejected(e)) => {
+            assert!(
+                e.to_string().starts_with(&format!("{}:2:", path.display())),
+                "{e}"
+            );
+        }
+        other => panic!("a torn line was not rejected: {other:?}"),
+    }
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&path, &link).expect("symlink");
+    for unreadable in [dir.path().join("missing.jsonl"), link] {
+        assert!(
+            matches!(
+                read_run_history(Format::Jsonl, &unreadable, &renames),
+                Err(HistoryFileError::Unreadable(_))
+            ),
+            "{}",
+            unreadable.display()
+        );
+    }
+}
