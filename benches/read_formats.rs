@@ -10,7 +10,7 @@
 //! (monotonic-reads) and by linearizability-register, two ways:
 //!
 //! - **old**: the whole file read into one `String`, every form read into one
-//!   generic EDN tree (`edn::read_all`), then the `History` built while that tree
+//!   generic EDN tree (the reader as it was, [`old_edn`]), then the `History` built while that tree
 //!   is held (the reader before this bench, kept here as the baseline: text, tree
 //!   and `History` were all alive at once), then the checker over the `History`;
 //! - **new**: `faultline check`'s path: the file read as a stream (one entry at a
@@ -28,7 +28,6 @@
 //! times the file's size).
 
 use faultline::oracle::checker::RunOptions;
-use faultline::oracle::edn::read_all;
 use faultline::oracle::format::{Format, fold_history, read_history_file};
 use faultline::oracle::jepsen::parse_edn;
 use faultline::oracle::linear::Linear;
@@ -129,7 +128,7 @@ fn child(how: &str) {
         _ => {
             let history = if path == "old" {
                 let text = std::fs::read_to_string(history_path).expect("history");
-                let tree = read_all(&text).expect("EDN");
+                let tree = old_edn::read_all(&text).expect("EDN");
                 let history = parse_edn("h", &text).expect("parses");
                 drop(tree);
                 history
@@ -197,4 +196,315 @@ fn write_history(path: &Path, ops: u64, vector: bool) {
         out.write_all(b"]\n").expect("write");
     }
     out.flush().expect("write");
+}
+
+/// The EDN reader before this bench (`src/oracle/edn.rs` as it was), kept as the
+/// baseline: every form of the whole text read into one tree.
+mod old_edn {
+    use faultline::oracle::edn::{Edn, EdnError, EdnKind};
+
+    /// Reads every top-level value of `text`.
+    pub fn read_all(text: &str) -> Result<Vec<Edn>, EdnError> {
+        let mut reader = Reader {
+            bytes: text.as_bytes(),
+            text,
+            pos: 0,
+            line: 1,
+            depth: 0,
+        };
+        let mut out = Vec::new();
+        loop {
+            reader.skip_blank();
+            if reader.pos >= reader.bytes.len() {
+                return Ok(out);
+            }
+            if let Some(value) = reader.value()? {
+                out.push(value);
+            }
+        }
+    }
+
+    struct Reader<'a> {
+        bytes: &'a [u8],
+        text: &'a str,
+        pos: usize,
+        line: usize,
+        /// Values open around the one being read.
+        depth: usize,
+    }
+
+    /// Deepest nesting read. Jepsen histories nest a handful of levels; the limit keeps a
+    /// hostile file of brackets from overflowing the stack (reading recurses).
+    const MAX_DEPTH: usize = 256;
+
+    fn is_delimiter(b: u8) -> bool {
+        b.is_ascii_whitespace()
+            || matches!(
+                b,
+                b',' | b'(' | b')' | b'[' | b']' | b'{' | b'}' | b'"' | b';'
+            )
+    }
+
+    impl Reader<'_> {
+        fn err(&self, message: impl Into<String>) -> EdnError {
+            EdnError {
+                line: self.line,
+                message: message.into(),
+                at_end: self.pos >= self.bytes.len(),
+            }
+        }
+
+        fn peek(&self) -> Option<u8> {
+            self.bytes.get(self.pos).copied()
+        }
+
+        fn bump(&mut self) -> Option<u8> {
+            let b = self.peek()?;
+            self.pos += 1;
+            if b == b'\n' {
+                self.line += 1;
+            }
+            Some(b)
+        }
+
+        /// Whitespace, commas and `;` comments.
+        fn skip_blank(&mut self) {
+            while let Some(b) = self.peek() {
+                if b.is_ascii_whitespace() || b == b',' {
+                    self.bump();
+                } else if b == b';' {
+                    while let Some(c) = self.bump() {
+                        if c == b'\n' {
+                            break;
+                        }
+                    }
+                } else {
+                    break;
+                }
+            }
+        }
+
+        /// The next value; `None` for a `#_` discard.
+        fn value(&mut self) -> Result<Option<Edn>, EdnError> {
+            if self.depth >= MAX_DEPTH {
+                return Err(self.err(format!("values nested deeper than {MAX_DEPTH} levels")));
+            }
+            self.depth += 1;
+            let value = self.value_here();
+            self.depth -= 1;
+            value
+        }
+
+        fn value_here(&mut self) -> Result<Option<Edn>, EdnError> {
+            self.skip_blank();
+            let line = self.line;
+            let Some(b) = self.peek() else {
+                return Err(self.err("input ends where a value was expected"));
+            };
+            let kind = match b {
+                b'(' => EdnKind::List(self.seq(b')')?),
+                b'[' => EdnKind::Vector(self.seq(b']')?),
+                b'{' => {
+                    let items = self.seq(b'}')?;
+                    if items.len() % 2 != 0 {
+                        return Err(EdnError {
+                            line,
+                            message: "map has an odd number of forms".into(),
+                            at_end: false,
+                        });
+                    }
+                    let mut entries = Vec::with_capacity(items.len() / 2);
+                    let mut it = items.into_iter();
+                    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                        entries.push((k, v));
+                    }
+                    EdnKind::Map(entries)
+                }
+                b'"' => EdnKind::Str(self.string()?),
+                b'\\' => {
+                    self.bump();
+                    let token = self.token().to_string();
+                    let c = match token.as_str() {
+                        "newline" => '\n',
+                        "space" => ' ',
+                        "tab" => '\t',
+                        "return" => '\r',
+                        t => {
+                            let mut chars = t.chars();
+                            match (chars.next(), chars.next()) {
+                                (Some(c), None) => c,
+                                _ => {
+                                    return Err(self.err(format!("unknown character literal \\{t}")));
+                                }
+                            }
+                        }
+                    };
+                    EdnKind::Char(c)
+                }
+                b'#' => return self.dispatch(line),
+                b')' | b']' | b'}' => {
+                    return Err(self.err(format!("unexpected `{}`", b as char)));
+                }
+                _ => self.atom()?,
+            };
+            Ok(Some(Edn { line, kind }))
+        }
+
+        fn dispatch(&mut self, line: usize) -> Result<Option<Edn>, EdnError> {
+            self.bump();
+            match self.peek() {
+                Some(b'{') => {
+                    let items = self.seq(b'}')?;
+                    Ok(Some(Edn {
+                        line,
+                        kind: EdnKind::Set(items),
+                    }))
+                }
+                Some(b'_') => {
+                    self.bump();
+                    self.value()?;
+                    Ok(None)
+                }
+                _ => {
+                    let tag = self.token().to_string();
+                    if tag.is_empty() {
+                        return Err(self.err("`#` without a tag"));
+                    }
+                    let inner = self
+                        .value()?
+                        .ok_or_else(|| self.err(format!("tag #{tag} has no value")))?;
+                    Ok(Some(Edn {
+                        line,
+                        kind: EdnKind::Tagged(tag, Box::new(inner)),
+                    }))
+                }
+            }
+        }
+
+        /// Forms up to the closing byte (the opening one is current).
+        fn seq(&mut self, close: u8) -> Result<Vec<Edn>, EdnError> {
+            let open_line = self.line;
+            self.bump();
+            let mut items = Vec::new();
+            loop {
+                self.skip_blank();
+                match self.peek() {
+                    None => {
+                        return Err(EdnError {
+                            line: open_line,
+                            message: format!(
+                                "`{}` opened here is never closed (input ends)",
+                                match close {
+                                    b')' => '(',
+                                    b']' => '[',
+                                    _ => '{',
+                                }
+                            ),
+                            at_end: true,
+                        });
+                    }
+                    Some(b) if b == close => {
+                        self.bump();
+                        return Ok(items);
+                    }
+                    Some(_) => {
+                        if let Some(v) = self.value()? {
+                            items.push(v);
+                        }
+                    }
+                }
+            }
+        }
+
+        fn string(&mut self) -> Result<String, EdnError> {
+            let start_line = self.line;
+            self.bump();
+            let mut out = String::new();
+            loop {
+                let Some(b) = self.bump() else {
+                    return Err(EdnError {
+                        line: start_line,
+                        message: "string is never closed (input ends)".into(),
+                        at_end: true,
+                    });
+                };
+                match b {
+                    b'"' => return Ok(out),
+                    b'\\' => {
+                        let esc = self
+                            .bump()
+                            .ok_or_else(|| self.err("input ends in an escape"))?;
+                        out.push(match esc {
+                            b'n' => '\n',
+                            b't' => '\t',
+                            b'r' => '\r',
+                            b'"' => '"',
+                            b'\\' => '\\',
+                            other => {
+                                return Err(self.err(format!("unknown escape \\{}", other as char)));
+                            }
+                        });
+                    }
+                    _ => {
+                        // Copy the whole UTF-8 sequence starting at this byte.
+                        let start = self.pos - 1;
+                        let width = utf8_width(b);
+                        let end = (start + width).min(self.bytes.len());
+                        out.push_str(self.text.get(start..end).unwrap_or("\u{fffd}"));
+                        self.pos = end;
+                    }
+                }
+            }
+        }
+
+        fn token(&mut self) -> &str {
+            let start = self.pos;
+            while let Some(b) = self.peek() {
+                if is_delimiter(b) {
+                    break;
+                }
+                self.pos += 1;
+            }
+            self.text.get(start..self.pos).unwrap_or("")
+        }
+
+        fn atom(&mut self) -> Result<EdnKind, EdnError> {
+            let token = self.token().to_string();
+            if token.is_empty() {
+                return Err(self.err("unexpected character"));
+            }
+            Ok(match token.as_str() {
+                "nil" => EdnKind::Nil,
+                "true" => EdnKind::Bool(true),
+                "false" => EdnKind::Bool(false),
+                t if t.starts_with(':') => EdnKind::Keyword(t[1..].to_string()),
+                t if t.starts_with(|c: char| c.is_ascii_digit())
+                    || (t.len() > 1
+                        && t.starts_with(['-', '+'])
+                        && t[1..].starts_with(|c: char| c.is_ascii_digit())) =>
+                {
+                    number(t).ok_or_else(|| self.err(format!("bad number `{t}`")))?
+                }
+                t => EdnKind::Symbol(t.to_string()),
+            })
+        }
+    }
+
+    fn utf8_width(first: u8) -> usize {
+        match first {
+            0xF0..=0xFF => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        }
+    }
+
+    /// Integers (an `N` suffix allowed) and floats (an `M` suffix allowed).
+    fn number(token: &str) -> Option<EdnKind> {
+        let t = token.trim_end_matches(['N', 'M']);
+        if let Ok(i) = t.parse::<i64>() {
+            return Some(EdnKind::Int(i));
+        }
+        t.parse::<f64>().ok().map(EdnKind::Float)
+    }
 }
