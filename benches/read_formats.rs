@@ -334,7 +334,9 @@ mod old_edn {
                             match (chars.next(), chars.next()) {
                                 (Some(c), None) => c,
                                 _ => {
-                                    return Err(self.err(format!("unknown character literal \\{t}")));
+                                    return Err(
+                                        self.err(format!("unknown character literal \\{t}"))
+                                    );
                                 }
                             }
                         }
