@@ -3,6 +3,10 @@
 //! booleans, characters, comments, `#_` discards and tagged literals (kept with
 //! their tag). Written here because the EDN crates on crates.io are deprecated or
 //! pull in long-unmaintained dependency trees for a few hundred lines of grammar.
+//!
+//! A history is read as a stream ([`EdnEntries`]): one entry at a time from a
+//! buffered byte source, never the whole file as text or as one tree; nesting
+//! ([`MAX_DEPTH`]) and an entry's size ([`ENTRY_LIMIT`]) are bounded.
 
 use super::format::Source;
 use serde_json::{Map, Number, Value};
