@@ -3,7 +3,7 @@
 
 use super::checker::{CheckerReport, RunOptions, mismatch};
 use super::final_state::{Dump, parse_dump};
-use super::format::{Format, fold_history, read_history_file};
+use super::format::{Capped, Format, fold_history, read_history_file};
 use super::history::History;
 use super::jsonl_read::Header;
 use super::linear::Linear;
@@ -666,29 +666,6 @@ fn streamed_txn(
             FileError::Unreadable(m) => (Exit::UNREADABLE, m),
         }),
     )
-}
-
-/// A file read at most `left` more bytes; a byte past them is an error.
-struct Capped {
-    file: std::fs::File,
-    left: u64,
-}
-
-impl Read for Capped {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX).max(1));
-        let n = self.file.read(&mut buf[..want])?;
-        if n as u64 > self.left {
-            return Err(std::io::Error::other(format!(
-                "larger than {} bytes: refused",
-                crate::untrusted::READ_LIMIT
-            )));
-        }
-        self.left -= n as u64;
-        Ok(n)
-    }
 }
 
 /// How one of many histories came out.

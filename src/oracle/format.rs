@@ -176,13 +176,36 @@ pub fn read_run_history(
         )));
     }
     let source = path.display().to_string();
-    // A file still growing is read up to the limit, no further.
-    let reader = std::io::BufReader::with_capacity(1 << 16, file.take(limit));
+    // A file still growing past the limit is refused, not cut short.
+    let reader = std::io::BufReader::with_capacity(1 << 16, Capped { file, left: limit });
     match format {
         Format::Jsonl => read_jsonl_history(&source, reader, renames),
         _ => read_history_file(format, &source, reader),
     }
     .map_err(HistoryFileError::Rejected)
+}
+
+/// A file read at most `left` more bytes; a byte past them is an error.
+pub(crate) struct Capped {
+    pub(crate) file: std::fs::File,
+    pub(crate) left: u64,
+}
+
+impl Read for Capped {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX).max(1));
+        let n = self.file.read(&mut buf[..want])?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(format!(
+                "larger than {} bytes: refused",
+                crate::untrusted::READ_LIMIT
+            )));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 fn read_error(source: &str, e: &std::io::Error) -> HistoryError {
