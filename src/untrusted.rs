@@ -33,6 +33,18 @@ pub fn read_untrusted(path: &Path, limit: u64) -> std::io::Result<String> {
     read_fd(fd, limit)
 }
 
+/// Opens, as [`read_untrusted`] does, a file to be read as a stream (a history):
+/// never through a symlink as its last component, believed, a regular file only.
+pub fn open_untrusted(path: &Path) -> std::io::Result<std::fs::File> {
+    let fd = nix::fcntl::open(path, untrusted_flags(), nix::sys::stat::Mode::empty())?;
+    believed(path, nix::sys::stat::fstat(&fd)?.st_uid)?;
+    let file = std::fs::File::from(fd);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
 /// Below a directory anyone may write (a seed's 1777 artifacts), what is there is
 /// believed only when faultline or a process of this run made it: another local user
 /// could have made the name first (a forged history, a planted `replicas/`). `owner`

@@ -13,7 +13,7 @@ use crate::nemesis::clock;
 use crate::nemesis::disk::Tmpfs;
 use crate::nemesis::proxy::Proxy;
 use crate::oracle::checker::conjunction;
-use crate::oracle::history::parse_jsonl_renamed;
+use crate::oracle::format::{HistoryFileError, read_run_history};
 use crate::oracle::{CheckerReport, History, no_lost_ack, parse_external_result};
 use crate::runspec::vars::{VarError, Vars};
 use crate::runspec::{Binding, CheckerSpec, FaultStep};
@@ -976,10 +976,16 @@ impl Runner<'_> {
             self.run_once(&name, &command, DEFAULT_DEADLINE).await?;
         }
         let path = PathBuf::from(self.expand(&history.path)?);
-        // A missing history is journaled, never read as an empty (clean) one.
-        let text = match crate::untrusted::read_untrusted(&path, crate::untrusted::READ_LIMIT) {
-            Ok(text) => text,
-            Err(e) => {
+        // A missing history is journaled, never read as an empty (clean) one; the
+        // file is read as a stream, never whole.
+        let format = match history.format {
+            crate::runspec::HistoryFormat::Jsonl => crate::oracle::Format::Jsonl,
+            crate::runspec::HistoryFormat::Edn => crate::oracle::Format::Edn,
+            crate::runspec::HistoryFormat::Porcupine => crate::oracle::Format::Porcupine,
+            crate::runspec::HistoryFormat::TxnJsonl => crate::oracle::Format::TxnJsonl,
+        };
+        let parsed = match read_run_history(format, &path, &history.fields) {
+            Err(HistoryFileError::Unreadable(e)) => {
                 let path = path.display().to_string();
                 self.log(Event::HistoryUnreadable(event::HistoryUnreadable {
                     path,
@@ -987,21 +993,8 @@ impl Runner<'_> {
                 }))?;
                 return Ok(());
             }
-        };
-        let source = path.display().to_string();
-        let parsed = match history.format {
-            crate::runspec::HistoryFormat::Jsonl => {
-                parse_jsonl_renamed(&source, &text, &history.fields)
-            }
-            crate::runspec::HistoryFormat::Edn => {
-                crate::oracle::read_history(crate::oracle::Format::Edn, &source, &text)
-            }
-            crate::runspec::HistoryFormat::Porcupine => {
-                crate::oracle::read_history(crate::oracle::Format::Porcupine, &source, &text)
-            }
-            crate::runspec::HistoryFormat::TxnJsonl => {
-                crate::oracle::read_history(crate::oracle::Format::TxnJsonl, &source, &text)
-            }
+            Err(HistoryFileError::Rejected(e)) => Err(e),
+            Ok(h) => Ok(h),
         };
         let parsed = match parsed {
             Ok(h) => h,

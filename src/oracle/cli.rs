@@ -3,7 +3,7 @@
 
 use super::checker::{CheckerReport, RunOptions, mismatch};
 use super::final_state::{Dump, parse_dump};
-use super::format::{Format, read_history_file};
+use super::format::{Capped, Format, fold_history, read_history_file};
 use super::history::History;
 use super::jsonl_read::Header;
 use super::linear::Linear;
@@ -14,7 +14,7 @@ use crate::term_out::wrap;
 use crate::verdict::CheckerRun;
 use clap::builder::PossibleValuesParser;
 use serde_json::{Value, json};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -147,8 +147,9 @@ impl HistoryRead {
 }
 
 /// The history in `file`: the one place `check` reads a history, whichever way it
-/// was opened. A JSONL history for a checker that folds ops ([`Linear`]) is
-/// judged while it is read, no `History` built; any other is read whole. At most
+/// was opened. A history for a checker that folds ops ([`Linear`]) is judged
+/// while it is read, no `History` built (txn-jsonl excepted); for any other
+/// checker its `History` is built from the same stream. At most
 /// [`crate::untrusted::READ_LIMIT`] bytes: a larger file is refused, not cut.
 fn read_history_at(
     args: &CheckArgs,
@@ -164,14 +165,31 @@ fn read_history_at(
             "{shown}: larger than {limit} bytes: refused, not cut short"
         ));
     }
+    // A regular file can be read again from its start (a fold reads EDN twice); a
+    // pipe cannot.
+    let again = file
+        .metadata()
+        .is_ok_and(|m| m.is_file())
+        .then(|| file.try_clone())
+        .and_then(Result::ok)
+        .map(|mut file| {
+            move || {
+                file.seek(std::io::SeekFrom::Start(0))?;
+                Ok(std::io::BufReader::with_capacity(
+                    1 << 16,
+                    Capped { file, left: limit },
+                ))
+            }
+        });
     // A pipe has no length: past the limit, the read fails instead of stopping short.
     let reader = std::io::BufReader::with_capacity(1 << 16, Capped { file, left: limit });
     let source = path.display().to_string();
     let misfit = || registry::misfit(&args.checker, args.model.as_deref(), args.claim.as_deref());
-    if format == Format::Jsonl
+    if format != Format::TxnJsonl
         && let Some(mut fold) = Linear::new(&args.checker, params, misfit())
     {
-        let header = fold.read(&source, reader).map_err(|e| e.to_string())?;
+        let header =
+            fold_history(format, &source, reader, again, &mut fold).map_err(|e| e.to_string())?;
         return Ok(HistoryRead::Folded(Box::new(fold), header));
     }
     read_history_file(format, &source, reader)
@@ -648,29 +666,6 @@ fn streamed_txn(
             FileError::Unreadable(m) => (Exit::UNREADABLE, m),
         }),
     )
-}
-
-/// A file read at most `left` more bytes; a byte past them is an error.
-struct Capped {
-    file: std::fs::File,
-    left: u64,
-}
-
-impl Read for Capped {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX).max(1));
-        let n = self.file.read(&mut buf[..want])?;
-        if n as u64 > self.left {
-            return Err(std::io::Error::other(format!(
-                "larger than {} bytes: refused",
-                crate::untrusted::READ_LIMIT
-            )));
-        }
-        self.left -= n as u64;
-        Ok(n)
-    }
 }
 
 /// How one of many histories came out.

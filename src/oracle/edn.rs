@@ -3,7 +3,12 @@
 //! booleans, characters, comments, `#_` discards and tagged literals (kept with
 //! their tag). Written here because the EDN crates on crates.io are deprecated or
 //! pull in long-unmaintained dependency trees for a few hundred lines of grammar.
+//!
+//! A history is read as a stream ([`EdnEntries`]): one entry at a time from a
+//! buffered byte source, never the whole file as text or as one tree; nesting
+//! ([`MAX_DEPTH`]) and an entry's size ([`ENTRY_LIMIT`]) are bounded.
 
+use super::format::Source;
 use serde_json::{Map, Number, Value};
 
 /// One EDN value, with the line it starts on (for error messages).
@@ -83,37 +88,131 @@ pub struct EdnError {
 
 /// Reads every top-level value of `text`.
 pub fn read_all(text: &str) -> Result<Vec<Edn>, EdnError> {
-    let mut reader = Reader {
-        bytes: text.as_bytes(),
-        text,
-        pos: 0,
-        line: 1,
-        depth: 0,
-    };
+    let mut source = Source::new(text.as_bytes());
+    let mut reader = Reader::new(&mut source);
     let mut out = Vec::new();
     loop {
         reader.skip_blank();
-        if reader.pos >= reader.bytes.len() {
+        if reader.peek().is_none() {
             return Ok(out);
         }
+        reader.entry_start = reader.source.offset();
         if let Some(value) = reader.value()? {
             out.push(value);
         }
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    text: &'a str,
-    pos: usize,
+/// What [`EdnEntries`] reads next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdnItem {
+    /// One entry of the history.
+    Entry(Edn),
+    /// The first form, a vector or list whose elements were read as the entries
+    /// (the whole history in one form), is followed by another form: it is one
+    /// entry among several, on `line`, and not an op map.
+    NotAlone { line: usize },
+}
+
+/// The entries of an EDN history read as a stream: each top-level form, or, when
+/// the first form is a vector or list, each of its elements as it is read (a
+/// whole history in one form, one line, holds one element at a time). Nothing is
+/// kept from one entry to the next.
+pub struct EdnEntries<'s, R> {
+    reader: Reader<'s, R>,
+    state: Top,
+}
+
+#[derive(Clone, Copy)]
+enum Top {
+    Start,
+    /// Inside the first form, a vector or list, opened on `line`.
+    Elements {
+        close: u8,
+        line: usize,
+    },
+    /// The first form, a vector or list opened on `line`, is closed.
+    Closed {
+        line: usize,
+    },
+    Forms,
+}
+
+impl<'s, R: std::io::Read> EdnEntries<'s, R> {
+    pub(super) fn new(source: &'s mut Source<R>) -> Self {
+        EdnEntries {
+            reader: Reader::new(source),
+            state: Top::Start,
+        }
+    }
+
+    /// The next entry; `None` at the end of the input.
+    pub fn next_item(&mut self) -> Result<Option<EdnItem>, EdnError> {
+        let r = &mut self.reader;
+        loop {
+            r.skip_blank();
+            let Some(b) = r.peek() else {
+                return match self.state {
+                    Top::Elements { close, line } => Err(never_closed(close, line)),
+                    _ => Ok(None),
+                };
+            };
+            r.entry_start = r.source.offset();
+            match self.state {
+                Top::Start if matches!(b, b'[' | b'(') => {
+                    let close = if b == b'[' { b']' } else { b')' };
+                    self.state = Top::Elements {
+                        close,
+                        line: r.line,
+                    };
+                    r.bump();
+                    // As deep as an element of the form read whole.
+                    r.depth = 1;
+                }
+                Top::Elements { close, line } if b == close => {
+                    r.bump();
+                    r.depth = 0;
+                    self.state = Top::Closed { line };
+                }
+                Top::Elements { .. } => {
+                    if let Some(value) = r.value()? {
+                        return Ok(Some(EdnItem::Entry(value)));
+                    }
+                }
+                Top::Closed { line } => {
+                    if r.value()?.is_some() {
+                        self.state = Top::Forms;
+                        return Ok(Some(EdnItem::NotAlone { line }));
+                    }
+                }
+                Top::Start | Top::Forms => {
+                    if let Some(value) = r.value()? {
+                        self.state = Top::Forms;
+                        return Ok(Some(EdnItem::Entry(value)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Reader<'s, R> {
+    source: &'s mut Source<R>,
     line: usize,
     /// Values open around the one being read.
     depth: usize,
+    /// Where the entry being read began (see [`ENTRY_LIMIT`]).
+    entry_start: u64,
+    scratch: Vec<u8>,
 }
 
 /// Deepest nesting read. Jepsen histories nest a handful of levels; the limit keeps a
 /// hostile file of brackets from overflowing the stack (reading recurses).
 pub const MAX_DEPTH: usize = 256;
+
+/// The most bytes one entry (an op map, or a top-level form) may span: an entry is
+/// read whole into a tree several times its size, and an op is tens of bytes.
+pub const ENTRY_LIMIT: u64 = 16 << 20;
 
 fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace()
@@ -123,26 +222,64 @@ fn is_delimiter(b: u8) -> bool {
         )
 }
 
-impl Reader<'_> {
-    fn err(&self, message: impl Into<String>) -> EdnError {
-        EdnError {
-            line: self.line,
-            message: message.into(),
-            at_end: self.pos >= self.bytes.len(),
+fn never_closed(close: u8, line: usize) -> EdnError {
+    EdnError {
+        line,
+        message: format!(
+            "`{}` opened here is never closed (input ends)",
+            match close {
+                b')' => '(',
+                b']' => '[',
+                _ => '{',
+            }
+        ),
+        at_end: true,
+    }
+}
+
+impl<'s, R: std::io::Read> Reader<'s, R> {
+    fn new(source: &'s mut Source<R>) -> Self {
+        Reader {
+            source,
+            line: 1,
+            depth: 0,
+            entry_start: 0,
+            scratch: Vec::new(),
         }
     }
 
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
+    fn err(&mut self, message: impl Into<String>) -> EdnError {
+        EdnError {
+            line: self.line,
+            message: message.into(),
+            at_end: self.peek().is_none(),
+        }
     }
 
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        self.source.peek()
+    }
+
+    #[inline]
     fn bump(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.pos += 1;
+        let b = self.source.peek()?;
+        self.source.advance();
         if b == b'\n' {
             self.line += 1;
         }
         Some(b)
+    }
+
+    /// Refuse an entry grown past [`ENTRY_LIMIT`].
+    fn within_limit(&mut self) -> Result<(), EdnError> {
+        if self.source.offset() - self.entry_start > ENTRY_LIMIT {
+            return Err(self.err(format!(
+                "one entry longer than {ENTRY_LIMIT} bytes: refused (an op is one map; is \
+                 this a history?)"
+            )));
+        }
+        Ok(())
     }
 
     /// Whitespace, commas and `;` comments.
@@ -167,6 +304,7 @@ impl Reader<'_> {
         if self.depth >= MAX_DEPTH {
             return Err(self.err(format!("values nested deeper than {MAX_DEPTH} levels")));
         }
+        self.within_limit()?;
         self.depth += 1;
         let value = self.value_here();
         self.depth -= 1;
@@ -201,7 +339,7 @@ impl Reader<'_> {
             b'"' => EdnKind::Str(self.string()?),
             b'\\' => {
                 self.bump();
-                let token = self.token().to_string();
+                let token = self.token()?;
                 let c = match token.as_str() {
                     "newline" => '\n',
                     "space" => ' ',
@@ -242,13 +380,13 @@ impl Reader<'_> {
                 Ok(None)
             }
             _ => {
-                let tag = self.token().to_string();
+                let tag = self.token()?;
                 if tag.is_empty() {
                     return Err(self.err("`#` without a tag"));
                 }
-                let inner = self
-                    .value()?
-                    .ok_or_else(|| self.err(format!("tag #{tag} has no value")))?;
+                let Some(inner) = self.value()? else {
+                    return Err(self.err(format!("tag #{tag} has no value")));
+                };
                 Ok(Some(Edn {
                     line,
                     kind: EdnKind::Tagged(tag, Box::new(inner)),
@@ -265,20 +403,7 @@ impl Reader<'_> {
         loop {
             self.skip_blank();
             match self.peek() {
-                None => {
-                    return Err(EdnError {
-                        line: open_line,
-                        message: format!(
-                            "`{}` opened here is never closed (input ends)",
-                            match close {
-                                b')' => '(',
-                                b']' => '[',
-                                _ => '{',
-                            }
-                        ),
-                        at_end: true,
-                    });
-                }
+                None => return Err(never_closed(close, open_line)),
                 Some(b) if b == close => {
                     self.bump();
                     return Ok(items);
@@ -295,7 +420,7 @@ impl Reader<'_> {
     fn string(&mut self) -> Result<String, EdnError> {
         let start_line = self.line;
         self.bump();
-        let mut out = String::new();
+        let mut out = Vec::new();
         loop {
             let Some(b) = self.bump() else {
                 return Err(EdnError {
@@ -305,47 +430,53 @@ impl Reader<'_> {
                 });
             };
             match b {
-                b'"' => return Ok(out),
+                b'"' => {
+                    // Bytes that are not UTF-8 are the source's to report (`Source`).
+                    return Ok(String::from_utf8(out)
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()));
+                }
                 b'\\' => {
-                    let esc = self
-                        .bump()
-                        .ok_or_else(|| self.err("input ends in an escape"))?;
+                    let esc = match self.bump() {
+                        Some(esc) => esc,
+                        None => return Err(self.err("input ends in an escape")),
+                    };
                     out.push(match esc {
-                        b'n' => '\n',
-                        b't' => '\t',
-                        b'r' => '\r',
-                        b'"' => '"',
-                        b'\\' => '\\',
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        b'r' => b'\r',
+                        b'"' => b'"',
+                        b'\\' => b'\\',
                         other => {
                             return Err(self.err(format!("unknown escape \\{}", other as char)));
                         }
                     });
                 }
-                _ => {
-                    // Copy the whole UTF-8 sequence starting at this byte.
-                    let start = self.pos - 1;
-                    let width = utf8_width(b);
-                    let end = (start + width).min(self.bytes.len());
-                    out.push_str(self.text.get(start..end).unwrap_or("\u{fffd}"));
-                    self.pos = end;
-                }
+                _ => out.push(b),
+            }
+            // Each byte read adds one: every multiple is seen.
+            if out.len().is_multiple_of(4096) {
+                self.within_limit()?;
             }
         }
     }
 
-    fn token(&mut self) -> &str {
-        let start = self.pos;
+    fn token(&mut self) -> Result<String, EdnError> {
+        self.scratch.clear();
         while let Some(b) = self.peek() {
             if is_delimiter(b) {
                 break;
             }
-            self.pos += 1;
+            self.scratch.push(b);
+            self.source.advance();
+            if self.scratch.len().is_multiple_of(4096) {
+                self.within_limit()?;
+            }
         }
-        self.text.get(start..self.pos).unwrap_or("")
+        Ok(String::from_utf8_lossy(&self.scratch).into_owned())
     }
 
     fn atom(&mut self) -> Result<EdnKind, EdnError> {
-        let token = self.token().to_string();
+        let token = self.token()?;
         if token.is_empty() {
             return Err(self.err("unexpected character"));
         }
@@ -363,15 +494,6 @@ impl Reader<'_> {
             }
             t => EdnKind::Symbol(t.to_string()),
         })
-    }
-}
-
-fn utf8_width(first: u8) -> usize {
-    match first {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
     }
 }
 

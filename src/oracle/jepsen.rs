@@ -18,36 +18,73 @@
 //! as fault windows and each client op invoked inside one gets
 //! that window's number as its `fault_epoch`.
 
-use super::edn::{Edn, EdnKind, read_all};
+use super::edn::{Edn, EdnEntries, EdnError, EdnItem, EdnKind};
+use super::format::Source;
 use super::history::{History, HistoryError, Op, converted_fields};
+use super::jsonl_read::Header;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::io::Read;
 
 /// Parse an EDN history. `source` names it in error messages.
 pub fn parse_edn(source: &str, text: &str) -> Result<History, HistoryError> {
-    from_entries(source, &entries(source, text)?)
+    read_edn(source, text.as_bytes())
 }
 
-/// Pair entries already read (from EDN, or from another format's lines shaped as
-/// the same maps). `source` names them in error messages.
-pub(super) fn from_entries(source: &str, entries: &[Edn]) -> Result<History, HistoryError> {
-    Pairing::new(source).run(entries)
+/// An EDN history read from `reader` as a stream (one entry at a time, see
+/// [`EdnEntries`]) into a [`History`]. `source` names it in error messages.
+pub fn read_edn(source: &str, reader: impl Read) -> Result<History, HistoryError> {
+    collect(source, |emit| pair_edn(source, reader, emit))
 }
 
 /// The fault windows an EDN history's nemesis entries describe, in the order
 /// they opened (each `epoch` is its rank, from 1), on the history's clock
 /// (`:time` when every entry has one, else file positions).
 pub fn parse_fault_windows(source: &str, text: &str) -> Result<Vec<FaultWindow>, HistoryError> {
-    let mut pairing = Pairing::new(source);
-    for (position, entry) in entries(source, text)?.iter().enumerate() {
-        pairing.entry(position as u64, entry)?;
-    }
-    Ok(windows(&pairing.actor_stamps()))
+    Ok(pair_edn(source, text.as_bytes(), &mut |_, _| {})?.windows())
 }
 
-/// The entries of a history: one vector of maps, or one map per line.
-fn entries(source: &str, text: &str) -> Result<Vec<Edn>, HistoryError> {
-    let top = read_all(text).map_err(|e| HistoryError::Line {
+/// Where an op's invoke and completion stand in the file (entry positions, the
+/// clock of a history without `:time` on every entry).
+pub(super) type At = (u64, Option<u64>);
+
+/// The ops of an EDN history read from `reader`, handed to `emit` in invoke order
+/// as each completes (with [`At`]; their clock and fault epoch are settled by the
+/// [`Summary`] returned, which needs the whole history). The error is the one
+/// reading the whole file first would give: a read error, then bytes not UTF-8,
+/// then EDN syntax, then the first entry that is not a well-paired op.
+pub(super) fn pair_edn<R: Read>(
+    source: &str,
+    reader: R,
+    emit: &mut dyn FnMut(Op, At),
+) -> Result<Summary, HistoryError> {
+    let mut bytes = Source::new(reader);
+    let mut pairing = Pairing::new(source, emit);
+    let mut found = None;
+    let mut entries = EdnEntries::new(&mut bytes);
+    let mut position = 0u64;
+    let syntax = loop {
+        match entries.next_item() {
+            Ok(None) => break None,
+            Ok(Some(EdnItem::Entry(entry))) => {
+                if found.is_none()
+                    && let Err(e) = pairing.entry(position, &entry)
+                {
+                    found = Some(e);
+                }
+                position += 1;
+            }
+            // The first entry is not an op: that outranks any error after it.
+            Ok(Some(EdnItem::NotAlone { line })) => found = Some(not_an_op(source, line)),
+            Err(e) => break Some(syntax_error(source, e)),
+        }
+    };
+    bytes.settle(source, syntax.or(found))?;
+    Ok(pairing.finish())
+}
+
+fn syntax_error(source: &str, e: EdnError) -> HistoryError {
+    HistoryError::Line {
         source_name: source.to_string(),
         line: e.line,
         message: if e.at_end {
@@ -55,19 +92,108 @@ fn entries(source: &str, text: &str) -> Result<Vec<Edn>, HistoryError> {
         } else {
             e.message
         },
+    }
+}
+
+fn not_an_op(source: &str, line: usize) -> HistoryError {
+    HistoryError::Line {
+        source_name: source.to_string(),
+        line,
+        message: "expected an op map {:type … :f … :value …}".into(),
+    }
+}
+
+/// A [`History`] of the ops `pair` hands over, settled by its summary.
+pub(super) fn collect(
+    source: &str,
+    pair: impl FnOnce(&mut dyn FnMut(Op, At)) -> Result<Summary, HistoryError>,
+) -> Result<History, HistoryError> {
+    let mut ops = Vec::new();
+    let mut ats = Vec::new();
+    let summary = pair(&mut |op, at| {
+        ops.push(op);
+        ats.push(at);
     })?;
-    Ok(match <[Edn; 1]>::try_from(top) {
-        Ok(
-            [
-                Edn {
-                    kind: EdnKind::Vector(items) | EdnKind::List(items),
-                    ..
-                },
-            ],
-        ) => items,
-        Ok([one]) => vec![one],
-        Err(top) => top,
+    let windows = summary.windows();
+    for (op, at) in ops.iter_mut().zip(ats) {
+        summary.settle(op, at, &windows);
+    }
+    Ok(History {
+        ops,
+        present_fields: summary.present_fields(),
+        unknown_fields: Default::default(),
+        source: source.to_string(),
     })
+}
+
+/// What pairing a whole history learnt that its ops' fields depend on.
+pub(super) struct Summary {
+    every_op_keyed: bool,
+    /// Every entry (client or nemesis) has a `:time`.
+    every_entry_timed: bool,
+    every_op_has_node: bool,
+    every_op_has_process: bool,
+    /// Nemesis (and other non-client) entries.
+    actors: Vec<ActorEntry>,
+    ops: u64,
+}
+
+impl Summary {
+    pub(super) fn present_fields(&self) -> BTreeSet<String> {
+        let mut present = converted_fields(self.every_op_keyed, self.every_op_has_node);
+        if !self.every_op_has_process {
+            present.remove("process");
+        }
+        if !self.actors.is_empty() {
+            // The nemesis is recorded: an op outside every window ran outside a fault.
+            present.insert("fault_epoch".into());
+        }
+        present
+    }
+
+    /// The fault windows of the nemesis entries.
+    pub(super) fn windows(&self) -> Vec<FaultWindow> {
+        windows(&self.actor_stamps())
+    }
+
+    /// An op as the history has it: on file positions `at` when not every entry
+    /// has a `:time` (file order is then the real-time order), in the fault
+    /// window of `windows` it was invoked in when the nemesis is recorded.
+    pub(super) fn settle(&self, op: &mut Op, at: At, windows: &[FaultWindow]) {
+        if !self.every_entry_timed {
+            let (invoked, completed) = at;
+            op.invoke_ts = invoked;
+            if op.complete_ts.is_some() {
+                op.complete_ts = completed;
+            }
+        }
+        if !self.actors.is_empty() {
+            op.fault_epoch = epoch_at(windows, op.invoke_ts);
+        }
+    }
+
+    pub(super) fn header(&self, source: &str) -> Header {
+        Header {
+            source: source.to_string(),
+            present_fields: self.present_fields(),
+            unknown_fields: BTreeSet::new(),
+            ops: self.ops,
+        }
+    }
+
+    /// Each nemesis entry's actor, `:f` and stamp on the history's clock.
+    fn actor_stamps(&self) -> Vec<(&str, &str, u64)> {
+        self.actors
+            .iter()
+            .map(|a| {
+                let stamp = match a.time {
+                    Some(t) if self.every_entry_timed => t,
+                    _ => a.position,
+                };
+                (a.actor.as_str(), a.f.as_str(), stamp)
+            })
+            .collect()
+    }
 }
 
 /// A fault: from the invoke of the nemesis op that began it to the completion of
@@ -90,32 +216,43 @@ struct ActorEntry {
     position: u64,
 }
 
-struct Pairing<'a> {
+/// An op invoked, waiting for its completion or for the ops invoked before it.
+struct Pending {
+    op: Op,
+    at: At,
+    done: bool,
+}
+
+/// Pairs entries, one at a time, into ops handed to `emit` in invoke order: an
+/// op is held from its invoke until it and every op invoked before it completed
+/// (at most the ops in flight at once, not the history).
+pub(super) struct Pairing<'a, 'e> {
     source: &'a str,
-    ops: Vec<Op>,
-    /// process → index of its open op in `ops` and the invoke's line.
+    emit: &'e mut dyn FnMut(Op, At),
+    /// Ops not handed over yet, in invoke order; the first is op number `base`.
+    pending: VecDeque<Pending>,
+    base: usize,
+    /// process → number of its open op and the invoke's line.
     open: HashMap<String, (usize, usize)>,
-    /// Open invokes without a `:process`: index in `ops` and line.
+    /// Open invokes without a `:process`: op number and line.
     open_unnamed: Vec<(usize, usize)>,
     every_op_keyed: bool,
-    /// Every entry (client or nemesis) has a `:time`.
     every_entry_timed: bool,
     every_op_has_node: bool,
     every_op_has_process: bool,
     last_index: Option<(i64, usize)>,
-    /// File positions of each op's invoke and completion (the fallback clock).
-    positions: Vec<(u64, Option<u64>)>,
     /// Position of the entry being read.
     position: u64,
-    /// Nemesis (and other non-client) entries.
     actors: Vec<ActorEntry>,
 }
 
-impl<'a> Pairing<'a> {
-    fn new(source: &'a str) -> Self {
+impl<'a, 'e> Pairing<'a, 'e> {
+    pub(super) fn new(source: &'a str, emit: &'e mut dyn FnMut(Op, At)) -> Self {
         Pairing {
             source,
-            ops: Vec::new(),
+            emit,
+            pending: VecDeque::new(),
+            base: 0,
             open: HashMap::new(),
             open_unnamed: Vec::new(),
             every_op_keyed: true,
@@ -123,7 +260,6 @@ impl<'a> Pairing<'a> {
             every_op_has_node: true,
             every_op_has_process: true,
             last_index: None,
-            positions: Vec::new(),
             position: 0,
             actors: Vec::new(),
         }
@@ -133,54 +269,40 @@ impl<'a> Pairing<'a> {
         HistoryError::field(self.source, line, field, message)
     }
 
-    fn run(mut self, entries: &[Edn]) -> Result<History, HistoryError> {
-        for (position, entry) in entries.iter().enumerate() {
-            self.entry(position as u64, entry)?;
-        }
-        let mut present = converted_fields(self.every_op_keyed, self.every_op_has_node);
-        if !self.every_op_has_process {
-            present.remove("process");
-        }
-        if !self.every_entry_timed {
-            // Without :time on every entry, file order is the real-time order.
-            for (op, (invoked, completed)) in self.ops.iter_mut().zip(&self.positions) {
-                op.invoke_ts = *invoked;
-                if op.complete_ts.is_some() {
-                    op.complete_ts = *completed;
-                }
-            }
-        }
-        if !self.actors.is_empty() {
-            // The nemesis is recorded: an op outside every window ran outside a fault.
-            present.insert("fault_epoch".into());
-            let windows = windows(&self.actor_stamps());
-            for op in &mut self.ops {
-                op.fault_epoch = epoch_at(&windows, op.invoke_ts);
-            }
-        }
-        Ok(History {
-            ops: self.ops,
-            present_fields: present,
-            unknown_fields: Default::default(),
-            source: self.source.to_string(),
-        })
+    /// The op numbered `index` (held: it is open).
+    fn held(&mut self, index: usize) -> &mut Pending {
+        &mut self.pending[index - self.base]
     }
 
-    /// Each nemesis entry's actor, `:f` and stamp on the history's clock.
-    fn actor_stamps(&self) -> Vec<(&str, &str, u64)> {
-        self.actors
-            .iter()
-            .map(|a| {
-                let stamp = match a.time {
-                    Some(t) if self.every_entry_timed => t,
-                    _ => a.position,
-                };
-                (a.actor.as_str(), a.f.as_str(), stamp)
-            })
-            .collect()
+    /// Hand over the ops at the front that are complete.
+    fn flush(&mut self) {
+        while self.pending.front().is_some_and(|p| p.done) {
+            if let Some(p) = self.pending.pop_front() {
+                (self.emit)(p.op, p.at);
+                self.base += 1;
+            }
+        }
     }
 
-    fn entry(&mut self, position: u64, entry: &Edn) -> Result<(), HistoryError> {
+    /// Every op handed over (those still open as they are: indeterminate), and
+    /// what the history's clock and fault windows are.
+    pub(super) fn finish(mut self) -> Summary {
+        let ops = (self.base + self.pending.len()) as u64;
+        for p in self.pending.drain(..) {
+            (self.emit)(p.op, p.at);
+        }
+        Summary {
+            every_op_keyed: self.every_op_keyed,
+            every_entry_timed: self.every_entry_timed,
+            every_op_has_node: self.every_op_has_node,
+            every_op_has_process: self.every_op_has_process,
+            actors: self.actors,
+            ops,
+        }
+    }
+
+    /// Read the entry at `position` (its rank in the history).
+    pub(super) fn entry(&mut self, position: u64, entry: &Edn) -> Result<(), HistoryError> {
         let line = entry.line;
         if !matches!(entry.kind, EdnKind::Map(_)) {
             return Err(HistoryError::Line {
@@ -359,15 +481,16 @@ impl<'a> Pairing<'a> {
         }
         match &process {
             Some(p) => {
-                self.open.insert(p.clone(), (self.ops.len(), line));
+                self.open
+                    .insert(p.clone(), (self.base + self.pending.len(), line));
             }
             None => {
                 self.every_op_has_process = false;
-                self.open_unnamed.push((self.ops.len(), line));
+                self.open_unnamed
+                    .push((self.base + self.pending.len(), line));
             }
         }
-        self.positions.push((self.position, None));
-        self.ops.push(Op {
+        let op = Op {
             op_id,
             process: process.unwrap_or_default(),
             invoke_ts: stamp,
@@ -380,6 +503,11 @@ impl<'a> Pairing<'a> {
             timeout: false,
             node,
             fault_epoch: None,
+        };
+        self.pending.push_back(Pending {
+            op,
+            at: (self.position, None),
+            done: false,
         });
         Ok(())
     }
@@ -399,7 +527,7 @@ impl<'a> Pairing<'a> {
             .iter()
             .enumerate()
             .filter(|(_, (i, _))| {
-                let op = &self.ops[*i];
+                let op = &self.pending[*i - self.base].op;
                 f.is_none_or(|f| op.op_type == f)
                     && key.is_none_or(|k| op.key.as_deref() == Some(k))
             })
@@ -464,7 +592,7 @@ impl<'a> Pairing<'a> {
                 self.pair_unnamed(line, kind, f.as_deref(), key.as_deref())?
             }
         };
-        let invoked = &self.ops[index];
+        let invoked = &self.pending[index - self.base].op;
         if let Some(f) = op_name(entry)
             && f != invoked.op_type
         {
@@ -494,8 +622,11 @@ impl<'a> Pairing<'a> {
                 ),
             ));
         }
-        self.positions[index].1 = Some(self.position);
-        let op = &mut self.ops[index];
+        let position = self.position;
+        let held = self.held(index);
+        held.at.1 = Some(position);
+        held.done = true;
+        let op = &mut held.op;
         match kind {
             "ok" => {
                 op.complete_ts = Some(stamp);
@@ -511,6 +642,7 @@ impl<'a> Pairing<'a> {
                 op.error = error_text(entry);
             }
         }
+        self.flush();
         Ok(())
     }
 }

@@ -20,8 +20,10 @@
 //! text but no operation line is refused (it is more likely another format).
 
 use super::edn::{Edn, EdnKind, read_all};
-use super::history::{History, HistoryError};
-use super::jepsen::from_entries;
+use super::format::Source;
+use super::history::{History, HistoryError, Op};
+use super::jepsen::{At, Pairing, Summary, collect};
+use std::io::Read;
 
 /// What precedes the fields on an operation line.
 const MARKER: &str = "jepsen.util - ";
@@ -32,11 +34,42 @@ const LINE_LIMIT: usize = 1 << 20;
 
 /// Parse a Jepsen operation log. `source` names it in error messages.
 pub fn parse_jepsen_log(source: &str, text: &str) -> Result<History, HistoryError> {
-    let mut entries = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        if raw.len() > LINE_LIMIT {
-            return Err(HistoryError::Line {
+    read_jepsen_log(source, text.as_bytes())
+}
+
+/// A Jepsen operation log read from `reader` line by line into a [`History`].
+pub fn read_jepsen_log(source: &str, reader: impl Read) -> Result<History, HistoryError> {
+    collect(source, |emit| pair_jepsen_log(source, reader, emit))
+}
+
+/// The ops of a Jepsen operation log, paired as its lines are read (see
+/// [`super::jepsen::pair_edn`]). The error is the one reading the whole file
+/// first would give: a read error, then bytes not UTF-8, then the first line that
+/// is not an operation line's fields, then the first op not well paired.
+pub(super) fn pair_jepsen_log<R: Read>(
+    source: &str,
+    reader: R,
+    emit: &mut dyn FnMut(Op, At),
+) -> Result<Summary, HistoryError> {
+    let mut bytes = Source::new(reader);
+    let mut pairing = Pairing::new(source, emit);
+    let mut unpaired = None;
+    let mut entries = 0u64;
+    let mut blank = true;
+    let mut line = 0usize;
+    let mut buf = Vec::new();
+    let line_error = loop {
+        buf.clear();
+        // A `\r` before the `\n` is not the line's (as `str::lines` reads it).
+        let Some(ended) = bytes.read_line(&mut buf, LINE_LIMIT + 2) else {
+            break None;
+        };
+        line += 1;
+        if ended && buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        if buf.len() > LINE_LIMIT {
+            break Some(HistoryError::Line {
                 source_name: source.to_string(),
                 line,
                 message: format!(
@@ -45,14 +78,33 @@ pub fn parse_jepsen_log(source: &str, text: &str) -> Result<History, HistoryErro
                 ),
             });
         }
+        // Not UTF-8: the source's error, saying where, outranks this one.
+        let Ok(raw) = std::str::from_utf8(&buf) else {
+            break Some(HistoryError::Line {
+                source_name: source.to_string(),
+                line,
+                message: "not UTF-8".into(),
+            });
+        };
+        blank &= raw.trim().is_empty();
         if let Some(at) = raw.find(MARKER) {
-            entries.push(entry(source, line, &raw[at + MARKER.len()..])?);
+            match entry(source, line, &raw[at + MARKER.len()..]) {
+                Ok(e) => {
+                    if unpaired.is_none()
+                        && let Err(err) = pairing.entry(entries, &e)
+                    {
+                        unpaired = Some(err);
+                    }
+                    entries += 1;
+                }
+                Err(e) => break Some(e),
+            }
         }
-    }
+    };
     // An empty file is an empty history (as in EDN); text without one operation
     // line is more likely another format than a test that did nothing.
-    if entries.is_empty() && !text.trim().is_empty() {
-        return Err(HistoryError::Line {
+    let line_error = line_error.or_else(|| {
+        (entries == 0 && !blank).then(|| HistoryError::Line {
             source_name: source.to_string(),
             line: 1,
             message: format!(
@@ -60,9 +112,10 @@ pub fn parse_jepsen_log(source: &str, text: &str) -> Result<History, HistoryErro
                  `INFO  jepsen.util - 0\t:invoke\t:read\tnil` (`{MARKER}` then process, \
                  :type, :f and value)"
             ),
-        });
-    }
-    from_entries(source, &entries)
+        })
+    });
+    bytes.settle(source, line_error.or(unpaired))?;
+    Ok(pairing.finish())
 }
 
 /// One operation line's fields after the marker, as the EDN map Jepsen's history

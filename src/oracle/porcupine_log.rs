@@ -10,53 +10,116 @@
 //! write): its effect is unknown. Porcupine logs carry no errors, so `error` is
 //! null for every op.
 
+use super::format::Source;
 use super::history::{History, HistoryError, Op, converted_fields};
+use super::jsonl_read::{Header, LINE_LIMIT};
+use super::op_view::OpSink;
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::io::Read;
 
 /// Return times at or past this mean "never returned".
 const INFINITE_RETURN: u64 = 1 << 62;
 
 /// Parse a Porcupine-style log. `source` names it in error messages.
 pub fn parse_porcupine(source: &str, text: &str) -> Result<History, HistoryError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last = lines.len().saturating_sub(1);
+    read_porcupine(source, text.as_bytes())
+}
+
+/// A Porcupine-style log read from `reader` line by line into a [`History`].
+pub fn read_porcupine(source: &str, reader: impl Read) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
-    let mut every_op_keyed = true;
-    for (i, raw) in lines.iter().enumerate() {
-        let line = raw.trim_end_matches('\r');
-        if line.trim().is_empty() {
-            continue;
-        }
-        let line_err = |message: String| HistoryError::Line {
-            source_name: source.to_string(),
-            line: i + 1,
-            message,
-        };
-        let map = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => return Err(line_err("expected a JSON object".into())),
-            Err(e) if i == last => {
-                return Err(line_err(format!(
-                    "truncated final line (no trailing newline, invalid JSON: {e})"
-                )));
-            }
-            Err(e) => return Err(line_err(format!("invalid JSON: {e}"))),
-        };
-        let op = LogLine {
-            source,
-            line: i + 1,
-            map: &map,
-        }
-        .op()?;
-        every_op_keyed &= op.key.is_some();
-        ops.push(op);
-    }
+    let present = ops_of(source, reader, &mut |op| ops.push(op))?;
     Ok(History {
         ops,
-        present_fields: converted_fields(every_op_keyed, false),
+        present_fields: present,
         unknown_fields: Default::default(),
         source: source.to_string(),
     })
+}
+
+/// A Porcupine-style log handed to `sink` one op at a time, as it is read.
+pub fn fold_porcupine(
+    source: &str,
+    reader: impl Read,
+    sink: &mut impl OpSink,
+) -> Result<Header, HistoryError> {
+    let mut ops = 0u64;
+    let present = ops_of(source, reader, &mut |op| {
+        ops += 1;
+        sink.op(&op.view());
+    })?;
+    Ok(Header {
+        source: source.to_string(),
+        present_fields: present,
+        unknown_fields: BTreeSet::new(),
+        ops,
+    })
+}
+
+/// Each line's op handed to `emit` as it is read; the fields every op has. The
+/// error is the one reading the whole file first would give: a read error, then
+/// bytes not UTF-8, then the first bad line.
+fn ops_of(
+    source: &str,
+    reader: impl Read,
+    emit: &mut dyn FnMut(Op),
+) -> Result<BTreeSet<String>, HistoryError> {
+    let mut bytes = Source::new(reader);
+    let mut every_op_keyed = true;
+    let mut buf = Vec::new();
+    let mut line = 0usize;
+    let found = loop {
+        buf.clear();
+        let Some(ended) = bytes.read_line(&mut buf, LINE_LIMIT + 1) else {
+            break None;
+        };
+        line += 1;
+        let line_err = |message: String| HistoryError::Line {
+            source_name: source.to_string(),
+            line,
+            message,
+        };
+        if buf.len() > LINE_LIMIT {
+            break Some(line_err(format!(
+                "longer than {LINE_LIMIT} bytes: refused (one op is one line of JSON; is this \
+                 a history?)"
+            )));
+        }
+        // Not UTF-8: the source's error, saying where, outranks this one.
+        let Ok(text) = std::str::from_utf8(&buf) else {
+            break Some(line_err("not UTF-8".into()));
+        };
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            continue;
+        }
+        let map = match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => break Some(line_err("expected a JSON object".into())),
+            Err(e) if !ended => {
+                break Some(line_err(format!(
+                    "truncated final line (no trailing newline, invalid JSON: {e})"
+                )));
+            }
+            Err(e) => break Some(line_err(format!("invalid JSON: {e}"))),
+        };
+        match (LogLine {
+            source,
+            line,
+            map: &map,
+        })
+        .op()
+        {
+            Ok(op) => {
+                every_op_keyed &= op.key.is_some();
+                emit(op);
+            }
+            Err(e) => break Some(e),
+        }
+    };
+    bytes.settle(source, found)?;
+    Ok(converted_fields(every_op_keyed, false))
 }
 
 struct LogLine<'a> {

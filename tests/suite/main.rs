@@ -64,6 +64,7 @@ mod oracle_linearizability;
 mod oracle_linearizability_pruning;
 mod oracle_picker_lint;
 mod oracle_run;
+mod oracle_stream_formats;
 mod oracle_txn;
 mod output_volume;
 mod plan_lint;
