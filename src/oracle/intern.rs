@@ -13,15 +13,38 @@ type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// Texts ↔ ids, in the order first seen. A text that is a non-negative integer's
 /// canonical decimal form is looked up as the integer (no string hashed or kept).
 /// Other texts are kept once, in an arena; the table holds their ids with 32 bits
-/// of their hash (it grows without hashing a text again).
+/// of their hash (it grows without hashing a text again) and their place in the
+/// arena (a lookup reads the table and the text, nothing between).
 #[derive(Default)]
 pub struct Interner {
     hasher: foldhash::fast::RandomState,
     ints: IntMap,
-    /// `(id, hash)` of each text.
-    table: HashTable<(u32, u32)>,
+    table: HashTable<Slot>,
     texts: Texts,
     names: Vec<Name>,
+}
+
+/// A text in [`Interner::table`].
+#[derive(Clone, Copy)]
+struct Slot {
+    id: u32,
+    hash: u32,
+    /// Its place in [`Interner::texts`]' bytes.
+    start: u32,
+    len: u32,
+}
+
+impl Slot {
+    fn is(&self, texts: &Texts, text: &str, hash: u32) -> bool {
+        self.hash == hash
+            && self.len as usize == text.len()
+            && texts
+                .bytes
+                .as_bytes()
+                .get(self.start as usize..)
+                .and_then(|b| b.get(..text.len()))
+                == Some(text.as_bytes())
+    }
 }
 
 enum Name {
@@ -47,12 +70,17 @@ impl Interner {
             });
         }
         let h = self.hash(text);
-        let (names, texts) = (&self.names, &self.texts);
-        let same = |&(id, hh): &(u32, u32)| hh == h && text_of(names, texts, id) == text;
-        match self.table.entry(spread(h), same, |&(_, hh)| spread(hh)) {
-            Entry::Occupied(e) => e.get().0,
+        let texts = &self.texts;
+        let same = |slot: &Slot| slot.is(texts, text, h);
+        match self.table.entry(spread(h), same, |slot| spread(slot.hash)) {
+            Entry::Occupied(e) => e.get().id,
             Entry::Vacant(e) => {
-                e.insert((next, h));
+                e.insert(Slot {
+                    id: next,
+                    hash: h,
+                    start: self.texts.bytes.len() as u32,
+                    len: text.len() as u32,
+                });
                 let at = self.texts.push(text);
                 self.names.push(Name::Text(at));
                 next
@@ -67,10 +95,8 @@ impl Interner {
         }
         let h = self.hash(text);
         self.table
-            .find(spread(h), |&(id, hh)| {
-                hh == h && text_of(&self.names, &self.texts, id) == text
-            })
-            .map(|&(id, _)| id)
+            .find(spread(h), |slot| slot.is(&self.texts, text, h))
+            .map(|slot| slot.id)
     }
 
     /// How many ids were given out (ids are `0..len`).
@@ -191,14 +217,6 @@ impl IntMap {
                 None => true,
             }
         });
-    }
-}
-
-/// The text of interned text `id` (`""` for an integer's id).
-fn text_of<'a>(names: &[Name], texts: &'a Texts, id: u32) -> &'a str {
-    match names.get(id as usize) {
-        Some(Name::Text(at)) => texts.get(*at),
-        _ => "",
     }
 }
 

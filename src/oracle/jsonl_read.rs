@@ -205,10 +205,10 @@ impl<'s> State<'s> {
         sink: &mut impl OpSink,
     ) -> Result<(), HistoryError> {
         if self.renames.is_empty() {
-            let fast = scan(text).or_else(|| typed(text));
-            if let Some(rec) = fast
-                && let Some(view) = rec.view(bufs)
-            {
+            // Read in place (a record is a few hundred bytes: not moved per line).
+            let mut rec = Fast::default();
+            let read = scan(text, &mut rec).is_some() || typed(text).map(|t| rec = t).is_some();
+            if read && let Some(view) = rec.view(bufs) {
                 if let Some((first, _)) = self.trailer {
                     return Err(self.trailer_error(line, first));
                 }
@@ -615,17 +615,15 @@ const SCAN_DEPTH: usize = 64;
 /// anything it does not know (an escape in a field's name or a string field, a
 /// negative or fractional number where an integer or text is read, an unknown or
 /// repeated field, invalid JSON, values nested [`SCAN_DEPTH`] deep), which the
-/// visitor then reads. `text` is one line, valid UTF-8.
-fn scan(text: &str) -> Option<Fast<'_>> {
+/// visitor then reads. `text` is one line, valid UTF-8; `rec` a record as
+/// [`Fast::default`] makes it, filled in (on `None`, partly).
+fn scan<'t>(text: &'t str, rec: &mut Fast<'t>) -> Option<()> {
     let mut c = Scan {
         text,
         b: text.as_bytes(),
         i: 0,
     };
-    let mut rec = Fast {
-        checked: true,
-        ..Fast::default()
-    };
+    rec.checked = true;
     c.ws();
     c.eat(b'{')?;
     c.ws();
@@ -664,7 +662,7 @@ fn scan(text: &str) -> Option<Fast<'_>> {
         }
     }
     c.ws();
-    (c.i == c.b.len()).then_some(rec)
+    (c.i == c.b.len()).then_some(())
 }
 
 /// The scanner's place in a line.
@@ -1034,9 +1032,10 @@ mod tests {
     /// The scanner takes a line only if the typed visitor takes it and reads the
     /// same, and what it takes parses again (its `checked` is true).
     fn agrees(line: &str) -> Result<bool, TestCaseError> {
-        let Some(scanned) = scan(line) else {
+        let mut scanned = Fast::default();
+        if scan(line, &mut scanned).is_none() {
             return Ok(false);
-        };
+        }
         let typed = typed(line);
         prop_assert!(typed.is_some(), "scanned but not typed: {line}");
         let typed = typed.expect("checked");
