@@ -399,3 +399,55 @@ pub fn printed(json: &str) -> String {
         Err(_) => json.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Members' names and values of every kind, escapes and repeats among them.
+    const NAMES: &[&str] = &["version", "v", "versio\\u006e", "idempotency_key", "", "é"];
+    const VALUES: &[&str] = &[
+        "1",
+        "-0",
+        "2.5",
+        "1e3",
+        "null",
+        "\"x\"",
+        "\"a\\\"}b\"",
+        "[1,{\"version\":2}]",
+        "{\"version\":3}",
+        "true",
+        "123456789012345",
+        "1234567890123456",
+    ];
+
+    proptest! {
+        /// A raw object's field is found by hand as serde_json finds it in the
+        /// parsed value (the last of repeats; a name with an escape read as text),
+        /// and a raw number is read as `Value::as_f64` reads it.
+        #[test]
+        fn a_raw_value_reads_as_its_parsed_tree(
+            members in prop::collection::vec((0usize..6, 0usize..12, 0usize..3), 0..6),
+        ) {
+            let sp = [" ", "", "\t"];
+            let json = format!(
+                "{{{}}}",
+                members
+                    .iter()
+                    .map(|(n, v, s)| format!("{}\"{}\"{}:{}{}", sp[*s], NAMES[*n], sp[*s], sp[*s], VALUES[*v]))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let tree: Value = serde_json::from_str(&json).expect("valid JSON");
+            for name in ["version", "idempotency_key", "é", "x"] {
+                let raw = Val::Json(&json).field(name).map(|v| v.to_value());
+                prop_assert_eq!(raw, tree.get(name).cloned(), "{} in {}", name, json);
+            }
+            for v in VALUES {
+                let parsed: Value = serde_json::from_str(v).expect("valid JSON");
+                prop_assert_eq!(Val::Json(v).as_f64().map(f64::to_bits), parsed.as_f64().map(f64::to_bits), "{}", v);
+            }
+        }
+    }
+}
