@@ -17,7 +17,12 @@
 //! Prints, per checker and path: seconds, M ops/s, peak RSS, peak RSS / file size,
 //! the new path's speed-up over the old, and PASS/MISS against the targets.
 //!
-//! `cargo bench --bench read_history` (`READ_HISTORY_OPS=N` for another size).
+//! `cargo bench --bench read_history` (`READ_HISTORY_OPS=N` for another size;
+//! `READ_HISTORY_PATHS=new` skips the old path; `READ_HISTORY_DIR=DIR` writes the
+//! histories into DIR and keeps them, so that
+//! one child can be run again alone, e.g. under `perf record`:
+//! `READ_HISTORY_CHILD='new exactly-once' target/release/deps/read_history-…
+//! DIR/exactly-once.jsonl DIR/exactly-once.final.json`).
 
 use faultline::oracle::history::{History, HistoryError, Op, op_from_map};
 use faultline::oracle::linear::Linear;
@@ -49,19 +54,22 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let dir = tempfile::tempdir().expect("temp dir");
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir =
+        std::env::var_os("READ_HISTORY_DIR").map_or_else(|| temp.path().to_path_buf(), Into::into);
     let exe = std::env::current_exe().expect("own path");
+    let paths = std::env::var("READ_HISTORY_PATHS").unwrap_or_else(|_| "old new".into());
     println!(
         "{:<16} {:>4} {:>8} {:>9} {:>11} {:>9} {:>9}  target",
         "checker", "path", "s", "M ops/s", "peak MiB", "RSS/file", "speed-up"
     );
     for checker in CHECKERS {
-        let history = dir.path().join(format!("{checker}.jsonl"));
-        let dump = dir.path().join(format!("{checker}.final.json"));
+        let history = dir.join(format!("{checker}.jsonl"));
+        let dump = dir.join(format!("{checker}.final.json"));
         write_history(checker, n, &history, &dump);
         let size = std::fs::metadata(&history).expect("size").len() as f64;
-        let mut old_secs = 0.0;
-        for path in ["old", "new"] {
+        let mut old_secs = f64::NAN;
+        for path in paths.split_whitespace() {
             let out = Command::new(&exe)
                 .env(CHILD, format!("{path} {checker}"))
                 .arg(&history)

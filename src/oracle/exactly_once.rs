@@ -93,20 +93,20 @@ impl Fold {
         if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
             return Ok(r);
         }
-        let counts = effect_counts(effects, &self.field)?;
         let mut effects_of = vec![0u64; self.per_key.len()];
         let mut anomalies = Vec::new();
         let mut phantoms = Vec::new();
-        for (key, n) in &counts {
-            match self.keys.get(key) {
-                Some(id) => effects_of[id as usize] = *n,
-                None => phantoms.push(Anomaly {
-                    counterexample: None,
-                    ops: Vec::new(),
-                    why: format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"),
-                }),
-            }
-        }
+        each_effect_count(effects, &self.field, |key, n| match self.keys.get(key) {
+            Some(id) => effects_of[id as usize] = n,
+            None => phantoms.push((key.to_string(), n)),
+        })?;
+        // In key order, whatever order the dump had.
+        phantoms.sort();
+        let phantoms = phantoms.into_iter().map(|(key, n)| Anomaly {
+            counterexample: None,
+            ops: Vec::new(),
+            why: format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"),
+        });
         // Keys with an anomaly, reported in key order as they always were.
         let mut found: Vec<(String, u32)> = Vec::new();
         for (id, a) in self.per_key.iter().enumerate() {
@@ -189,17 +189,25 @@ fn render(v: &Value) -> String {
     }
 }
 
-/// Effects per key: an array of records carrying `field`, or an object of
-/// key → count (number) or key → list of effects.
-fn effect_counts(effects: &Value, field: &str) -> Result<BTreeMap<String, u64>, String> {
-    let mut counts = BTreeMap::new();
+/// Effects per key, handed to `each`: an array of records carrying `field`, or an
+/// object of key → count (number) or key → list of effects (read where it lies:
+/// no copy of a dump of a million keys).
+fn each_effect_count(
+    effects: &Value,
+    field: &str,
+    mut each: impl FnMut(&str, u64),
+) -> Result<(), String> {
     match effects {
         Value::Array(records) => {
+            let mut counts = BTreeMap::new();
             for (i, r) in records.iter().enumerate() {
                 let k = r
                     .get(field)
                     .ok_or_else(|| format!("effects dump: record {i} has no `{field}`"))?;
                 *counts.entry(render(k)).or_insert(0) += 1;
+            }
+            for (k, n) in counts {
+                each(&k, n);
             }
         }
         Value::Object(map) => {
@@ -212,10 +220,10 @@ fn effect_counts(effects: &Value, field: &str) -> Result<BTreeMap<String, u64>, 
                     Value::Null => 0,
                     _ => 1,
                 };
-                counts.insert(k.clone(), n);
+                each(k, n);
             }
         }
         _ => return Err("effects dump: expected an array of records or an object".into()),
     }
-    Ok(counts)
+    Ok(())
 }

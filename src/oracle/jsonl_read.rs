@@ -1,17 +1,23 @@
 //! faultline's JSONL history read as a stream: line by line from a reader (no
-//! whole-file text), each line parsed by a typed serde visitor straight into
-//! borrowed fields (no JSON value per record; `input` and `output` stay raw JSON
-//! text), each op handed to an [`OpSink`] as it is read. A checker that folds ops
-//! judges the history while it is read; [`super::history::parse_jsonl`] collects
-//! them into a [`History`](super::history::History).
+//! whole-file text), each line read straight into borrowed fields (no JSON value
+//! per record; `input` and `output` stay raw JSON text), each op handed to an
+//! [`OpSink`] as it is read. A checker that folds ops judges the history while it
+//! is read; [`super::history::parse_jsonl`] collects them into a
+//! [`History`](super::history::History).
 //!
-//! A line the typed visitor does not take as it is — a field of another type, an
-//! unknown or repeated field, a renamed field, the `ops_total` trailer, anything
-//! invalid — is read again as a JSON value by the per-line reader of
-//! `history.rs`, so every such line means, and every error says (file, line,
-//! field), exactly what it did when the whole file was parsed into values.
+//! Three readers, each taking what the one before it does not: a hand scanner
+//! ([`scan`]) for the common record (the default fields, strings without escapes,
+//! integers, literals, `input`/`output` of any shape checked as it cuts them
+//! out); a typed serde visitor for any other record of the default fields; and,
+//! for a line neither takes as it is — a field of another type, an unknown or
+//! repeated field, a renamed field, the `ops_total` trailer, anything invalid —
+//! the per-line reader of `history.rs`, which reads it as a JSON value, so every
+//! such line means, and every error says (file, line, field), exactly what it did
+//! when the whole file was parsed into values. The scanner takes a line only when
+//! the visitor would take it and read the same.
 
 use super::history::{DEFAULT_FIELDS, HistoryError, Op, canonical_field, op_from_map};
+use super::intern::IntMap;
 use super::op_view::{Key, OpSink, OpView, Val};
 use serde::de::{self, Deserializer as _, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -19,7 +25,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::{self, Write as _};
-use std::io::{BufRead, Read};
+use std::io::{BufRead, ErrorKind};
 
 /// The longest line read: one op is one line, and a line longer than this is
 /// refused rather than held whole in memory.
@@ -47,51 +53,56 @@ pub fn read_jsonl(
     sink: &mut impl OpSink,
 ) -> Result<Header, HistoryError> {
     let mut state = State::new(source, renames);
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut bufs = Bufs::default();
-    let mut line = 0usize;
-    let mut offset = 0usize;
+    // A line cut by the end of the reader's buffer, put together here; every other
+    // line is read where it lies in that buffer (no copy).
+    let mut held: Vec<u8> = Vec::new();
+    let mut at = At::default();
     loop {
-        buf.clear();
-        let n = (&mut reader)
-            .take(LINE_LIMIT as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| state.line_error(line + 1, e.to_string()))?;
-        if n == 0 {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(state.line_error(at.line + 1, e.to_string())),
+        };
+        if chunk.is_empty() {
             break;
         }
-        line += 1;
-        // No newline: the file's last line (a torn one is an error), or one cut at
-        // the limit.
-        let last = buf.last() != Some(&b'\n');
-        if last && buf.len() > LINE_LIMIT {
-            return Err(state.line_error(
-                line,
-                format!(
-                    "longer than {LINE_LIMIT} bytes: refused (one op is one line of JSON; is \
-                     this a history?)"
-                ),
-            ));
+        let taken = chunk.len();
+        let mut rest = chunk;
+        if !held.is_empty() {
+            let Some(nl) = memchr::memchr(b'\n', rest) else {
+                state.within_limit(at.line + 1, held.len() + rest.len())?;
+                held.extend_from_slice(rest);
+                reader.consume(taken);
+                continue;
+            };
+            state.within_limit(at.line + 1, held.len() + nl)?;
+            held.extend_from_slice(&rest[..nl]);
+            state.bytes(&mut at, &held, false, &mut bufs, sink)?;
+            held.clear();
+            rest = &rest[nl + 1..];
         }
-        let end = if last { buf.len() } else { buf.len() - 1 };
-        let text = std::str::from_utf8(&buf[..end]).map_err(|e| {
-            state.line_error(
-                line,
-                format!(
-                    "not UTF-8 at line {line}, column {} (byte {}); a history is UTF-8 text",
-                    e.valid_up_to() + 1,
-                    offset + e.valid_up_to()
-                ),
-            )
-        })?;
-        offset += n;
-        let text = text.trim_end_matches('\r');
-        if text.trim().is_empty() {
-            continue;
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            state.within_limit(at.line + 1, nl)?;
+            state.bytes(&mut at, &rest[..nl], false, &mut bufs, sink)?;
+            rest = &rest[nl + 1..];
         }
-        state.line(line, text, last, &mut bufs, sink)?;
+        state.within_limit(at.line + 1, rest.len())?;
+        held.extend_from_slice(rest);
+        reader.consume(taken);
+    }
+    // No newline: the file's last line (a torn one is an error).
+    if !held.is_empty() {
+        state.bytes(&mut at, &held, true, &mut bufs, sink)?;
     }
     state.finish()
+}
+
+/// Where the reader is: lines read, and the byte offset of the next line.
+#[derive(Default)]
+struct At {
+    line: usize,
+    offset: usize,
 }
 
 /// What the reader keeps from line to line: small, whatever the history's size
@@ -142,6 +153,49 @@ impl<'s> State<'s> {
         HistoryError::field(self.source, line, field, message)
     }
 
+    /// A line longer than the limit is refused rather than held whole.
+    fn within_limit(&self, line: usize, len: usize) -> Result<(), HistoryError> {
+        if len <= LINE_LIMIT {
+            return Ok(());
+        }
+        Err(self.line_error(
+            line,
+            format!(
+                "longer than {LINE_LIMIT} bytes: refused (one op is one line of JSON; is this a \
+                 history?)"
+            ),
+        ))
+    }
+
+    /// The next line, `bytes` without its newline; `last`: the file ended it.
+    fn bytes(
+        &mut self,
+        at: &mut At,
+        bytes: &[u8],
+        last: bool,
+        bufs: &mut Bufs,
+        sink: &mut impl OpSink,
+    ) -> Result<(), HistoryError> {
+        at.line += 1;
+        let line = at.line;
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            self.line_error(
+                line,
+                format!(
+                    "not UTF-8 at line {line}, column {} (byte {}); a history is UTF-8 text",
+                    e.valid_up_to() + 1,
+                    at.offset + e.valid_up_to()
+                ),
+            )
+        })?;
+        at.offset += bytes.len() + 1;
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            return Ok(());
+        }
+        self.line(line, text, last, bufs, sink)
+    }
+
     fn line(
         &mut self,
         line: usize,
@@ -151,13 +205,10 @@ impl<'s> State<'s> {
         sink: &mut impl OpSink,
     ) -> Result<(), HistoryError> {
         if self.renames.is_empty() {
-            let mut de = serde_json::Deserializer::from_str(text);
-            let fast = de
-                .deserialize_map(FastVisitor)
-                .and_then(|rec| de.end().map(|()| rec));
-            if let Ok(rec) = fast
-                && let Some(view) = rec.view(bufs)
-            {
+            // Read in place (a record is a few hundred bytes: not moved per line).
+            let mut rec = Fast::default();
+            let read = scan(text, &mut rec).is_some() || typed(text).map(|t| rec = t).is_some();
+            if read && let Some(view) = rec.view(bufs) {
                 if let Some((first, _)) = self.trailer {
                     return Err(self.trailer_error(line, first));
                 }
@@ -323,22 +374,31 @@ impl<'s> State<'s> {
     }
 }
 
-/// Op ids seen, with the line of each: integers apart, so the common numbered ids
-/// hash no string.
+/// Op ids seen, with the line of each: numbers apart (see [`IntMap`]), so the
+/// common numbered ids hash nothing.
 #[derive(Default)]
 struct Seen {
-    ints: HashMap<u64, usize, foldhash::fast::RandomState>,
+    ints: IntMap,
+    /// Lines past [`FAR`], of ids noted as on [`FAR`].
+    far: HashMap<u64, usize, foldhash::fast::RandomState>,
     texts: HashMap<Box<str>, usize, foldhash::fast::RandomState>,
 }
+
+/// In [`Seen::ints`]: the id's line is in [`Seen::far`].
+const FAR: u32 = u32::MAX - 1;
 
 impl Seen {
     /// The line `id` was first seen on, if it was; else it is noted as on `line`.
     fn insert(&mut self, id: &str, line: usize) -> Option<usize> {
         if let Some(v) = super::intern::canonical_u64(id) {
-            return match self.ints.entry(v) {
-                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(line);
+            let at = u32::try_from(line).ok().filter(|l| *l < FAR).unwrap_or(FAR);
+            return match self.ints.get_or_insert(v, at) {
+                Some(FAR) => self.far.get(&v).copied(),
+                Some(first) => Some(first as usize),
+                None => {
+                    if at == FAR {
+                        self.far.insert(v, line);
+                    }
                     None
                 }
             };
@@ -363,15 +423,19 @@ struct Bufs {
 }
 
 /// A string, or an integer the op's string fields hold printed.
+#[derive(Debug, PartialEq)]
 enum Text<'t> {
     Str(Cow<'t, str>),
     Int(i128),
+    /// A non-negative integer as the line has it (its canonical decimal form).
+    Digits(&'t str),
 }
 
 impl Text<'_> {
     fn show<'b>(&'b self, buf: &'b mut String) -> &'b str {
         match self {
             Text::Str(s) => s,
+            Text::Digits(s) => s,
             Text::Int(v) => {
                 buf.clear();
                 let _ = write!(buf, "{v}");
@@ -381,9 +445,9 @@ impl Text<'_> {
     }
 }
 
-/// A record as the typed visitor read it; a field absent is `None`, `null` is
-/// `Some(None)` where the two differ.
-#[derive(Default)]
+/// A record as the scanner or the typed visitor read it; a field absent is
+/// `None`, `null` is `Some(None)` where the two differ.
+#[derive(Default, Debug)]
 struct Fast<'t> {
     /// Fields present (bit i: `DEFAULT_FIELDS[i]`).
     seen: u16,
@@ -393,12 +457,15 @@ struct Fast<'t> {
     complete_ts: Option<u64>,
     op_type: Option<Text<'t>>,
     key: Option<Text<'t>>,
-    input: Option<&'t RawValue>,
-    output: Option<&'t RawValue>,
+    /// Raw JSON text, checked.
+    input: Option<&'t str>,
+    output: Option<&'t str>,
     error: Option<Text<'t>>,
     timeout: Option<bool>,
     node: Option<Text<'t>>,
     fault_epoch: Option<u64>,
+    /// `input` and `output` are known to parse again (see [`reparses`]).
+    checked: bool,
 }
 
 const INVOKE_TS: u16 = 1 << 2;
@@ -407,22 +474,34 @@ const OP_TYPE: u16 = 1 << 4;
 /// serde_json's own limit on nesting when it parses a value.
 const NESTING_LIMIT: usize = 128;
 
-/// `json` (valid JSON text) opens fewer than [`NESTING_LIMIT`] arrays and objects
-/// inside each other, so parsing it again cannot fail on depth.
-fn within_nesting(json: &str) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in json.as_bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
+/// The longest number the scanner takes in `input` or `output`: a longer one
+/// may be out of `f64`'s range, which serde_json refuses when it parses it.
+const NUMBER_LEN: usize = 256;
+
+/// `json` (valid JSON text, cut out by serde_json as a raw value, which checks
+/// less than parsing it does) surely parses again as a value: it opens fewer than
+/// [`NESTING_LIMIT`] arrays and objects inside each other, has no `\u` escape of
+/// a surrogate (a lone one is refused) and no number with an exponent or longer
+/// than [`NUMBER_LEN`] (out of range is refused). Anything else goes to the
+/// per-line reader, which says what is wrong (it was read as null).
+fn reparses(json: &str) -> bool {
+    let b = json.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                i += 1;
+                while let Some(&c) = b.get(i) {
+                    match c {
+                        b'"' => break,
+                        b'\\' if b.get(i + 1) == Some(&b'u') && surrogate(&b[i + 2..]) => {
+                            return false;
+                        }
+                        b'\\' => i += 2,
+                        _ => i += 1,
+                    }
+                }
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 if depth >= NESTING_LIMIT {
@@ -430,10 +509,31 @@ fn within_nesting(json: &str) -> bool {
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let len = b[i..]
+                    .iter()
+                    .take_while(|c| matches!(c, b'-' | b'+' | b'.' | b'0'..=b'9' | b'e' | b'E'))
+                    .count();
+                let number = &b[i..i + len];
+                if len > NUMBER_LEN || number.iter().any(|c| matches!(c, b'e' | b'E')) {
+                    return false;
+                }
+                i += len;
+                continue;
+            }
             _ => {}
         }
+        i += 1;
     }
     true
+}
+
+/// `hex` starts with the four hex digits of a surrogate (D800–DFFF).
+fn surrogate(hex: &[u8]) -> bool {
+    matches!(
+        hex,
+        [b'd' | b'D', b'8' | b'9' | b'a'..=b'f' | b'A'..=b'F', ..]
+    )
 }
 
 impl<'t> Fast<'t> {
@@ -449,13 +549,13 @@ impl<'t> Fast<'t> {
         if self.complete_ts.is_some_and(|c| c < invoke_ts) {
             return None;
         }
-        // Raw text is cut out without serde_json's nesting limit, and a checker
-        // parses it later: a value nested deeper than that limit goes to the
+        // A checker parses raw text later: text that might not parse goes to the
         // per-line reader, which refuses it naming the line (it was read as null).
-        if [self.input, self.output]
-            .into_iter()
-            .flatten()
-            .any(|raw| !within_nesting(raw.get()))
+        if !self.checked
+            && [self.input, self.output]
+                .into_iter()
+                .flatten()
+                .any(|raw| !reparses(raw))
         {
             return None;
         }
@@ -467,7 +567,7 @@ impl<'t> Fast<'t> {
             error,
             node,
         } = bufs;
-        let null = || Val::Tree(&Value::Null);
+        let raw = |v: Option<&'b str>| Val::Json(v.unwrap_or("null"));
         Some(OpView {
             op_id: self.op_id.as_ref().map_or("", |t| t.show(op_id)),
             process: self.process.as_ref().map_or("", |t| t.show(process)),
@@ -475,8 +575,8 @@ impl<'t> Fast<'t> {
             complete_ts: self.complete_ts,
             op_type: self.op_type.as_ref().map_or("", |t| t.show(op_type)),
             key: self.key.as_ref().map(|t| t.show(key)),
-            input: self.input.map_or_else(null, Val::Raw),
-            output: self.output.map_or_else(null, Val::Raw),
+            input: raw(self.input),
+            output: raw(self.output),
             error: self.error.as_ref().map(|t| t.show(error)),
             timeout: self.timeout.unwrap_or(false),
             node: self.node.as_ref().map(|t| t.show(node)),
@@ -484,6 +584,348 @@ impl<'t> Fast<'t> {
             fault_epoch: self.fault_epoch.filter(|e| *e != 0),
         })
     }
+}
+
+/// The index in `DEFAULT_FIELDS` of a record's field name (`timeout_marker` is
+/// `timeout`); `None` for any other name.
+fn field_index(name: &str) -> Option<u16> {
+    Some(match name {
+        "op_id" => 0,
+        "process" => 1,
+        "invoke_ts" => 2,
+        "complete_ts" => 3,
+        "op_type" => 4,
+        "key" => 5,
+        "input" => 6,
+        "output" => 7,
+        "error" => 8,
+        "timeout" | "timeout_marker" => 9,
+        "node" => 10,
+        "fault_epoch" => 11,
+        _ => return None,
+    })
+}
+
+/// How deep the scanner follows arrays and objects inside `input` or `output`;
+/// deeper values go to the typed visitor (and past [`NESTING_LIMIT`] on to the
+/// per-line reader).
+const SCAN_DEPTH: usize = 64;
+
+/// The common record read by hand, as the typed visitor reads it: `None` for
+/// anything it does not know (an escape in a field's name or a string field, a
+/// negative or fractional number where an integer or text is read, an unknown or
+/// repeated field, invalid JSON, values nested [`SCAN_DEPTH`] deep), which the
+/// visitor then reads. `text` is one line, valid UTF-8; `rec` a record as
+/// [`Fast::default`] makes it, filled in (on `None`, partly).
+fn scan<'t>(text: &'t str, rec: &mut Fast<'t>) -> Option<()> {
+    let mut c = Scan {
+        text,
+        b: text.as_bytes(),
+        i: 0,
+    };
+    rec.checked = true;
+    c.ws();
+    c.eat(b'{')?;
+    c.ws();
+    if c.peek() == Some(b'}') {
+        c.i += 1;
+    } else {
+        loop {
+            let i = c.field()?;
+            if rec.seen & (1 << i) != 0 {
+                return None;
+            }
+            rec.seen |= 1 << i;
+            c.ws();
+            c.eat(b':')?;
+            c.ws();
+            match i {
+                0 => rec.op_id = c.text()?,
+                1 => rec.process = c.text()?,
+                2 => rec.invoke_ts = c.opt_u64()?,
+                3 => rec.complete_ts = c.opt_u64()?,
+                4 => rec.op_type = c.text()?,
+                5 => rec.key = c.text()?,
+                6 => rec.input = Some(c.raw()?),
+                7 => rec.output = Some(c.raw()?),
+                8 => rec.error = c.text()?,
+                9 => rec.timeout = c.opt_bool()?,
+                10 => rec.node = c.text()?,
+                _ => rec.fault_epoch = c.opt_u64()?,
+            }
+            c.ws();
+            match c.next()? {
+                b',' => c.ws(),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    c.ws();
+    (c.i == c.b.len()).then_some(())
+}
+
+/// The scanner's place in a line.
+struct Scan<'t> {
+    text: &'t str,
+    b: &'t [u8],
+    i: usize,
+}
+
+impl<'t> Scan<'t> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    /// JSON's whitespace.
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    /// A field's name, as its index in `DEFAULT_FIELDS` (see [`field_index`]):
+    /// `None` for any other name, or one with an escape.
+    fn field(&mut self) -> Option<u16> {
+        let rest = self.b.get(self.i + 1..)?;
+        let is = |name: &[u8]| rest.starts_with(name) && rest.get(name.len()) == Some(&b'"');
+        let (i, len) = match rest.first()? {
+            b'o' if is(b"op_id") => (0, 5),
+            b'o' if is(b"op_type") => (4, 7),
+            b'o' if is(b"output") => (7, 6),
+            b'p' if is(b"process") => (1, 7),
+            b'i' if is(b"invoke_ts") => (2, 9),
+            b'i' if is(b"input") => (6, 5),
+            b'c' if is(b"complete_ts") => (3, 11),
+            b'k' if is(b"key") => (5, 3),
+            b'e' if is(b"error") => (8, 5),
+            b't' if is(b"timeout") => (9, 7),
+            b't' if is(b"timeout_marker") => (9, 14),
+            b'n' if is(b"node") => (10, 4),
+            b'f' if is(b"fault_epoch") => (11, 11),
+            _ => return None,
+        };
+        (self.b[self.i] == b'"').then_some(())?;
+        self.i += len + 2;
+        Some(i)
+    }
+
+    /// A string with no escape, its text (`None`: not a string, or one with an
+    /// escape or a control character).
+    fn plain(&mut self) -> Option<&'t str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        loop {
+            match self.next()? {
+                b'"' => break,
+                b'\\' | 0..0x20 => return None,
+                _ => {}
+            }
+        }
+        // Cut at quotes, which are never inside a UTF-8 sequence.
+        self.text.get(start..self.i - 1)
+    }
+
+    /// A non-negative integer in `u64`, and its text.
+    fn uint(&mut self) -> Option<(u64, &'t str)> {
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(d) = self
+            .peek()
+            .map(|c| c.wrapping_sub(b'0'))
+            .filter(|d| *d <= 9)
+        {
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            self.i += 1;
+        }
+        let digits = self.text.get(start..self.i)?;
+        // No digit, a leading zero, or a fraction or exponent (a float to serde_json).
+        if digits.is_empty()
+            || digits.len() > 1 && digits.starts_with('0')
+            || matches!(self.peek(), Some(b'.' | b'e' | b'E'))
+        {
+            return None;
+        }
+        // Twenty digits may not fit: those are read again, checked.
+        if digits.len() >= 20 {
+            v = digits.parse().ok()?;
+        }
+        Some((v, digits))
+    }
+
+    /// A string, a non-negative integer or null (`Some(None)`).
+    fn text(&mut self) -> Option<Option<Text<'t>>> {
+        match self.peek()? {
+            b'"' => Some(Some(Text::Str(Cow::Borrowed(self.plain()?)))),
+            b'n' => self.literal(b"null").map(|()| None),
+            b'0'..=b'9' => Some(Some(Text::Digits(self.uint()?.1))),
+            _ => None,
+        }
+    }
+
+    fn opt_u64(&mut self) -> Option<Option<u64>> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|()| None),
+            _ => Some(Some(self.uint()?.0)),
+        }
+    }
+
+    fn opt_bool(&mut self) -> Option<Option<bool>> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|()| None),
+            b't' => self.literal(b"true").map(|()| Some(true)),
+            _ => self.literal(b"false").map(|()| Some(false)),
+        }
+    }
+
+    /// Any JSON value, checked as serde_json checks a raw value, its text.
+    fn raw(&mut self) -> Option<&'t str> {
+        let start = self.i;
+        // Open arrays and objects, innermost last (bit set: an object).
+        let (mut depth, mut objects) = (0usize, 0u64);
+        loop {
+            // A value.
+            match self.peek()? {
+                open @ (b'{' | b'[') => {
+                    self.i += 1;
+                    depth += 1;
+                    if depth >= SCAN_DEPTH {
+                        return None;
+                    }
+                    objects = objects << 1 | u64::from(open == b'{');
+                    self.ws();
+                    let close = if open == b'{' { b'}' } else { b']' };
+                    if self.peek() != Some(close) {
+                        if open == b'{' {
+                            self.member_name()?;
+                        }
+                        continue;
+                    }
+                    self.i += 1;
+                    depth -= 1;
+                    objects >>= 1;
+                }
+                b'"' => self.string()?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                _ => self.number()?,
+            }
+            // What follows it: the next item, or the ends of arrays and objects.
+            loop {
+                if depth == 0 {
+                    return self.text.get(start..self.i);
+                }
+                self.ws();
+                let in_object = objects & 1 == 1;
+                match self.next()? {
+                    b',' => {
+                        self.ws();
+                        if in_object {
+                            self.member_name()?;
+                        }
+                        break;
+                    }
+                    b'}' if in_object => {}
+                    b']' if !in_object => {}
+                    _ => return None,
+                }
+                depth -= 1;
+                objects >>= 1;
+            }
+        }
+    }
+
+    /// An object member's name and its colon.
+    fn member_name(&mut self) -> Option<()> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.string()?;
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(())
+    }
+
+    /// A string, escapes checked as serde_json checks them (and no surrogate: see
+    /// [`reparses`]).
+    fn string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => {
+                        let hex = self.b.get(self.i..self.i + 4)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) || surrogate(hex) {
+                            return None;
+                        }
+                        self.i += 4;
+                    }
+                    _ => return None,
+                },
+                0..0x20 => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// A number in JSON's grammar, with no exponent and at most [`NUMBER_LEN`]
+    /// long (see [`reparses`]).
+    fn number(&mut self) -> Option<()> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.next()? {
+            b'0' => {
+                if matches!(self.peek(), Some(b'0'..=b'9')) {
+                    return None;
+                }
+            }
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return None;
+            }
+            self.digits();
+        }
+        (self.i - start <= NUMBER_LEN && !matches!(self.peek(), Some(b'e' | b'E'))).then_some(())
+    }
+
+    fn digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+    }
+}
+
+/// The line read by the typed serde visitor; `None` when it does not take it.
+fn typed(text: &str) -> Option<Fast<'_>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let rec = de.deserialize_map(FastVisitor).ok()?;
+    de.end().ok()?;
+    Some(rec)
 }
 
 /// Reads one record's map into [`Fast`]; any field it does not take as it is
@@ -500,21 +942,8 @@ impl<'de> Visitor<'de> for FastVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fast<'de>, A::Error> {
         let mut rec = Fast::default();
         while let Some(Key(name)) = map.next_key::<Key<'de>>()? {
-            // The index in DEFAULT_FIELDS (a match: no string compared twelve times).
-            let i: u16 = match name.as_ref() {
-                "op_id" => 0,
-                "process" => 1,
-                "invoke_ts" => 2,
-                "complete_ts" => 3,
-                "op_type" => 4,
-                "key" => 5,
-                "input" => 6,
-                "output" => 7,
-                "error" => 8,
-                "timeout" | "timeout_marker" => 9,
-                "node" => 10,
-                "fault_epoch" => 11,
-                _ => return Err(de::Error::custom("not a default field")),
+            let Some(i) = field_index(&name) else {
+                return Err(de::Error::custom("not a default field"));
             };
             if rec.seen & (1 << i) != 0 {
                 return Err(de::Error::custom("repeated field"));
@@ -527,8 +956,8 @@ impl<'de> Visitor<'de> for FastVisitor {
                 3 => rec.complete_ts = map.next_value()?,
                 4 => rec.op_type = map.next_value::<OptText>()?.0,
                 5 => rec.key = map.next_value::<OptText>()?.0,
-                6 => rec.input = Some(map.next_value()?),
-                7 => rec.output = Some(map.next_value()?),
+                6 => rec.input = Some(map.next_value::<&RawValue>()?.get()),
+                7 => rec.output = Some(map.next_value::<&RawValue>()?.get()),
                 8 => rec.error = map.next_value::<OptText>()?.0,
                 9 => rec.timeout = map.next_value()?,
                 10 => rec.node = map.next_value::<OptText>()?.0,
@@ -567,5 +996,397 @@ impl<'de> de::Deserialize<'de> for OptText<'de> {
             }
         }
         d.deserialize_any(V).map(OptText)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::history::{History, read_jsonl_history};
+    use proptest::prelude::*;
+
+    /// A record as read, every field shown, to compare two readers' readings.
+    fn shown(r: &Fast<'_>) -> String {
+        let t = |t: &Option<Text<'_>>| {
+            let mut buf = String::new();
+            t.as_ref().map(|t| t.show(&mut buf).to_string())
+        };
+        format!(
+            "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+            r.seen,
+            t(&r.op_id),
+            t(&r.process),
+            r.invoke_ts,
+            r.complete_ts,
+            t(&r.op_type),
+            t(&r.key),
+            r.input,
+            r.output,
+            t(&r.error),
+            r.timeout,
+            t(&r.node),
+            r.fault_epoch
+        )
+    }
+
+    /// The scanner takes a line only if the typed visitor takes it and reads the
+    /// same, and what it takes parses again (its `checked` is true).
+    fn agrees(line: &str) -> Result<bool, TestCaseError> {
+        let mut scanned = Fast::default();
+        if scan(line, &mut scanned).is_none() {
+            return Ok(false);
+        }
+        let typed = typed(line);
+        prop_assert!(typed.is_some(), "scanned but not typed: {line}");
+        let typed = typed.expect("checked");
+        prop_assert_eq!(shown(&scanned), shown(&typed), "{}", line);
+        for raw in [scanned.input, scanned.output].into_iter().flatten() {
+            prop_assert!(reparses(raw), "scanned {raw} does not parse again: {line}");
+        }
+        Ok(true)
+    }
+
+    /// Field names: the default ones, the alias, others, one with an escape.
+    const NAMES: &[&str] = &[
+        "op_id",
+        "process",
+        "invoke_ts",
+        "complete_ts",
+        "op_type",
+        "key",
+        "input",
+        "output",
+        "error",
+        "timeout",
+        "timeout_marker",
+        "node",
+        "fault_epoch",
+        "ops_total",
+        "process_id",
+        "op\\u005fid",
+        "",
+    ];
+
+    /// Values of every kind, valid and not.
+    const VALUES: &[&str] = &[
+        "null",
+        "true",
+        "false",
+        "0",
+        "-0",
+        "7",
+        "-7",
+        "007",
+        "1e3",
+        "1E+2",
+        "2e-3",
+        "1e400",
+        "1.5",
+        "-1.5",
+        "0.0",
+        "1.",
+        ".5",
+        "-",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "\"x\"",
+        "\"\"",
+        "\"12\"",
+        "\"a\\\"b\"",
+        "\"a\\\\b\"",
+        "\"\\/\\b\\f\\n\\r\\t\"",
+        "\"\\u00e9\"",
+        "\"\\u00G9\"",
+        "\"\\ud800\"",
+        "\"\\udc00x\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\q\"",
+        "\"é😀 ☃\"",
+        "\"ctl\u{1}\"",
+        "\"tab\tin\"",
+        "\"unterminated",
+        "tru",
+        "nul",
+        "nullx",
+        "[]",
+        "[ ]",
+        "{}",
+        "{ }",
+        "[1,2]",
+        "[1,]",
+        "[,1]",
+        "[1 2]",
+        "[1,[2,{\"a\":null}]]",
+        "{\"a\"}",
+        "{\"a\":}",
+        "{\"a\":1,}",
+        "{1:2}",
+        "{\"a\":1,\"a\":2}",
+        "{\"idempotency_key\":\"t1\",\"amount\":5}",
+        "{\"version\":3,\"value\":\"v\"}",
+        "{ \"k\\u0065y\" : [ true , false , null ] }",
+        "[\"]\",\"[\",\"}\"]",
+        "[1e5]",
+        "{\"n\":-0.5e-2}",
+        "]",
+        "}",
+        ":",
+        "x",
+    ];
+
+    /// JSON's whitespace and some that is not.
+    const SPACES: &[&str] = &["", "", "", " ", "\t", "\r", "  ", "\u{a0}", "\u{b}"];
+
+    /// `depth` arrays around 1.
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    /// Values of the type a field reads, for lines most of which a reader takes.
+    const TEXTS: &[&str] = &[
+        "\"x\"",
+        "\"\"",
+        "\"é😀\"",
+        "7",
+        "0",
+        "18446744073709551615",
+        "null",
+    ];
+    const INTS: &[&str] = &["0", "7", "18446744073709551615", "null", "5"];
+    const BOOLS: &[&str] = &["true", "false", "null"];
+
+    /// A line from parts: `(name, value, spaces)` members, then junk or nothing.
+    /// `fit`: each field once, with a value of its type (any value in
+    /// `input`/`output`).
+    fn line(members: &[(usize, usize, usize)], tail: usize, fit: bool) -> String {
+        let sp = |i: usize| SPACES[i % SPACES.len()];
+        let mut out = format!("{}{{", sp(tail));
+        let (mut fields, mut first) = (0u16, true);
+        for (name, value, space) in members {
+            let name = NAMES[name % NAMES.len()];
+            let any = || match value % (VALUES.len() + 4) {
+                v if v < VALUES.len() => VALUES[v].to_string(),
+                v => nested([1, 63, 64, 130][v - VALUES.len()]),
+            };
+            let value = match (fit, field_index(name)) {
+                (false, _) => any(),
+                (true, None) => continue,
+                (true, Some(i)) if fields & (1 << i) != 0 => continue,
+                (true, Some(i)) => {
+                    fields |= 1 << i;
+                    let pick = |pool: &[&str]| pool[value % pool.len()].to_string();
+                    match i {
+                        2 | 3 | 11 => pick(INTS),
+                        6 | 7 => any(),
+                        9 => pick(BOOLS),
+                        _ => pick(TEXTS),
+                    }
+                }
+            };
+            if !first {
+                out.push(',');
+                out.push_str(sp(*space / 3));
+            }
+            first = false;
+            out.push_str(&format!(
+                "{}\"{}\"{}:{}{}{}",
+                sp(*space),
+                name,
+                sp(*space / 2),
+                sp(*space / 5),
+                value,
+                sp(*space / 7)
+            ));
+        }
+        out.push('}');
+        out.push_str(["", "", " ", "x", ",", "}", "{}"][tail % 7]);
+        out
+    }
+
+    /// A record as faultline's recorders write it (every default field, plain).
+    fn plain(i: u64) -> String {
+        format!(
+            "{{\"op_id\":\"{i}\",\"process\":{},\"invoke_ts\":{},\"complete_ts\":{},\
+             \"op_type\":\"write\",\"key\":\"k{}\",\"input\":{{\"idempotency_key\":\"t{i}\",\
+             \"amount\":{}}},\"output\":[1,\"ok\",null],\"error\":null,\"timeout\":false,\
+             \"node\":\"n1\",\"fault_epoch\":null}}",
+            i % 7,
+            i * 10,
+            i * 10 + 5,
+            i % 3,
+            i % 100
+        )
+    }
+
+    /// A history read twice: as `faultline check` reads it, and with every line
+    /// through the per-line reader (a rename of a field no line has turns the
+    /// scanner and the typed visitor off).
+    fn both(text: &str) -> (Result<History, HistoryError>, Result<History, HistoryError>) {
+        let fast = read_jsonl_history("h", text.as_bytes(), &BTreeMap::new());
+        let off = BTreeMap::from([("\u{0}none".to_string(), "\u{0}none".to_string())]);
+        let slow = read_jsonl_history("h", text.as_bytes(), &off);
+        (fast, slow)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Random lines of every field and value: where the scanner takes one, the
+        /// typed visitor reads it the same.
+        #[test]
+        fn the_scanner_reads_what_the_typed_visitor_reads(
+            members in prop::collection::vec((0usize..64, 0usize..128, 0usize..64), 0..14),
+            tail in 0usize..64,
+            fit in any::<bool>(),
+            cut in prop::option::of((0usize..400, 0usize..12)),
+        ) {
+            let mut text = line(&members, tail, fit);
+            // Now and then one character dropped or put in.
+            if let Some((at, what)) = cut {
+                let at = (0..=at.min(text.len())).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+                match what {
+                    0 => { if at < text.len() { text.remove(at); } }
+                    w => text.insert(at, ['"', '\\', ',', ':', '{', '}', '[', ']', ' ', 'u', '0'][w - 1]),
+                }
+            }
+            agrees(&text)?;
+        }
+
+        /// Whole histories of such lines read as `faultline check` reads them and by
+        /// the per-line reader alone: the same ops and fields, or the same error.
+        #[test]
+        fn the_fast_readers_read_a_history_as_the_per_line_reader(
+            recs in prop::collection::vec(
+                (0u64..5, prop::collection::vec((0usize..64, 0usize..128, 0usize..64), 0..14), 0usize..64),
+                0..12,
+            ),
+            crlf in any::<bool>(),
+        ) {
+            let mut text = String::new();
+            for (i, (kind, members, tail)) in recs.iter().enumerate() {
+                match kind {
+                    0 | 1 => text.push_str(&line(members, *tail, *kind == 1)),
+                    // A blank line.
+                    2 => {}
+                    _ => text.push_str(&plain(i as u64)),
+                }
+                text.push_str(if crlf { "\r\n" } else { "\n" });
+            }
+            let (fast, slow) = both(&text);
+            prop_assert_eq!(fast, slow, "{}", text);
+        }
+    }
+
+    /// The records recorders write are all read by the scanner (else the fast path
+    /// would be fast on nothing).
+    #[test]
+    fn the_scanner_takes_the_common_records() {
+        for i in 0..50 {
+            let line = plain(i);
+            assert!(agrees(&line).expect("agrees"), "{line}");
+        }
+        for line in [
+            "{}",
+            " { \"op_id\" : 7 , \"timeout_marker\" : true , \"complete_ts\" : null } ",
+            "{\"input\":[[[{\"a\":[\"\\u00e9\\n\"]}]]],\"output\":-0.25,\"key\":\"é\"}",
+            &format!("{{\"input\":{}}}", nested(63)),
+        ] {
+            assert!(agrees(line).expect("agrees"), "{line}");
+        }
+        // …and what it leaves to the typed visitor, the visitor reads.
+        for line in [
+            "{\"op_id\":\"a\\\"b\"}",
+            "{\"op\\u005fid\":1}",
+            "{\"op_id\":-1}",
+            &format!("{{\"input\":{}}}", nested(64)),
+        ] {
+            assert!(!agrees(line).expect("agrees"), "{line}");
+            assert!(typed(line).is_some(), "{line}");
+        }
+    }
+
+    /// Edge cases through the whole reader, fast against the per-line reader:
+    /// values the scanner and the visitor cut out but that do not parse again
+    /// (a lone surrogate, a number out of range) are refused, not read as null.
+    #[test]
+    fn values_that_do_not_parse_again_are_refused_as_the_per_line_reader_refuses_them() {
+        for input in [
+            "\"\\ud800\"",
+            "1e400",
+            "[\"\\udfff\"]",
+            &nested(130),
+            "1e3",
+            "\"\\ud83d\\ude00\"",
+        ] {
+            let text = format!("{}\n{{\"op_id\":\"x\",\"input\":{input}}}\n", plain(1));
+            let (fast, slow) = both(&text);
+            assert_eq!(fast, slow, "{input}");
+        }
+        let (fast, _) = both(&format!("{{\"input\":{}}}\n", "1e400"));
+        let e = fast.expect_err("out of range").to_string();
+        assert!(e.starts_with("h:1: invalid JSON"), "{e}");
+    }
+
+    /// Lines cut by the end of the reader's buffer at every place read as whole
+    /// ones; the line limit counts a line's bytes without its newline.
+    #[test]
+    fn lines_across_the_buffer_read_as_whole_ones() {
+        let text: String = (0..20)
+            .map(|i| plain(i) + if i % 2 == 0 { "\n" } else { "\r\n\n" })
+            .collect();
+        let whole = read_jsonl_history("h", text.as_bytes(), &BTreeMap::new()).expect("reads");
+        assert_eq!(whole.ops.len(), 20);
+        for capacity in [1, 2, 3, 7, 64, 333] {
+            let reader = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            let cut = read_jsonl_history("h", reader, &BTreeMap::new()).expect("reads");
+            assert_eq!(cut, whole, "buffer of {capacity}");
+        }
+        // é in Latin-1: not UTF-8, the 11th byte of line 2.
+        let mut latin = format!("{}\n{{\"op_id\":\"", plain(0)).into_bytes();
+        latin.extend_from_slice(b"\xe9\"}\n");
+        for capacity in [1, 5, 4096] {
+            let reader = std::io::BufReader::with_capacity(capacity, latin.as_slice());
+            let e = read_jsonl_history("h", reader, &BTreeMap::new()).expect_err("not UTF-8");
+            let want = format!(
+                "not UTF-8 at line 2, column 11 (byte {})",
+                plain(0).len() + 11
+            );
+            assert!(e.to_string().contains(&want), "{e} / {want}");
+        }
+        let long = |len: usize, newline: bool| {
+            let mut line = format!("{{\"op_id\":\"{}\"}}", "x".repeat(len - 12));
+            assert_eq!(line.len(), len);
+            if newline {
+                line.push('\n');
+            }
+            line
+        };
+        for newline in [false, true] {
+            let most = long(LINE_LIMIT, newline);
+            assert!(read_jsonl_history("h", most.as_bytes(), &BTreeMap::new()).is_ok());
+            let text = format!("{}\n{}", plain(0), long(LINE_LIMIT + 1, newline));
+            let e = read_jsonl_history("h", text.as_bytes(), &BTreeMap::new()).expect_err("long");
+            assert!(e.to_string().starts_with("h:2: longer than"), "{e}");
+        }
+    }
+
+    /// Op ids are found again, numbers and texts apart; a line past `u32` is kept
+    /// whole.
+    #[test]
+    fn a_repeated_op_id_is_found_with_its_line() {
+        let mut seen = Seen::default();
+        assert_eq!(seen.insert("5", 7), None);
+        assert_eq!(seen.insert("5", 9), Some(7));
+        assert_eq!(seen.insert(&u64::MAX.to_string(), 3), None);
+        assert_eq!(seen.insert(&u64::MAX.to_string(), 4), Some(3));
+        assert_eq!(seen.insert("05", 5), None);
+        assert_eq!(seen.insert("05", 6), Some(5));
+        // A line past u32 is kept whole.
+        let line = u32::MAX as usize + 10;
+        assert_eq!(seen.insert("6", line), None);
+        assert_eq!(seen.insert("6", 1), Some(line));
+        assert_eq!(seen.insert("7", FAR as usize - 1), None);
+        assert_eq!(seen.insert("7", 1), Some(FAR as usize - 1));
     }
 }

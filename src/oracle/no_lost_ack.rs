@@ -10,7 +10,7 @@ use super::intern::{Interner, Texts};
 use super::jsonl_read::Header;
 use super::op_view::{OpSink, OpView};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Marker type carrying the checker's declarations.
 pub struct NoLostAck;
@@ -56,9 +56,11 @@ pub fn check(history: &History, final_state: &BTreeMap<String, Value>) -> Checke
     fold.finish(&history.header(), final_state)
 }
 
-/// An acknowledged write: its op id, key (`None`: it had none), value and invoke.
-struct Acked {
-    id: u32,
+/// A write that may have taken effect (acknowledged, or timed out and so perhaps
+/// applied): its key (`None`: it had none), value and invoke, and for an
+/// acknowledged one its op id.
+struct Write {
+    acked: Option<u32>,
     key: Option<u32>,
     value: u32,
     invoke_ts: u64,
@@ -70,11 +72,7 @@ pub struct Fold {
     keys: Interner,
     values: Interner,
     ids: Texts,
-    /// For each key and value, the latest invocation of a write that may have put
-    /// it there (acknowledged, or timed out and so perhaps applied): one pass, so
-    /// the check is O(n) where asking every write about every other was O(n²).
-    latest: HashMap<(u32, u32), u64, foldhash::fast::RandomState>,
-    acked: Vec<Acked>,
+    writes: Vec<Write>,
 }
 
 impl OpSink for Fold {
@@ -85,19 +83,12 @@ impl OpSink for Fold {
         }
         let value = self.values.id(&o.input.canonical());
         let key = o.key.map(|k| self.keys.id(k));
-        if let Some(k) = key {
-            let at = self.latest.entry((k, value)).or_insert(0);
-            *at = (*at).max(o.invoke_ts);
-        }
-        if acked {
-            let id = self.ids.push(o.op_id);
-            self.acked.push(Acked {
-                id,
-                key,
-                value,
-                invoke_ts: o.invoke_ts,
-            });
-        }
+        self.writes.push(Write {
+            acked: acked.then(|| self.ids.push(o.op_id)),
+            key,
+            value,
+            invoke_ts: o.invoke_ts,
+        });
     }
 }
 
@@ -113,15 +104,34 @@ impl Fold {
             return r;
         }
         // Each final value by key id: the value, and its id if some write wrote it.
-        let mut finals: HashMap<u32, (&Value, Option<u32>)> = HashMap::new();
+        let mut finals: Vec<Option<(&Value, Option<u32>)>> = vec![None; self.keys.len()];
         for (k, v) in final_state {
-            if let Some(key) = self.keys.get(k) {
-                finals.insert(key, (v, self.values.get(&v.to_string())));
+            if let Some(slot) = self
+                .keys
+                .get(k)
+                .and_then(|key| finals.get_mut(key as usize))
+            {
+                *slot = Some((v, self.values.get(&v.to_string())));
+            }
+        }
+        // For each key, the latest invocation of a write of its final value: one
+        // pass, so the check is O(n) where asking every write about every other
+        // was O(n²).
+        let mut latest: Vec<Option<u64>> = vec![None; self.keys.len()];
+        for w in &self.writes {
+            if let Some(k) = w.key.map(|k| k as usize)
+                && let Some(Some((_, f))) = finals.get(k)
+                && *f == Some(w.value)
+            {
+                latest[k] = Some(latest[k].unwrap_or(0).max(w.invoke_ts));
             }
         }
         let mut anomalies = Vec::new();
-        for w in &self.acked {
-            let op = || vec![self.ids.get(w.id).to_string()];
+        for w in &self.writes {
+            let Some(id) = w.acked else {
+                continue;
+            };
+            let op = || vec![self.ids.get(id).to_string()];
             let Some(key) = w.key else {
                 anomalies.push(Anomaly {
                     counterexample: None,
@@ -130,30 +140,32 @@ impl Fold {
                 });
                 continue;
             };
-            let name = self.keys.name(key);
-            match finals.get(&key) {
+            // Printed only for an anomaly.
+            let name = || self.keys.name(key);
+            match finals.get(key as usize).copied().flatten() {
                 None => anomalies.push(Anomaly {
                     counterexample: None,
                     ops: op(),
                     why: format!(
-                        "acknowledged write to `{name}` but the key is absent from the final state"
+                        "acknowledged write to `{}` but the key is absent from the final state",
+                        name()
                     ),
                 }),
-                Some((_, Some(found))) if *found == w.value => {}
+                Some((_, Some(found))) if found == w.value => {}
                 Some((v, found)) => {
                     // A write of the final value invoked at or after w can have
                     // overwritten it (never w itself: its value is not the final one).
-                    let explained = found
-                        .and_then(|f| self.latest.get(&(key, f)))
-                        .is_some_and(|at| *at >= w.invoke_ts);
+                    let explained =
+                        found.is_some() && latest[key as usize].is_some_and(|at| at >= w.invoke_ts);
                     if !explained {
                         anomalies.push(Anomaly {
                             counterexample: None,
                             ops: op(),
                             why: format!(
-                                "acknowledged write of {} to `{name}` lost: final value {v} \
+                                "acknowledged write of {} to `{}` lost: final value {v} \
                                  written by no later write",
-                                self.values.name(w.value)
+                                self.values.name(w.value),
+                                name()
                             ),
                         });
                     }

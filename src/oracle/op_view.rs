@@ -92,16 +92,28 @@ impl Op {
 #[derive(Debug, Clone, Copy)]
 pub enum Val<'a> {
     Raw(&'a RawValue),
+    /// JSON text cut out of a line by a reader that checked it is one valid value
+    /// (no whitespace around it), as [`Val::Raw`] without the `RawValue` wrapper.
+    Json(&'a str),
     Tree(&'a Value),
 }
 
 impl<'a> Val<'a> {
+    /// The JSON text of a raw value (`None`: a tree).
+    fn json(self) -> Option<&'a str> {
+        match self {
+            Val::Raw(raw) => Some(raw.get()),
+            Val::Json(text) => Some(text),
+            Val::Tree(_) => None,
+        }
+    }
+
     /// As a JSON tree. Raw text was checked by the parser that cut it out, so it
     /// always parses; were it not to, it reads as null.
     pub fn to_value(self) -> Value {
         match self {
-            Val::Raw(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
             Val::Tree(v) => v.clone(),
+            raw => serde_json::from_str(raw.json().unwrap_or("null")).unwrap_or(Value::Null),
         }
     }
 
@@ -110,9 +122,11 @@ impl<'a> Val<'a> {
     /// form (a plain string, an integer, a literal) is not parsed.
     pub fn canonical(self) -> Cow<'a, str> {
         match self {
-            Val::Raw(raw) if is_canonical(raw.get()) => Cow::Borrowed(raw.get()),
-            Val::Raw(_) => Cow::Owned(self.to_value().to_string()),
             Val::Tree(v) => Cow::Owned(v.to_string()),
+            raw => match raw.json() {
+                Some(text) if is_canonical(text) => Cow::Borrowed(text),
+                _ => Cow::Owned(raw.to_value().to_string()),
+            },
         }
     }
 
@@ -120,17 +134,16 @@ impl<'a> Val<'a> {
     /// canonical when it is shown.
     pub fn as_read(self) -> Cow<'a, str> {
         match self {
-            Val::Raw(raw) => Cow::Borrowed(raw.get()),
             Val::Tree(v) => Cow::Owned(v.to_string()),
+            raw => Cow::Borrowed(raw.json().unwrap_or_default()),
         }
     }
 
     /// A string's text, anything else printed ([`Val::canonical`]).
     pub fn text(self) -> Cow<'a, str> {
-        match self {
-            Val::Tree(Value::String(s)) => Cow::Borrowed(s),
-            Val::Raw(raw) if raw.get().starts_with('"') => {
-                let quoted = raw.get();
+        match (self, self.json()) {
+            (Val::Tree(Value::String(s)), _) => Cow::Borrowed(s),
+            (_, Some(quoted)) if quoted.starts_with('"') => {
                 if quoted.contains('\\') {
                     Cow::Owned(serde_json::from_str::<String>(quoted).unwrap_or_default())
                 } else {
@@ -143,19 +156,24 @@ impl<'a> Val<'a> {
 
     pub fn is_null(self) -> bool {
         match self {
-            Val::Raw(raw) => raw.get() == "null",
             Val::Tree(v) => v.is_null(),
+            raw => raw.json() == Some("null"),
         }
     }
 
     /// The number, as `Value::as_f64` reads it (anything else: `None`).
     pub fn as_f64(self) -> Option<f64> {
         match self {
-            Val::Raw(raw) => match raw.get().as_bytes().first() {
-                Some(b'-' | b'0'..=b'9') => serde_json::from_str::<f64>(raw.get()).ok(),
-                _ => None,
-            },
             Val::Tree(v) => v.as_f64(),
+            raw => {
+                let text = raw.json()?;
+                match text.as_bytes().first() {
+                    Some(b'-' | b'0'..=b'9') => {
+                        small_integer(text).or_else(|| serde_json::from_str::<f64>(text).ok())
+                    }
+                    _ => None,
+                }
+            }
         }
     }
 
@@ -163,29 +181,151 @@ impl<'a> Val<'a> {
     pub fn field(self, name: &str) -> Option<Val<'a>> {
         match self {
             Val::Tree(v) => v.get(name).map(Val::Tree),
-            Val::Raw(raw) if raw.get().starts_with('{') => {
-                let mut de = serde_json::Deserializer::from_str(raw.get());
-                de.deserialize_map(Pick(name)).ok().flatten().map(Val::Raw)
+            raw => {
+                let text = raw.json().filter(|t| t.starts_with('{'))?;
+                match pick(text, name) {
+                    Some(found) => found.map(Val::Json),
+                    // A key with an escape: serde_json reads the keys as text.
+                    None => {
+                        let mut de = serde_json::Deserializer::from_str(text);
+                        de.deserialize_map(Pick(name))
+                            .ok()
+                            .flatten()
+                            .map(|v| Val::Json(v.get()))
+                    }
+                }
             }
-            Val::Raw(_) => None,
         }
     }
 
     /// An array's items; null is none; anything else is one item.
     pub fn items(self) -> Vec<Val<'a>> {
+        let mut items = Vec::new();
+        self.each_item(|item| items.push(item));
+        items
+    }
+
+    /// [`Val::items`] handed to `f` one by one (no list built).
+    pub fn each_item(self, mut f: impl FnMut(Val<'a>)) {
         match self {
-            Val::Tree(Value::Null) => Vec::new(),
-            Val::Tree(Value::Array(items)) => items.iter().map(Val::Tree).collect(),
-            Val::Raw(raw) if raw.get() == "null" => Vec::new(),
-            Val::Raw(raw) if raw.get().starts_with('[') => {
-                match serde_json::from_str::<Vec<&'a RawValue>>(raw.get()) {
-                    Ok(items) => items.into_iter().map(Val::Raw).collect(),
-                    Err(_) => vec![self],
+            Val::Tree(Value::Null) => {}
+            Val::Tree(Value::Array(items)) => items.iter().map(Val::Tree).for_each(f),
+            Val::Tree(_) => f(self),
+            raw => match raw.json() {
+                Some("null") => {}
+                Some(text) if text.starts_with('[') => {
+                    match serde_json::from_str::<Vec<&'a RawValue>>(text) {
+                        Ok(items) => items.into_iter().for_each(|v| f(Val::Json(v.get()))),
+                        Err(_) => f(self),
+                    }
                 }
-            }
-            _ => vec![self],
+                _ => f(self),
+            },
         }
     }
+}
+
+/// An integer of at most 15 digits (exact in an `f64`) read by hand, as
+/// `serde_json` reads it (`-0` is `-0.0`); anything else `None`.
+fn small_integer(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let d = digits.as_bytes();
+    if d.is_empty() || d.len() > 15 || (d[0] == b'0' && d.len() > 1) {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+    }
+    let v = v as f64;
+    Some(if negative { -v } else { v })
+}
+
+/// The last `name` member of the JSON object `json` (valid JSON text), found by
+/// hand: `Some(None)` when there is none, `None` when a key has an escape (then
+/// serde_json must read the keys).
+fn pick<'a>(json: &'a str, name: &str) -> Option<Option<&'a str>> {
+    let b = json.as_bytes();
+    let mut found = None;
+    let mut i = skip_ws(b, 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(None);
+    }
+    while b.get(i) == Some(&b'"') {
+        let end = string_end(b, i + 1);
+        let key = b.get(i + 1..end - 1).unwrap_or_default();
+        if key.contains(&b'\\') {
+            return None;
+        }
+        i = skip_ws(b, end);
+        // The colon.
+        i = skip_ws(b, i + 1);
+        let start = i;
+        i = value_end(b, i);
+        if key == name.as_bytes() {
+            found = json.get(start..i);
+        }
+        i = skip_ws(b, i);
+        // A comma, or the closing brace.
+        if b.get(i) != Some(&b',') {
+            break;
+        }
+        i = skip_ws(b, i + 1);
+    }
+    Some(found)
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Just past the closing quote of the string whose text starts at `i`.
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(at) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
+        i += at;
+        if b[i] == b'"' {
+            return i + 1;
+        }
+        i += 2;
+    }
+    b.len()
+}
+
+/// Just past the JSON value (valid text) that starts at `i`.
+fn value_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                i = string_end(b, i + 1);
+                if depth == 0 {
+                    return i;
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth == 0 => return i,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b',' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Raw JSON text `serde_json` would print the same: `true`, `false`, `null`, an
@@ -257,5 +397,57 @@ pub fn printed(json: &str) -> String {
     match serde_json::from_str::<Value>(json) {
         Ok(v) => v.to_string(),
         Err(_) => json.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Members' names and values of every kind, escapes and repeats among them.
+    const NAMES: &[&str] = &["version", "v", "versio\\u006e", "idempotency_key", "", "é"];
+    const VALUES: &[&str] = &[
+        "1",
+        "-0",
+        "2.5",
+        "1e3",
+        "null",
+        "\"x\"",
+        "\"a\\\"}b\"",
+        "[1,{\"version\":2}]",
+        "{\"version\":3}",
+        "true",
+        "123456789012345",
+        "1234567890123456",
+    ];
+
+    proptest! {
+        /// A raw object's field is found by hand as serde_json finds it in the
+        /// parsed value (the last of repeats; a name with an escape read as text),
+        /// and a raw number is read as `Value::as_f64` reads it.
+        #[test]
+        fn a_raw_value_reads_as_its_parsed_tree(
+            members in prop::collection::vec((0usize..6, 0usize..12, 0usize..3), 0..6),
+        ) {
+            let sp = [" ", "", "\t"];
+            let json = format!(
+                "{{{}}}",
+                members
+                    .iter()
+                    .map(|(n, v, s)| format!("{}\"{}\"{}:{}{}", sp[*s], NAMES[*n], sp[*s], sp[*s], VALUES[*v]))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            let tree: Value = serde_json::from_str(&json).expect("valid JSON");
+            for name in ["version", "idempotency_key", "é", "x"] {
+                let raw = Val::Json(&json).field(name).map(|v| v.to_value());
+                prop_assert_eq!(raw, tree.get(name).cloned(), "{} in {}", name, json);
+            }
+            for v in VALUES {
+                let parsed: Value = serde_json::from_str(v).expect("valid JSON");
+                prop_assert_eq!(Val::Json(v).as_f64().map(f64::to_bits), parsed.as_f64().map(f64::to_bits), "{}", v);
+            }
+        }
     }
 }

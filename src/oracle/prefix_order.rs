@@ -128,10 +128,10 @@ impl OpSink for Fold {
             }
         } else if is_consume(o.op_type) && o.is_acked() {
             let start = self.items.len() as u32;
-            for item in o.output.items() {
+            o.output.each_item(|item| {
                 let value = self.values.id(&item.canonical());
                 self.items.push(value);
-            }
+            });
             let process = self.processes.id(o.process);
             let id = self.ids.push(o.op_id);
             self.consumed.push(Consumed {
