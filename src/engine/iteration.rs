@@ -533,7 +533,8 @@ impl Runner<'_> {
             command,
             watch,
         };
-        condition::until_ok(&mut condition, within, watch).await
+        // Boxed for the same reason as the schedule.
+        Box::pin(condition::until_ok(&mut condition, within)).await
     }
 
     async fn cluster_up(&mut self, binding: &Binding) -> Result<bool, EngineError> {
@@ -836,7 +837,15 @@ impl Runner<'_> {
         self.services.insert(WORKLOAD.into(), client);
         let faults: Vec<&FaultStep> = binding.faults.iter().map(|f| &f.value).collect();
         let deadline = workload.deadline.map_or(DEFAULT_DEADLINE, |d| d.0);
-        schedule::run_schedule(self, &faults, started.into(), deadline).await?;
+        // Boxed: the schedule's future nests the nemeses' own, and inline it takes the
+        // session's future past the compiler's layout depth limit.
+        Box::pin(schedule::run_schedule(
+            self,
+            &faults,
+            started.into(),
+            deadline,
+        ))
+        .await?;
         let outcome = self.await_workload(workload, started, deadline).await?;
         let client = self.services.remove(WORKLOAD);
         let elapsed = started.elapsed();

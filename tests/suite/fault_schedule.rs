@@ -1,8 +1,9 @@
-//! The fault schedule on real processes, once: faults that overlap, a fault that waits
-//! for an event the victim writes, repetitions. The order of journal records is the
-//! evidence. The schedule's timing rules (these faults to the millisecond, a trigger
-//! that never comes, a heal that does not wait for a slow proof) are tested on tokio's
-//! paused clock against an in-process SUT, in `src/engine/iteration/schedule/sim.rs`.
+//! The fault schedule on real processes: faults that overlap, a fault that waits for
+//! an event the victim writes, repetitions, and a heal that does not wait for a slow
+//! proof. The order of journal records is the evidence. The schedule's timing rules
+//! (these faults to the millisecond, a trigger that never comes, an interruption) are
+//! tested on tokio's paused clock against an in-process SUT, in
+//! `src/engine/iteration/schedule/sim.rs`.
 
 use crate::common;
 use crate::common::Line;
@@ -140,4 +141,69 @@ scenarios:
         text.contains("field `repeat`") && text.contains("must be at least 1"),
         "{text}"
     );
+}
+
+/// Milliseconds from the `fault-injected` to the `fault-healed` record of `fault`.
+fn held_ms(records: &[Line], fault: &str) -> i64 {
+    let at = |kind: &str| {
+        let ts = records
+            .iter()
+            .find(|r| r.kind == kind && r.data["fault"] == fault)
+            .map(|r| r.ts.clone())
+            .unwrap_or_else(|| panic!("no {kind} for {fault}"));
+        chrono::DateTime::parse_from_rfc3339(&ts).expect("an RFC 3339 time")
+    };
+    (at("fault-healed") - at("fault-injected")).num_milliseconds()
+}
+
+/// `duration` runs from injection to heal, whatever the landing proof is doing: a
+/// proof that takes 1.5 s of a 2 s fault, and one that never succeeds within its
+/// 4 s window, are both healed 2 s after injection; the first is proven, the second
+/// is not.
+#[tokio::test]
+async fn a_fault_is_healed_its_duration_after_injection_whatever_its_proof_takes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The victim notices a flag 1.5 s after it appears; nobody ever sets `never`.
+    let yaml = r#"
+cluster:
+  services:
+    - { name: v, run: 'while :; do if [ -e flag ]; then sleep 1.5; echo "flag seen" >&2; rm -f flag; fi; sleep 0.05; done' }
+workload: { run: "sleep 7", deadline: 30s }
+faults:
+  - id: slow-proof
+    after: 300ms
+    duration: 2s
+    command: { inject: "touch flag", heal: "true" }
+    landing:
+      - side: victim
+        log: { service: v, pattern: "flag seen" }
+        within: 4s
+  - id: no-proof
+    after: 3s
+    duration: 2s
+    command: { inject: "true", heal: "true" }
+    landing:
+      - side: victim
+        log: { service: v, pattern: "never" }
+        within: 4s
+"#;
+    let (facts, records) = common::run_inline(yaml, dir.path()).await;
+    for fault in ["slow-proof", "no-proof"] {
+        let held = held_ms(&records, fault);
+        // A heal that waited for the proof would come at 4 s or later; the slack above
+        // 2 s is the heal command and the journal's fsync on a loaded machine.
+        assert!(
+            (1800..=2700).contains(&held),
+            "{fault} held {held} ms, declared 2000"
+        );
+    }
+    let landed = |id: &str| {
+        facts
+            .faults
+            .iter()
+            .find(|f| f.id == id)
+            .is_some_and(|f| f.victim_side_seen)
+    };
+    assert!(landed("slow-proof"), "{:?}", facts.faults);
+    assert!(!landed("no-proof"), "{:?}", facts.faults);
 }

@@ -28,19 +28,18 @@ pub(super) struct Try {
 pub(super) trait Condition {
     /// Runs the command once, to end within `deadline`.
     async fn try_once(&mut self, deadline: Duration) -> Result<Try, EngineError>;
-    /// Looks at the services: the records of those that ended unexplained.
+    /// Looks at the services, when this wait watches them: the records of those that
+    /// ended unexplained.
     fn ended(&mut self) -> Result<Vec<u64>, EngineError>;
     /// Rests `pause` unless the session is interrupted first.
     async fn rest(&mut self, pause: Duration) -> Result<(), EngineError>;
 }
 
 /// Retries `condition` until it holds or `within` passes: whether it held, the
-/// record of its last try, and (`watch`) the records of services whose end cut the
-/// wait short.
+/// record of its last try, and the records of services whose end cut the wait short.
 pub(super) async fn until_ok<C: Condition>(
     condition: &mut C,
     within: Duration,
-    watch: bool,
 ) -> Result<(bool, u64, Vec<u64>), EngineError> {
     let start = Instant::now();
     loop {
@@ -52,11 +51,9 @@ pub(super) async fn until_ok<C: Condition>(
         if !tried.ended.is_empty() {
             return Ok((false, tried.seq, tried.ended));
         }
-        if watch {
-            let ended = condition.ended()?;
-            if !ended.is_empty() {
-                return Ok((false, tried.seq, ended));
-            }
+        let ended = condition.ended()?;
+        if !ended.is_empty() {
+            return Ok((false, tried.seq, ended));
         }
         if start.elapsed() >= within {
             return Ok((false, tried.seq, Vec::new()));
@@ -96,7 +93,11 @@ impl Condition for Command<'_, '_> {
     }
 
     fn ended(&mut self) -> Result<Vec<u64>, EngineError> {
-        self.runner.watch_services()
+        if self.watch {
+            self.runner.watch_services()
+        } else {
+            Ok(Vec::new())
+        }
     }
 
     async fn rest(&mut self, pause: Duration) -> Result<(), EngineError> {

@@ -24,7 +24,7 @@ pub(super) type Landing = (Watch, Duration, Side);
 
 /// How long the injector side may take to see its effect: the longest declared
 /// landing window, else the default.
-pub(super) fn injector_window(step: &FaultStep) -> Duration {
+fn injector_window(step: &FaultStep) -> Duration {
     step.landing
         .iter()
         .filter_map(|l| l.within.map(|d| d.0))
@@ -187,14 +187,7 @@ impl Runner<'_> {
         facts: &mut FaultFacts,
         until: Option<Instant>,
     ) -> Result<(), EngineError> {
-        // A proof's window is cut to the time left before the heal is due (`until`, set
-        // when the step declares a `duration`): `duration` runs from injection to heal
-        // whatever the proof is doing.
-        let mut window = Window {
-            within: injector_window(step),
-            until,
-        };
-        window.within = window.clip(window.within);
+        let window = proof_window(step, until);
         if let Some(seen) = held.probe(window, &*self).await? {
             facts.injector_landed = seen.landed;
             facts.detail.push(format!("injector: {}", seen.text));
@@ -225,8 +218,7 @@ impl Runner<'_> {
                     skew_s: seen.skew,
                 }))?);
         }
-        let all = builtin_victim.unwrap_or(true);
-        await_declared(self, watches, window, builtin_victim.is_some(), all, facts).await
+        await_declared(self, watches, window, builtin_victim, facts).await
     }
 
     /// Heals a held fault and journals the result. Runs whatever interrupted the
@@ -249,6 +241,19 @@ impl Runner<'_> {
     }
 }
 
+/// The window of a fault's landing proof: its longest declared window (else the
+/// default), cut to the time left before the heal is due (`until`, set when the
+/// step declares a `duration`): `duration` runs from injection to heal whatever the
+/// proof is doing.
+pub(super) fn proof_window(step: &FaultStep, until: Option<Instant>) -> Window {
+    let mut window = Window {
+        within: injector_window(step),
+        until,
+    };
+    window.within = window.clip(window.within);
+    window
+}
+
 /// Watches for the step's declared landing signals, opened before injection so only
 /// what happens after it counts.
 pub(super) async fn landing_watches<N: Nemeses>(
@@ -268,17 +273,18 @@ pub(super) async fn landing_watches<N: Nemeses>(
 }
 
 /// Waits for each declared signal in its window (cut to `window`'s end), journals
-/// what it saw, then the proof: landed when there was some evidence (`other`, or a
-/// declared signal) and all of it was seen (`all` so far, and every signal).
+/// what it saw, then the proof: landed when there was victim-side evidence (the
+/// kind's built-in check, `builtin_victim`, or a declared signal) and all of it was
+/// seen. Injector-side evidence alone proves nothing.
 pub(super) async fn await_declared<N: Nemeses>(
     n: &mut N,
     watches: &[Landing],
     window: Window,
-    other: bool,
-    mut all: bool,
+    builtin_victim: Option<bool>,
     facts: &mut FaultFacts,
 ) -> Result<(), EngineError> {
-    all &= other || !watches.is_empty();
+    let mut all =
+        builtin_victim.unwrap_or(true) && (builtin_victim.is_some() || !watches.is_empty());
     for (watch, within, side) in watches {
         let found = n
             .guard(watch.await_match(window.clip(*within)))

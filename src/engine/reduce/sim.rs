@@ -185,10 +185,17 @@ async fn the_search_keeps_what_the_failure_needs_and_halves_what_it_can() {
     assert_eq!(started.elapsed(), Duration::from_secs(105));
 }
 
-/// The time budget is looked at before each candidate: with 25 s and 10 s candidates,
-/// the fourth is not started.
+/// The time budget is looked at before each candidate: with 25 s (or exactly 30 s)
+/// and 10 s candidates, the fourth is not started.
 #[tokio::test(start_paused = true)]
 async fn the_time_budget_ends_the_search_before_the_candidate_that_would_pass_it() {
+    let mut sut = Sut::new();
+    sut.reduce(20, Duration::from_secs(30)).await;
+    assert_eq!(
+        sut.tried.len(),
+        3,
+        "a budget spent to the second starts nothing"
+    );
     let mut sut = Sut::new();
     let reduction = sut.reduce(20, Duration::from_secs(25)).await;
     assert_eq!(sut.tried.len(), 3);

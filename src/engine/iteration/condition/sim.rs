@@ -21,6 +21,10 @@ struct Store {
     check_takes: Duration,
     /// A member dies then, with no fault to explain it.
     dies_at: Option<Duration>,
+    /// The services are looked at between tries (the health wait).
+    watch: bool,
+    /// The check's own run sees a death during it (a health check that watches).
+    sees_death: bool,
     /// Each try: when it started and the deadline it was given, in ms.
     tries: Vec<(u128, u128)>,
 }
@@ -32,8 +36,15 @@ impl Store {
             quiet_at,
             check_takes: Duration::from_millis(50),
             dies_at: None,
+            watch: false,
+            sees_death: false,
             tries: Vec::new(),
         }
+    }
+
+    fn dead(&self) -> Vec<u64> {
+        let dead = self.dies_at.is_some_and(|at| self.t0.elapsed() >= at);
+        if dead { vec![DEATH] } else { Vec::new() }
     }
 
     fn starts(&self) -> Vec<u128> {
@@ -46,16 +57,20 @@ impl Condition for Store {
         self.tries
             .push((self.t0.elapsed().as_millis(), deadline.as_millis()));
         tokio::time::sleep(self.check_takes.min(deadline)).await;
+        let ended = if self.sees_death {
+            self.dead()
+        } else {
+            Vec::new()
+        };
         Ok(Try {
             ok: self.t0.elapsed() >= self.quiet_at,
             seq: self.tries.len() as u64,
-            ended: Vec::new(),
+            ended,
         })
     }
 
     fn ended(&mut self) -> Result<Vec<u64>, EngineError> {
-        let dead = self.dies_at.is_some_and(|at| self.t0.elapsed() >= at);
-        Ok(if dead { vec![DEATH] } else { Vec::new() })
+        Ok(if self.watch { self.dead() } else { Vec::new() })
     }
 
     async fn rest(&mut self, pause: Duration) -> Result<(), EngineError> {
@@ -73,7 +88,7 @@ fn ms(n: u64) -> Duration {
 #[tokio::test(start_paused = true)]
 async fn quiescence_is_reached_at_the_first_try_after_the_backlog_drains() {
     let mut store = Store::new(ms(1310));
-    let reached = until_ok(&mut store, ms(5000), false).await.expect("waited");
+    let reached = until_ok(&mut store, ms(5000)).await.expect("waited");
     assert_eq!(reached, (true, 7, Vec::new()));
     assert_eq!(store.starts(), [0, 250, 500, 750, 1000, 1250, 1500]);
     assert_eq!(store.t0.elapsed(), ms(1550));
@@ -85,7 +100,7 @@ async fn quiescence_is_reached_at_the_first_try_after_the_backlog_drains() {
 #[tokio::test(start_paused = true)]
 async fn quiescence_not_reached_gives_up_after_the_try_that_ends_past_its_timeout() {
     let mut store = Store::new(ms(60_000));
-    let reached = until_ok(&mut store, ms(1000), false).await.expect("waited");
+    let reached = until_ok(&mut store, ms(1000)).await.expect("waited");
     assert_eq!(reached, (false, 5, Vec::new()));
     assert_eq!(
         store.tries,
@@ -100,13 +115,22 @@ async fn quiescence_not_reached_gives_up_after_the_try_that_ends_past_its_timeou
 async fn a_member_that_dies_ends_the_health_wait_at_once_but_not_quiescence() {
     let mut store = Store::new(ms(60_000));
     store.dies_at = Some(ms(600));
-    let health = until_ok(&mut store, ms(5000), true).await.expect("waited");
+    store.watch = true;
+    let health = until_ok(&mut store, ms(5000)).await.expect("waited");
     assert_eq!(health, (false, 4, vec![DEATH]));
     assert_eq!(store.t0.elapsed(), ms(800));
 
+    // A death the try itself saw ends the wait with that try, before any look.
+    let mut store = Store::new(ms(60_000));
+    store.dies_at = Some(ms(520));
+    store.sees_death = true;
+    let health = until_ok(&mut store, ms(5000)).await.expect("waited");
+    assert_eq!(health, (false, 3, vec![DEATH]));
+    assert_eq!(store.t0.elapsed(), ms(550));
+
     let mut store = Store::new(ms(60_000));
     store.dies_at = Some(ms(600));
-    let quiet = until_ok(&mut store, ms(2000), false).await.expect("waited");
+    let quiet = until_ok(&mut store, ms(2000)).await.expect("waited");
     assert_eq!(quiet, (false, 9, Vec::new()));
     assert_eq!(store.t0.elapsed(), ms(2050));
 }

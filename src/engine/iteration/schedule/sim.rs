@@ -16,11 +16,11 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::{Nemeses, run_schedule};
-use crate::engine::iteration::faults::{Landing, await_declared, injector_window, landing_watches};
+use crate::engine::iteration::faults::{Landing, await_declared, landing_watches, proof_window};
 use crate::engine::iteration::{EngineError, FaultFacts};
-use crate::nemesis::Window;
 use crate::nemesis::landing::LogWatch;
 use crate::nemesis::signal::Watch;
 use crate::runspec::{Binding, FaultStep, SignalRef};
@@ -60,6 +60,8 @@ struct Sim {
     facts: Vec<FaultFacts>,
     /// Every fault epoch written for the history, with when.
     epochs: Mutex<Vec<(u64, String)>>,
+    /// The operator's stop.
+    cancel: CancellationToken,
 }
 
 impl Sim {
@@ -72,6 +74,7 @@ impl Sim {
             records: Vec::new(),
             facts: Vec::new(),
             epochs: Mutex::new(Vec::new()),
+            cancel: CancellationToken::new(),
         }
     }
 
@@ -173,7 +176,7 @@ impl Nemeses for Sim {
     }
 
     fn cancelled(&self) -> bool {
-        false
+        self.cancel.is_cancelled()
     }
 
     fn record(&mut self, facts: FaultFacts) {
@@ -241,11 +244,7 @@ impl Nemeses for Sim {
         facts: &mut FaultFacts,
         until: Option<Instant>,
     ) -> Result<(), EngineError> {
-        let mut window = Window {
-            within: injector_window(step),
-            until,
-        };
-        window.within = window.clip(window.within);
+        let window = proof_window(step, until);
         // The injector sees a pause at once, as the real one reads the process state.
         if let Effect::Pause(name) = held {
             facts.injector_landed = true;
@@ -259,7 +258,7 @@ impl Nemeses for Sim {
             }))?;
             facts.cites.push(seq);
         }
-        await_declared(self, watches, window, false, true, facts).await
+        await_declared(self, watches, window, None, facts).await
     }
 
     async fn heal(&mut self, held: Effect, facts: &mut FaultFacts) -> Result<(), EngineError> {
@@ -277,12 +276,14 @@ impl Nemeses for Sim {
     }
 
     async fn guard<T>(&self, fut: impl Future<Output = T>) -> Result<T, EngineError> {
-        Ok(fut.await)
+        tokio::select! {
+            out = fut => Ok(out),
+            () = self.cancel.cancelled() => Err(EngineError::Interrupted { id: "sim".into() }),
+        }
     }
 
     async fn wait_until(&mut self, wake: Instant) -> Result<(), EngineError> {
-        tokio::time::sleep_until(wake).await;
-        Ok(())
+        self.guard(tokio::time::sleep_until(wake)).await
     }
 }
 
@@ -375,6 +376,8 @@ faults:
     for fault in &sim.facts {
         assert!(fault.injected && fault.injector_landed, "{fault:?}");
         assert!(fault.healed, "{fault:?}");
+        // Injector-side evidence alone proves nothing: none declared a victim signal.
+        assert!(!fault.proven(), "{fault:?}");
     }
     let epochs: Vec<Option<u64>> = ["hold-a", "kick-b", "again", "again#2", "again#3"]
         .iter()
@@ -448,12 +451,13 @@ faults:
     );
 }
 
-/// Moved from `fault_schedule`: `duration` runs from injection to heal whatever the
-/// landing proof is doing. A proof that takes 1.5 s of a 2 s fault and one that never
+/// The real-process test of the same name (`fault_schedule`) allows a band for the
+/// machine; here, to the millisecond: `duration` runs from injection to heal whatever
+/// the landing proof is doing. A proof that takes 1.5 s of a 2 s fault and one that never
 /// succeeds within its 4 s window are both healed exactly 2 s after injection; the
 /// first is proven, the second is not, and its window was cut to the hold.
 #[tokio::test(start_paused = true)]
-async fn a_fault_is_healed_its_duration_after_injection_whatever_its_proof_takes() {
+async fn a_fault_is_healed_exactly_its_duration_after_injection_whatever_its_proof_takes() {
     let mut sim = Sim::new();
     // The victim looks for its flag every 50 ms (from 30 ms, off the watches' looks)
     // and says so 1.5 s after it sees it.
@@ -521,5 +525,83 @@ faults:
             .any(|d| d.contains("not seen within 4s")),
         "{:?}",
         sim.fact("no-proof").detail
+    );
+}
+
+/// A stop in the middle of a landing proof, with another fault held: both are healed
+/// at the stop, newest first, and journaled; the history's epoch steps back to none;
+/// nothing later is injected, not even the proving fault's repetition.
+#[tokio::test(start_paused = true)]
+async fn a_stop_during_a_proof_heals_every_held_fault_and_injects_nothing_more() {
+    let mut sim = Sim::new();
+    sim.service("a", ms(50), ms(100), ms(0));
+    sim.service("v", ms(30), ms(50), ms(1500));
+    sim.effects.insert("hold-a", Effect::Pause("a"));
+    sim.effects.insert("slow-proof", Effect::Flag("v"));
+    sim.effects.insert("later", Effect::Pause("a"));
+    let cancel = sim.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(ms(1000)).await;
+        cancel.cancel();
+    });
+    let ended = sim
+        .run(
+            r#"
+faults:
+  - id: hold-a
+    after: 100ms
+    duration: 5s
+    process: { signal: SIGSTOP, target: { service: a } }
+  - id: slow-proof
+    after: 300ms
+    duration: 2s
+    repeat: 2
+    command: { inject: "touch flag", heal: "true" }
+    landing:
+      - side: victim
+        log: { service: v, pattern: "flag seen" }
+        within: 4s
+  - id: later
+    after: 1500ms
+    process: { signal: SIGSTOP, target: { service: a } }
+"#,
+        )
+        .await;
+    assert!(
+        matches!(ended, Err(EngineError::Interrupted { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(
+        sim.timeline(&["fault-injected", "fault-healed"]),
+        vec![
+            row(100, "fault-injected", "hold-a"),
+            row(300, "fault-injected", "slow-proof"),
+            row(1000, "fault-healed", "slow-proof"),
+            row(1000, "fault-healed", "hold-a"),
+        ]
+    );
+    // The interrupted proof journaled no verdict on its landing.
+    assert!(
+        !sim.records
+            .iter()
+            .any(|r| r.kind == "fault-proof" && r.fault == "slow-proof"),
+        "{:?}",
+        sim.records
+    );
+    let written = sim
+        .epochs
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let expected: Vec<(u64, String)> = [(100, "1"), (300, "2"), (1000, "1"), (1000, "")]
+        .iter()
+        .map(|(ms, e)| (*ms, e.to_string()))
+        .collect();
+    assert_eq!(written, expected);
+    assert_eq!(sim.facts.len(), 2);
+    assert!(
+        sim.facts.iter().all(|f| f.injected && f.healed),
+        "{:?}",
+        sim.facts
     );
 }
