@@ -494,8 +494,9 @@ pub async fn run(
         ]),
         started_by: operator.source.clone(),
         rerun_command,
-        plan_text: input.plan_text.clone(),
-        spec_source: input.spec.clone(),
+        // Moved, not copied: the text grows with the plan.
+        plan_text: input.plan_text,
+        spec_source: input.spec,
         resume: None,
         reduce: crate::engine::request::ReduceBudget {
             runs: args.reduce_runs,
@@ -716,7 +717,7 @@ async fn served(
         &dir,
         &opened.journal,
         roles,
-        (&plan, &request.plan_text),
+        &plan,
         cancel.clone(),
     ) {
         Ok(server) => Some(server),

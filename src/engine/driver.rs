@@ -103,10 +103,32 @@ struct Driver<'a> {
     preflight: Preflight,
     /// Authored tests driving their scenarios' workloads, by scenario id.
     authored: BTreeMap<String, crate::engine::authoring::AuthoredDriver>,
-    /// The outcome as last journaled (session part, then each scenario by index):
-    /// only what changed since is journaled again.
+    /// The outcome as last journaled (session part, then each scenario by index, as
+    /// the digest of its record, not a copy: a copy of every scenario would grow with
+    /// the session): only what changed since is journaled again.
     journaled_session: Option<SessionOutcome>,
-    journaled_scenarios: Vec<Option<ScenarioOutcome>>,
+    journaled_scenarios: Vec<Option<Digest>>,
+}
+
+/// A scenario outcome's digest: 128 bits of SipHash over its JSON (two hashers
+/// keyed apart), so a change going unjournaled is as good as impossible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Digest(u64, u64);
+
+impl Digest {
+    fn of(outcome: &ScenarioOutcome) -> Option<Digest> {
+        use std::hash::{Hash, Hasher};
+        // An outcome that cannot be serialized cannot be journaled either: no digest,
+        // so it is always tried again.
+        let bytes = serde_json::to_vec(outcome).ok()?;
+        let half = |key: u8| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            key.hash(&mut hasher);
+            bytes.hash(&mut hasher);
+            hasher.finish()
+        };
+        Some(Digest(half(0), half(1)))
+    }
 }
 
 /// A session directory with its journal open (and locked): what [`run`] runs in.
@@ -218,7 +240,7 @@ pub async fn run(
     };
     let journaled_scenarios = match &journaled {
         Some(o) if o.scenarios.len() == outcome.scenarios.len() => {
-            o.scenarios.iter().cloned().map(Some).collect()
+            o.scenarios.iter().map(Digest::of).collect()
         }
         _ => vec![None; outcome.scenarios.len()],
     };
@@ -607,7 +629,8 @@ impl Driver<'_> {
         let Some(now) = self.outcome.scenarios.get(index) else {
             return Ok(());
         };
-        if self.journaled_scenarios.get(index).and_then(Option::as_ref) == Some(now) {
+        let digest = Digest::of(now);
+        if digest.is_some() && self.journaled_scenarios.get(index).copied().flatten() == digest {
             return Ok(());
         }
         self.journal.append(
@@ -620,7 +643,7 @@ impl Driver<'_> {
             }),
         )?;
         if let Some(slot) = self.journaled_scenarios.get_mut(index) {
-            *slot = Some(now.clone());
+            *slot = digest;
         }
         Ok(())
     }
@@ -815,6 +838,8 @@ impl Driver<'_> {
     fn skip_all(&mut self, index: usize, reason: &str) -> Result<(), DriverError> {
         let scenario = &self.req.plan.scenarios[index];
         let ids = run_ids(scenario);
+        // Exact, as in [`Driver::scenario`].
+        self.outcome.scenarios[index].runs.reserve_exact(ids.len());
         for id in ids {
             if self.outcome.scenarios[index]
                 .runs
@@ -905,7 +930,11 @@ impl Driver<'_> {
         scenario: &Scenario,
         operator: &mut dyn Operator,
     ) -> Result<(), DriverError> {
-        for id in run_ids(scenario) {
+        let ids = run_ids(scenario);
+        // One slot per run, not the doubling a push gives: a run outcome is large, and
+        // the session holds one per scenario.
+        self.outcome.scenarios[index].runs.reserve_exact(ids.len());
+        for id in ids {
             if let Some(question) = self.deferred_needs(scenario, &id, operator).await? {
                 return Err(DriverError::Unanswered(question));
             }
@@ -1123,7 +1152,7 @@ impl Driver<'_> {
                 .iter_mut()
                 .find(|r| r.id == id)
             {
-                state.reduction = Some(reduction);
+                state.reduction = Some(Box::new(reduction));
             }
             self.publish_at(index)?;
         }
@@ -1249,7 +1278,7 @@ impl Driver<'_> {
                 // A service that ended with no fault to explain it comes first.
                 run.seeds
                     .iter()
-                    .chain(&run.rerun)
+                    .chain(run.rerun.as_deref())
                     .flat_map(|s| {
                         s.services_ended
                             .iter()
@@ -1307,7 +1336,7 @@ impl Driver<'_> {
                 .unwrap_or_default(),
             anomalies_total: failing_oracle.map_or(0, |o| o.anomalies),
         };
-        self.outcome.scenarios[index].finding = Some(finding);
+        self.outcome.scenarios[index].finding = Some(Box::new(finding));
         Ok(())
     }
 

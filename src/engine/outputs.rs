@@ -269,13 +269,7 @@ impl Outputs {
         };
         state.log_written = Some(Instant::now());
         drop(state);
-        let json = report::verdicts_json(outcome);
-        match serde_json::to_string_pretty(&json) {
-            Ok(text) => {
-                unwritten.extend(write(&self.shared.dir.path.join("verdicts.json"), &text).err())
-            }
-            Err(e) => unwritten.push(format!("verdicts.json: {e}")),
-        }
+        unwritten.extend(self.write_verdicts(outcome).err());
         match report::junit_of(outcome, &pass) {
             Ok(text) => unwritten.extend(
                 write(
@@ -311,6 +305,19 @@ impl Outputs {
                 Err(unwritten.join("\n"))
             }
         }
+    }
+
+    /// `verdicts.json` from `outcome`, written as it is serialized; its JSON value is
+    /// gone before the report is laid out (the two together were the session's peak).
+    fn write_verdicts(&self, outcome: &SessionOutcome) -> Result<(), String> {
+        let path = self.shared.dir.path.join("verdicts.json");
+        let json = report::verdicts_json(outcome);
+        written(
+            &path,
+            crate::atomic::write_with(&path, |out| {
+                serde_json::to_writer_pretty(out, &json).map_err(std::io::Error::other)
+            }),
+        )
     }
 
     /// `report.html` beside the report at `report` (same stem), its figures read from

@@ -262,7 +262,7 @@ impl BindingRun<'_> {
             }
         }
         let mut result = self.evidence(tier, budget, seq, &ctx, seeds, rerun);
-        result.outcome.reduction = reduction;
+        result.outcome.reduction = reduction.map(Box::new);
         Ok(result)
     }
 
@@ -450,7 +450,8 @@ impl BindingRun<'_> {
                 .collect(),
             rerun: rerun
                 .as_ref()
-                .and_then(|(f, _, _)| seeds.last().map(|(seed, _, _)| seed_run(*seed, f))),
+                .and_then(|(f, _, _)| seeds.last().map(|(seed, _, _)| seed_run(*seed, f)))
+                .map(Box::new),
             audits,
             artifacts: seeds
                 .iter()

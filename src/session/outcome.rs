@@ -76,7 +76,10 @@ pub struct ScenarioOutcome {
     pub reasons: Vec<crate::verdict::ReasonStep>,
     /// One entry per arm, or exactly one for a scenario without arms.
     pub runs: Vec<RunOutcome>,
-    pub finding: Option<Finding>,
+    /// Boxed, as are a run's re-run and reduction: most outcomes have none, and every
+    /// scenario's outcome is held for the whole session (inline, the room for them
+    /// tripled an outcome's size).
+    pub finding: Option<Box<Finding>>,
     /// Set when a capability was substituted: the run is a degraded approximation.
     pub degraded: Option<String>,
     /// Discovered toolbox items this scenario's bindings use (`path name`).
@@ -114,14 +117,14 @@ pub struct RunOutcome {
     pub decision: Option<Decision>,
     pub seeds: Vec<SeedRun>,
     /// The same-seed re-run of a FAIL, if one ran.
-    pub rerun: Option<SeedRun>,
+    pub rerun: Option<Box<SeedRun>>,
     /// Green-but-broken checks, then weak-oracle items, each measured or declared.
     pub audits: Vec<AuditItem>,
     /// Files under the session directory worth opening (relative paths).
     pub artifacts: Vec<String>,
     /// A reproducible FAIL's schedule, reduced.
     #[serde(default)]
-    pub reduction: Option<Reduction>,
+    pub reduction: Option<Box<Reduction>>,
 }
 
 impl RunOutcome {

@@ -49,6 +49,13 @@ pub struct Saved {
     pub answers: BTreeMap<String, String>,
 }
 
+/// Where `save_inputs` keeps the plan text of the session in `session`: what the
+/// session server sends an attaching client and a reproducer copies (neither holds
+/// the text while the run goes).
+pub fn plan_file(session: &Path) -> PathBuf {
+    session.join(INPUT_DIR).join("plan.md")
+}
+
 /// Writes the plan text, the run-spec text (when the run has a sidecar) and the
 /// request into `<session>/input/`.
 pub fn save_inputs(
@@ -59,7 +66,7 @@ pub fn save_inputs(
 ) -> std::io::Result<()> {
     let dir = session.join(INPUT_DIR);
     std::fs::create_dir_all(&dir)?;
-    crate::atomic::write(&dir.join("plan.md"), plan_text.as_bytes())?;
+    crate::atomic::write(&plan_file(session), plan_text.as_bytes())?;
     if let Some(text) = spec {
         crate::atomic::write(&dir.join("plan.run.yaml"), text.as_bytes())?;
     }
@@ -77,7 +84,7 @@ pub fn load(session: &Path) -> Result<Saved, String> {
     let request_path = dir.join("request.json");
     let request: SavedRequest = serde_json::from_str(&read(&request_path)?)
         .map_err(|e| format!("{}: {e}", request_path.display()))?;
-    let plan_text = read(&dir.join("plan.md"))?;
+    let plan_text = read(&plan_file(session))?;
     let spec = match &request.spec_label {
         Some(label) => Some((label.clone(), read(&dir.join("plan.run.yaml"))?)),
         None => None,

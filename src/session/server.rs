@@ -104,7 +104,6 @@ struct Shared {
     roles: Roles,
     plan: String,
     started: String,
-    plan_text: String,
     tx: broadcast::Sender<Arc<ServerMsg>>,
     state: Mutex<State>,
     stop: CancellationToken,
@@ -397,10 +396,9 @@ impl Server {
         dir: &Path,
         journal: &Journal,
         roles: Roles,
-        plan: (&str, &str),
+        plan: &str,
         stop: CancellationToken,
     ) -> Result<Server, ListenError> {
-        let (plan, plan_text) = plan;
         let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let (slot, listener) = runtime::register(&absolute, plan, &roles)?;
         let listener =
@@ -415,7 +413,6 @@ impl Server {
             roles,
             plan: plan.to_string(),
             started: slot.entry.started.clone(),
-            plan_text: plan_text.to_string(),
             tx,
             state: Mutex::new(State::default()),
             stop,
@@ -740,6 +737,16 @@ fn read_hello(line: &str) -> Result<Hello, Unwelcome> {
     }
 }
 
+/// The plan text as the session saved it (read per client: the server holds no copy
+/// of a text that grows with the plan); empty, and logged, when it cannot be read.
+async fn saved_plan(session: &Path) -> String {
+    let path = super::resume::plan_file(session);
+    tokio::fs::read_to_string(&path).await.unwrap_or_else(|e| {
+        tracing::warn!("session server: {}: {e}", path.display());
+        String::new()
+    })
+}
+
 async fn serve_client(stream: UnixStream, shared: Arc<Shared>, ticket: Ticket) {
     let closing = shared.closing.clone();
     tokio::select! {
@@ -815,7 +822,7 @@ async fn client(stream: UnixStream, shared: Arc<Shared>) {
         plan_text: if status_only {
             String::new()
         } else {
-            shared.plan_text.clone()
+            saved_plan(&shared.dir).await
         },
     };
     if !write(&mut out, &welcome).await || status_only {

@@ -183,9 +183,9 @@ fn d3() -> ScenarioOutcome {
         ],
     );
     r.seeds = vec![seed(7, Some("SIGKILL n1"), true, 4)];
-    r.rerun = Some(seed(7, Some("SIGKILL n1"), true, 4));
+    r.rerun = Some(Box::new(seed(7, Some("SIGKILL n1"), true, 4)));
     let mut s = scenario("D3", "primary_kill_loses_no_acked_write", vec![r]);
-    s.finding = Some(Finding {
+    s.finding = Some(Box::new(Finding {
         id: "F1".to_string(),
         scenario: "D3".to_string(),
         hypothesis: vec!["H1".to_string()],
@@ -207,7 +207,7 @@ fn d3() -> ScenarioOutcome {
             "acknowledged write missing from the final state: op 7-12 (process 0) write k7-12 \u{2190} \"v12\" \u{2192} \"ok\", ok, invoked +1.84 s, outside every fault window".to_string(),
         ],
         anomalies_total: 4,
-    });
+    }));
     s
 }
 

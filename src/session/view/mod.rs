@@ -100,8 +100,9 @@ pub struct View {
     pub started: Option<String>,
     /// The outcome's session part and scenario order, as last journaled.
     outcome_session: Option<(SessionOutcome, Vec<String>)>,
-    /// Each scenario's outcome as last journaled, by id.
-    outcome_scenarios: BTreeMap<String, ScenarioOutcome>,
+    /// Each scenario's outcome as last journaled, by id (boxed as the record has it:
+    /// a map's node then holds pointers, not half-empty room for large outcomes).
+    outcome_scenarios: BTreeMap<String, Box<ScenarioOutcome>>,
     /// Which row each (scenario, arm) scope folds into.
     row_of: std::collections::HashMap<(String, Option<String>), usize>,
 }
@@ -217,7 +218,7 @@ impl View {
             Event::OutcomeScenario(o) => {
                 if let Some(outcome) = &o.outcome {
                     self.outcome_scenarios
-                        .insert(outcome.id.clone(), outcome.as_ref().clone());
+                        .insert(outcome.id.clone(), outcome.clone());
                 }
             }
             Event::Unknown(u) => self
@@ -237,7 +238,7 @@ impl View {
         let (head, order) = self.outcome_session.as_ref()?;
         let scenarios = order
             .iter()
-            .map(|id| self.outcome_scenarios.get(id).cloned())
+            .map(|id| self.outcome_scenarios.get(id).map(|o| o.as_ref().clone()))
             .collect::<Option<Vec<_>>>()?;
         Some(SessionOutcome {
             scenarios,
