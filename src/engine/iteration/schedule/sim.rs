@@ -42,11 +42,26 @@ enum Effect {
     Flag(&'static str),
 }
 
+/// The kinds of record the schedule writes (the journal's own names are spelled in
+/// `session/event.rs` alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum K {
+    Awaiting,
+    TriggerSeen,
+    Skipped,
+    Intent,
+    Injected,
+    Injector,
+    Declared,
+    Proof,
+    Healed,
+}
+
 /// One journal record, stamped in virtual milliseconds since the workload started.
 #[derive(Debug, Clone)]
 struct Rec {
     ms: u64,
-    kind: String,
+    kind: K,
     fault: String,
     seen: Option<String>,
 }
@@ -122,11 +137,11 @@ impl Sim {
     }
 
     /// `(ms, kind, fault)` of every record of these kinds, in journal order.
-    fn timeline(&self, kinds: &[&str]) -> Vec<(u64, String, String)> {
+    fn timeline(&self, kinds: &[K]) -> Vec<(u64, K, String)> {
         self.records
             .iter()
-            .filter(|r| kinds.contains(&r.kind.as_str()))
-            .map(|r| (r.ms, r.kind.clone(), r.fault.clone()))
+            .filter(|r| kinds.contains(&r.kind))
+            .map(|r| (r.ms, r.kind, r.fault.clone()))
             .collect()
     }
 
@@ -138,18 +153,22 @@ impl Sim {
     }
 }
 
-/// The fault a schedule record is about.
-fn fault_of(event: &Event) -> (String, Option<String>) {
+/// A schedule record's kind, the fault it is about, and what it saw.
+fn fault_of(event: &Event) -> (K, String, Option<String>) {
     match event {
-        Event::FaultAwaiting(e) => (e.fault.clone(), None),
-        Event::FaultTriggerSeen(e) => (e.fault.clone(), Some(e.seen.clone())),
-        Event::FaultSkipped(e) => (e.fault.clone(), Some(e.reason.clone())),
-        Event::FaultIntent(e) => (e.fault.clone(), None),
-        Event::FaultInjected(e) => (e.fault.clone(), None),
-        Event::LandingInjector(e) => (e.fault.clone(), Some(e.text.clone())),
-        Event::LandingDeclared(e) => (e.fault.clone(), e.seen.as_str().map(str::to_string)),
-        Event::FaultProof(e) => (e.fault.clone(), Some(e.why.clone())),
-        Event::FaultHealed(e) => (e.fault.clone(), None),
+        Event::FaultAwaiting(e) => (K::Awaiting, e.fault.clone(), None),
+        Event::FaultTriggerSeen(e) => (K::TriggerSeen, e.fault.clone(), Some(e.seen.clone())),
+        Event::FaultSkipped(e) => (K::Skipped, e.fault.clone(), Some(e.reason.clone())),
+        Event::FaultIntent(e) => (K::Intent, e.fault.clone(), None),
+        Event::FaultInjected(e) => (K::Injected, e.fault.clone(), None),
+        Event::LandingInjector(e) => (K::Injector, e.fault.clone(), Some(e.text.clone())),
+        Event::LandingDeclared(e) => (
+            K::Declared,
+            e.fault.clone(),
+            e.seen.as_str().map(str::to_string),
+        ),
+        Event::FaultProof(e) => (K::Proof, e.fault.clone(), Some(e.why.clone())),
+        Event::FaultHealed(e) => (K::Healed, e.fault.clone(), None),
         other => panic!("the schedule journaled {}", other.kind()),
     }
 }
@@ -158,10 +177,10 @@ impl Nemeses for Sim {
     type Held = Effect;
 
     fn log(&mut self, event: Event) -> Result<u64, EngineError> {
-        let (fault, seen) = fault_of(&event);
+        let (kind, fault, seen) = fault_of(&event);
         self.records.push(Rec {
             ms: self.ms(),
-            kind: event.kind().to_string(),
+            kind,
             fault,
             seen,
         });
@@ -300,8 +319,8 @@ fn two_services() -> Sim {
     sim
 }
 
-fn row(ms: u64, kind: &str, fault: &str) -> (u64, String, String) {
-    (ms, kind.to_string(), fault.to_string())
+fn row(ms: u64, kind: K, fault: &str) -> (u64, K, String) {
+    (ms, kind, fault.to_string())
 }
 
 /// Moved from the real-process `fault_schedule` test (which still runs the same
@@ -337,36 +356,31 @@ faults:
     .await
     .expect("the schedule ran");
 
-    let kinds = [
-        "fault-awaiting",
-        "fault-trigger-seen",
-        "fault-injected",
-        "fault-healed",
-    ];
+    let kinds = [K::Awaiting, K::TriggerSeen, K::Injected, K::Healed];
     // b's eighth tick is at 750 ms, seen at the look at 800; kick-b starts 100 ms
     // later and is held inside hold-a's window; each repetition starts its gap after
     // the previous heal.
     assert_eq!(
         sim.timeline(&kinds),
         vec![
-            row(0, "fault-awaiting", "kick-b"),
-            row(200, "fault-injected", "hold-a"),
-            row(800, "fault-trigger-seen", "kick-b"),
-            row(900, "fault-injected", "kick-b"),
-            row(1200, "fault-healed", "kick-b"),
-            row(2200, "fault-healed", "hold-a"),
-            row(2500, "fault-injected", "again"),
-            row(2600, "fault-healed", "again"),
-            row(2800, "fault-injected", "again#2"),
-            row(2900, "fault-healed", "again#2"),
-            row(3100, "fault-injected", "again#3"),
-            row(3200, "fault-healed", "again#3"),
+            row(0, K::Awaiting, "kick-b"),
+            row(200, K::Injected, "hold-a"),
+            row(800, K::TriggerSeen, "kick-b"),
+            row(900, K::Injected, "kick-b"),
+            row(1200, K::Healed, "kick-b"),
+            row(2200, K::Healed, "hold-a"),
+            row(2500, K::Injected, "again"),
+            row(2600, K::Healed, "again"),
+            row(2800, K::Injected, "again#2"),
+            row(2900, K::Healed, "again#2"),
+            row(3100, K::Injected, "again#3"),
+            row(3200, K::Healed, "again#3"),
         ]
     );
     let seen = sim
         .records
         .iter()
-        .find(|r| r.kind == "fault-trigger-seen")
+        .find(|r| r.kind == K::TriggerSeen)
         .and_then(|r| r.seen.clone());
     assert_eq!(seen.as_deref(), Some("b tick 8"));
 
@@ -426,11 +440,8 @@ faults:
     .await
     .expect("the schedule ran");
     assert_eq!(
-        sim.timeline(&["fault-awaiting", "fault-skipped", "fault-injected"]),
-        vec![
-            row(0, "fault-awaiting", "never"),
-            row(1000, "fault-skipped", "never"),
-        ]
+        sim.timeline(&[K::Awaiting, K::Skipped, K::Injected]),
+        vec![row(0, K::Awaiting, "never"), row(1000, K::Skipped, "never"),]
     );
     // Skipped, so no repetition either: one fact, not injected, not proven.
     assert_eq!(sim.facts.len(), 1);
@@ -488,18 +499,18 @@ faults:
     .await
     .expect("the schedule ran");
     assert_eq!(
-        sim.timeline(&["fault-injected", "fault-healed"]),
+        sim.timeline(&[K::Injected, K::Healed]),
         vec![
-            row(300, "fault-injected", "slow-proof"),
-            row(2300, "fault-healed", "slow-proof"),
-            row(3000, "fault-injected", "no-proof"),
-            row(5000, "fault-healed", "no-proof"),
+            row(300, K::Injected, "slow-proof"),
+            row(2300, K::Healed, "slow-proof"),
+            row(3000, K::Injected, "no-proof"),
+            row(5000, K::Healed, "no-proof"),
         ]
     );
     let declared = |fault: &str| {
         sim.records
             .iter()
-            .find(|r| r.kind == "landing-declared" && r.fault == fault)
+            .find(|r| r.kind == K::Declared && r.fault == fault)
             .cloned()
             .unwrap_or_else(|| panic!("no landing-declared for {fault}"))
     };
@@ -572,19 +583,19 @@ faults:
         "{ended:?}"
     );
     assert_eq!(
-        sim.timeline(&["fault-injected", "fault-healed"]),
+        sim.timeline(&[K::Injected, K::Healed]),
         vec![
-            row(100, "fault-injected", "hold-a"),
-            row(300, "fault-injected", "slow-proof"),
-            row(1000, "fault-healed", "slow-proof"),
-            row(1000, "fault-healed", "hold-a"),
+            row(100, K::Injected, "hold-a"),
+            row(300, K::Injected, "slow-proof"),
+            row(1000, K::Healed, "slow-proof"),
+            row(1000, K::Healed, "hold-a"),
         ]
     );
     // The interrupted proof journaled no verdict on its landing.
     assert!(
         !sim.records
             .iter()
-            .any(|r| r.kind == "fault-proof" && r.fault == "slow-proof"),
+            .any(|r| r.kind == K::Proof && r.fault == "slow-proof"),
         "{:?}",
         sim.records
     );
