@@ -138,6 +138,16 @@ fn daemon_running(dir: &Path, run: &mut Child) -> (Daemon, PathBuf) {
             std::thread::sleep(Duration::from_millis(50));
             continue;
         };
+        // The daemon may write its pid before faultline journals the service's start
+        // (the child runs while the parent is still returning from the spawn): not yet.
+        let Some(service_pgid) = common::records(&session)
+            .iter()
+            .find(|r| r.kind == "command-started" && r.data["name"] == "daemon")
+            .and_then(|r| r.data["pgid"].as_i64())
+        else {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
         let daemon = Daemon::of(pid);
         let members = faultline::exec::cgroup::members(&cgroup);
         assert!(
@@ -152,11 +162,6 @@ fn daemon_running(dir: &Path, run: &mut Child) -> (Daemon, PathBuf) {
                 .any(|kv| kv.starts_with(b"FAULTLINE_SESSION=")),
             "the daemon still carries the session's mark: the test would prove nothing"
         );
-        let service_pgid = common::records(&session)
-            .iter()
-            .find(|r| r.kind == "command-started" && r.data["name"] == "daemon")
-            .and_then(|r| r.data["pgid"].as_i64())
-            .expect("the service's command-started");
         let pgid = nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))
             .expect("getpgid")
             .as_raw();
