@@ -137,7 +137,9 @@ fn child(how: &str) {
         };
         match checker {
             "no-lost-ack" => no_lost_ack::check(&h, &map),
-            "exactly-once" => exactly_once::check(&h, &dump, &params).expect("check"),
+            "exactly-once" => {
+                exactly_once::check(&h, exactly_once::Effects::Tree(&dump), &params).expect("check")
+            }
             "prefix-order" => prefix_order::check(&h, &params).expect("check"),
             _ => session::monotonic_reads::check(&h, &params).expect("check"),
         }
@@ -147,8 +149,7 @@ fn child(how: &str) {
         let header = fold
             .read("h", std::io::BufReader::with_capacity(1 << 16, file))
             .expect("reads");
-        let dump: Value =
-            serde_json::from_str(&std::fs::read_to_string(dump).expect("dump")).expect("dump");
+        let dump = std::fs::read_to_string(dump).expect("dump");
         fold.finish(&header, Some(&dump)).expect("check")
     };
     let secs = started.elapsed().as_secs_f64();

@@ -13,6 +13,7 @@ use crate::exit::Exit;
 use crate::term_out::wrap;
 use crate::verdict::CheckerRun;
 use clap::builder::PossibleValuesParser;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use std::io::{Read, Seek, Write};
 use std::num::NonZeroUsize;
@@ -246,13 +247,17 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
             )));
         }
     };
+    // The dump's text, refused here if it is not JSON, whichever checker reads
+    // it; a tree is built only for a checker that takes one.
     let final_state = match &args.final_state {
-        Some(path) => Some(serde_json::from_str::<Value>(&read(path)?).map_err(|e| {
-            (
-                Exit::UNREADABLE,
-                format!("{}: invalid JSON: {e}", path.display()),
-            )
-        })?),
+        Some(path) => {
+            let text = read(path)?;
+            serde_json::from_str::<IgnoredAny>(&text).map_err(|e| {
+                let shown = crate::sanitize::line(&path.display().to_string());
+                (Exit::UNREADABLE, format!("{shown}: invalid JSON: {e}"))
+            })?;
+            Some(text)
+        }
         None => None,
     };
     let replicas: Vec<Dump> = args
@@ -268,10 +273,19 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
         .collect::<Result<_, _>>()?;
     let history = match history {
         Some(HistoryRead::Folded(fold, header)) => {
-            let report = fold.finish(&header, final_state.as_ref()).map_err(usage)?;
+            let report = fold
+                .finish(&header, final_state.as_deref())
+                .map_err(usage)?;
             return Ok(nothing_checked_is_unknown(report));
         }
         Some(HistoryRead::Whole(history)) => Some(history),
+        None => None,
+    };
+    let final_state = match final_state {
+        Some(text) => Some(
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| (Exit::UNREADABLE, format!("invalid JSON: {e}")))?,
+        ),
         None => None,
     };
     let inputs = Inputs {

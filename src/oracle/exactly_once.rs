@@ -33,7 +33,11 @@ pub const SCOPE: &str = "counts committed effects per idempotency key in the fin
     does not see effects the dump omits, effects merged under another key, or ordering";
 
 /// Judge `history` against the dump of committed effects.
-pub fn check(history: &History, effects: &Value, params: &Params) -> Result<CheckerReport, String> {
+pub fn check(
+    history: &History,
+    effects: Effects<'_>,
+    params: &Params,
+) -> Result<CheckerReport, String> {
     let mut fold = match Fold::new(params)? {
         Ok(fold) => fold,
         Err(report) => return Ok(report),
@@ -89,19 +93,20 @@ impl Fold {
     }
 
     /// The report once every op of `header`'s history was folded.
-    pub fn finish(self, header: &Header, effects: &Value) -> Result<CheckerReport, String> {
+    pub fn finish(self, header: &Header, effects: Effects<'_>) -> Result<CheckerReport, String> {
         if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
             return Ok(r);
         }
         let mut effects_of = vec![0u64; self.per_key.len()];
         let mut anomalies = Vec::new();
-        let mut phantoms = Vec::new();
+        // In key order, whatever order the dump had.
+        let mut phantoms = BTreeMap::new();
         each_effect_count(effects, &self.field, |key, n| match self.keys.get(key) {
             Some(id) => effects_of[id as usize] = n,
-            None => phantoms.push((key.to_string(), n)),
+            None => {
+                phantoms.insert(key.to_string(), n);
+            }
         })?;
-        // In key order, whatever order the dump had.
-        phantoms.sort();
         let phantoms = phantoms.into_iter().map(|(key, n)| Anomaly {
             counterexample: None,
             ops: Vec::new(),
@@ -189,41 +194,248 @@ fn render(v: &Value) -> String {
     }
 }
 
+/// A dump of committed effects: parsed, or its JSON text read where it lies (a
+/// dump of a million keys is then never held as a tree).
+#[derive(Clone, Copy)]
+pub enum Effects<'a> {
+    Tree(&'a Value),
+    Text(&'a str),
+}
+
 /// Effects per key, handed to `each`: an array of records carrying `field`, or an
-/// object of key → count (number) or key → list of effects (read where it lies:
-/// no copy of a dump of a million keys).
+/// object of key → count (number) or key → list of effects. A key given twice
+/// counts as its last value, and the first problem in key order is the one
+/// reported, whichever form the dump has.
 fn each_effect_count(
-    effects: &Value,
+    effects: Effects<'_>,
     field: &str,
     mut each: impl FnMut(&str, u64),
 ) -> Result<(), String> {
     match effects {
-        Value::Array(records) => {
+        Effects::Tree(Value::Array(records)) => {
             let mut counts = BTreeMap::new();
             for (i, r) in records.iter().enumerate() {
-                let k = r
-                    .get(field)
-                    .ok_or_else(|| format!("effects dump: record {i} has no `{field}`"))?;
-                *counts.entry(render(k)).or_insert(0) += 1;
+                *counts.entry(record_key(i, r, field)?).or_insert(0) += 1;
             }
             for (k, n) in counts {
                 each(&k, n);
             }
         }
-        Value::Object(map) => {
+        Effects::Tree(Value::Object(map)) => {
             for (k, v) in map {
-                let n = match v {
-                    Value::Number(n) => n.as_u64().ok_or_else(|| {
-                        format!("effects dump: `{k}`: count must be a non-negative integer")
-                    })?,
-                    Value::Array(a) => a.len() as u64,
-                    Value::Null => 0,
-                    _ => 1,
-                };
-                each(k, n);
+                each(k, count_of(k, v)?);
             }
         }
-        _ => return Err("effects dump: expected an array of records or an object".into()),
+        Effects::Tree(_) => return Err(NOT_A_DUMP.into()),
+        Effects::Text(text) => stream::each(text, field, &mut each)?,
     }
     Ok(())
+}
+
+const NOT_A_DUMP: &str = "effects dump: expected an array of records or an object";
+
+/// The key of record `i` of an array dump.
+fn record_key(i: usize, record: &Value, field: &str) -> Result<String, String> {
+    record
+        .get(field)
+        .map(render)
+        .ok_or_else(|| format!("effects dump: record {i} has no `{field}`"))
+}
+
+/// How many effects `key`'s value in an object dump stands for.
+fn count_of(key: &str, v: &Value) -> Result<u64, String> {
+    Ok(match v {
+        Value::Number(n) => n.as_u64().ok_or_else(|| bad_count(key))?,
+        Value::Array(a) => a.len() as u64,
+        Value::Null => 0,
+        _ => 1,
+    })
+}
+
+fn bad_count(key: &str) -> String {
+    format!("effects dump: `{key}`: count must be a non-negative integer")
+}
+
+/// The dump's text read by serde's visitors: an object's keys are borrowed where
+/// they need no unescaping and its values counted, not kept; an array's records
+/// are parsed one at a time.
+mod stream {
+    use super::{NOT_A_DUMP, bad_count, record_key};
+    use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess};
+    use serde_json::Value;
+    use std::borrow::Cow;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::fmt;
+
+    /// What the text was, once read to its end (a JSON error anywhere wins over
+    /// a problem with the dump's shape, as when it was parsed whole first).
+    enum Read {
+        /// Record keys and their counts, or the first record with no key.
+        Records(Result<BTreeMap<String, u64>, String>),
+        /// Keys whose last value was not a count (the first in key order is
+        /// reported).
+        Object(BTreeSet<String>),
+        Neither,
+    }
+
+    pub(super) fn each(
+        text: &str,
+        field: &str,
+        each: &mut dyn FnMut(&str, u64),
+    ) -> Result<(), String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let read = de
+            .deserialize_any(Top { field, each })
+            .and_then(|read| de.end().map(|()| read))
+            .map_err(|e| format!("effects dump: invalid JSON: {e}"))?;
+        match read {
+            Read::Records(counts) => {
+                for (k, n) in counts? {
+                    each(&k, n);
+                }
+                Ok(())
+            }
+            Read::Object(bad) => match bad.first() {
+                Some(key) => Err(bad_count(key)),
+                None => Ok(()),
+            },
+            Read::Neither => Err(NOT_A_DUMP.into()),
+        }
+    }
+
+    struct Top<'f, 'e> {
+        field: &'f str,
+        each: &'e mut dyn FnMut(&str, u64),
+    }
+
+    impl<'de> de::Visitor<'de> for Top<'_, '_> {
+        type Value = Read;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an effects dump")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
+            let mut bad = BTreeSet::new();
+            while let Some(Key(key)) = map.next_key()? {
+                match map.next_value_seed(Count)? {
+                    Some(n) => {
+                        if !bad.is_empty() {
+                            bad.remove(key.as_ref());
+                        }
+                        (self.each)(&key, n);
+                    }
+                    None => {
+                        bad.insert(key.into_owned());
+                    }
+                }
+            }
+            Ok(Read::Object(bad))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Read, A::Error> {
+            let mut counts = Ok(BTreeMap::new());
+            let mut i = 0;
+            while let Some(record) = seq.next_element::<Value>()? {
+                if let Ok(c) = &mut counts {
+                    match record_key(i, &record, self.field) {
+                        Ok(k) => *c.entry(k).or_insert(0) += 1,
+                        Err(e) => counts = Err(e),
+                    }
+                }
+                i += 1;
+            }
+            Ok(Read::Records(counts))
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+        fn visit_unit<E>(self) -> Result<Read, E> {
+            Ok(Read::Neither)
+        }
+    }
+
+    /// An object's key, borrowed from the text unless it had escapes.
+    struct Key<'de>(Cow<'de, str>);
+
+    impl<'de> de::Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> de::Visitor<'de> for V {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(s)))
+                }
+                fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(s.to_string())))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+
+    /// A value's count of effects; `None`: a number that is not a count.
+    struct Count;
+
+    impl<'de> DeserializeSeed<'de> for Count {
+        type Value = Option<u64>;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<u64>, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> de::Visitor<'de> for Count {
+        type Value = Option<u64>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a count")
+        }
+
+        fn visit_u64<E>(self, n: u64) -> Result<Option<u64>, E> {
+            Ok(Some(n))
+        }
+        fn visit_i64<E>(self, n: i64) -> Result<Option<u64>, E> {
+            Ok(u64::try_from(n).ok())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Option<u64>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+            Ok(Some(0))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(Some(n))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Some(1))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Option<u64>, E> {
+            Ok(Some(1))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Option<u64>, E> {
+            Ok(Some(1))
+        }
+    }
 }

@@ -9,7 +9,6 @@ use super::op_view::{OpSink, OpView};
 use super::params::Params;
 use super::session::monotonic_reads;
 use super::{exactly_once, no_lost_ack, prefix_order};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 
@@ -62,26 +61,27 @@ impl Linear {
         read_jsonl(source, reader, &BTreeMap::new(), self)
     }
 
-    /// The report on the history read (`header`); `final_state` is the dump
-    /// no-lost-ack and exactly-once judge against. `Err`: a usage problem (bad
-    /// parameters, no or a malformed dump).
+    /// The report on the history read (`header`); `final_state` is the JSON text
+    /// of the dump no-lost-ack and exactly-once judge against (exactly-once reads
+    /// it where it lies). `Err`: a usage problem (bad parameters, no or a
+    /// malformed dump).
     pub fn finish(
         self,
         header: &Header,
-        final_state: Option<&Value>,
+        final_state: Option<&str>,
     ) -> Result<CheckerReport, String> {
         let dump = |name: &str| {
             final_state.ok_or_else(|| format!("checker `{name}` needs a final-state dump"))
         };
         match self {
             Linear::NoLostAck(fold) => {
-                let map = match dump("no-lost-ack")? {
-                    Value::Object(m) => m.clone().into_iter().collect(),
-                    _ => return Err("final state: expected a JSON object of key → value".into()),
-                };
+                let map = no_lost_ack::parse_final_state(dump("no-lost-ack")?)?;
                 Ok(fold.finish(header, &map))
             }
-            Linear::ExactlyOnce(fold) => fold.finish(header, dump(exactly_once::NAME)?),
+            Linear::ExactlyOnce(fold) => fold.finish(
+                header,
+                exactly_once::Effects::Text(dump(exactly_once::NAME)?),
+            ),
             Linear::PrefixOrder(fold) => Ok(fold.finish(header)),
             Linear::MonotonicReads(fold) => Ok(fold.finish(header)),
             Linear::Report(report) => Ok(report),

@@ -89,7 +89,13 @@ pub const CHECKERS: &[CheckerInfo] = &[
         needs: Needs::HistoryAndFinalState,
         serves: &[("ledger", "idempotency")],
         summary: "at most one committed effect per idempotency key",
-        run: |g, p| exactly_once::check(g.history()?, g.final_state()?, p),
+        run: |g, p| {
+            exactly_once::check(
+                g.history()?,
+                exactly_once::Effects::Tree(g.final_state()?),
+                p,
+            )
+        },
     },
     CheckerInfo {
         name: "prefix-order",

@@ -778,7 +778,7 @@ proptest::proptest! {
             let mut fold = faultline::oracle::linear::Linear::new(checker, &params, None)
                 .expect("folds");
             let header = fold.read("h", text.as_bytes()).expect("reads");
-            let folded = fold.finish(&header, Some(&dump)).expect("checks");
+            let folded = fold.finish(&header, Some(&dump.to_string())).expect("checks");
             proptest::prop_assert_eq!(&folded.anomalies, &whole.anomalies, "{}", checker);
             proptest::prop_assert_eq!(&folded.evidence, &whole.evidence, "{}", checker);
             proptest::prop_assert_eq!(folded.run, whole.run, "{}", checker);
@@ -893,4 +893,94 @@ fn a_value_nested_past_the_parser_s_limit_is_refused_not_read_as_null() {
         want = serde_json::Value::Array(vec![want]);
     }
     assert_eq!(ok.ops[0].input, want);
+}
+
+/// A random effects dump's text: an object whose keys may repeat, with counts,
+/// lists, nulls, bad counts and other values; or an array of records, some
+/// without the key field.
+fn effects_dump(form: bool, entries: &[(u8, u8)]) -> String {
+    let value = |v: u8| match v % 9 {
+        0 => "0".to_string(),
+        1 => format!("{}", v / 9),
+        2 => "-1".into(),
+        3 => "1.5".into(),
+        4 => "[1, {\"a\": [2]}, null]".into(),
+        5 => "null".into(),
+        6 => "{\"x\": 1}".into(),
+        7 => "\"s\"".into(),
+        _ => "true".into(),
+    };
+    // Keys an op used (k0..k3), phantoms, and one that needs unescaping.
+    let key = |k: u8| match k % 7 {
+        6 => "k\\u0031".to_string(),
+        k => format!("k{k}"),
+    };
+    let items: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| match form {
+            false => format!("\"{}\": {}", key(*k), value(*v)),
+            true if v % 5 == 0 => format!("{{\"other\": \"{}\"}}", key(*k)),
+            true => format!(
+                "{{\"idempotency_key\": \"{}\", \"n\": {}}}",
+                key(*k),
+                value(*v)
+            ),
+        })
+        .collect();
+    match form {
+        false => format!("{{{}}}", items.join(", ")),
+        true => format!("[{}]", items.join(", ")),
+    }
+}
+
+proptest::proptest! {
+    /// exactly-once reads a dump's text where it lies as it reads the dump parsed
+    /// whole: the same report, or the same refusal (a repeated key counts as its
+    /// last value; the first bad key in key order is the one named).
+    #[test]
+    fn exactly_once_reads_a_dump_streamed_as_it_reads_it_parsed(
+        form in proptest::bool::ANY,
+        entries in proptest::collection::vec((0u8..12, 0u8..40), 0..12),
+    ) {
+        use faultline::oracle::exactly_once::{Effects, check};
+        let history = parse_jsonl("h", &lines(&(0..4u64)
+            .map(|i| serde_json::json!({
+                "op_id": format!("{i}"), "process": i, "invoke_ts": i * 10,
+                "complete_ts": (i != 3).then_some(i * 10 + 5), "op_type": "pay",
+                "key": null, "input": {"idempotency_key": format!("k{i}")},
+                "output": null, "error": (i == 2).then_some("refused"), "timeout": i == 3,
+                "node": "n1", "fault_epoch": null,
+            }).to_string())
+            .collect::<Vec<_>>())).expect("history");
+        let params = faultline::oracle::params::Params::parse::<&str>(&[]).expect("params");
+        let text = effects_dump(form, &entries);
+        let tree: serde_json::Value = serde_json::from_str(&text).expect("the dump is JSON");
+        let whole = check(&history, Effects::Tree(&tree), &params);
+        let streamed = check(&history, Effects::Text(&text), &params);
+        match (whole, streamed) {
+            (Ok(w), Ok(s)) => {
+                proptest::prop_assert_eq!(&s.anomalies, &w.anomalies);
+                proptest::prop_assert_eq!(&s.evidence, &w.evidence);
+                proptest::prop_assert_eq!(s.run, w.run);
+            }
+            (w, s) => proptest::prop_assert_eq!(w.err(), s.err()),
+        }
+    }
+}
+
+/// A dump that is not a container, or not JSON, is refused by the streamed read.
+#[test]
+fn exactly_once_refuses_a_streamed_dump_that_is_no_dump() {
+    use faultline::oracle::exactly_once::{Effects, check};
+    let history = parse_jsonl("h", "").expect("empty history");
+    let params = faultline::oracle::params::Params::parse::<&str>(&[]).expect("params");
+    for (text, said) in [
+        ("42", "expected an array of records or an object"),
+        ("\"x\"", "expected an array of records or an object"),
+        ("{\"a\": 1,", "invalid JSON"),
+        ("{\"a\": 1} x", "invalid JSON"),
+    ] {
+        let err = check(&history, Effects::Text(text), &params).expect_err(text);
+        assert!(err.contains(said), "{text}: {err}");
+    }
 }

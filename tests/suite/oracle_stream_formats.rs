@@ -142,7 +142,8 @@ fn fold(checker: &str, path: &Path, format: Format, final_state: &Value) -> Chec
     let open = || std::fs::File::open(path).map(BufReader::new);
     let header = fold_history(format, "h", open().expect("history"), Some(open), &mut fold)
         .unwrap_or_else(|e| panic!("{checker}: {e}"));
-    fold.finish(&header, Some(final_state)).expect("a report")
+    fold.finish(&header, Some(&final_state.to_string()))
+        .expect("a report")
 }
 
 /// The checkers that fold ops give the same report over a history of a few MB
