@@ -25,7 +25,10 @@
 //! `cargo bench --bench read_formats` (`READ_FORMATS_OPS=N` for another size,
 //! `READ_FORMATS_VECTOR_OPS=N` for the one-line vector's, default 300,000 ops
 //! (about 50 MB); `READ_FORMATS_OLD=0` skips the old path, which needs tens of
-//! times the file's size).
+//! times the file's size; `READ_FORMATS_DIR=DIR` writes the histories into DIR
+//! and keeps them, so that one child can be run again alone, e.g. under
+//! heaptrack: `READ_FORMATS_CHILD='new linearizability-register'
+//! target/release/deps/read_formats-… DIR/vector.edn`).
 
 use faultline::oracle::checker::RunOptions;
 use faultline::oracle::format::{Format, fold_history, read_history_file};
@@ -56,14 +59,16 @@ fn main() {
     let lines_ops = size_of("READ_FORMATS_OPS", 1_000_000);
     let vector_ops = size_of("READ_FORMATS_VECTOR_OPS", 300_000);
     let old = std::env::var("READ_FORMATS_OLD").map_or(true, |v| v != "0");
-    let dir = tempfile::tempdir().expect("temp dir");
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir =
+        std::env::var_os("READ_FORMATS_DIR").map_or_else(|| temp.path().to_path_buf(), Into::into);
     let exe = std::env::current_exe().expect("own path");
     println!(
         "{:<7} {:<25} {:>4} {:>8} {:>10} {:>9}  target",
         "layout", "checker", "path", "s", "peak MiB", "RSS/file"
     );
     for (layout, ops) in [("lines", lines_ops), ("vector", vector_ops)] {
-        let history = dir.path().join(format!("{layout}.edn"));
+        let history = dir.join(format!("{layout}.edn"));
         write_history(&history, ops, layout == "vector");
         let size = std::fs::metadata(&history).expect("size").len() as f64;
         for checker in CHECKERS {
