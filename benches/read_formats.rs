@@ -38,8 +38,10 @@ use faultline::oracle::params::Params;
 use faultline::oracle::registry::{self, Inputs};
 use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
+
+#[path = "support/child.rs"]
+mod child;
 
 const TARGET_MEMORY: f64 = 3.0;
 const CHILD: &str = "READ_FORMATS_CHILD";
@@ -47,7 +49,7 @@ const CHECKERS: [&str; 2] = ["monotonic-reads", "linearizability-register"];
 
 fn main() {
     if let Ok(how) = std::env::var(CHILD) {
-        child(&how);
+        in_child(&how);
         return;
     }
     let size_of = |var: &str, default: u64| {
@@ -62,7 +64,6 @@ fn main() {
     let temp = tempfile::tempdir().expect("temp dir");
     let dir =
         std::env::var_os("READ_FORMATS_DIR").map_or_else(|| temp.path().to_path_buf(), Into::into);
-    let exe = std::env::current_exe().expect("own path");
     println!(
         "{:<7} {:<25} {:>4} {:>8} {:>10} {:>9}  target",
         "layout", "checker", "path", "s", "peak MiB", "RSS/file"
@@ -76,23 +77,20 @@ fn main() {
                 if path == "old" && !old {
                     continue;
                 }
-                let out = Command::new(&exe)
-                    .env(CHILD, format!("{path} {checker}"))
-                    .arg(&history)
-                    .output()
-                    .expect("child");
-                let said = String::from_utf8_lossy(&out.stdout);
-                let fields: Vec<f64> = said
-                    .split_whitespace()
-                    .filter_map(|w| w.parse().ok())
-                    .collect();
-                let [ops_read, secs, peak_kib, anomalies] = fields[..] else {
-                    println!(
-                        "{layout:<7} {checker:<25} {path:>4} failed: {said} {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                    continue;
+                let how = format!("{path} {checker}");
+                let figures = match child::run(CHILD, &how, &[&history]) {
+                    Ok(figures) => figures,
+                    Err(said) => {
+                        println!("{layout:<7} {checker:<25} {path:>4} failed: {said}");
+                        continue;
+                    }
                 };
+                let child::Figures {
+                    ops: ops_read,
+                    secs,
+                    peak_kib,
+                    anomalies,
+                } = figures;
                 let memory = peak_kib * 1024.0 / size;
                 let verdict = if memory <= TARGET_MEMORY {
                     "PASS"
@@ -112,10 +110,8 @@ fn main() {
 
 /// One read-and-check in this process, pinned to one core; prints ops, seconds,
 /// peak RSS in KiB and the anomalies found.
-fn child(how: &str) {
-    let mut cpus = nix::sched::CpuSet::new();
-    let _ = cpus.set(0);
-    let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &cpus);
+fn in_child(how: &str) {
+    child::pin_to_one_core();
     let (path, checker) = how.split_once(' ').expect("path checker");
     let history_path = std::env::args().nth(1).expect("history");
     let history_path = Path::new(&history_path);
@@ -152,18 +148,7 @@ fn child(how: &str) {
         faultline::verdict::CheckerRun::Judged { ops_produced, .. } => ops_produced,
         ref other => panic!("{other:?}"),
     };
-    println!("{ops} {secs} {} {}", peak_kib(), report.anomalies.len());
-}
-
-/// This process's peak resident memory (VmHWM), KiB.
-fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    child::report(ops, secs, report.anomalies.len());
 }
 
 /// A register history of `ops` ops on 8 processes, one op in flight at a time

@@ -32,7 +32,6 @@ use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 const CHECKERS: [&str; 4] = [
@@ -43,11 +42,14 @@ const CHECKERS: [&str; 4] = [
 ];
 const TARGET_OPS_PER_S: f64 = 2e6;
 const TARGET_MEMORY: f64 = 3.0;
+#[path = "support/child.rs"]
+mod child;
+
 const CHILD: &str = "READ_HISTORY_CHILD";
 
 fn main() {
     if let Ok(how) = std::env::var(CHILD) {
-        child(&how);
+        in_child(&how);
         return;
     }
     let n: u64 = std::env::var("READ_HISTORY_OPS")
@@ -57,7 +59,6 @@ fn main() {
     let temp = tempfile::tempdir().expect("temp dir");
     let dir =
         std::env::var_os("READ_HISTORY_DIR").map_or_else(|| temp.path().to_path_buf(), Into::into);
-    let exe = std::env::current_exe().expect("own path");
     let paths = std::env::var("READ_HISTORY_PATHS").unwrap_or_else(|_| "old new".into());
     println!(
         "{:<16} {:>4} {:>8} {:>9} {:>11} {:>9} {:>9}  target",
@@ -70,23 +71,14 @@ fn main() {
         let size = std::fs::metadata(&history).expect("size").len() as f64;
         let mut old_secs = f64::NAN;
         for path in paths.split_whitespace() {
-            let out = Command::new(&exe)
-                .env(CHILD, format!("{path} {checker}"))
-                .arg(&history)
-                .arg(&dump)
-                .output()
-                .expect("child");
-            let said = String::from_utf8_lossy(&out.stdout);
-            let fields: Vec<f64> = said
-                .split_whitespace()
-                .filter_map(|w| w.parse().ok())
-                .collect();
-            let [ops, secs, peak_kib, anomalies] = fields[..] else {
-                panic!(
-                    "child {path} {checker}: {said} {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            };
+            let how = format!("{path} {checker}");
+            let child::Figures {
+                ops,
+                secs,
+                peak_kib,
+                anomalies,
+            } = child::run(CHILD, &how, &[&history, &dump])
+                .unwrap_or_else(|said| panic!("child {how}: {said}"));
             let rate = ops / secs;
             let memory = peak_kib * 1024.0 / size;
             let (speedup, verdict) = if path == "old" {
@@ -116,10 +108,8 @@ fn main() {
 
 /// One read-and-check in this process, pinned to one core; prints ops, seconds,
 /// peak RSS in KiB and the anomalies found.
-fn child(how: &str) {
-    let mut cpus = nix::sched::CpuSet::new();
-    let _ = cpus.set(0);
-    let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &cpus);
+fn in_child(how: &str) {
+    child::pin_to_one_core();
     let (path, checker) = how.split_once(' ').expect("path checker");
     let args: Vec<String> = std::env::args().collect();
     let (history, dump) = (Path::new(&args[1]), Path::new(&args[2]));
@@ -157,18 +147,7 @@ fn child(how: &str) {
         faultline::verdict::CheckerRun::Judged { ops_produced, .. } => ops_produced,
         ref other => panic!("{other:?}"),
     };
-    println!("{ops} {secs} {} {}", peak_kib(), report.anomalies.len());
-}
-
-/// This process's peak resident memory (VmHWM), KiB.
-fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    child::report(ops, secs, report.anomalies.len());
 }
 
 /// xorshift64: the same histories on every run.
