@@ -4,7 +4,9 @@
 
 use std::sync::LazyLock;
 
-use faultline::oracle::{History, HistoryError};
+use faultline::oracle::format::{Format, fold_history, read_history_file};
+use faultline::oracle::op_view::{OpSink, OpView};
+use faultline::oracle::{History, HistoryError, Op};
 use faultline::plan::{Plan, lint, parse_plan};
 use faultline::runspec::{SpecError, load};
 
@@ -96,4 +98,32 @@ pub fn history(reader: HistoryReader, data: &[u8]) {
         (1..=last_line(&text)).contains(&line),
         "history error names line {line} outside the input: {e}"
     );
+}
+
+/// The ops a fold is handed.
+struct Ops(Vec<Op>);
+
+impl OpSink for Ops {
+    fn op(&mut self, op: &OpView<'_>) {
+        self.0.push(op.to_op());
+    }
+}
+
+/// The raw bytes (not made UTF-8 first) in `format` streamed into a History, and
+/// folded as a checker folds them: the same ops, header and error.
+pub fn streamed_agrees(format: Format, data: &[u8]) {
+    let whole = read_history_file(format, HISTORY_FILE, data);
+    let mut ops = Ops(Vec::new());
+    let folded = fold_history(format, HISTORY_FILE, data, Some(|| Ok(data)), &mut ops);
+    match (whole, folded) {
+        (Ok(history), Ok(header)) => {
+            assert_eq!(history.header(), header);
+            assert_eq!(history.ops, ops.0);
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string());
+            assert!(a.to_string().starts_with(HISTORY_FILE), "{a}");
+        }
+        (a, b) => panic!("read whole: {a:?}; folded: {b:?}"),
+    }
 }

@@ -145,6 +145,14 @@ impl Sim {
             .collect()
     }
 
+    /// The fault epochs written for the history, each with when (ms).
+    fn epochs_written(&self) -> Vec<(u64, String)> {
+        self.epochs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn fact(&self, id: &str) -> &FaultFacts {
         self.facts
             .iter()
@@ -319,6 +327,11 @@ fn two_services() -> Sim {
     sim
 }
 
+/// Epochs as [`Sim::epochs_written`] gives them.
+fn epochs_at(at: &[(u64, &str)]) -> Vec<(u64, String)> {
+    at.iter().map(|(ms, e)| (*ms, e.to_string())).collect()
+}
+
 fn row(ms: u64, kind: K, fault: &str) -> (u64, K, String) {
     (ms, kind, fault.to_string())
 }
@@ -398,27 +411,21 @@ faults:
         .map(|id| sim.fact(id).epoch)
         .collect();
     assert_eq!(epochs, [1, 2, 3, 4, 5].map(Some));
-    let written = sim
-        .epochs
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    let expected: Vec<(u64, String)> = [
-        (200, "1"),
-        (900, "2"),
-        (1200, "1"),
-        (2200, ""),
-        (2500, "3"),
-        (2600, ""),
-        (2800, "4"),
-        (2900, ""),
-        (3100, "5"),
-        (3200, ""),
-    ]
-    .iter()
-    .map(|(ms, e)| (*ms, e.to_string()))
-    .collect();
-    assert_eq!(written, expected);
+    assert_eq!(
+        sim.epochs_written(),
+        epochs_at(&[
+            (200, "1"),
+            (900, "2"),
+            (1200, "1"),
+            (2200, ""),
+            (2500, "3"),
+            (2600, ""),
+            (2800, "4"),
+            (2900, ""),
+            (3100, "5"),
+            (3200, ""),
+        ])
+    );
 }
 
 /// Moved from `fault_schedule`: a trigger that never comes is given up exactly at its
@@ -454,10 +461,7 @@ faults:
         fault.detail
     );
     assert!(
-        sim.epochs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty(),
+        sim.epochs_written().is_empty(),
         "no epoch without an injection"
     );
 }
@@ -599,16 +603,10 @@ faults:
         "{:?}",
         sim.records
     );
-    let written = sim
-        .epochs
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone();
-    let expected: Vec<(u64, String)> = [(100, "1"), (300, "2"), (1000, "1"), (1000, "")]
-        .iter()
-        .map(|(ms, e)| (*ms, e.to_string()))
-        .collect();
-    assert_eq!(written, expected);
+    assert_eq!(
+        sim.epochs_written(),
+        epochs_at(&[(100, "1"), (300, "2"), (1000, "1"), (1000, "")])
+    );
     assert_eq!(sim.facts.len(), 2);
     assert!(
         sim.facts.iter().all(|f| f.injected && f.healed),
