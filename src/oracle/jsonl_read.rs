@@ -1070,26 +1070,23 @@ mod tests {
         Ok(true)
     }
 
-    /// Field names: the default ones, the alias, others, one with an escape.
-    const NAMES: &[&str] = &[
-        "op_id",
-        "process",
-        "invoke_ts",
-        "complete_ts",
-        "op_type",
-        "key",
-        "input",
-        "output",
-        "error",
-        "timeout",
+    /// Field names besides the default ones: the alias, others, one with an escape.
+    const OTHER_NAMES: &[&str] = &[
         "timeout_marker",
-        "node",
-        "fault_epoch",
         "ops_total",
         "process_id",
         "op\\u005fid",
         "",
     ];
+
+    /// The `i`th field name of the default ones and [`OTHER_NAMES`], cyclically.
+    fn name_at(i: usize) -> &'static str {
+        let i = i % (DEFAULT_FIELDS.len() + OTHER_NAMES.len());
+        DEFAULT_FIELDS
+            .get(i)
+            .copied()
+            .unwrap_or_else(|| OTHER_NAMES[i - DEFAULT_FIELDS.len()])
+    }
 
     /// Values of every kind, valid and not.
     const VALUES: &[&str] = &[
@@ -1188,7 +1185,7 @@ mod tests {
         let mut out = format!("{}{{", sp(tail));
         let (mut fields, mut first) = (0u16, true);
         for (name, value, space) in members {
-            let name = NAMES[name % NAMES.len()];
+            let name = name_at(*name);
             let any = || match value % (VALUES.len() + 4) {
                 v if v < VALUES.len() => VALUES[v].to_string(),
                 v => nested([1, 63, 64, 130][v - VALUES.len()]),
