@@ -23,7 +23,7 @@ use crate::session::journal::Record;
 use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::session::view::View;
 
-pub use json::verdicts_json;
+pub use json::{VerdictsJson, verdicts_json};
 
 /// Journal records as a report cites them: `#12, #14` (`—` for none).
 pub fn cites_text(seqs: &[u64]) -> String {
