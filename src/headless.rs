@@ -524,7 +524,7 @@ pub async fn print<W: Write + Send>(
     let started = tokio::time::Instant::now();
     let mut out = Quiet { out, closed: false };
     let mut last = String::from("session starting");
-    let mut view = View::default();
+    let mut view = View::rows_only();
     let mut reasons = BTreeMap::new();
     loop {
         match tokio::time::timeout(every, rx.recv()).await {

@@ -18,7 +18,12 @@ pub fn to_file(dir: &Path) -> Option<WorkerGuard> {
         .filename_prefix("faultline.log")
         .build(dir)
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue (128 000 lines) is a 4 MB array, allocated and touched whole
+    // at start; the session logs a few lines a second, so 8192 is ample (a line that
+    // finds the queue full is dropped, as with any limit).
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(8192)
+        .finish(appender);
     let filter =
         EnvFilter::try_from_env("FAULTLINE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     tracing_subscriber::fmt()

@@ -184,6 +184,7 @@ fn main() -> ExitCode {
         say!("faultline {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
+    one_malloc_arena();
     // A panic restores the terminal and prints a readable report (color-eyre).
     let _ = color_eyre::install();
     let cli = match Cli::try_parse() {
@@ -297,6 +298,20 @@ fn run(plan: Option<PathBuf>, args: faultline::launch::RunArgs) -> Result<Exit, 
         Tier::Smoke,
         again,
     )))
+}
+
+/// glibc gives each thread that allocates under contention an arena of its own
+/// (up to 8 per core), and memory freed to one arena serves only its threads: a
+/// long session's documents, built on the runtime's worker threads in turn, left
+/// that much more resident (issue 33: peak RSS 20–30% lower with one arena). The
+/// session allocates little concurrently, so one arena costs it no measurable time.
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tunable of the allocator; it is called before any
+    // other thread exists.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_ARENA_MAX, 1);
+    }
 }
 
 fn block_on(fut: impl std::future::Future<Output = Exit>) -> Exit {

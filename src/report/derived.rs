@@ -1,11 +1,13 @@
 //! Facts report.md derives from plan and outcome: hypothesis coverage, surface
 //! coverage, release-budget disclosures, §7b adequacy and the §7d confidence delta.
 
+use minijinja::value::Value;
 use serde::Serialize;
 
+use super::lazy::{Asks, Index, List, lazy};
 use super::view::in_words;
 use crate::plan::Plan;
-use crate::session::outcome::SessionOutcome;
+use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::verdict::Verdict;
 
 /// A scenario id and how it ended, for coverage and adequacy rows.
@@ -24,7 +26,8 @@ pub struct Ran<'a> {
 pub struct CoverageRow<'a> {
     pub id: &'a str,
     pub title: &'a str,
-    pub closed_by: Vec<Ran<'a>>,
+    /// The scenarios that close it, as [`Ran`].
+    pub closed_by: Value,
     pub exercised: bool,
 }
 
@@ -68,19 +71,30 @@ pub struct Confidence<'a> {
     pub statement: Option<&'a str>,
     /// `less` or `unchanged`.
     pub delta: &'static str,
-    /// The scenarios that moved it, with their verdicts.
-    pub because: Vec<Ran<'a>>,
+    /// The scenarios that moved it, with their verdicts, as [`Ran`].
+    pub because: Value,
 }
 
 /// How scenario `id` ended in this session (`verdict: None` when absent or undecided).
 fn ran<'a>(outcome: &'a SessionOutcome, id: &'a str) -> Ran<'a> {
-    let found = outcome.scenarios.iter().find(|s| s.id == id);
-    Ran {
-        id,
-        present: found.is_some(),
-        verdict: found.and_then(|s| s.verdict),
-        reason: found.and_then(|s| in_words(&s.id, s.verdict, &s.reasons)),
+    Ran::of(id, outcome.scenarios.iter().find(|s| s.id == id))
+}
+
+impl<'a> Ran<'a> {
+    /// Scenario `id`, `found` in the session or not.
+    pub fn of(id: &'a str, found: Option<&ScenarioOutcome>) -> Ran<'a> {
+        Ran {
+            id,
+            present: found.is_some(),
+            verdict: found.and_then(|s| s.verdict),
+            reason: found.and_then(|s| in_words(&s.id, s.verdict, &s.reasons)),
+        }
     }
+}
+
+/// Whether a scenario `found` in the session passed.
+pub fn passed(found: Option<&ScenarioOutcome>) -> bool {
+    found.and_then(|s| s.verdict).is_some_and(|v| v.is_pass())
 }
 
 /// Ran far enough to say something about its hypothesis.
@@ -88,22 +102,24 @@ fn exercised(verdict: Option<Verdict>) -> bool {
     verdict.is_some_and(|v| !matches!(v, Verdict::NotRun | Verdict::InconclusiveEnv))
 }
 
-/// Every hypothesis of the plan, exercised or not.
-pub fn coverage<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> Vec<CoverageRow<'a>> {
+/// Every hypothesis of the plan, exercised or not; the scenarios closing each are
+/// made as the template reads them (see [`super::lazy`]).
+pub fn coverage<'a>(index: &Index<'a>, asks: &Asks) -> Vec<CoverageRow<'a>> {
+    let plan = index.plan;
     plan.hypotheses
         .iter()
-        .map(|h| {
-            let closed_by: Vec<Ran<'a>> = plan
-                .scenarios
-                .iter()
-                .filter(|s| s.closes.contains(&h.id))
-                .map(|s| ran(outcome, &s.id))
-                .collect();
+        .enumerate()
+        .map(|(at, h)| {
+            let list = List::ClosedBy(at);
             CoverageRow {
                 id: &h.id,
                 title: &h.title,
-                exercised: closed_by.iter().any(|r| exercised(r.verdict)),
-                closed_by,
+                exercised: plan
+                    .scenarios
+                    .iter()
+                    .filter(|s| s.closes.contains(&h.id))
+                    .any(|s| exercised(index.outcome_of(&s.id).and_then(|o| o.verdict))),
+                closed_by: lazy(list, index.len(list), asks),
             }
         })
         .collect()
@@ -195,21 +211,18 @@ fn names_scenario(cell: &str, id: &str) -> bool {
         .any(|word| word == id)
 }
 
-/// `unchanged` only when every planned scenario passed; otherwise `less`, naming why.
-pub fn confidence<'a>(plan: &'a Plan, outcome: &'a SessionOutcome) -> Confidence<'a> {
-    let because: Vec<Ran<'a>> = plan
-        .scenarios
-        .iter()
-        .map(|s| ran(outcome, &s.id))
-        .filter(|r| !r.verdict.is_some_and(|v| v.is_pass()))
-        .collect();
+/// `unchanged` only when every planned scenario passed; otherwise `less`, naming why
+/// (the scenarios that did not pass made as the template reads them).
+pub fn confidence<'a>(index: &Index<'a>, asks: &Asks) -> Confidence<'a> {
+    let plan = index.plan;
+    let because = index.len(List::Because);
     Confidence {
         statement: plan.confidence.as_deref(),
-        delta: if because.is_empty() && !plan.scenarios.is_empty() {
+        delta: if because == 0 && !plan.scenarios.is_empty() {
             "unchanged"
         } else {
             "less"
         },
-        because,
+        because: lazy(List::Because, because, asks),
     }
 }

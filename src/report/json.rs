@@ -1,19 +1,58 @@
 //! `verdicts.json`: the machine-readable verdicts, reasons and evidence of a session.
 
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Value, json};
 
 use crate::session::outcome::{OracleEvidence, RunOutcome, ScenarioOutcome, SessionOutcome};
 
 /// The session's verdicts as JSON; verdict strings as in the method (`PASS-smoke`).
-pub fn verdicts_json(outcome: &SessionOutcome) -> Value {
-    json!({
-        "session_verdict": outcome.verdict,
-        "tier": outcome.tier,
-        "interrupted": outcome.interrupted,
-        "started": outcome.started,
-        "finished": outcome.finished,
-        "scenarios": outcome.scenarios.iter().map(scenario).collect::<Vec<_>>(),
-    })
+/// Serialized one scenario at a time: the JSON value of a long session's every
+/// scenario at once was part of its peak (issue 33).
+pub fn verdicts_json(outcome: &SessionOutcome) -> VerdictsJson<'_> {
+    VerdictsJson(outcome)
+}
+
+/// [`verdicts_json`]'s document, written as it is serialized.
+pub struct VerdictsJson<'a>(&'a SessionOutcome);
+
+impl Serialize for VerdictsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let outcome = self.0;
+        // The session's fields in the order a JSON map keeps its keys, `scenarios`
+        // among them; that one written scenario by scenario.
+        let head = json!({
+            "session_verdict": outcome.verdict,
+            "tier": outcome.tier,
+            "interrupted": outcome.interrupted,
+            "started": outcome.started,
+            "finished": outcome.finished,
+            "scenarios": Value::Null,
+        });
+        let Value::Object(head) = head else {
+            return serializer.serialize_unit();
+        };
+        let mut map = serializer.serialize_map(Some(head.len()))?;
+        for (key, value) in &head {
+            if key == "scenarios" {
+                map.serialize_entry(key, &Scenarios(&outcome.scenarios))?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct Scenarios<'a>(&'a [ScenarioOutcome]);
+
+impl Serialize for Scenarios<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for s in self.0 {
+            seq.serialize_element(&scenario(s))?;
+        }
+        seq.end()
+    }
 }
 
 fn scenario(s: &ScenarioOutcome) -> Value {

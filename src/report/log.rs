@@ -4,7 +4,6 @@
 //! written, and its other parts handed only the fields the template shows. What it
 //! costs in memory does not grow with the journal.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -12,6 +11,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Serde, Value};
 use serde::Serialize;
 
 use super::journal_pass::{Lines, Pass, Source};
+use super::lazy::{self, Asks, Index, List};
 use super::view::{self, Entry, NodeView};
 use crate::plan::{Header, Plan, Requirement};
 use crate::session::journal::Record;
@@ -32,12 +32,16 @@ pub fn write(
         len: pass.timeline,
         failed: failed.clone(),
     };
-    let parts = LogView::of(plan, outcome, pass);
-    let context = minijinja::value::merge_maps([
-        Value::from(Serde(&parts)),
-        minijinja::context! { journal => Value::from_object(timeline) },
-    ]);
-    let rendered = super::templates::render_to("session-log.md.j2", context, out);
+    // Its scenarios, like its timeline, are made as the template reads them.
+    let index = Index::new(plan, outcome);
+    let rendered = lazy::rendering(&index, |asks| {
+        let parts = LogView::of(plan, outcome, pass, asks);
+        let context = minijinja::value::merge_maps([
+            Value::from(Serde(&parts)),
+            minijinja::context! { journal => Value::from_object(timeline) },
+        ]);
+        super::templates::render_to("session-log.md.j2", context, out)
+    });
     // A timeline cut short by a read error is not a log: the previous one is kept.
     if let Some(e) = failed.lock().unwrap_or_else(PoisonError::into_inner).take() {
         return Err(e);
@@ -67,18 +71,19 @@ struct OutcomePart<'a> {
     interrupted: Option<&'a str>,
     toolbox: &'a [crate::toolbox::ToolboxItem],
     capabilities: &'a [crate::capability::MatrixRow],
-    scenarios: Vec<ToolboxUse<'a>>,
+    /// Each scenario's [`ToolboxUse`].
+    scenarios: Value,
 }
 
 #[derive(Serialize)]
-struct ToolboxUse<'a> {
+pub struct ToolboxUse<'a> {
     id: &'a str,
     toolbox_used: &'a [String],
 }
 
 /// A scenario's verdict row and artifacts, as [`view::ScenarioView`] gives them.
 #[derive(Serialize)]
-struct ScenarioPart<'a> {
+pub struct ScenarioPart<'a> {
     outcome: VerdictPart<'a>,
     has_arms: bool,
     state: &'static str,
@@ -116,18 +121,15 @@ struct LogView<'a> {
     toolbox: Vec<Entry<'a>>,
     capabilities: Vec<Entry<'a>>,
     preconditions: Vec<Entry<'a>>,
-    scenarios: Vec<ScenarioPart<'a>>,
+    /// Each scenario's [`ScenarioPart`].
+    scenarios: Value,
     nodes: Vec<NodeView>,
 }
 
 impl<'a> LogView<'a> {
-    fn of(plan: &'a Plan, outcome: &'a SessionOutcome, pass: &'a Pass) -> LogView<'a> {
+    fn of(plan: &'a Plan, outcome: &'a SessionOutcome, pass: &'a Pass, asks: &Asks) -> LogView<'a> {
         let entries = |records: &'a [Record]| records.iter().map(view::entry).collect();
-        // The first of two scenarios with one id counts, as in [`view::scenario`].
-        let mut planned = HashMap::new();
-        for s in plan.scenarios.iter().rev() {
-            planned.insert(s.id.as_str(), !s.arms.is_empty());
-        }
+        let scenarios = |list| lazy::lazy(list, outcome.scenarios.len(), asks);
         LogView {
             plan: PlanPart {
                 header: &plan.header,
@@ -145,32 +147,29 @@ impl<'a> LogView<'a> {
                 interrupted: outcome.interrupted.as_deref(),
                 toolbox: &outcome.toolbox,
                 capabilities: &outcome.capabilities,
-                scenarios: outcome
-                    .scenarios
-                    .iter()
-                    .map(|s| ToolboxUse {
-                        id: &s.id,
-                        toolbox_used: &s.toolbox_used,
-                    })
-                    .collect(),
+                scenarios: scenarios(List::ToolboxUse),
             },
             commit: view::commit(outcome),
             toolbox: entries(&pass.toolbox),
             capabilities: entries(&pass.capabilities),
             preconditions: entries(&pass.preconditions),
-            scenarios: outcome
-                .scenarios
-                .iter()
-                .map(|s| scenario(&planned, s))
-                .collect(),
+            scenarios: scenarios(List::LogScenarios),
             nodes: view::nodes(&pass.view, &outcome.session_dir),
         }
     }
 }
 
-/// A scenario's part; `planned` says whether the plan gives it arms (looked up once
-/// per log, not once per scenario).
-fn scenario<'a>(planned: &HashMap<&str, bool>, outcome: &'a ScenarioOutcome) -> ScenarioPart<'a> {
+/// A scenario's toolbox items, as the log lists them.
+pub fn toolbox_use(outcome: &ScenarioOutcome) -> ToolboxUse<'_> {
+    ToolboxUse {
+        id: &outcome.id,
+        toolbox_used: &outcome.toolbox_used,
+    }
+}
+
+/// A scenario's part; `arms_planned` says whether the plan gives it arms (the first
+/// scenario of its id, as in [`view::scenario`]).
+pub fn scenario<'a>(arms_planned: bool, outcome: &'a ScenarioOutcome) -> ScenarioPart<'a> {
     let run = |r: &'a RunOutcome| RunPart {
         run: RunIdPart {
             id: &r.id,
@@ -180,7 +179,6 @@ fn scenario<'a>(planned: &HashMap<&str, bool>, outcome: &'a ScenarioOutcome) -> 
         tier_met: r.decision.as_ref().and_then(|d| d.tier_met),
         last_step: r.decision.as_ref().and_then(|d| d.reasons.last()),
     };
-    let arms_planned = planned.get(outcome.id.as_str()).copied().unwrap_or(false);
     ScenarioPart {
         outcome: VerdictPart {
             id: &outcome.id,

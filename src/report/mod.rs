@@ -9,6 +9,7 @@ pub mod html;
 pub mod journal_pass;
 mod json;
 mod junit;
+mod lazy;
 mod log;
 mod templates;
 pub mod timeline;
@@ -22,7 +23,7 @@ use crate::session::journal::Record;
 use crate::session::outcome::{ScenarioOutcome, SessionOutcome};
 use crate::session::view::View;
 
-pub use json::verdicts_json;
+pub use json::{VerdictsJson, verdicts_json};
 
 /// Journal records as a report cites them: `#12, #14` (`—` for none).
 pub fn cites_text(seqs: &[u64]) -> String {
@@ -120,7 +121,10 @@ pub fn report_of(
     view: &View,
     figures: &FigureFiles,
 ) -> Result<String, RenderError> {
-    templates::render("report.md.j2", &view::report(plan, outcome, view, figures))
+    let index = lazy::Index::new(plan, outcome);
+    lazy::rendering(&index, |asks| {
+        templates::render("report.md.j2", &view::report(&index, view, figures, asks))
+    })
 }
 
 /// The SVG figures under `<session>/figures/<stem>/`, read from disk here so that

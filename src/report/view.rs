@@ -1,8 +1,10 @@
 //! What the templates lay out: plan and outcome joined per scenario and run.
 
+use minijinja::value::Value;
 use serde::Serialize;
 
-use super::derived::{self, AdequacyView, Confidence, CoverageRow, Disclosure, SurfaceRow};
+use super::derived::{self, AdequacyView, Confidence, CoverageRow, SurfaceRow};
+use super::lazy::{Asks, Index, List, lazy};
 use crate::plan::{Field, Header, Hypothesis, Plan};
 use crate::session::event::Event;
 use crate::session::journal::Record;
@@ -69,10 +71,13 @@ pub struct ReportView<'a> {
     /// The session part (its scenarios are in `scenarios`).
     pub outcome: SessionOutcome,
     pub exit_code: Option<i32>,
-    pub scenarios: Vec<ScenarioView<'a>>,
+    /// Every scenario, as [`ScenarioView`] (made as the template reads them, see
+    /// [`super::lazy`]).
+    pub scenarios: Value,
     pub coverage: Vec<CoverageRow<'a>>,
     pub surface: Vec<SurfaceRow<'a>>,
-    pub disclosures: Vec<Disclosure<'a>>,
+    /// The scenarios without a Release budget, as [`super::derived::Disclosure`].
+    pub disclosures: Value,
     pub adequacy: Vec<AdequacyView<'a>>,
     pub confidence: Confidence<'a>,
     pub nodes: Vec<NodeView>,
@@ -89,6 +94,15 @@ pub fn in_words(id: &str, verdict: Option<Verdict>, reasons: &[ReasonStep]) -> O
 /// Joins one scenario's outcome with its plan entry.
 pub fn scenario<'a>(plan: &'a Plan, outcome: &'a ScenarioOutcome) -> ScenarioView<'a> {
     let planned = plan.scenarios.iter().find(|s| s.id == outcome.id);
+    scenario_of(plan, planned, outcome)
+}
+
+/// [`scenario`] with its plan entry found already (`None`: the plan has none).
+pub fn scenario_of<'a>(
+    plan: &'a Plan,
+    planned: Option<&'a crate::plan::Scenario>,
+    outcome: &'a ScenarioOutcome,
+) -> ScenarioView<'a> {
     let runs: Vec<RunView<'a>> = outcome
         .runs
         .iter()
@@ -161,13 +175,15 @@ pub fn state(outcome: &ScenarioOutcome) -> &'static str {
     }
 }
 
-/// The view report.md renders; `files` are the figures found in the session.
+/// The view report.md renders; `files` are the figures found in the session, and
+/// the lists of one entry per scenario are made on request through `asks`.
 pub fn report<'a>(
-    plan: &'a Plan,
-    outcome: &'a SessionOutcome,
+    index: &Index<'a>,
     view: &View,
     files: &FigureFiles,
+    asks: &Asks,
 ) -> ReportView<'a> {
+    let (plan, outcome) = (index.plan, index.outcome);
     ReportView {
         plan: PlanPart {
             header: &plan.header,
@@ -179,16 +195,12 @@ pub fn report<'a>(
         nodes: nodes(view, &outcome.session_dir),
         notes: notes(view),
         exit_code: outcome.verdict.map(|v| i32::from(v.exit())),
-        scenarios: outcome
-            .scenarios
-            .iter()
-            .map(|s| scenario(plan, s))
-            .collect(),
-        coverage: derived::coverage(plan, outcome),
+        scenarios: lazy(List::Scenarios, outcome.scenarios.len(), asks),
+        coverage: derived::coverage(index, asks),
         surface: derived::surface(plan, outcome),
-        disclosures: derived::disclosures(plan),
+        disclosures: lazy(List::Disclosures, index.len(List::Disclosures), asks),
         adequacy: derived::adequacy(plan, outcome),
-        confidence: derived::confidence(plan, outcome),
+        confidence: derived::confidence(index, asks),
     }
 }
 

@@ -689,3 +689,22 @@ fn the_demo_s_closing_table_fits_80_columns() {
         tail.join("\n")
     );
 }
+
+/// The printer's view folds the same rows as the full reducer's, without the verdict
+/// history or the outcomes a long session would otherwise hold a second time.
+#[test]
+fn the_printer_s_view_folds_the_same_rows_and_keeps_no_history() {
+    use faultline::session::view::View;
+    let records = session();
+    let full = View::of(&records);
+    let mut lean = View::rows_only();
+    for record in &records {
+        lean.apply(record);
+    }
+    assert_eq!(lean.runs, full.runs);
+    assert_eq!(lean.session_verdict, full.session_verdict);
+    assert_eq!(lean.seq, full.seq);
+    assert!(!full.verdicts.is_empty());
+    assert!(lean.verdicts.is_empty());
+    assert!(lean.outcome().is_none());
+}

@@ -560,7 +560,7 @@ fn findings_are_readable_at_any_phase() {
 #[test]
 fn verdicts_json_round_trips_verdicts_and_cites() {
     let session = full_outcome();
-    let value = report::verdicts_json(&session);
+    let value = serde_json::to_value(report::verdicts_json(&session)).expect("json");
     assert_eq!(value["session_verdict"], "FAIL");
     assert_eq!(value["tier"], "hardening");
     let scenarios = value["scenarios"].as_array().expect("scenarios");

@@ -105,6 +105,9 @@ pub struct View {
     outcome_scenarios: BTreeMap<String, Box<ScenarioOutcome>>,
     /// Which row each (scenario, arm) scope folds into.
     row_of: std::collections::HashMap<(String, Option<String>), usize>,
+    /// Set by [`View::rows_only`]: the outcome records and the verdict history are
+    /// not kept.
+    rows_only: bool,
 }
 
 impl View {
@@ -130,6 +133,18 @@ impl View {
         }
         View {
             runs,
+            ..View::default()
+        }
+    }
+
+    /// An empty view for a reader of its rows alone (the headless closing table): it
+    /// folds every record as any view does but keeps neither the outcomes the
+    /// records restate ([`View::outcome`] stays `None`) nor every `verdict` record
+    /// ([`View::verdicts`] stays empty), which a long session would hold once more
+    /// beside the engine's own.
+    pub fn rows_only() -> View {
+        View {
+            rows_only: true,
             ..View::default()
         }
     }
@@ -209,6 +224,8 @@ impl View {
                 }
             }
             Event::SessionRoles(r) => self.roles = Some(r.clone()),
+            Event::Verdict(_) | Event::OutcomeSession(_) | Event::OutcomeScenario(_)
+                if self.rows_only => {}
             Event::Verdict(v) => self.verdicts.push(scoped(record, v)),
             Event::OutcomeSession(o) => {
                 if let Some(outcome) = &o.outcome {
