@@ -331,8 +331,13 @@ impl Outputs {
             return Ok(());
         };
         // report.md's relative links are written from findings/, wherever it goes.
-        let text = report::html::render(markdown, &self.shared.dir.path.join("findings"));
-        write(&html, &text)
+        let findings = self.shared.dir.path.join("findings");
+        written(
+            &html,
+            crate::atomic::write_with(&html, |out| {
+                report::html::render_to(markdown, &findings, out)
+            }),
+        )
     }
 
     /// How many scenarios this holds a copy of (those started and not yet written

@@ -35,6 +35,15 @@ pub fn html_path(report: &Path) -> Option<PathBuf> {
 /// (the directory report.md's links are relative to: the session's `findings/`), and
 /// the dashboard from the session's journal beside it (none when there is none).
 pub fn render(markdown: &str, base: &Path) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail, and the page is UTF-8 throughout.
+    let _ = render_to(markdown, base, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`render`] written to `out` as it is laid out: the page is never held whole
+/// (the session writes a report of thousands of scenarios this way).
+pub fn render_to(markdown: &str, base: &Path, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let title = markdown
         .lines()
         .find_map(|l| l.strip_prefix("# "))
@@ -48,17 +57,17 @@ pub fn render(markdown: &str, base: &Path) -> String {
         &mut Rewrite::new(base),
         dashboard.as_ref(),
     );
-    let mut out = format!(
+    write!(
+        out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n{}<main>\n",
         escape(title),
         page.nav,
-    );
-    page.write_main(&mut out);
-    out.push_str("</main>\n</body>\n</html>\n");
-    out
+    )?;
+    page.write_main(out)?;
+    out.write_all(b"</main>\n</body>\n</html>\n")
 }
 
 /// Nothing may be fetched; only the style sheet inside the file applies; no `<base>`

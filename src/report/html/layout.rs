@@ -35,31 +35,19 @@ pub(super) struct Page {
 }
 
 impl Page {
-    /// Appends `<main>`'s content to `out`, each section's text let go of once it is
-    /// in: the page is never held twice.
-    pub fn write_main(self, out: &mut String) {
-        // Room for all of it at once (and the page's closing tags): grown by
-        // doubling, a page of megabytes may be copied at a step, held twice then.
-        let wrapper = "<section class=\"part\" id=\"\">\n<h2></h2>\n</section>\n".len();
-        out.reserve(
-            self.head.len()
-                + self.preamble.len()
-                + self
-                    .parts
-                    .iter()
-                    .map(|p| wrapper + p.id.len() + p.heading.len() + p.body.len())
-                    .sum::<usize>()
-                + 64,
-        );
-        out.push_str(&self.head);
-        out.push_str(&self.preamble);
+    /// Writes `<main>`'s content to `out`, each section's text let go of once it
+    /// is written.
+    pub fn write_main(self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(self.head.as_bytes())?;
+        out.write_all(self.preamble.as_bytes())?;
         for part in self.parts {
-            let _ = write!(
+            write!(
                 out,
                 "<section class=\"part\" id=\"{}\">\n<h2>{}</h2>\n{}</section>\n",
                 part.id, part.heading, part.body
-            );
+            )?;
         }
+        Ok(())
     }
 }
 
