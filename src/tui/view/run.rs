@@ -57,12 +57,37 @@ pub(super) fn tail_in(rebase: Option<&Rebase>, path: &Path, cap: u64) -> Vec<Str
     }
 }
 
-/// `bytes` as sanitized lines.
+/// `bytes` as sanitized lines, tabs expanded.
 pub(super) fn lines_of(bytes: &[u8]) -> Vec<String> {
     crate::sanitize::decode(bytes)
         .lines()
-        .map(crate::sanitize::line)
+        .map(|l| expand_tabs(&crate::sanitize::line(l)))
         .collect()
+}
+
+/// Columns between tab stops, as a terminal sets them.
+const TAB_STOP: usize = 8;
+
+/// `line` with each tab turned into the spaces up to the next tab stop: the
+/// terminal buffer drops a tab as a control character, which ran a log's
+/// tab-separated columns together.
+fn expand_tabs(line: &str) -> String {
+    if !line.contains('\t') {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len() + TAB_STOP);
+    let mut column = 0;
+    for c in line.chars() {
+        if c == '\t' {
+            let spaces = TAB_STOP - column % TAB_STOP;
+            out.extend(std::iter::repeat_n(' ', spaces));
+            column += spaces;
+        } else {
+            out.push(c);
+            column += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        }
+    }
+    out
 }
 
 /// The pane's line for a log it cannot read: why first (a narrow pane cuts the
@@ -502,4 +527,26 @@ fn landing_lines(row: &crate::tui::state::RunRow, theme: &Theme) -> Vec<Line<'st
         lines.push(Line::styled("no fault injected yet", theme.dim));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log's tabs reach the pane as spaces to the next stop of 8 columns, counted
+    /// in display columns (a wide character takes two); escapes are still removed.
+    #[test]
+    fn a_log_s_tabs_become_spaces_to_the_next_tab_stop() {
+        let log = "a\tb\n\u{4e2d}\tx\n12345678\ty\n\t\u{1b}[31mred\tz\nplain\n";
+        assert_eq!(
+            lines_of(log.as_bytes()),
+            [
+                "a       b",
+                "\u{4e2d}      x",
+                "12345678        y",
+                "        red     z",
+                "plain",
+            ]
+        );
+    }
 }
