@@ -247,17 +247,25 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
             )));
         }
     };
-    // The dump's text, refused here if it is not JSON, whichever checker reads
-    // it; a tree is built only for a checker that takes one.
-    let final_state = match &args.final_state {
-        Some(path) => {
-            let text = read(path)?;
-            serde_json::from_str::<IgnoredAny>(&text).map_err(|e| {
-                let shown = crate::sanitize::line(&path.display().to_string());
-                (Exit::UNREADABLE, format!("{shown}: invalid JSON: {e}"))
-            })?;
-            Some(text)
+    // The dump's text, read once. A fold reads the text itself and only has it
+    // checked here; any other checker gets it parsed once into a tree. Either way a
+    // dump that is not JSON is refused before any checking, naming its file.
+    let dump_text = args.final_state.as_deref().map(read).transpose()?;
+    let invalid_dump = |e: serde_json::Error| {
+        let shown = args
+            .final_state
+            .as_deref()
+            .map(|p| crate::sanitize::line(&p.display().to_string()))
+            .unwrap_or_default();
+        (Exit::UNREADABLE, format!("{shown}: invalid JSON: {e}"))
+    };
+    let folded = matches!(history, Some(HistoryRead::Folded(..)));
+    let dump_tree: Option<Value> = match &dump_text {
+        Some(text) if folded => {
+            serde_json::from_str::<IgnoredAny>(text).map_err(invalid_dump)?;
+            None
         }
+        Some(text) => Some(serde_json::from_str::<Value>(text).map_err(invalid_dump)?),
         None => None,
     };
     let replicas: Vec<Dump> = args
@@ -273,24 +281,15 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
         .collect::<Result<_, _>>()?;
     let history = match history {
         Some(HistoryRead::Folded(fold, header)) => {
-            let report = fold
-                .finish(&header, final_state.as_deref())
-                .map_err(usage)?;
+            let report = fold.finish(&header, dump_text.as_deref()).map_err(usage)?;
             return Ok(nothing_checked_is_unknown(report));
         }
         Some(HistoryRead::Whole(history)) => Some(history),
         None => None,
     };
-    let final_state = match final_state {
-        Some(text) => Some(
-            serde_json::from_str::<Value>(&text)
-                .map_err(|e| (Exit::UNREADABLE, format!("invalid JSON: {e}")))?,
-        ),
-        None => None,
-    };
     let inputs = Inputs {
         history: history.as_ref(),
-        final_state: final_state.as_ref(),
+        final_state: dump_tree.as_ref(),
         replicas: &replicas,
         model: args.model.as_deref(),
         claim: args.claim.as_deref(),

@@ -178,7 +178,8 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
         .current_dir(dir.path())
         .output()
         .expect("reference run");
-    let expected = common::verdicts_by_id(&common::session_of(&reference));
+    let reference = common::session_of(&reference);
+    let expected = common::verdicts_by_id(&reference);
 
     let out = dir.path().join("out");
     let out = out.to_str().expect("utf-8 path");
@@ -233,7 +234,13 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
             _ => {}
         }
     };
-    assert_eq!(common::verdicts_by_id(&session), expected, "{ended}");
+    assert_eq!(
+        common::verdicts_by_id(&session),
+        expected,
+        "{ended}\nthis run:\n{}the reference:\n{}",
+        common::verdict_reasons(&session),
+        common::verdict_reasons(&reference)
+    );
     assert!(fault, "no hang-up during a fault");
     for kind in [
         "confirm-capability",

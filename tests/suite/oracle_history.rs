@@ -968,6 +968,82 @@ proptest::proptest! {
     }
 }
 
+/// An idempotency key of one of three shapes: short, long with the same first
+/// eight bytes as its neighbours, or a JSON number (its text is the key).
+fn idempotency_key(k: u8) -> serde_json::Value {
+    match k % 3 {
+        0 => serde_json::json!(format!("k{k}")),
+        1 => serde_json::json!(format!("idempotency-{k:04}")),
+        _ => serde_json::json!(u64::from(k) * 1000),
+    }
+}
+
+fn key_text(k: u8) -> String {
+    match idempotency_key(k) {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+proptest::proptest! {
+    /// exactly-once against a model written the plain way (maps keyed by the
+    /// key's text): the same anomalies, in the same order, naming the same ops,
+    /// whatever the keys' shapes, retries, outcomes and repeated dump entries.
+    #[test]
+    fn exactly_once_finds_what_a_plain_model_finds(
+        ops in proptest::collection::vec((0u8..24, 0u8..3), 0..40),
+        dump in proptest::collection::vec((0u8..30, 0u64..4), 0..40),
+    ) {
+        use faultline::oracle::exactly_once::{Effects, check};
+        use std::collections::BTreeMap;
+        let history = parse_jsonl("h", &lines(&ops.iter().enumerate()
+            .map(|(i, (k, outcome))| serde_json::json!({
+                "op_id": format!("op{i}"), "process": i % 3, "invoke_ts": i * 10,
+                "complete_ts": (*outcome != 2).then_some(i * 10 + 5), "op_type": "pay",
+                "key": null, "input": {"idempotency_key": idempotency_key(*k)},
+                "output": null, "error": (*outcome == 1).then_some("refused"),
+                "timeout": *outcome == 2, "node": "n1", "fault_epoch": null,
+            }).to_string())
+            .collect::<Vec<_>>())).expect("history");
+        let text = format!("{{{}}}", dump.iter()
+            .map(|(k, n)| format!("\"{}\": {n}", key_text(*k)))
+            .collect::<Vec<_>>().join(", "));
+        let params = faultline::oracle::params::Params::parse::<&str>(&[]).expect("params");
+        let report = check(&history, Effects::Text(&text), &params).expect("checks");
+
+        // The model: (acked, all failed, op ids) per key; the last count per key.
+        let mut keys: BTreeMap<String, (bool, bool, Vec<String>)> = BTreeMap::new();
+        for (i, (k, outcome)) in ops.iter().enumerate() {
+            let e = keys.entry(key_text(*k)).or_insert((false, true, Vec::new()));
+            e.0 |= *outcome == 0;
+            e.1 &= *outcome == 1;
+            e.2.push(format!("op{i}"));
+        }
+        let counts: BTreeMap<String, u64> = dump.iter().map(|(k, n)| (key_text(*k), *n)).collect();
+        let mut want: Vec<(String, Vec<String>)> = Vec::new();
+        for (key, (acked, all_failed, ids)) in &keys {
+            let n = counts.get(key).copied().unwrap_or(0);
+            let why = if n > 1 {
+                format!("duplicate effect: key `{key}` has {n} committed effects after {} attempt(s)", ids.len())
+            } else if n == 0 && *acked {
+                format!("lost effect: key `{key}` was acknowledged but has no committed effect")
+            } else if n == 1 && *all_failed {
+                format!("effect of a rejected request: every attempt with key `{key}` failed, yet one effect is committed")
+            } else {
+                continue;
+            };
+            want.push((why, ids.clone()));
+        }
+        for (key, n) in counts.iter().filter(|(k, _)| !keys.contains_key(*k)) {
+            want.push((format!("phantom effect: key `{key}` has {n} effect(s) but no op used it"), Vec::new()));
+        }
+        let got: Vec<(String, Vec<String>)> = report.anomalies.iter()
+            .map(|a| (a.why.clone(), a.ops.clone()))
+            .collect();
+        proptest::prop_assert_eq!(got, want);
+    }
+}
+
 /// A dump that is not a container, or not JSON, is refused by the streamed read.
 #[test]
 fn exactly_once_refuses_a_streamed_dump_that_is_no_dump() {

@@ -174,7 +174,7 @@ async fn a_service_runs_as_the_user_the_run_spec_names() {
 cluster:
   services:
     - {{ name: m1, user: {user}, run: "exec sh -c 'id -un; id -u; sleep 30'" }}
-  health: {{ run: "grep -q . ${{logs}}/m1.stdout.log", deadline: 5s }}
+  health: {{ run: "grep -q '^[0-9]' ${{logs}}/m1.stdout.log", deadline: 5s }}
 workload: {{ run: "echo ${{m1_uid}} > ${{artifacts}}/uid", deadline: 5s }}
 "#,
         user = user.name

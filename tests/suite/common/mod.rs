@@ -334,6 +334,18 @@ pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, Stri
         .collect()
 }
 
+/// Each scenario's verdict with the decision tree's reasons, one line per scenario
+/// (for an assertion's message: why two runs of one plan differ).
+pub fn verdict_reasons(session: &Path) -> String {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let mut out = String::new();
+    for s in v["scenarios"].as_array().into_iter().flatten() {
+        out.push_str(&format!("{} {} {}\n", s["id"], s["verdict"], s["reasons"]));
+    }
+    out
+}
+
 /// A headless run of one scenario of a plan: its session and the scenario's verdict.
 pub struct OneScenario {
     pub session: PathBuf,
