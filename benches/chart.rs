@@ -61,8 +61,8 @@ fn chunk(r: u64, rng: &mut Rng) -> Vec<Op> {
             let minute = invoke / 60_000_000_000;
             let epoch = (minute % 10 == 5).then_some(minute / 10 + 1);
             Op {
-                op_id: (r * OPS_PER_REFRESH + k).to_string(),
-                process: (k % 16).to_string(),
+                op_id: (r * OPS_PER_REFRESH + k).to_string().into(),
+                process: (k % 16).to_string().into(),
                 invoke_ts: invoke,
                 complete_ts: (fate != 0).then_some(invoke + took_ms * 1_000_000),
                 op_type: "write".into(),

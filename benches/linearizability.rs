@@ -240,12 +240,12 @@ fn to_history(ops: &[GenOp]) -> History {
             let done = g.ret != NEVER;
             let v = |x: u64| if x == 0 { Value::Null } else { json!(x) };
             Op {
-                op_id: i.to_string(),
-                process: g.client.to_string(),
+                op_id: i.to_string().into(),
+                process: g.client.to_string().into(),
                 invoke_ts: g.call,
                 complete_ts: done.then_some(g.ret),
                 op_type: if g.write { "write" } else { "read" }.into(),
-                key: Some(g.key.to_string()),
+                key: Some(g.key.to_string().into()),
                 input: if g.write { json!(g.value) } else { Value::Null },
                 output: if g.write { Value::Null } else { v(g.value) },
                 error: None,
@@ -380,7 +380,7 @@ fn to_porcupine_append(history: &History) -> Vec<Operation<AppendKvModel>> {
                 call_time: op.invoke_ts as i64,
                 return_time: op.complete_ts.map_or(i64::MAX, |t| t as i64),
                 op: AppendKvOp {
-                    key: op.key.clone().unwrap_or_default(),
+                    key: op.key.as_deref().unwrap_or_default().to_string(),
                     kind,
                     value,
                 },

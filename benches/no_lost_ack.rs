@@ -38,12 +38,12 @@ fn history(n: u64) -> (History, BTreeMap<String, Value>) {
                 last.insert(key.clone(), json!(i));
             }
             Op {
-                op_id: i.to_string(),
-                process: (i % 50).to_string(),
+                op_id: i.to_string().into(),
+                process: (i % 50).to_string().into(),
                 invoke_ts: invoke,
                 complete_ts: (!timeout).then_some(invoke + 5),
                 op_type: "write".into(),
-                key: Some(key),
+                key: Some(key.into()),
                 input: json!(i),
                 output: Value::Null,
                 error,
@@ -72,8 +72,8 @@ fn pairwise(h: &History, last: &BTreeMap<String, Value>) -> usize {
         .iter()
         .filter(|w| w.is_acked())
         .filter(|w| {
-            let key = w.key.clone().unwrap_or_default();
-            match last.get(&key) {
+            let key = w.key.as_deref().unwrap_or_default();
+            match last.get(key) {
                 None => true,
                 Some(v) if *v == w.input => false,
                 Some(v) => !writes.iter().any(|o| {

@@ -361,7 +361,7 @@ fn old_parse_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
         });
         let op: Op = op_from_map(source, line_no, &map)?;
         if !op.op_id.is_empty()
-            && let Some(first) = seen.insert(op.op_id.clone(), line_no)
+            && let Some(first) = seen.insert(op.op_id.to_string(), line_no)
         {
             return Err(line_err(format!("op_id {} repeats line {first}", op.op_id)));
         }

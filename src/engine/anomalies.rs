@@ -40,10 +40,10 @@ pub fn notes(
                 .take(OPS_LISTED)
                 .map(|id| match by_id.get(id.as_str()) {
                     Some(op) => OpNote {
-                        op_id: op.op_id.clone(),
-                        process: op.process.clone(),
-                        op_type: op.op_type.clone(),
-                        key: op.key.clone(),
+                        op_id: op.op_id.to_string(),
+                        process: op.process.to_string(),
+                        op_type: op.op_type.to_string(),
+                        key: op.key.as_deref().map(str::to_string),
                         input: op.input.clone(),
                         output: op.output.clone(),
                         ended: if op.is_acked() {

@@ -314,7 +314,7 @@ pub fn check(history: &History, params: &Params) -> Result<CheckerReport, String
                 };
                 anomalies.push(Anomaly {
                     counterexample: None,
-                    ops: vec![op.op_id.clone()],
+                    ops: vec![op.op_id.to_string()],
                     why: format!(
                         "read{by} returned {v} for the counter{on}, outside the allowed \
                          [{lower}, {upper}]: {how}"
@@ -352,12 +352,13 @@ mod tests {
     use super::*;
     use crate::oracle::history::DEFAULT_FIELDS;
     use crate::verdict::CheckerRun;
+    use compact_str::ToCompactString;
     use serde_json::json;
 
     fn op(id: u64, f: &str, call: u64, ret: Option<u64>, input: Value, output: Value) -> Op {
         Op {
-            op_id: id.to_string(),
-            process: id.to_string(),
+            op_id: id.to_compact_string(),
+            process: id.to_compact_string(),
             invoke_ts: call,
             complete_ts: ret,
             op_type: f.into(),

@@ -22,6 +22,7 @@ use super::edn::{Edn, EdnEntries, EdnError, EdnItem, EdnKind};
 use super::format::Source;
 use super::history::{History, HistoryError, Op, converted_fields};
 use super::jsonl_read::Header;
+use compact_str::{ToCompactString, format_compact};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io::Read;
@@ -466,8 +467,8 @@ impl<'a, 'e> Pairing<'a, 'e> {
             )
         })?;
         let op_id = match entry.get("index").map(|i| &i.kind) {
-            Some(EdnKind::Int(i)) => i.to_string(),
-            _ => format!("L{line}"),
+            Some(EdnKind::Int(i)) => i.to_compact_string(),
+            _ => format_compact!("L{line}"),
         };
         if key.is_none() {
             self.every_op_keyed = false;
@@ -492,11 +493,11 @@ impl<'a, 'e> Pairing<'a, 'e> {
         }
         let op = Op {
             op_id,
-            process: process.unwrap_or_default(),
+            process: process.map(Into::into).unwrap_or_default(),
             invoke_ts: stamp,
             complete_ts: None,
-            op_type,
-            key,
+            op_type: op_type.into(),
+            key: key.map(Into::into),
             input: value,
             output: Value::Null,
             error: None,
@@ -607,7 +608,7 @@ impl<'a, 'e> Pairing<'a, 'e> {
             ));
         }
         if let Some(k) = key
-            && invoked.key.as_ref() != Some(&k)
+            && invoked.key.as_deref() != Some(k.as_str())
         {
             let theirs = invoked
                 .key

@@ -52,12 +52,12 @@ impl OpView<'_> {
     /// The owned op.
     pub fn to_op(&self) -> Op {
         Op {
-            op_id: self.op_id.to_string(),
-            process: self.process.to_string(),
+            op_id: self.op_id.into(),
+            process: self.process.into(),
             invoke_ts: self.invoke_ts,
             complete_ts: self.complete_ts,
-            op_type: self.op_type.to_string(),
-            key: self.key.map(str::to_string),
+            op_type: self.op_type.into(),
+            key: self.key.map(Into::into),
             input: self.input.to_value(),
             output: self.output.to_value(),
             error: self.error.map(str::to_string),

@@ -14,6 +14,7 @@ use super::format::Source;
 use super::history::{History, HistoryError, Op, converted_fields};
 use super::jsonl_read::{Header, LINE_LIMIT};
 use super::op_view::OpSink;
+use compact_str::format_compact;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -177,12 +178,12 @@ impl LogLine<'_> {
             None => Value::Null,
         };
         Ok(Op {
-            op_id: format!("L{}", self.line),
-            process: client,
+            op_id: format_compact!("L{}", self.line),
+            process: client.into(),
             invoke_ts: call,
             complete_ts: ret,
-            op_type,
-            key,
+            op_type: op_type.into(),
+            key: key.map(Into::into),
             input: value,
             output: if ret.is_some() { output } else { Value::Null },
             error: None,

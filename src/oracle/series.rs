@@ -363,11 +363,12 @@ pub fn bucket_for(span: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use compact_str::ToCompactString;
     use serde_json::Value;
 
     fn op(invoke_ms: u64, took_ms: Option<u64>, error: bool, epoch: Option<u64>) -> Op {
         Op {
-            op_id: invoke_ms.to_string(),
+            op_id: invoke_ms.to_compact_string(),
             process: "0".into(),
             invoke_ts: invoke_ms * 1_000_000,
             complete_ts: took_ms.map(|t| (invoke_ms + t) * 1_000_000),

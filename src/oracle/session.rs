@@ -230,7 +230,7 @@ pub mod read_your_writes {
                 }
                 anomalies.push(Anomaly {
                     counterexample: None,
-                    ops: vec![w.op_id.clone(), op.op_id.clone()],
+                    ops: vec![w.op_id.to_string(), op.op_id.to_string()],
                     why: format!(
                         "stale read: process {process} wrote {} to `{key}`, then read {}, which no \
                          concurrent or later write explains",

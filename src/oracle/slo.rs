@@ -196,10 +196,10 @@ pub mod fairness {
     /// `group` (or `repeat`) is `process`, `key`, `node`, `op_type` or `input.FIELD`.
     fn group_of(op: &Op, group: &str) -> Option<String> {
         match group {
-            "process" => Some(op.process.clone()),
-            "key" => op.key.clone(),
+            "process" => Some(op.process.to_string()),
+            "key" => op.key.as_deref().map(str::to_string),
             "node" => op.node.clone(),
-            "op_type" => Some(op.op_type.clone()),
+            "op_type" => Some(op.op_type.to_string()),
             g => g.strip_prefix("input.").and_then(|f| {
                 op.input.get(f).map(|v| match v {
                     serde_json::Value::String(s) => s.clone(),

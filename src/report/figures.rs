@@ -368,7 +368,7 @@ where
     let count_at = |t: f64| acked.partition_point(|&a| a <= t) as f64;
     let marks: Vec<(f64, f64)> = ops
         .iter()
-        .filter(|o| flagged.ops.contains(&o.op_id))
+        .filter(|o| flagged.ops.iter().any(|id| *id == o.op_id))
         .map(|o| {
             let t = secs(o.complete_ts.unwrap_or(o.invoke_ts));
             (t, count_at(t))

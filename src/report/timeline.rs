@@ -440,9 +440,9 @@ fn client_rows(ops: &[Op], drawn: &[usize]) -> Rows {
         let p = &ops[i].process;
         let key = match p.parse::<u64>() {
             Ok(n) => (0, n, String::new()),
-            Err(_) => (1, 0, p.clone()),
+            Err(_) => (1, 0, p.to_string()),
         };
-        rows.entry(key).or_insert_with(|| p.clone());
+        rows.entry(key).or_insert_with(|| p.to_string());
     }
     Rows(rows)
 }

@@ -592,20 +592,20 @@ fn lost_by_definition(
         .iter()
         .filter(|w| w.is_acked())
         .filter(|w| {
-            let key = w.key.clone().unwrap_or_default();
-            match last.get(&key) {
+            let key = w.key.as_deref().unwrap_or_default();
+            match last.get(key) {
                 None => true,
                 Some(v) if *v == w.input => false,
                 Some(v) => !writes.iter().any(|o| {
                     o.op_id != w.op_id
-                        && o.key.as_deref() == Some(key.as_str())
+                        && o.key.as_deref() == Some(key)
                         && o.invoke_ts >= w.invoke_ts
                         && (o.is_acked() || o.timeout)
                         && o.input == *v
                 }),
             }
         })
-        .map(|w| w.op_id.clone())
+        .map(|w| w.op_id.to_string())
         .collect()
 }
 

@@ -459,15 +459,15 @@ proptest! {
             for (k, part) in parts.iter().enumerate() {
                 if let Some(o) = part.get(at) {
                     let mut o = o.clone();
-                    o.op_id = ops.len().to_string();
-                    o.key = Some(format!("k{}", 2 - k));
+                    o.op_id = ops.len().to_string().into();
+                    o.key = Some(format!("k{}", 2 - k).into());
                     ops.push(o);
                 }
             }
         }
         let expected = (0..3).all(|k| {
             let key = format!("k{k}");
-            let on_key: Vec<Op> = ops.iter().filter(|o| o.key.as_ref() == Some(&key)).cloned().collect();
+            let on_key: Vec<Op> = ops.iter().filter(|o| o.key.as_deref() == Some(key.as_str())).cloned().collect();
             brute_force(&on_key)
         });
         let got = anomalies(&verdict(ops, Model::Kv)) == 0;

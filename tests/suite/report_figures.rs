@@ -381,7 +381,7 @@ fn lost_acked_writes_are_marked_on_the_time_axis_against_the_faults() {
     let final_state = ops
         .iter()
         .filter(|o| o.is_acked() && !unshipped(o))
-        .filter_map(|o| Some((o.key.clone()?, o.input.clone())))
+        .filter_map(|o| Some((o.key.as_deref()?.to_string(), o.input.clone())))
         .collect();
     let history = crate::support::ops::history(ops.clone());
     let report = no_lost_ack::check(&history, &final_state);

@@ -512,11 +512,11 @@ fn counterexample(
         .collect();
     overlapping.sort_by_key(|c| stuck.call.abs_diff(c.call));
     overlapping.truncate(MAX_OVERLAPPING);
-    let mut ids = vec![history.ops[stuck.origin].op_id.clone()];
+    let mut ids = vec![history.ops[stuck.origin].op_id.to_string()];
     ids.extend(
         overlapping
             .iter()
-            .map(|c| history.ops[c.origin].op_id.clone()),
+            .map(|c| history.ops[c.origin].op_id.to_string()),
     );
     let place = place(model, key);
     let others = if overlapping.is_empty() {

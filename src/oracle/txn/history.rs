@@ -5,7 +5,7 @@
 //! An `:ok` txn's micro-ops come from its completion (reads carry what they read);
 //! `:info` and `:fail` txns keep their invoke's (reads unknown).
 
-use crate::oracle::history::{History, HistoryError, Op, converted_fields};
+use crate::oracle::history::{History, HistoryError, Op, Text, converted_fields};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -138,8 +138,8 @@ pub fn from_history(history: &History) -> Result<Txns, String> {
         let mops = parse_mops(value)
             .map_err(|e| format!("{}: op {}: field `{field}`{e}", history.source, op.op_id))?;
         txns.push(Txn {
-            id: op.op_id.clone(),
-            process: op.process.clone(),
+            id: op.op_id.to_string(),
+            process: op.process.to_string(),
             invoke: op.invoke_ts,
             complete: op.complete_ts,
             status,
@@ -159,7 +159,7 @@ pub fn from_history(history: &History) -> Result<Txns, String> {
 /// `History` (`super::check_file`); this is for the other callers.
 pub fn parse_txn_jsonl(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut ops = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<Text> = HashSet::new();
     let lines: Vec<&str> = text.split('\n').collect();
     let last = lines.len().saturating_sub(1);
     for (i, raw) in lines.iter().enumerate() {
@@ -278,8 +278,8 @@ pub(crate) fn txn_op(
         ));
     }
     Ok(Op {
-        op_id,
-        process,
+        op_id: op_id.into(),
+        process: process.into(),
         invoke_ts,
         complete_ts: if timeout { None } else { complete_ts },
         op_type: "txn".into(),

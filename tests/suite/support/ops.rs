@@ -18,8 +18,8 @@ pub fn op(
     output: Value,
 ) -> Op {
     Op {
-        op_id: id.to_string(),
-        process: p.to_string(),
+        op_id: id.to_string().into(),
+        process: p.to_string().into(),
         invoke_ts: call,
         complete_ts: ret,
         op_type: kind.into(),
