@@ -179,7 +179,6 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
         .output()
         .expect("reference run");
     let reference = common::session_of(&reference);
-    let expected = common::verdicts_by_id(&reference);
 
     let out = dir.path().join("out");
     let out = out.to_str().expect("utf-8 path");
@@ -234,12 +233,10 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
             _ => {}
         }
     };
-    assert_eq!(
-        common::verdicts_by_id(&session),
-        expected,
-        "{ended}\nthis run:\n{}the reference:\n{}",
-        common::verdict_reasons(&session),
-        common::verdict_reasons(&reference)
+    same_verdicts_but_for_timing(
+        &common::verdict_reasons(&session),
+        &common::verdict_reasons(&reference),
+        &ended,
     );
     assert!(fault, "no hang-up during a fault");
     for kind in [
@@ -261,6 +258,41 @@ fn hanging_up_at_each_question_and_during_a_fault_leaves_the_run_to_the_next_ope
         .count();
     assert!(left >= hang_ups, "{left} left for {hang_ups} hang-ups");
     assert_eq!(ended["ending"]["exit"], 1, "D3 fails: {ended}");
+}
+
+/// Audit items that measure the run's own timing: the workload's rate and length,
+/// recovery within its timeout. On a loaded machine one of two runs of the same plan
+/// may fall short of them (and be PARTIAL-surface, as the method says it must).
+const TIMING: [&str; 3] = [
+    "`gbb-1-workload-rate` failed",
+    "`gbb-6-duration` failed",
+    "`gbb-8-recovery` failed",
+];
+
+/// The hang-ups changed no verdict: every scenario's verdict is the reference's,
+/// unless the two differ because one run fell short of a timing measurement (its
+/// reasons say which), which a hang-up cannot cause and a busy machine can.
+fn same_verdicts_but_for_timing(
+    got: &std::collections::BTreeMap<String, (String, String)>,
+    want: &std::collections::BTreeMap<String, (String, String)>,
+    ended: &serde_json::Value,
+) {
+    let ids: std::collections::BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+    for id in ids {
+        let (g, w) = (got.get(id), want.get(id));
+        if g.map(|x| &x.0) == w.map(|x| &x.0) {
+            continue;
+        }
+        let timing = |r: Option<&(String, String)>| {
+            r.is_some_and(|(_, reasons)| TIMING.iter().any(|t| reasons.contains(t)))
+        };
+        assert!(
+            timing(g) || timing(w),
+            "{id}: this run {g:?}, the reference {w:?}, and neither fell short of a \
+             timing measurement: {ended}"
+        );
+        eprintln!("{id}: verdicts differ on timing alone: this run {g:?}, the reference {w:?}");
+    }
 }
 
 fn refusals(client: &JsonClient, id: &str) -> Vec<String> {

@@ -334,16 +334,22 @@ pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, Stri
         .collect()
 }
 
-/// Each scenario's verdict with the decision tree's reasons, one line per scenario
-/// (for an assertion's message: why two runs of one plan differ).
-pub fn verdict_reasons(session: &Path) -> String {
-    let text = std::fs::read_to_string(session.join("verdicts.json")).unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let mut out = String::new();
-    for s in v["scenarios"].as_array().into_iter().flatten() {
-        out.push_str(&format!("{} {} {}\n", s["id"], s["verdict"], s["reasons"]));
-    }
-    out
+/// Each scenario's verdict with the decision tree's reasons (as one JSON text).
+pub fn verdict_reasons(session: &Path) -> std::collections::BTreeMap<String, (String, String)> {
+    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| {
+            let verdict = s["verdict"].as_str().unwrap_or_default().to_string();
+            (
+                s["id"].as_str().unwrap_or_default().to_string(),
+                (verdict, s["reasons"].to_string()),
+            )
+        })
+        .collect()
 }
 
 /// A headless run of one scenario of a plan: its session and the scenario's verdict.
