@@ -148,6 +148,34 @@ fn unsupported_ops_lower_coverage() {
     }
 }
 
+/// The ops the model cannot check are named, not only counted: the first with
+/// its type, input and why (a cas that is not `[old new]`, an unknown type).
+#[test]
+fn unchecked_ops_are_named_with_why() {
+    let ops = vec![
+        w(1, 0, Some(10), 1),
+        op(
+            2,
+            2,
+            20,
+            Some(30),
+            "cas",
+            "k",
+            serde_json::json!([1]),
+            Value::Null,
+        ),
+        op(3, 3, 40, Some(50), "delete", "k", Value::Null, Value::Null),
+    ];
+    let report = check(&history(ops), Model::Register, Limits::default());
+    assert!(
+        report
+            .evidence
+            .contains("2 ops unchecked, the first op `2` (cas [1]): a cas's input is [old new]"),
+        "{}",
+        report.evidence
+    );
+}
+
 #[test]
 fn missing_timeout_field_refuses() {
     let mut h = history(vec![w(1, 0, Some(10), 1)]);

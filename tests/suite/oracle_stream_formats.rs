@@ -21,7 +21,8 @@ use std::process::Command;
 /// Every command of `check-golden.txt` (recorded with the readers that read a
 /// history whole, before they streamed) prints what it printed then: stdout,
 /// stderr and the exit code, over every fixture in EDN, Porcupine and Jepsen-log
-/// and over malformed ones.
+/// and over malformed ones. (Since recorded, one thing was added on purpose: the
+/// linearizability evidence names the first op the model could not check.)
 #[test]
 fn check_says_what_the_whole_file_readers_said() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

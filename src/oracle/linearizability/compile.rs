@@ -78,8 +78,8 @@ pub struct Compiled {
 pub enum Skip {
     /// Failed, or an indeterminate read: it constrains nothing.
     NoEffect,
-    /// An op type or input shape the register model does not know.
-    Unsupported,
+    /// An op type or input shape the model does not know: why.
+    Unsupported(&'static str),
 }
 
 /// A multiply-mix hasher for the interner's integer and string keys (the
@@ -207,10 +207,16 @@ pub fn compile(
         "write" | "put" | "w" => Step::Write(code(&op.input)),
         "append" if model == Model::Kv => match &op.input {
             Value::String(_) | Value::Number(_) => Step::Append(code(&op.input)),
-            _ => return Err(Skip::Unsupported),
+            _ => {
+                return Err(Skip::Unsupported(
+                    "an append's input is a string or a number",
+                ));
+            }
         },
         "cas" | "compare-and-set" => {
-            let (old, new) = cas_args(&op.input).ok_or(Skip::Unsupported)?;
+            let (old, new) = cas_args(&op.input).ok_or(Skip::Unsupported(
+                "a cas's input is [old new] or {\"old\" (or \"expected\"), \"new\"}",
+            ))?;
             let (old, new) = (code(old), code(new));
             if !indeterminate && op.output == Value::Bool(false) {
                 Step::CasRefused(old)
@@ -218,7 +224,11 @@ pub fn compile(
                 Step::Cas(old, new)
             }
         }
-        _ => return Err(Skip::Unsupported),
+        _ => {
+            return Err(Skip::Unsupported(
+                "not an op type of the model (read, write, cas; append for kv)",
+            ));
+        }
     };
     let ret = match op.complete_ts {
         Some(t) if !indeterminate => t,

@@ -10,7 +10,7 @@ use super::checker::{
     Anomaly, CheckerReport, Counterexample, RunOptions, Stuck, evidence_line,
     missing_fields_report, plural,
 };
-use super::history::History;
+use super::history::{History, Op};
 use crate::verdict::CheckerRun;
 use compile::{Compiled, Interner, MixHasher, NIL, Skip, compile};
 pub use search::Pruning;
@@ -230,7 +230,7 @@ pub fn check_with_pruning(
     }
     figures.not_searched += stopped;
     let produced = history.ops.len() as u64;
-    let checked = produced - unsupported;
+    let checked = produced - unsupported.count;
     let report = match unknown {
         // A violation found is a finding even if another key ran out of budget.
         Some(reason) if anomalies.is_empty() => CheckerReport {
@@ -253,7 +253,7 @@ pub fn check_with_pruning(
             CheckerReport {
                 checker: name.into(),
                 evidence: format!(
-                    "{} ({} {}, {} {} at most){cut}",
+                    "{} ({} {}, {} {} at most){cut}{}",
                     evidence_line(checked, produced, anomalies.len()),
                     partitions.len(),
                     plural(partitions.len() as u64, "partition", "partitions"),
@@ -262,7 +262,8 @@ pub fn check_with_pruning(
                         figures.peak_configs as u64,
                         "search configuration",
                         "search configurations"
-                    )
+                    ),
+                    unsupported.said()
                 ),
                 run: CheckerRun::Judged {
                     anomalies: anomalies.len() as u64,
@@ -287,18 +288,18 @@ fn partition<'h>(
     history: &'h History,
     model: Model,
     values: &mut Interner,
-) -> (Vec<(&'h str, Vec<Compiled>)>, u64) {
+) -> (Vec<(&'h str, Vec<Compiled>)>, Unchecked) {
     // Key → index in `partitions`: a hash lookup per op, sorted once at the end.
     let mut index: HashMap<&str, usize, BuildHasherDefault<MixHasher>> = HashMap::default();
     let mut partitions: Vec<(&str, Vec<Compiled>)> = Vec::new();
-    let mut unsupported = 0u64;
+    let mut unsupported = Unchecked::default();
     for (i, op) in history.ops.iter().enumerate() {
         let key = match model {
             Model::Register => "",
             Model::Kv => match &op.key {
                 Some(k) => k.as_str(),
                 None => {
-                    unsupported += 1;
+                    unsupported.note(op, "a kv op names its key");
                     continue;
                 }
             },
@@ -312,11 +313,46 @@ fn partition<'h>(
                 partitions[slot].1.push(c);
             }
             Err(Skip::NoEffect) => {}
-            Err(Skip::Unsupported) => unsupported += 1,
+            Err(Skip::Unsupported(why)) => unsupported.note(op, why),
         }
     }
     partitions.sort_unstable_by(|a, b| a.0.cmp(b.0));
     (partitions, unsupported)
+}
+
+/// The ops the model does not know: how many, and the first named with why (the
+/// coverage line would otherwise say only that some went unchecked).
+#[derive(Default)]
+struct Unchecked {
+    count: u64,
+    first: Option<String>,
+}
+
+impl Unchecked {
+    fn note(&mut self, op: &Op, why: &str) {
+        self.count += 1;
+        self.first.get_or_insert_with(|| {
+            // An input may be large: its first 60 characters say enough.
+            let input = op.input.to_string();
+            let mut shown: String = input.chars().take(60).collect();
+            if shown.len() < input.len() {
+                shown.push('…');
+            }
+            format!("op `{}` ({} {shown}): {why}", op.op_id, op.op_type)
+        });
+    }
+
+    /// `; N ops unchecked, the first …` for the evidence line, or nothing.
+    fn said(&self) -> String {
+        match &self.first {
+            Some(first) => format!(
+                "; {} {} unchecked, the first {first}",
+                self.count,
+                plural(self.count, "op", "ops")
+            ),
+            None => String::new(),
+        }
+    }
 }
 
 /// How [`search_all`] runs beside the budget.
