@@ -26,11 +26,7 @@ fn run(args: &[&str], cwd: &Path) -> Output {
 
 /// id → (verdict, last reason answer)
 fn verdicts(session: &Path) -> BTreeMap<String, (String, String)> {
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["scenarios"]
-        .as_array()
-        .expect("scenarios")
+    common::verdict_scenarios(session)
         .iter()
         .map(|s| {
             let last = s["reasons"]

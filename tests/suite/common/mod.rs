@@ -317,37 +317,35 @@ pub fn verdict_of(session: &Path, id: &str) -> String {
     verdicts_by_id(session).remove(id).unwrap_or_default()
 }
 
-/// Every scenario's verdict by id, from a session's `verdicts.json`.
-pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, String> {
+/// The scenarios of a session's verdicts.json.
+pub fn verdict_scenarios(session: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["scenarios"]
-        .as_array()
-        .expect("scenarios")
+    let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    match v["scenarios"].take() {
+        serde_json::Value::Array(scenarios) => scenarios,
+        other => panic!("verdicts.json: scenarios is {other}"),
+    }
+}
+
+fn text_of(v: &serde_json::Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// Each scenario's verdict by id.
+pub fn verdicts_by_id(session: &Path) -> std::collections::BTreeMap<String, String> {
+    verdict_scenarios(session)
         .iter()
-        .map(|s| {
-            (
-                s["id"].as_str().unwrap_or_default().to_string(),
-                s["verdict"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+        .map(|s| (text_of(&s["id"]), text_of(&s["verdict"])))
         .collect()
 }
 
 /// Each scenario's verdict with the decision tree's reasons (as one JSON text).
 pub fn verdict_reasons(session: &Path) -> std::collections::BTreeMap<String, (String, String)> {
-    let text = std::fs::read_to_string(session.join("verdicts.json")).expect("verdicts.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
-    v["scenarios"]
-        .as_array()
-        .expect("scenarios")
+    verdict_scenarios(session)
         .iter()
         .map(|s| {
-            let verdict = s["verdict"].as_str().unwrap_or_default().to_string();
-            (
-                s["id"].as_str().unwrap_or_default().to_string(),
-                (verdict, s["reasons"].to_string()),
-            )
+            let verdict = text_of(&s["verdict"]);
+            (text_of(&s["id"]), (verdict, s["reasons"].to_string()))
         })
         .collect()
 }
