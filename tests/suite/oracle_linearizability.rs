@@ -174,6 +174,14 @@ fn unchecked_ops_are_named_with_why() {
         "{}",
         report.evidence
     );
+    // A type (or id, or input) as long as a line is shown by its first 60 characters.
+    let long = "x".repeat(100);
+    let ops = vec![op(2, 2, 20, Some(30), &long, "k", Value::Null, Value::Null)];
+    let evidence = check(&history(ops), Model::Register, Limits::default()).evidence;
+    assert!(
+        evidence.contains(&format!("({}… null)", "x".repeat(60))),
+        "{evidence}"
+    );
 }
 
 #[test]

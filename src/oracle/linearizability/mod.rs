@@ -235,7 +235,7 @@ pub fn check_with_pruning(
         // A violation found is a finding even if another key ran out of budget.
         Some(reason) if anomalies.is_empty() => CheckerReport {
             checker: name.into(),
-            evidence: format!("unknown: {reason}"),
+            evidence: format!("unknown: {reason}{}", unsupported.said()),
             run: CheckerRun::Unknown { reason },
             anomalies,
             scope: model.scope().into(),
@@ -320,6 +320,16 @@ fn partition<'h>(
     (partitions, unsupported)
 }
 
+/// A text from the history as the evidence shows it: its first 60 characters
+/// (an op id, type or input may be as long as a line).
+fn cut(text: &str) -> String {
+    let mut shown: String = text.chars().take(60).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
+}
+
 /// The ops the model does not know: how many, and the first named with why (the
 /// coverage line would otherwise say only that some went unchecked).
 #[derive(Default)]
@@ -332,13 +342,12 @@ impl Unchecked {
     fn note(&mut self, op: &Op, why: &str) {
         self.count += 1;
         self.first.get_or_insert_with(|| {
-            // An input may be large: its first 60 characters say enough.
-            let input = op.input.to_string();
-            let mut shown: String = input.chars().take(60).collect();
-            if shown.len() < input.len() {
-                shown.push('…');
-            }
-            format!("op `{}` ({} {shown}): {why}", op.op_id, op.op_type)
+            format!(
+                "op `{}` ({} {}): {why}",
+                cut(&op.op_id),
+                cut(&op.op_type),
+                cut(&op.input.to_string())
+            )
         });
     }
 
