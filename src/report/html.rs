@@ -13,6 +13,7 @@
 
 mod dashboard;
 mod layout;
+mod pieces;
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;

@@ -8,9 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, Options, Tag, TagEnd};
 
 use super::dashboard::{Dashboard, anchor};
+use super::pieces::{Blocks, append_rows};
 use super::{Rewrite, escape, fold_open, matching_end, plain_text};
 
 /// report.md's heading of the table with a row per scenario and arm
@@ -109,7 +110,7 @@ pub(super) fn page(
     let mut parts: Vec<Part> = Vec::new();
     let mut results_id: Option<String> = None;
     let mut place = Place::default();
-    for (b, block) in Blocks::new(Parser::new_ext(markdown, options)).enumerate() {
+    for (b, (block, _)) in blocks(markdown, options).enumerate() {
         let (heading, _) = place.after(&block);
         if moved.contains(&b) {
             continue;
@@ -158,7 +159,7 @@ pub(super) fn page(
                     part.entries.push((id, text, None));
                 }
             }
-            None if Some(b) == results => {
+            None if results.contains(&b) => {
                 let table = Table::read(&block);
                 let entries = runs(&block, &table, rewrite, &groups, dashboard, body);
                 if let Some(part) = parts.last_mut() {
@@ -192,14 +193,22 @@ type Groups = BTreeMap<String, Vec<Vec<Event<'static>>>>;
 /// The first read of the document: which block is the results table, the figures
 /// groups of the runs it has a row for, and the blocks those groups take out of the
 /// Figures section.
-fn moves(markdown: &str, options: Options) -> (Option<usize>, Groups, BTreeSet<usize>) {
-    let mut results = None;
+fn moves(markdown: &str, options: Options) -> (BTreeSet<usize>, Groups, BTreeSet<usize>) {
+    let mut results = BTreeSet::new();
     let mut keys: BTreeSet<String> = BTreeSet::new();
     let mut groups: Groups = BTreeMap::new();
     let mut members: Vec<(usize, String)> = Vec::new();
     let mut place = Place::default();
-    for (b, block) in Blocks::new(Parser::new_ext(markdown, options)).enumerate() {
+    // The results table's blocks: its first, and those that continue it.
+    let mut in_results = false;
+    for (b, (block, continues)) in blocks(markdown, options).enumerate() {
         let (_, group) = place.after(&block);
+        in_results &= continues;
+        if in_results {
+            results.insert(b);
+            keys.extend(Table::read(&block).rows.iter().map(|r| row_key(&block, r)));
+            continue;
+        }
         match group {
             Some(id) => {
                 members.push((b, id.clone()));
@@ -209,10 +218,11 @@ fn moves(markdown: &str, options: Options) -> (Option<usize>, Groups, BTreeSet<u
                     .push(block.into_iter().map(Event::into_static).collect());
             }
             None if place.section == RESULTS
-                && results.is_none()
+                && results.is_empty()
                 && matches!(block[0], Event::Start(Tag::Table(_))) =>
             {
-                results = Some(b);
+                results.insert(b);
+                in_results = true;
                 keys = Table::read(&block)
                     .rows
                     .iter()
@@ -231,37 +241,31 @@ fn moves(markdown: &str, options: Options) -> (Option<usize>, Groups, BTreeSet<u
     (results, groups, moved)
 }
 
-/// The top-level blocks of a document, one at a time: each a tag's opening to its
-/// closing, or one event alone (a rule).
-struct Blocks<'a> {
-    events: Parser<'a>,
-}
-
-impl<'a> Blocks<'a> {
-    fn new(events: Parser<'a>) -> Blocks<'a> {
-        Blocks { events }
-    }
-}
-
-impl<'a> Iterator for Blocks<'a> {
-    type Item = Vec<Event<'a>>;
-
-    fn next(&mut self) -> Option<Vec<Event<'a>>> {
-        let mut block = Vec::new();
-        let mut depth = 0usize;
-        for event in self.events.by_ref() {
-            match event {
-                Event::Start(_) => depth += 1,
-                Event::End(_) => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-            block.push(event);
-            if depth == 0 {
-                return Some(block);
+/// report.md's top-level blocks (see [`Blocks`]), each whole but the results table,
+/// given a group of rows at a time (`true`: more rows of the block before) so that
+/// it is never held whole.
+fn blocks(markdown: &str, options: Options) -> impl Iterator<Item = (Vec<Event<'_>>, bool)> {
+    let mut pieces = Blocks::new(markdown, options).peekable();
+    let mut place = Place::default();
+    let (mut results, mut seen) = (false, false);
+    std::iter::from_fn(move || {
+        let (mut block, continues) = pieces.next()?;
+        if continues && results {
+            return Some((block, true));
+        }
+        place.after(&block);
+        // The first table under the results heading, as `moves` finds it.
+        results = !seen
+            && place.section == RESULTS
+            && matches!(block.first(), Some(Event::Start(Tag::Table(_))));
+        seen |= results;
+        if !results {
+            while let Some((more, true)) = pieces.next_if(|(_, continues)| *continues) {
+                append_rows(&mut block, more);
             }
         }
-        (!block.is_empty()).then_some(block)
-    }
+        Some((block, false))
+    })
 }
 
 /// The contents list: the dashboard, every section, and under the results each
