@@ -108,6 +108,15 @@ pub fn decode(raw: &[u8]) -> String {
     out
 }
 
+/// At most `chars` characters of `text`, with `…` where it was cut: a long id,
+/// input or message shown within a line.
+pub fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

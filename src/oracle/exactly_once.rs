@@ -111,13 +111,13 @@ impl Keys {
     }
 
     fn refused(&self) -> Result<(), String> {
-        match self.overflow {
-            true => Err(format!(
+        if self.overflow {
+            return Err(format!(
                 "{NAME}: the idempotency keys come to more than 4 GiB of text; \
                  split the history"
-            )),
-            false => Ok(()),
+            ));
         }
+        Ok(())
     }
 }
 

@@ -185,9 +185,5 @@ impl Fold {
 
 /// Parse a final-state dump: a JSON object of key → value.
 pub fn parse_final_state(text: &str) -> Result<BTreeMap<String, Value>, String> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) => Ok(m.into_iter().collect()),
-        Ok(_) => Err("final state: expected a JSON object of key → value".into()),
-        Err(e) => Err(format!("final state: invalid JSON: {e}")),
-    }
+    super::final_state::parse_dump("final state", text)
 }

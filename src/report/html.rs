@@ -668,10 +668,7 @@ const XLINK_NS: &str = "http://www.w3.org/1999/xlink";
 
 /// At most 60 characters of something a figure holds, for a reason shown in the page.
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(60) {
-        Some((at, _)) => format!("{}\u{2026}", &text[..at]),
-        None => text.to_string(),
-    }
+    crate::sanitize::clip(text, 60)
 }
 
 /// One element of the figure, its name as [`ELEMENTS`] spells it, with its attributes

@@ -192,7 +192,7 @@ impl Partial {
         if text.is_empty() {
             return None;
         }
-        let mut shown = cut(text, STDERR_TAIL_CHARS);
+        let mut shown = crate::sanitize::clip(text, STDERR_TAIL_CHARS);
         if self.cut && !shown.ends_with('…') {
             shown.push('…');
         }
@@ -204,13 +204,6 @@ impl Partial {
 }
 
 /// `text` cut at `chars` characters, `…` marking the cut.
-fn cut(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use super::checker::{
     missing_fields_report, plural,
 };
 use super::history::{History, Op};
+use crate::sanitize::clip;
 use crate::verdict::CheckerRun;
 use compile::{Compiled, Interner, MixHasher, NIL, Skip, compile};
 pub use search::Pruning;
@@ -320,16 +321,6 @@ fn partition<'h>(
     (partitions, unsupported)
 }
 
-/// A text from the history as the evidence shows it: its first 60 characters
-/// (an op id, type or input may be as long as a line).
-fn cut(text: &str) -> String {
-    let mut shown: String = text.chars().take(60).collect();
-    if shown.len() < text.len() {
-        shown.push('…');
-    }
-    shown
-}
-
 /// The ops the model does not know: how many, and the first named with why (the
 /// coverage line would otherwise say only that some went unchecked).
 #[derive(Default)]
@@ -344,9 +335,9 @@ impl Unchecked {
         self.first.get_or_insert_with(|| {
             format!(
                 "op `{}` ({} {}): {why}",
-                cut(&op.op_id),
-                cut(&op.op_type),
-                cut(&op.input.to_string())
+                clip(&op.op_id, 60),
+                clip(&op.op_type, 60),
+                clip(&op.input.to_string(), 60)
             )
         });
     }
