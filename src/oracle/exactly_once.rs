@@ -235,6 +235,7 @@ impl Fold {
             unkeyed,
             field,
         } = self;
+        keys.refused()?;
         // The dump's entries, keys copied into their own arena (the same hasher).
         let mut dumped = Keys {
             hasher: keys.hasher.clone(),
@@ -247,7 +248,6 @@ impl Fold {
                 n,
             });
         })?;
-        keys.refused()?;
         dumped.refused()?;
         // A key given twice counts as its last value: the sort is stable, so the
         // last of equal keys is the last of its run.
