@@ -9,9 +9,10 @@
 //! The checker folds ops one by one ([`Fold`]): per op only its key (hashed, and
 //! its text in one arena) and its op id are kept. Keys and the dump's entries are
 //! then matched by sorting both by the key's hash and walking them side by side:
-//! a million distinct keys cost two sorts and one pass, not two million random
-//! probes into a hash table, which is where the time went when keys were
-//! interned (see references/checkers.md).
+//! a million distinct keys cost two sorts (each of 256 lists that fit in the
+//! cache, see [`Parted`]) and one pass, not two million random probes into a
+//! hash table, which is where the time went when keys were interned (see
+//! references/checkers.md).
 
 use super::checker::{Anomaly, judged, mismatch, missing_report};
 use super::history::History;
@@ -21,6 +22,7 @@ use super::op_view::{OpSink, OpView};
 use super::params::Params;
 use crate::oracle::CheckerReport;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
@@ -78,6 +80,7 @@ struct Keys {
 }
 
 impl Keys {
+    #[inline]
     fn push(&mut self, text: &str) -> KeyRef {
         let mut head = [0u8; 8];
         let n = text.len().min(8);
@@ -86,6 +89,8 @@ impl Keys {
             u32::try_from(self.bytes.len()),
             u32::try_from(self.bytes.len() + text.len()),
         ) {
+            // A key of 8 bytes or fewer is all in its head: nothing to keep.
+            (Ok(start), Ok(_)) if text.len() <= 8 => (start, text.len() as u32),
             (Ok(start), Ok(_)) => {
                 self.bytes.push_str(text);
                 (start, text.len() as u32)
@@ -103,11 +108,16 @@ impl Keys {
         }
     }
 
-    fn text(&self, k: &KeyRef) -> &str {
+    /// The key's text; one of 8 bytes or fewer is its head.
+    fn text<'k>(&'k self, k: &'k KeyRef) -> Cow<'k, str> {
+        let len = k.len as usize;
+        if len <= 8 {
+            let head = k.head.to_be_bytes();
+            // The first bytes of a key that was that long: the whole of it.
+            return Cow::Owned(String::from_utf8_lossy(&head[..len]).into_owned());
+        }
         let start = k.start as usize;
-        self.bytes
-            .get(start..start + k.len as usize)
-            .unwrap_or_default()
+        Cow::Borrowed(self.bytes.get(start..start + len).unwrap_or_default())
     }
 
     fn refused(&self) -> Result<(), String> {
@@ -122,6 +132,7 @@ impl Keys {
 }
 
 /// Two keys, each in its own arena, in the match's order.
+#[inline]
 fn order(a: &KeyRef, in_a: &Keys, b: &KeyRef, in_b: &Keys) -> Ordering {
     a.hash
         .cmp(&b.hash)
@@ -131,7 +142,7 @@ fn order(a: &KeyRef, in_a: &Keys, b: &KeyRef, in_b: &Keys) -> Ordering {
             if a.len <= 8 {
                 Ordering::Equal
             } else {
-                in_a.text(a).cmp(in_b.text(b))
+                in_a.text(a).cmp(&in_b.text(b))
             }
         })
 }
@@ -173,6 +184,45 @@ fn sort_by_hash<T: Copy>(
     sorted
 }
 
+/// How many lists [`Parted`] spreads items over, as bits of the hash.
+const PART_BITS: u32 = 8;
+
+/// Items spread over 2^[`PART_BITS`] lists by their key hash's top bits as they
+/// come, each list in arrival order. Sorted a list at a time, each small enough
+/// to stay in the cache, the lists one after another are in hash order: no
+/// second buffer the size of them all, no scatter across all of memory.
+struct Parted<T> {
+    parts: Vec<Vec<T>>,
+}
+
+impl<T: Copy> Parted<T> {
+    fn new() -> Self {
+        Parted {
+            parts: (0..1 << PART_BITS).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    fn push(&mut self, hash: u64, item: T) {
+        if let Some(part) = self.parts.get_mut((hash >> (64 - PART_BITS)) as usize) {
+            part.push(item);
+        }
+    }
+
+    /// Each list sorted by `order`, stably (see [`sort_by_hash`]).
+    fn sorted(
+        self,
+        hash: impl Fn(&T) -> u64,
+        mut order: impl FnMut(&T, &T) -> Ordering,
+    ) -> Vec<Vec<T>> {
+        // A list's items share the top bits: its buckets are cut by the rest.
+        let below = |t: &T| hash(t) << PART_BITS;
+        self.parts
+            .into_iter()
+            .map(|part| sort_by_hash(part, below, &mut order))
+            .collect()
+    }
+}
+
 /// One op that named a key.
 #[derive(Clone, Copy)]
 struct Attempt {
@@ -195,7 +245,7 @@ pub struct Fold {
     field: String,
     keys: Keys,
     ids: Texts,
-    attempts: Vec<Attempt>,
+    attempts: Parted<Attempt>,
     unkeyed: u64,
 }
 
@@ -218,7 +268,7 @@ impl Fold {
             field: field.to_string(),
             keys: Keys::default(),
             ids: Texts::default(),
-            attempts: Vec::new(),
+            attempts: Parted::new(),
             unkeyed: 0,
         }))
     }
@@ -241,39 +291,37 @@ impl Fold {
             hasher: keys.hasher.clone(),
             ..Keys::default()
         };
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut entries = Parted::new();
         each_effect_count(effects, &field, |key, n| {
-            entries.push(Entry {
-                key: dumped.push(key),
-                n,
-            });
+            let key = dumped.push(key);
+            entries.push(key.hash, Entry { key, n });
         })?;
         dumped.refused()?;
         // A key given twice counts as its last value: the sort is stable, so the
-        // last of equal keys is the last of its run.
-        let mut entries = sort_by_hash(
-            entries,
+        // last of equal keys is the last of its run (equal keys share a list).
+        let mut entries = entries.sorted(
             |e| e.key.hash,
             |a, b| order(&a.key, &dumped, &b.key, &dumped),
         );
-        entries.dedup_by(|later, kept| {
-            let same = order(&later.key, &dumped, &kept.key, &dumped).is_eq();
-            if same {
-                *kept = *later;
-            }
-            same
-        });
+        for part in &mut entries {
+            part.dedup_by(|later, kept| {
+                let same = order(&later.key, &dumped, &kept.key, &dumped).is_eq();
+                if same {
+                    *kept = *later;
+                }
+                same
+            });
+        }
         // Attempts grouped by key, each group in op order (the sort is stable).
-        let attempts = sort_by_hash(
-            attempts,
-            |a| a.key.hash,
-            |a, b| order(&a.key, &keys, &b.key, &keys),
-        );
+        let attempts = attempts.sorted(|a| a.key.hash, |a, b| order(&a.key, &keys, &b.key, &keys));
+        let groups = attempts
+            .iter()
+            .flat_map(|part| part.chunk_by(|a, b| order(&a.key, &keys, &b.key, &keys).is_eq()));
 
         let mut found: Vec<(String, u64, &[Attempt])> = Vec::new();
         let mut phantoms = BTreeMap::new();
-        let mut dump = entries.iter().peekable();
-        for group in attempts.chunk_by(|a, b| order(&a.key, &keys, &b.key, &keys).is_eq()) {
+        let mut dump = entries.iter().flatten().peekable();
+        for group in groups {
             let key = &group[0].key;
             // Dump entries ordered before this key are no op's key: phantoms.
             let mut n = 0;
@@ -342,12 +390,15 @@ impl OpSink for Fold {
             return;
         };
         let key = self.keys.push(&value.text());
-        self.attempts.push(Attempt {
-            key,
-            op: self.ids.push(o.op_id),
-            acked: o.is_acked(),
-            failed: o.is_failed(),
-        });
+        self.attempts.push(
+            key.hash,
+            Attempt {
+                key,
+                op: self.ids.push(o.op_id),
+                acked: o.is_acked(),
+                failed: o.is_failed(),
+            },
+        );
     }
 }
 

@@ -18,7 +18,7 @@
 
 use super::history::{DEFAULT_FIELDS, HistoryError, Op, canonical_field, op_from_map};
 use super::intern::IntMap;
-use super::op_view::{Key, OpSink, OpView, Val};
+use super::op_view::{Key, OpSink, OpView, Val, plain_run};
 use serde::de::{self, Deserializer as _, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -87,7 +87,13 @@ pub fn read_jsonl(
         let whole = memchr::memrchr(b'\n', rest)
             .and_then(|nl| Some((simdutf8::basic::from_utf8(&rest[..nl]).ok()?, nl + 1)));
         if let Some((lines, end)) = whole {
-            for text in lines.split('\n') {
+            // Cut with memchr's iterator: `str::split` searched byte-wise per line.
+            let mut start = 0;
+            let ends = memchr::memchr_iter(b'\n', lines.as_bytes());
+            for nl in ends.chain(std::iter::once(lines.len())) {
+                // Both ends are at a newline or the end: char boundaries.
+                let text = &lines[start..nl];
+                start = nl + 1;
                 state.within_limit(at.line + 1, text.len())?;
                 state.text(&mut at, text, false, &mut bufs, sink)?;
             }
@@ -214,7 +220,8 @@ impl<'s> State<'s> {
         let line = at.line;
         at.offset += text.len() + 1;
         let text = text.trim_end_matches('\r');
-        if text.trim().is_empty() {
+        // A record starts with `{`; only another line needs trimming to be judged.
+        if !text.starts_with('{') && text.trim().is_empty() {
             return Ok(());
         }
         self.line(line, text, last, bufs, sink)
@@ -754,13 +761,10 @@ impl<'t> Scan<'t> {
     fn plain(&mut self) -> Option<&'t str> {
         self.eat(b'"')?;
         let start = self.i;
-        loop {
-            match self.next()? {
-                b'"' => break,
-                b'\\' | 0..0x20 => return None,
-                _ => {}
-            }
-        }
+        self.i += plain_run(self.b.get(start..)?);
+        // Anything but the closing quote (an escape, a control character, the
+        // line's end) is not plain.
+        self.eat(b'"')?;
         // Cut at quotes, which are never inside a UTF-8 sequence.
         self.text.get(start..self.i - 1)
     }
@@ -892,6 +896,7 @@ impl<'t> Scan<'t> {
     fn string(&mut self) -> Option<()> {
         self.eat(b'"')?;
         loop {
+            self.i += plain_run(self.b.get(self.i..)?);
             match self.next()? {
                 b'"' => return Some(()),
                 b'\\' => match self.next()? {

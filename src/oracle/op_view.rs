@@ -144,10 +144,12 @@ impl<'a> Val<'a> {
         match (self, self.json()) {
             (Val::Tree(Value::String(s)), _) => Cow::Borrowed(s),
             (_, Some(quoted)) if quoted.starts_with('"') => {
-                if quoted.contains('\\') {
+                let inner = quoted.get(1..quoted.len() - 1).unwrap_or_default();
+                // Checked JSON: the text stops short of its end only at an escape.
+                if plain_run(inner.as_bytes()) < inner.len() {
                     Cow::Owned(serde_json::from_str::<String>(quoted).unwrap_or_default())
                 } else {
-                    Cow::Borrowed(quoted.get(1..quoted.len() - 1).unwrap_or_default())
+                    Cow::Borrowed(inner)
                 }
             }
             _ => self.canonical(),
@@ -258,11 +260,11 @@ fn pick<'a>(json: &'a str, name: &str) -> Option<Option<&'a str>> {
         return Some(None);
     }
     while b.get(i) == Some(&b'"') {
-        let end = string_end(b, i + 1);
-        let key = b.get(i + 1..end - 1).unwrap_or_default();
-        if key.contains(&b'\\') {
+        let (end, escaped) = string_end(b, i + 1);
+        if escaped {
             return None;
         }
+        let key = b.get(i + 1..end - 1).unwrap_or_default();
         i = skip_ws(b, end);
         // The colon.
         i = skip_ws(b, i + 1);
@@ -288,16 +290,49 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Just past the closing quote of the string whose text starts at `i`.
-fn string_end(b: &[u8], mut i: usize) -> usize {
-    while let Some(at) = memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-        i += at;
-        if b[i] == b'"' {
-            return i + 1;
+/// Just past the closing quote of the string whose text starts at `i`, and
+/// whether it has an escape.
+fn string_end(b: &[u8], mut i: usize) -> (usize, bool) {
+    let mut escaped = false;
+    loop {
+        i += plain_run(b.get(i..).unwrap_or_default());
+        match b.get(i) {
+            Some(b'"') => return (i + 1, escaped),
+            Some(b'\\') => {
+                escaped = true;
+                i += 2;
+            }
+            Some(_) => i += 1,
+            None => return (b.len(), escaped),
         }
-        i += 2;
     }
-    b.len()
+}
+
+/// How many of `b`'s first bytes are plain string text: not a quote, a
+/// backslash or a control character. Eight bytes at a time (each test below
+/// sets the top bit of every byte that matches, and the lowest set bit is the
+/// first match; higher ones may be false, which the count never reads).
+pub(super) fn plain_run(b: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut n = 0;
+    for chunk in b.chunks_exact(8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let hits = zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\')))
+            | x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+        if hits != 0 {
+            return n + (hits.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    n + b[n..]
+        .iter()
+        .take_while(|c| !matches!(c, b'"' | b'\\' | 0..0x20))
+        .count()
 }
 
 /// Just past the JSON value (valid text) that starts at `i`.
@@ -306,7 +341,7 @@ fn value_end(b: &[u8], mut i: usize) -> usize {
     while let Some(&c) = b.get(i) {
         match c {
             b'"' => {
-                i = string_end(b, i + 1);
+                i = string_end(b, i + 1).0;
                 if depth == 0 {
                     return i;
                 }
@@ -404,6 +439,22 @@ pub fn printed(json: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Eight bytes at a time counts what a byte-by-byte look counts, for
+        /// every byte value (UTF-8's high bytes, controls, quotes, backslashes)
+        /// at every place in and past a word.
+        #[test]
+        fn plain_run_counts_what_a_byte_loop_counts(
+            b in proptest::collection::vec(
+                prop_oneof![Just(b'"'), Just(b'\\'), 0u8..0x20, 0x20u8..=0xff, Just(b'a')],
+                0..40,
+            ),
+        ) {
+            let want = b.iter().take_while(|c| !matches!(c, b'"' | b'\\' | 0..0x20)).count();
+            prop_assert_eq!(plain_run(&b), want);
+        }
+    }
 
     /// Members' names and values of every kind, escapes and repeats among them.
     const NAMES: &[&str] = &["version", "v", "versio\\u006e", "idempotency_key", "", "é"];
