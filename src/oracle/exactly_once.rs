@@ -321,6 +321,13 @@ impl Fold {
 
         let mut found: Vec<(String, u64, &[Attempt])> = Vec::new();
         let mut phantoms = BTreeMap::new();
+        // A dump key no op used, with effects under it (a count of 0, null or
+        // an empty list is none).
+        let mut phantom = |e: &Entry| {
+            if e.n > 0 {
+                phantoms.insert(dumped.text(&e.key).into_owned(), e.n);
+            }
+        };
         let mut dump = entries.iter().flatten().peekable();
         for group in groups {
             let key = &group[0].key;
@@ -329,7 +336,7 @@ impl Fold {
             while let Some(e) = dump.peek() {
                 match order(&e.key, &dumped, key, &keys) {
                     Ordering::Less => {
-                        phantoms.insert(dumped.text(&e.key).to_string(), e.n);
+                        phantom(e);
                         dump.next();
                     }
                     Ordering::Equal => {
@@ -346,9 +353,7 @@ impl Fold {
                 found.push((keys.text(key).to_string(), n, group));
             }
         }
-        for e in dump {
-            phantoms.insert(dumped.text(&e.key).to_string(), e.n);
-        }
+        dump.for_each(&mut phantom);
         let phantoms = phantoms.into_iter().map(|(key, n)| Anomaly {
             counterexample: None,
             ops: Vec::new(),
