@@ -109,7 +109,7 @@ impl Keys {
     }
 
     /// The key's text; one of 8 bytes or fewer is its head.
-    fn text<'k>(&'k self, k: &'k KeyRef) -> Cow<'k, str> {
+    fn text(&self, k: &KeyRef) -> Cow<'_, str> {
         let len = k.len as usize;
         if len <= 8 {
             let head = k.head.to_be_bytes();
@@ -350,7 +350,7 @@ impl Fold {
             let acked = group.iter().any(|a| a.acked);
             let all_failed = group.iter().all(|a| a.failed);
             if n > 1 || (n == 0 && acked) || (n == 1 && all_failed) {
-                found.push((keys.text(key).to_string(), n, group));
+                found.push((keys.text(key).into_owned(), n, group));
             }
         }
         dump.for_each(&mut phantom);

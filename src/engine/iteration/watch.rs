@@ -203,7 +203,6 @@ impl Partial {
     }
 }
 
-/// `text` cut at `chars` characters, `…` marking the cut.
 #[cfg(test)]
 mod tests {
     use super::*;
