@@ -55,30 +55,43 @@ macro_rules! say_err {
     };
 }
 
+#[cfg(feature = "app")]
 pub mod atomic;
+#[cfg(feature = "app")]
 pub mod attach;
+#[cfg(feature = "app")]
 pub mod author;
+#[cfg(feature = "app")]
 pub mod capability;
 pub mod duration;
+#[cfg(feature = "app")]
 pub mod engine;
 pub mod exec;
 pub mod exit;
+#[cfg(feature = "app")]
 pub mod headless;
 pub mod host;
+#[cfg(feature = "app")]
 pub mod launch;
+#[cfg(feature = "app")]
 pub mod logging;
 pub mod nemesis;
 pub mod oracle;
 pub mod plan;
+#[cfg(feature = "app")]
 pub mod report;
 pub mod runspec;
 pub mod sanitize;
+#[cfg(feature = "app")]
 pub mod session;
 pub mod term_out;
+#[cfg(feature = "app")]
 pub mod toolbox;
+#[cfg(feature = "app")]
 pub mod tui;
 pub mod untrusted;
 pub mod verdict;
 
+#[cfg(feature = "app")]
 #[path = "../examples/demo/sut/mod.rs"]
 pub mod demo_sut;

@@ -391,7 +391,7 @@ impl Fold {
 
 impl OpSink for Fold {
     fn op(&mut self, o: &OpView<'_>) {
-        let Some(value) = o.input.field(&self.field) else {
+        let Some(value) = o.input_field(&self.field) else {
             self.unkeyed += 1;
             return;
         };
@@ -405,6 +405,10 @@ impl OpSink for Fold {
                 failed: o.is_failed(),
             },
         );
+    }
+
+    fn input_field(&self) -> Option<&str> {
+        Some(&self.field)
     }
 }
 

@@ -52,7 +52,8 @@ pub fn read_jsonl(
     renames: &BTreeMap<String, String>,
     sink: &mut impl OpSink,
 ) -> Result<Header, HistoryError> {
-    let mut state = State::new(source, renames);
+    let want = sink.input_field().map(str::to_owned);
+    let mut state = State::new(source, renames, want.as_deref());
     let mut bufs = Bufs::default();
     // A line cut by the end of the reader's buffer, put together here; every other
     // line is read where it lies in that buffer (no copy).
@@ -127,6 +128,9 @@ struct At {
 struct State<'s> {
     source: &'s str,
     renames: &'s BTreeMap<String, String>,
+    /// The input member the sink reads ([`OpSink::input_field`]), which the
+    /// scanner notes as it reads the input.
+    want: Option<&'s str>,
     /// Default fields every record so far had (bit i: `DEFAULT_FIELDS[i]`).
     present: u16,
     /// Other fields every record so far had (`None` before the first record).
@@ -143,10 +147,11 @@ struct State<'s> {
 }
 
 impl<'s> State<'s> {
-    fn new(source: &'s str, renames: &'s BTreeMap<String, String>) -> Self {
+    fn new(source: &'s str, renames: &'s BTreeMap<String, String>, want: Option<&'s str>) -> Self {
         State {
             source,
             renames,
+            want,
             present: u16::MAX,
             present_other: None,
             unknown: BTreeSet::new(),
@@ -238,8 +243,9 @@ impl<'s> State<'s> {
         if self.renames.is_empty() {
             // Read in place (a record is a few hundred bytes: not moved per line).
             let mut rec = Fast::default();
-            let read = scan(text, &mut rec).is_some() || typed(text).map(|t| rec = t).is_some();
-            if read && let Some(view) = rec.view(bufs) {
+            let read =
+                scan(text, &mut rec, self.want).is_some() || typed(text).map(|t| rec = t).is_some();
+            if read && let Some(view) = rec.view(bufs, self.want) {
                 if let Some((first, _)) = self.trailer {
                     return Err(self.trailer_error(line, first));
                 }
@@ -497,6 +503,20 @@ struct Fast<'t> {
     fault_epoch: Option<u64>,
     /// `input` and `output` are known to parse again (see [`reparses`]).
     checked: bool,
+    /// The member of `input` the sink reads, as the scanner found it.
+    member: Member<'t>,
+}
+
+/// The one member of an op's input object the sink reads (`want`), as the
+/// scanner found it while checking the input.
+#[derive(Default, Debug, Clone, Copy, PartialEq)]
+enum Member<'t> {
+    /// Not known: no name wanted, the input is not an object, or the last
+    /// member whose name has an escape may have been that name.
+    #[default]
+    Unread,
+    /// The value of the last member of that name (none: no member has it).
+    Read(Option<&'t str>),
 }
 
 const INVOKE_TS: u16 = 1 << 2;
@@ -570,7 +590,7 @@ fn surrogate(hex: &[u8]) -> bool {
 impl<'t> Fast<'t> {
     /// The op, or `None` when the per-line reader must say what is wrong (a
     /// required field null, a completion before its invoke).
-    fn view<'b>(&'b self, bufs: &'b mut Bufs) -> Option<OpView<'b>> {
+    fn view<'b>(&'b self, bufs: &'b mut Bufs, want: Option<&'b str>) -> Option<OpView<'b>> {
         if self.seen & INVOKE_TS != 0 && self.invoke_ts.is_none()
             || self.seen & OP_TYPE != 0 && self.op_type.is_none()
         {
@@ -607,6 +627,10 @@ impl<'t> Fast<'t> {
             op_type: self.op_type.as_ref().map_or("", |t| t.show(op_type)),
             key: self.key.as_ref().map(|t| t.show(key)),
             input: raw(self.input),
+            input_member: match (want, self.member) {
+                (Some(name), Member::Read(value)) => Some((name, value.map(Val::Json))),
+                _ => None,
+            },
             output: raw(self.output),
             error: self.error.as_ref().map(|t| t.show(error)),
             timeout: self.timeout.unwrap_or(false),
@@ -647,8 +671,9 @@ const SCAN_DEPTH: usize = 64;
 /// negative or fractional number where an integer or text is read, an unknown or
 /// repeated field, invalid JSON, values nested [`SCAN_DEPTH`] deep), which the
 /// visitor then reads. `text` is one line, valid UTF-8; `rec` a record as
-/// [`Fast::default`] makes it, filled in (on `None`, partly).
-fn scan<'t>(text: &'t str, rec: &mut Fast<'t>) -> Option<()> {
+/// [`Fast::default`] makes it, filled in (on `None`, partly); `want` the input
+/// member to note in `rec.member`.
+fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()> {
     let mut c = Scan {
         text,
         b: text.as_bytes(),
@@ -677,8 +702,8 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>) -> Option<()> {
                 3 => rec.complete_ts = c.opt_u64()?,
                 4 => rec.op_type = c.text()?,
                 5 => rec.key = c.text()?,
-                6 => rec.input = Some(c.raw()?),
-                7 => rec.output = Some(c.raw()?),
+                6 => rec.input = Some(c.raw(want.map(str::as_bytes), &mut rec.member)?),
+                7 => rec.output = Some(c.raw(None, &mut Member::Unread)?),
                 8 => rec.error = c.text()?,
                 9 => rec.timeout = c.opt_bool()?,
                 10 => rec.node = c.text()?,
@@ -821,9 +846,16 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// Any JSON value, checked as serde_json checks a raw value, its text.
-    fn raw(&mut self) -> Option<&'t str> {
+    /// Any JSON value, checked as serde_json checks a raw value, its text. Of an
+    /// object, the last top-level member named `want` is noted in `member`.
+    fn raw(&mut self, want: Option<&[u8]>, member: &mut Member<'t>) -> Option<&'t str> {
         let start = self.i;
+        let want = want.filter(|_| self.peek() == Some(b'{'));
+        if want.is_some() {
+            *member = Member::Read(None);
+        }
+        // Where the wanted member's value starts, while it is read.
+        let mut picking = None;
         // Open arrays and objects, innermost last (bit set: an object).
         let (mut depth, mut objects) = (0usize, 0u64);
         loop {
@@ -840,7 +872,10 @@ impl<'t> Scan<'t> {
                     let close = if open == b'{' { b'}' } else { b']' };
                     if self.peek() != Some(close) {
                         if open == b'{' {
-                            self.member_name()?;
+                            let name = self.member_name()?;
+                            if depth == 1 {
+                                picking = self.picks(want, name, member);
+                            }
                         }
                         continue;
                     }
@@ -848,7 +883,7 @@ impl<'t> Scan<'t> {
                     depth -= 1;
                     objects >>= 1;
                 }
-                b'"' => self.string()?,
+                b'"' => drop(self.string()?),
                 b't' => self.literal(b"true")?,
                 b'f' => self.literal(b"false")?,
                 b'n' => self.literal(b"null")?,
@@ -859,13 +894,21 @@ impl<'t> Scan<'t> {
                 if depth == 0 {
                     return self.text.get(start..self.i);
                 }
+                if depth == 1
+                    && let Some(at) = picking.take()
+                {
+                    *member = Member::Read(self.text.get(at..self.i));
+                }
                 self.ws();
                 let in_object = objects & 1 == 1;
                 match self.next()? {
                     b',' => {
                         self.ws();
                         if in_object {
-                            self.member_name()?;
+                            let name = self.member_name()?;
+                            if depth == 1 {
+                                picking = self.picks(want, name, member);
+                            }
                         }
                         break;
                     }
@@ -879,37 +922,59 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// An object member's name and its colon.
-    fn member_name(&mut self) -> Option<()> {
+    /// An object member's name and its colon: the name as the line has it, and
+    /// whether it has an escape.
+    fn member_name(&mut self) -> Option<(&'t [u8], bool)> {
         if self.peek()? != b'"' {
             return None;
         }
-        self.string()?;
+        let start = self.i + 1;
+        let escaped = self.string()?;
+        let name = self.b.get(start..self.i - 1)?;
         self.ws();
         self.eat(b':')?;
         self.ws();
-        Some(())
+        Some((name, escaped))
+    }
+
+    /// Where the value of the top-level member just named starts, if it is the
+    /// one `want`ed. A name with an escape may read as any name: what was noted
+    /// is then unknown, until a later member of the plain name.
+    fn picks(
+        &self,
+        want: Option<&[u8]>,
+        (name, escaped): (&[u8], bool),
+        member: &mut Member<'t>,
+    ) -> Option<usize> {
+        if escaped && want.is_some() {
+            *member = Member::Unread;
+        }
+        (want? == name && !escaped).then_some(self.i)
     }
 
     /// A string, escapes checked as serde_json checks them (and no surrogate: see
-    /// [`reparses`]).
-    fn string(&mut self) -> Option<()> {
+    /// [`reparses`]); whether it had an escape.
+    fn string(&mut self) -> Option<bool> {
         self.eat(b'"')?;
+        let mut escaped = false;
         loop {
             self.i += plain_run(self.b.get(self.i..)?);
             match self.next()? {
-                b'"' => return Some(()),
-                b'\\' => match self.next()? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
-                    b'u' => {
-                        let hex = self.b.get(self.i..self.i + 4)?;
-                        if !hex.iter().all(u8::is_ascii_hexdigit) || surrogate(hex) {
-                            return None;
+                b'"' => return Some(escaped),
+                b'\\' => {
+                    escaped = true;
+                    match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = self.b.get(self.i..self.i + 4)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) || surrogate(hex) {
+                                return None;
+                            }
+                            self.i += 4;
                         }
-                        self.i += 4;
+                        _ => return None,
                     }
-                    _ => return None,
-                },
+                }
                 0..0x20 => return None,
                 _ => {}
             }
@@ -1058,12 +1123,38 @@ mod tests {
         )
     }
 
+    /// Input member names a sink may want: plain, repeated, nested, escaped in
+    /// some inputs (`k\u0065y`), and none.
+    const WANTS: &[Option<&str>] = &[
+        None,
+        Some("idempotency_key"),
+        Some("version"),
+        Some("a"),
+        Some("key"),
+    ];
+
     /// The scanner takes a line only if the typed visitor takes it and reads the
-    /// same, and what it takes parses again (its `checked` is true).
-    fn agrees(line: &str) -> Result<bool, TestCaseError> {
+    /// same, and what it takes parses again (its `checked` is true). The input
+    /// member it notes for `want` is the one [`Val::field`] finds, and it is noted
+    /// for every object input with no escape.
+    fn agrees(line: &str, want: Option<&str>) -> Result<bool, TestCaseError> {
         let mut scanned = Fast::default();
-        if scan(line, &mut scanned).is_none() {
+        if scan(line, &mut scanned, want).is_none() {
             return Ok(false);
+        }
+        match (want, scanned.member, scanned.input) {
+            (Some(name), Member::Read(value), Some(input)) => {
+                let found = Val::Json(input)
+                    .field(name)
+                    .map(|v| v.as_read().into_owned());
+                prop_assert_eq!(value.map(str::to_string), found, "{} in {}", name, line);
+            }
+            (Some(_), Member::Unread, Some(input)) => prop_assert!(
+                !input.starts_with('{') || input.contains('\\'),
+                "no member noted of {}",
+                line
+            ),
+            (_, member, _) => prop_assert_eq!(member, Member::Unread, "{}", line),
         }
         let typed = typed(line);
         prop_assert!(typed.is_some(), "scanned but not typed: {line}");
@@ -1266,6 +1357,7 @@ mod tests {
             tail in 0usize..64,
             fit in any::<bool>(),
             cut in prop::option::of((0usize..400, 0usize..12)),
+            want in 0usize..5,
         ) {
             let mut text = line(&members, tail, fit);
             // Now and then one character dropped or put in.
@@ -1276,7 +1368,7 @@ mod tests {
                     w => text.insert(at, ['"', '\\', ',', ':', '{', '}', '[', ']', ' ', 'u', '0'][w - 1]),
                 }
             }
-            agrees(&text)?;
+            agrees(&text, WANTS[want])?;
         }
 
         /// Whole histories of such lines read as `faultline check` reads them and by
@@ -1310,7 +1402,10 @@ mod tests {
     fn the_scanner_takes_the_common_records() {
         for i in 0..50 {
             let line = plain(i);
-            assert!(agrees(&line).expect("agrees"), "{line}");
+            assert!(
+                agrees(&line, Some("idempotency_key")).expect("agrees"),
+                "{line}"
+            );
         }
         for line in [
             "{}",
@@ -1318,7 +1413,7 @@ mod tests {
             "{\"input\":[[[{\"a\":[\"\\u00e9\\n\"]}]]],\"output\":-0.25,\"key\":\"é\"}",
             &format!("{{\"input\":{}}}", nested(63)),
         ] {
-            assert!(agrees(line).expect("agrees"), "{line}");
+            assert!(agrees(line, Some("a")).expect("agrees"), "{line}");
         }
         // …and what it leaves to the typed visitor, the visitor reads.
         for line in [
@@ -1327,7 +1422,7 @@ mod tests {
             "{\"op_id\":-1}",
             &format!("{{\"input\":{}}}", nested(64)),
         ] {
-            assert!(!agrees(line).expect("agrees"), "{line}");
+            assert!(!agrees(line, None).expect("agrees"), "{line}");
             assert!(typed(line).is_some(), "{line}");
         }
     }

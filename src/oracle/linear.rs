@@ -100,4 +100,11 @@ impl OpSink for Linear {
             Linear::Report(_) | Linear::Refused(_) => {}
         }
     }
+
+    fn input_field(&self) -> Option<&str> {
+        match self {
+            Linear::ExactlyOnce(fold) => fold.input_field(),
+            _ => None,
+        }
+    }
 }

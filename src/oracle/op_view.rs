@@ -14,6 +14,13 @@ use std::fmt;
 /// What takes ops one at a time, in history order.
 pub trait OpSink {
     fn op(&mut self, op: &OpView<'_>);
+
+    /// The one member of each op's input object this sink reads, if any: a
+    /// reader that checks the input's text anyway notes it on the way
+    /// ([`OpView::input_member`]), so the sink need not look for it again.
+    fn input_field(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// One client operation, borrowed (see [`Op`] for the fields).
@@ -26,6 +33,10 @@ pub struct OpView<'a> {
     pub op_type: &'a str,
     pub key: Option<&'a str>,
     pub input: Val<'a>,
+    /// A member of `input` the reader already found, by name (its value; none:
+    /// the input object has no such member). `None`: not looked for, then
+    /// `input.field(name)` finds it.
+    pub input_member: Option<(&'a str, Option<Val<'a>>)>,
     pub output: Val<'a>,
     pub error: Option<&'a str>,
     pub timeout: bool,
@@ -33,7 +44,7 @@ pub struct OpView<'a> {
     pub fault_epoch: Option<u64>,
 }
 
-impl OpView<'_> {
+impl<'a> OpView<'a> {
     /// Acknowledged: completed, no error, not timed out.
     pub fn is_acked(&self) -> bool {
         !self.timeout && self.error.is_none() && self.complete_ts.is_some()
@@ -47,6 +58,14 @@ impl OpView<'_> {
     /// Definitely did not take effect: completed with an error.
     pub fn is_failed(&self) -> bool {
         !self.timeout && self.error.is_some()
+    }
+
+    /// `input`'s member `name` ([`Val::field`]), found by the reader if it was.
+    pub fn input_field(&self, name: &str) -> Option<Val<'a>> {
+        match self.input_member {
+            Some((found, value)) if found == name => value,
+            _ => self.input.field(name),
+        }
     }
 
     /// The owned op.
@@ -79,6 +98,7 @@ impl Op {
             op_type: &self.op_type,
             key: self.key.as_deref(),
             input: Val::Tree(&self.input),
+            input_member: None,
             output: Val::Tree(&self.output),
             error: self.error.as_deref(),
             timeout: self.timeout,

@@ -112,6 +112,7 @@ pub fn sidecar_path(plan_path: &Path) -> PathBuf {
 }
 
 /// Line, column and one-line message of a serde-saphyr error (see [`super::yaml`]).
+#[cfg(feature = "app")]
 pub(crate) fn yaml_message(err: &serde_saphyr::Error) -> (u64, u64, String) {
     let e = yaml::describe(err, None, "");
     (e.line, e.column, e.message)
