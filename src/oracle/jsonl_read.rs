@@ -316,10 +316,19 @@ impl<'s> State<'s> {
         self.accept(line, &op.view(), sink)
     }
 
-    /// One more record with the default fields `mask` and the others `other`.
+    /// One more record with the default fields `mask` and the others `other`
+    /// (`None`: none).
     fn fields(&mut self, mask: u16, other: Option<BTreeSet<String>>) {
         self.present &= mask;
-        let other = other.unwrap_or_default();
+        let Some(other) = other else {
+            // No other field is in every record now. (The common record: no set
+            // built, dropped or walked.)
+            match &mut self.present_other {
+                Some(p) => p.clear(),
+                None => self.present_other = Some(BTreeSet::new()),
+            }
+            return;
+        };
         self.unknown.extend(other.iter().cloned());
         self.present_other = Some(match self.present_other.take() {
             None => other,
@@ -509,14 +518,14 @@ struct Fast<'t> {
 
 /// The one member of an op's input object the sink reads (`want`), as the
 /// scanner found it while checking the input.
-#[derive(Default, Debug, Clone, Copy, PartialEq)]
+#[derive(Default, Debug, Clone, Copy)]
 enum Member<'t> {
     /// Not known: no name wanted, the input is not an object, or the last
     /// member whose name has an escape may have been that name.
     #[default]
     Unread,
     /// The value of the last member of that name (none: no member has it).
-    Read(Option<&'t str>),
+    Read(Option<Val<'t>>),
 }
 
 const INVOKE_TS: u16 = 1 << 2;
@@ -628,7 +637,7 @@ impl<'t> Fast<'t> {
             key: self.key.as_ref().map(|t| t.show(key)),
             input: raw(self.input),
             input_member: match (want, self.member) {
-                (Some(name), Member::Read(value)) => Some((name, value.map(Val::Json))),
+                (Some(name), Member::Read(value)) => Some((name, value)),
                 _ => None,
             },
             output: raw(self.output),
@@ -702,8 +711,15 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()>
                 3 => rec.complete_ts = c.opt_u64()?,
                 4 => rec.op_type = c.text()?,
                 5 => rec.key = c.text()?,
-                6 => rec.input = Some(c.raw(want.map(str::as_bytes), &mut rec.member)?),
-                7 => rec.output = Some(c.raw(None, &mut Member::Unread)?),
+                6 => {
+                    let member = &mut rec.member;
+                    let input = match want {
+                        Some(name) => c.raw::<true>(name.as_bytes(), member),
+                        None => c.raw::<false>(b"", member),
+                    };
+                    rec.input = Some(input?);
+                }
+                7 => rec.output = Some(c.raw::<false>(b"", &mut Member::Unread)?),
                 8 => rec.error = c.text()?,
                 9 => rec.timeout = c.opt_bool()?,
                 10 => rec.node = c.text()?,
@@ -846,16 +862,18 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// Any JSON value, checked as serde_json checks a raw value, its text. Of an
-    /// object, the last top-level member named `want` is noted in `member`.
-    fn raw(&mut self, want: Option<&[u8]>, member: &mut Member<'t>) -> Option<&'t str> {
+    /// Any JSON value, checked as serde_json checks a raw value, its text. With
+    /// `PICK`, of an object, the last top-level member named `want` is noted in
+    /// `member` (without, neither is read: `output` pays nothing for it).
+    fn raw<const PICK: bool>(&mut self, want: &[u8], member: &mut Member<'t>) -> Option<&'t str> {
         let start = self.i;
-        let want = want.filter(|_| self.peek() == Some(b'{'));
+        let want = (PICK && self.peek() == Some(b'{')).then_some(want);
         if want.is_some() {
             *member = Member::Read(None);
         }
-        // Where the wanted member's value starts, while it is read.
-        let mut picking = None;
+        // Where the wanted member's value starts, while it is read; whether the
+        // last string value read had no escape.
+        let (mut picking, mut plain) = (None, false);
         // Open arrays and objects, innermost last (bit set: an object).
         let (mut depth, mut objects) = (0usize, 0u64);
         loop {
@@ -873,7 +891,7 @@ impl<'t> Scan<'t> {
                     if self.peek() != Some(close) {
                         if open == b'{' {
                             let name = self.member_name()?;
-                            if depth == 1 {
+                            if PICK && depth == 1 {
                                 picking = self.picks(want, name, member);
                             }
                         }
@@ -883,7 +901,7 @@ impl<'t> Scan<'t> {
                     depth -= 1;
                     objects >>= 1;
                 }
-                b'"' => drop(self.string()?),
+                b'"' => plain = !self.string()?,
                 b't' => self.literal(b"true")?,
                 b'f' => self.literal(b"false")?,
                 b'n' => self.literal(b"null")?,
@@ -894,10 +912,15 @@ impl<'t> Scan<'t> {
                 if depth == 0 {
                     return self.text.get(start..self.i);
                 }
-                if depth == 1
+                if PICK
+                    && depth == 1
                     && let Some(at) = picking.take()
                 {
-                    *member = Member::Read(self.text.get(at..self.i));
+                    let value = self.text.get(at..self.i);
+                    *member = Member::Read(value.map(|v| match v.starts_with('"') && plain {
+                        true => Val::Str(v),
+                        false => Val::Json(v),
+                    }));
                 }
                 self.ws();
                 let in_object = objects & 1 == 1;
@@ -906,7 +929,7 @@ impl<'t> Scan<'t> {
                         self.ws();
                         if in_object {
                             let name = self.member_name()?;
-                            if depth == 1 {
+                            if PICK && depth == 1 {
                                 picking = self.picks(want, name, member);
                             }
                         }
@@ -1144,17 +1167,18 @@ mod tests {
         }
         match (want, scanned.member, scanned.input) {
             (Some(name), Member::Read(value), Some(input)) => {
-                let found = Val::Json(input)
-                    .field(name)
-                    .map(|v| v.as_read().into_owned());
-                prop_assert_eq!(value.map(str::to_string), found, "{} in {}", name, line);
+                let found = Val::Json(input).field(name);
+                let read = |v: Option<Val<'_>>| {
+                    v.map(|v| (v.as_read().into_owned(), v.text().into_owned()))
+                };
+                prop_assert_eq!(read(value), read(found), "{} in {}", name, line);
             }
             (Some(_), Member::Unread, Some(input)) => prop_assert!(
                 !input.starts_with('{') || input.contains('\\'),
                 "no member noted of {}",
                 line
             ),
-            (_, member, _) => prop_assert_eq!(member, Member::Unread, "{}", line),
+            (_, member, _) => prop_assert!(matches!(member, Member::Unread), "{}", line),
         }
         let typed = typed(line);
         prop_assert!(typed.is_some(), "scanned but not typed: {line}");

@@ -115,6 +115,9 @@ pub enum Val<'a> {
     /// JSON text cut out of a line by a reader that checked it is one valid value
     /// (no whitespace around it), as [`Val::Raw`] without the `RawValue` wrapper.
     Json(&'a str),
+    /// As [`Val::Json`], a string the reader found has no escape: its text is
+    /// what lies between the quotes, taken without looking again.
+    Str(&'a str),
     Tree(&'a Value),
 }
 
@@ -123,7 +126,7 @@ impl<'a> Val<'a> {
     fn json(self) -> Option<&'a str> {
         match self {
             Val::Raw(raw) => Some(raw.get()),
-            Val::Json(text) => Some(text),
+            Val::Json(text) | Val::Str(text) => Some(text),
             Val::Tree(_) => None,
         }
     }
@@ -163,6 +166,9 @@ impl<'a> Val<'a> {
     pub fn text(self) -> Cow<'a, str> {
         match (self, self.json()) {
             (Val::Tree(Value::String(s)), _) => Cow::Borrowed(s),
+            (Val::Str(quoted), _) => {
+                Cow::Borrowed(quoted.get(1..quoted.len() - 1).unwrap_or_default())
+            }
             (_, Some(quoted)) if quoted.starts_with('"') => {
                 let inner = quoted.get(1..quoted.len() - 1).unwrap_or_default();
                 // Checked JSON: the text stops short of its end only at an escape.
