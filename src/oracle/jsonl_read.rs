@@ -1439,6 +1439,19 @@ mod tests {
         ] {
             assert!(agrees(line, Some("a")).expect("agrees"), "{line}");
         }
+        // The wanted member among repeats and escaped names, and of every kind.
+        for input in [
+            r#"{"key":1,"k\u0065y":2}"#,
+            r#"{"k\u0065y":1,"key":2}"#,
+            r#"{"key":"a\"b"}"#,
+            r#"{"key":{}}"#,
+            r#"{"key":"plain","key":[1,{"key":3}]}"#,
+            r#"{"other":{"key":1}}"#,
+            r#"[{"key":1}]"#,
+        ] {
+            let line = format!("{{\"input\":{input}}}");
+            assert!(agrees(&line, Some("key")).expect("agrees"), "{line}");
+        }
         // …and what it leaves to the typed visitor, the visitor reads.
         for line in [
             "{\"op_id\":\"a\\\"b\"}",

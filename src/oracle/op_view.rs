@@ -166,9 +166,12 @@ impl<'a> Val<'a> {
     pub fn text(self) -> Cow<'a, str> {
         match (self, self.json()) {
             (Val::Tree(Value::String(s)), _) => Cow::Borrowed(s),
-            (Val::Str(quoted), _) => {
-                Cow::Borrowed(quoted.get(1..quoted.len() - 1).unwrap_or_default())
-            }
+            (Val::Str(quoted), _) => Cow::Borrowed(
+                quoted
+                    .strip_prefix('"')
+                    .and_then(|q| q.strip_suffix('"'))
+                    .unwrap_or_default(),
+            ),
             (_, Some(quoted)) if quoted.starts_with('"') => {
                 let inner = quoted.get(1..quoted.len() - 1).unwrap_or_default();
                 // Checked JSON: the text stops short of its end only at an escape.

@@ -283,3 +283,46 @@ fn engine_session_and_ui_import_no_cycle() {
     }
     assert!(found.is_empty(), "imports against the layering: {found:?}");
 }
+
+/// The library without its `app` feature (what the fuzz targets build) compiles
+/// only if no module outside `app` names one inside it: the modules `src/lib.rs`
+/// puts behind `#[cfg(feature = "app")]` are read from it, and every other
+/// module's `crate::` paths are checked against them, tests included.
+#[test]
+fn the_core_names_no_module_of_the_app_feature() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
+    let mut app = BTreeSet::new();
+    let mut gated = false;
+    for line in lib.lines().map(str::trim) {
+        if line == "#[cfg(feature = \"app\")]" {
+            gated = true;
+        } else if let Some(name) = line
+            .strip_prefix("pub mod ")
+            .and_then(|m| m.strip_suffix(';'))
+        {
+            if gated {
+                app.insert(name.to_string());
+            }
+            gated = false;
+        } else if !line.starts_with("#[") {
+            gated = false;
+        }
+    }
+    for must in ["session", "engine", "tui", "report", "launch"] {
+        assert!(app.contains(must), "{must} is not behind `app`: {app:?}");
+    }
+    let graph = graph(&src(), |_| vec!["crate::"]);
+    let mut found = Vec::new();
+    for (module, deps) in &graph {
+        if app.contains(module) {
+            continue;
+        }
+        for dep in deps.intersection(&app) {
+            found.push(format!("{module} names {dep}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "core modules name `app` ones (the library without `app` would not build): {found:?}"
+    );
+}
