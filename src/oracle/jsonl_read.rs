@@ -867,8 +867,8 @@ impl<'t> Scan<'t> {
     /// `member` (without, neither is read: `output` pays nothing for it).
     fn raw<const PICK: bool>(&mut self, want: &[u8], member: &mut Member<'t>) -> Option<&'t str> {
         let start = self.i;
-        let want = (PICK && self.peek() == Some(b'{')).then_some(want);
-        if want.is_some() {
+        // Members one deep exist only in an object.
+        if PICK && self.peek() == Some(b'{') {
             *member = Member::Read(None);
         }
         // Where the wanted member's value starts, while it is read; whether the
@@ -965,14 +965,15 @@ impl<'t> Scan<'t> {
     /// is then unknown, until a later member of the plain name.
     fn picks(
         &self,
-        want: Option<&[u8]>,
+        want: &[u8],
         (name, escaped): (&[u8], bool),
         member: &mut Member<'t>,
     ) -> Option<usize> {
-        if escaped && want.is_some() {
+        if escaped {
             *member = Member::Unread;
+            return None;
         }
-        (want? == name && !escaped).then_some(self.i)
+        (want == name).then_some(self.i)
     }
 
     /// A string, escapes checked as serde_json checks them (and no surrogate: see

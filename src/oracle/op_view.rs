@@ -312,7 +312,8 @@ fn pick<'a>(json: &'a str, name: &str) -> Option<Option<&'a str>> {
     Some(found)
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
+/// Just past the JSON whitespace at `i`.
+pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }
