@@ -689,6 +689,9 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()>
         i: 0,
     };
     rec.checked = true;
+    // The fields seen, kept here and stored once (kept in `rec`, each line's
+    // loads of it waited on its stores).
+    let mut seen = 0u16;
     c.ws();
     c.eat(b'{')?;
     c.ws();
@@ -697,20 +700,20 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()>
     } else {
         loop {
             let i = c.field()?;
-            if rec.seen & (1 << i) != 0 {
+            if seen & (1 << i) != 0 {
                 return None;
             }
-            rec.seen |= 1 << i;
+            seen |= 1 << i;
             c.ws();
             c.eat(b':')?;
             c.ws();
             match i {
-                0 => rec.op_id = c.text()?,
-                1 => rec.process = c.text()?,
+                0 => c.text(&mut rec.op_id)?,
+                1 => c.text(&mut rec.process)?,
                 2 => rec.invoke_ts = c.opt_u64()?,
                 3 => rec.complete_ts = c.opt_u64()?,
-                4 => rec.op_type = c.text()?,
-                5 => rec.key = c.text()?,
+                4 => c.text(&mut rec.op_type)?,
+                5 => c.text(&mut rec.key)?,
                 6 => {
                     let member = &mut rec.member;
                     let input = match want {
@@ -720,9 +723,9 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()>
                     rec.input = Some(input?);
                 }
                 7 => rec.output = Some(c.raw::<false>(b"", &mut Member::Unread)?),
-                8 => rec.error = c.text()?,
+                8 => c.text(&mut rec.error)?,
                 9 => rec.timeout = c.opt_bool()?,
-                10 => rec.node = c.text()?,
+                10 => c.text(&mut rec.node)?,
                 _ => rec.fault_epoch = c.opt_u64()?,
             }
             c.ws();
@@ -734,6 +737,7 @@ fn scan<'t>(text: &'t str, rec: &mut Fast<'t>, want: Option<&str>) -> Option<()>
         }
     }
     c.ws();
+    rec.seen = seen;
     (c.i == c.b.len()).then_some(())
 }
 
@@ -837,14 +841,18 @@ impl<'t> Scan<'t> {
         Some((v, digits))
     }
 
-    /// A string, a non-negative integer or null (`Some(None)`).
-    fn text(&mut self) -> Option<Option<Text<'t>>> {
+    /// A string, a non-negative integer or null, into `field`, which is `None`
+    /// (each field is read once, into a default record). Written in place: a
+    /// returned `Option<Option<Text>>` went through the stack, and reading it
+    /// back was the scanner's costliest instruction.
+    fn text(&mut self, field: &mut Option<Text<'t>>) -> Option<()> {
         match self.peek()? {
-            b'"' => Some(Some(Text::Str(Cow::Borrowed(self.plain()?)))),
-            b'n' => self.literal(b"null").map(|()| None),
-            b'0'..=b'9' => Some(Some(Text::Digits(self.uint()?.1))),
-            _ => None,
+            b'"' => *field = Some(Text::Str(Cow::Borrowed(self.plain()?))),
+            b'n' => self.literal(b"null")?,
+            b'0'..=b'9' => *field = Some(Text::Digits(self.uint()?.1)),
+            _ => return None,
         }
+        Some(())
     }
 
     fn opt_u64(&mut self) -> Option<Option<u64>> {
