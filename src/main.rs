@@ -184,7 +184,6 @@ fn main() -> ExitCode {
         say!("faultline {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
-    one_malloc_arena();
     // A panic restores the terminal and prints a readable report (color-eyre).
     let _ = color_eyre::install();
     let cli = match Cli::try_parse() {
@@ -200,6 +199,11 @@ fn main() -> ExitCode {
             return code.into();
         }
     };
+    // `check` runs its histories on threads that allocate at once: one arena
+    // would have them queue on its lock (--jobs 2 took twice --jobs 1's time).
+    if !matches!(cli.command, Command::Check(_)) {
+        one_malloc_arena();
+    }
     let code = match cli.command {
         Command::Lint { plan, json, sut } => lint(&plan, json, sut.as_deref()),
         Command::New { system, dir } => new(&system, &dir),
@@ -304,7 +308,8 @@ fn run(plan: Option<PathBuf>, args: faultline::launch::RunArgs) -> Result<Exit, 
 /// (up to 8 per core), and memory freed to one arena serves only its threads: a
 /// long session's documents, built on the runtime's worker threads in turn, left
 /// that much more resident (issue 33: peak RSS 20–30% lower with one arena). The
-/// session allocates little concurrently, so one arena costs it no measurable time.
+/// session allocates little concurrently, so one arena costs it no measurable time;
+/// `faultline check`'s jobs do, and keep glibc's arenas.
 fn one_malloc_arena() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a tunable of the allocator; it is called before any
