@@ -90,6 +90,27 @@ pub struct Hop {
     pub why: String,
 }
 
+/// Why a folding checker gives no report. A dump it cannot read is the input's
+/// fault, not the command's: the caller names the dump's file and exits as for
+/// malformed input, where a check asked wrongly is a usage error.
+#[derive(Debug)]
+pub enum Refusal {
+    /// A parameter refused, a dump missing: how the check was asked.
+    Usage(String),
+    /// The final-state dump is not one the checker reads.
+    Dump(String),
+    /// The history holds more than the checker can (said how to split it).
+    History(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Usage(m) | Refusal::Dump(m) | Refusal::History(m) => f.write_str(m),
+        }
+    }
+}
+
 /// A checker's result, with execution evidence and its declared scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckerReport {

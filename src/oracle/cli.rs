@@ -1,7 +1,7 @@
 //! `faultline check`: run one built-in checker on a history file, or on many
 //! (files, directories, glob patterns) in one process, several at once.
 
-use super::checker::{CheckerReport, RunOptions, mismatch};
+use super::checker::{CheckerReport, Refusal, RunOptions, mismatch};
 use super::final_state::{Dump, parse_dump};
 use super::format::{Capped, Format, fold_history, read_history_file};
 use super::history::History;
@@ -251,13 +251,17 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
     // checked here; any other checker gets it parsed once into a tree. Either way a
     // dump that is not JSON is refused before any checking, naming its file.
     let dump_text = args.final_state.as_deref().map(read).transpose()?;
-    let invalid_dump = |e: serde_json::Error| {
-        let shown = args
-            .final_state
+    let shown_dump = || {
+        args.final_state
             .as_deref()
             .map(|p| crate::sanitize::line(&p.display().to_string()))
-            .unwrap_or_default();
-        (Exit::UNREADABLE, format!("{shown}: invalid JSON: {e}"))
+            .unwrap_or_default()
+    };
+    let invalid_dump = |e: serde_json::Error| {
+        (
+            Exit::UNREADABLE,
+            format!("{}: invalid JSON: {e}", shown_dump()),
+        )
     };
     let folded = matches!(history, Some(HistoryRead::Folded(..)));
     let dump_tree: Option<Value> = match &dump_text {
@@ -281,7 +285,14 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
         .collect::<Result<_, _>>()?;
     let history = match history {
         Some(HistoryRead::Folded(fold, header)) => {
-            let report = fold.finish(&header, dump_text.as_deref()).map_err(usage)?;
+            let report =
+                fold.finish(&header, dump_text.as_deref())
+                    .map_err(|refusal| match refusal {
+                        Refusal::Usage(m) => usage(m),
+                        // The dump's own fault: named, and malformed input's exit.
+                        Refusal::Dump(m) => (Exit::UNREADABLE, format!("{}: {m}", shown_dump())),
+                        Refusal::History(m) => (Exit::UNREADABLE, m),
+                    })?;
             return Ok(nothing_checked_is_unknown(report));
         }
         Some(HistoryRead::Whole(history)) => Some(history),
@@ -774,7 +785,8 @@ fn check_item(
     let ops = history.ops();
     let history = match history {
         HistoryRead::Folded(fold, header) => {
-            let report = nothing_checked_is_unknown(fold.finish(&header, None)?);
+            let report =
+                nothing_checked_is_unknown(fold.finish(&header, None).map_err(|e| e.to_string())?);
             return Ok(row(Verdict::of(&report.run), Some(ops), Ok(report)));
         }
         HistoryRead::Whole(history) => history,

@@ -14,7 +14,7 @@
 //! hash table, which is where the time went when keys were interned (see
 //! references/checkers.md).
 
-use super::checker::{Anomaly, judged, mismatch, missing_report};
+use super::checker::{Anomaly, Refusal, judged, mismatch, missing_report};
 use super::history::History;
 use super::intern::Texts;
 use super::jsonl_read::Header;
@@ -54,6 +54,7 @@ pub fn check(
         fold.op(&op.view());
     }
     fold.finish(&history.header(), effects)
+        .map_err(|e| e.to_string())
 }
 
 /// A key's text in an arena, with what orders and compares it without reading
@@ -275,7 +276,7 @@ impl Fold {
     }
 
     /// The report once every op of `header`'s history was folded.
-    pub fn finish(self, header: &Header, effects: Effects<'_>) -> Result<CheckerReport, String> {
+    pub fn finish(self, header: &Header, effects: Effects<'_>) -> Result<CheckerReport, Refusal> {
         if let Some(r) = missing_report(NAME, SCOPE, header, REQUIRED) {
             return Ok(r);
         }
@@ -286,15 +287,15 @@ impl Fold {
             unkeyed,
             field,
         } = self;
-        keys.refused()?;
+        keys.refused().map_err(Refusal::History)?;
         // The dump's entries, keys copied into their own arena (the same hasher).
         let mut dump = Dumped::new(&keys.hasher);
-        each_effect_count(effects, &field, &mut dump)?;
+        each_effect_count(effects, &field, &mut dump).map_err(Refusal::Dump)?;
         let Dumped {
             keys: dumped,
             entries,
         } = dump;
-        dumped.refused()?;
+        dumped.refused().map_err(Refusal::Dump)?;
         // A key given twice counts as its last value: the sort is stable, so the
         // last of equal keys is the last of its run (equal keys share a list).
         let mut entries = entries.sorted(

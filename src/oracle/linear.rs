@@ -2,7 +2,7 @@
 //! prefix-order, monotonic-reads), folded over a JSONL history while it is read:
 //! no `History` is built, each op is dropped once its checker took what it keeps.
 
-use super::checker::{CheckerReport, mismatch};
+use super::checker::{CheckerReport, Refusal, mismatch};
 use super::history::HistoryError;
 use super::jsonl_read::{Header, read_jsonl};
 use super::op_view::{OpSink, OpView};
@@ -69,13 +69,15 @@ impl Linear {
         self,
         header: &Header,
         final_state: Option<&str>,
-    ) -> Result<CheckerReport, String> {
+    ) -> Result<CheckerReport, Refusal> {
         let dump = |name: &str| {
-            final_state.ok_or_else(|| format!("checker `{name}` needs a final-state dump"))
+            final_state
+                .ok_or_else(|| Refusal::Usage(format!("checker `{name}` needs a final-state dump")))
         };
         match self {
             Linear::NoLostAck(fold) => {
-                let map = no_lost_ack::parse_final_state(dump("no-lost-ack")?)?;
+                let map =
+                    no_lost_ack::parse_final_state(dump("no-lost-ack")?).map_err(Refusal::Dump)?;
                 Ok(fold.finish(header, &map))
             }
             Linear::ExactlyOnce(fold) => fold.finish(
@@ -85,7 +87,7 @@ impl Linear {
             Linear::PrefixOrder(fold) => Ok(fold.finish(header)),
             Linear::MonotonicReads(fold) => Ok(fold.finish(header)),
             Linear::Report(report) => Ok(report),
-            Linear::Refused(why) => Err(why),
+            Linear::Refused(why) => Err(Refusal::Usage(why)),
         }
     }
 }

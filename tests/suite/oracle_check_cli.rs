@@ -129,6 +129,71 @@ fn unreadable_and_torn_inputs_exit_66_with_the_line() {
     );
 }
 
+/// A final-state dump the checker cannot read is the input's fault: exit 66, the
+/// dump's file named; a checker asked for without its dump stays a usage error.
+#[test]
+fn a_dump_the_checker_cannot_read_exits_66_naming_its_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = dir.path().join("h.jsonl");
+    std::fs::write(
+        &history,
+        r#"{"op_id":"1","process":0,"invoke_ts":0,"complete_ts":5,"op_type":"transfer","key":null,"input":{"idempotency_key":"a"},"output":"ok","error":null,"timeout":false,"node":"n1","fault_epoch":null}"#,
+    )
+    .expect("history");
+    let deep = 200;
+    let dumps = [
+        // Valid JSON, nested past serde_json's limit inside a record.
+        (
+            "deep.json",
+            format!(
+                r#"[{{"idempotency_key": "a", "x": {}{}}}]"#,
+                "[".repeat(deep),
+                "]".repeat(deep)
+            ),
+            "recursion limit",
+        ),
+        (
+            "nokey.json",
+            r#"[{"other": "a"}]"#.to_string(),
+            "has no `idempotency_key`",
+        ),
+        (
+            "count.json",
+            r#"{"a": -1}"#.to_string(),
+            "non-negative integer",
+        ),
+        (
+            "shape.json",
+            "7".to_string(),
+            "expected an array of records or an object",
+        ),
+    ];
+    for (name, text, says) in dumps {
+        let dump = dir.path().join(name);
+        std::fs::write(&dump, text).expect("dump");
+        let out = check(&[
+            "--checker",
+            "exactly-once",
+            "--final-state",
+            dump.to_str().expect("utf-8"),
+            history.to_str().expect("utf-8"),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(66), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}: effects dump")) && stderr.contains(says),
+            "{name}: {stderr}"
+        );
+    }
+    let nodump = check(&["--checker", "no-lost-ack", history.to_str().expect("utf-8")]);
+    assert_eq!(
+        nodump.status.code(),
+        Some(64),
+        "{}",
+        String::from_utf8_lossy(&nodump.stderr)
+    );
+}
+
 #[test]
 fn help_lists_every_checker() {
     let out = check(&["--help"]);
