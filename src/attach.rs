@@ -312,7 +312,9 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
     };
     let mut out = std::io::stdout();
     if let Ok(line) = serde_json::to_string(&welcome)
-        && writeln!(out, "{line}").and_then(|()| out.flush()).is_err()
+        && writeln!(out, "{}", crate::sanitize::json(&line))
+            .and_then(|()| out.flush())
+            .is_err()
     {
         return Exit::OK;
     }
@@ -345,7 +347,8 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
                         let refused = ServerMsg::Refused { id: None, why };
                         if let Ok(line) = serde_json::to_string(&refused) {
                             let mut out = std::io::stdout().lock();
-                            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+                            let _ = writeln!(out, "{}", crate::sanitize::json(&line))
+                                .and_then(|()| out.flush());
                         }
                     }
                 }
@@ -380,7 +383,10 @@ async fn attach_json(found: &Found, hello: Hello) -> Exit {
         let Ok(line) = serde_json::to_string(&msg) else {
             continue;
         };
-        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+        if writeln!(out, "{}", crate::sanitize::json(&line))
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             // Whoever read us is gone; the run is not ours to stop.
             return Exit::OK;
         }
@@ -443,7 +449,7 @@ pub async fn sessions(args: SessionsArgs) -> Exit {
                 "status": status.as_ref().ok(),
                 "error": status.as_ref().err(),
             });
-            say(&value.to_string());
+            say(&crate::sanitize::json(&value.to_string()));
             continue;
         }
         let clean = crate::sanitize::line;

@@ -367,7 +367,7 @@ fn toolbox(dir: &std::path::Path, json: bool) -> Exit {
     };
     if json {
         match serde_json::to_string_pretty(&found) {
-            Ok(out) => say!("{out}"),
+            Ok(out) => say!("{}", faultline::sanitize::json(&out)),
             Err(err) => {
                 say_err!("faultline: cannot encode the toolbox: {err}");
                 return Exit::FAILED;
@@ -513,7 +513,7 @@ fn lint(path: &std::path::Path, json: bool, sut: Option<&std::path::Path>) -> Ex
             None => serde_json::Value::Null,
         };
         match serde_json::to_string_pretty(&value) {
-            Ok(out) => say!("{out}"),
+            Ok(out) => say!("{}", faultline::sanitize::json(&out)),
             Err(err) => {
                 say_err!("faultline: cannot encode lint result: {err}");
                 return Exit::FAILED;

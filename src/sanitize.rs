@@ -52,6 +52,32 @@ pub fn line(text: &str) -> String {
     out
 }
 
+/// JSON text made safe to print whole: every character [`line`] would remove and
+/// serde_json writes raw (C1 controls such as the 8-bit CSI and OSC, DEL, the
+/// marks that reorder or hide text) written as its `\uXXXX` escape instead. Such
+/// characters can only stand inside a JSON string (everything outside one is
+/// ASCII), so the text means the same value, and the terminal writer finds
+/// nothing to cut: cutting from a C1 introducer on dropped the JSON after it.
+pub fn json(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| ('\u{7f}'..='\u{9f}').contains(&c) || reorders(c);
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The invisible marks that change the order or the lines of the text around them,
 /// and the other invisible format characters (Unicode category Cf: zero-width
 /// spaces and joiners, word joiners, invisible operators, the byte order mark, tag
@@ -120,6 +146,34 @@ pub fn clip(text: &str, chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// JSON made safe means the same value, and the terminal writer's cleaning
+        /// leaves it whole: C1 controls, DEL, bidi and other format characters
+        /// (a tag character needs a surrogate pair) among any text.
+        #[test]
+        fn json_made_safe_reads_back_the_same_and_survives_cleaning(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("\u{9b}31m".to_string()),
+                    proptest::strategy::Just("\u{9d}0;title\u{7}".to_string()),
+                    proptest::strategy::Just("\u{7f}\u{85}\u{202e}\u{200b}\u{e0041}".to_string()),
+                    proptest::strategy::Just("\u{1b}[2J\n\"\\".to_string()),
+                    "\\PC{0,6}",
+                ],
+                0..8,
+            ),
+        ) {
+            let text: String = parts.concat();
+            let value = serde_json::json!({ "ops": [text], "file": text, "n": 1 });
+            for printed in [value.to_string(), serde_json::to_string_pretty(&value).expect("json")] {
+                let safe = json(&printed);
+                proptest::prop_assert_eq!(line(&safe), safe.lines().collect::<Vec<_>>().join(""));
+                let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+                proptest::prop_assert_eq!(&back, &value);
+            }
+        }
+    }
 
     /// Zero-width and other invisible format characters are dropped: `ad\u{200b}min`
     /// must not pass for `admin` on screen while being another text.

@@ -103,7 +103,11 @@ pub fn run(args: &CheckArgs) -> Exit {
         Ok(report) => {
             let mut out = crate::term_out::Clean::new(std::io::stdout().lock());
             let written = if args.json {
-                writeln!(out, "{}", to_json(&report))
+                writeln!(
+                    out,
+                    "{}",
+                    crate::sanitize::json(&to_json(&report).to_string())
+                )
             } else {
                 print_text(&mut out, &report)
             };
@@ -978,7 +982,11 @@ impl Printer {
         let written = if self.gone {
             Ok(())
         } else if self.json {
-            writeln!(self.out, "{}", row_json(&row))
+            writeln!(
+                self.out,
+                "{}",
+                crate::sanitize::json(&row_json(&row).to_string())
+            )
         } else {
             match &row.report {
                 Ok(report) if row.verdict != Verdict::Valid => writeln!(self.out, "{}", row.shown)

@@ -1199,6 +1199,62 @@ mod tests {
         Ok(true)
     }
 
+    /// A field given twice (either value first, `timeout` with its alias too) is
+    /// never the scanner's: it writes each field once, in place, into a default
+    /// record, and the per-line reader decides what a repeat means.
+    #[test]
+    fn a_repeated_field_is_never_the_scanner_s() {
+        let base = [
+            ("op_id", r#""1""#),
+            ("process", "0"),
+            ("invoke_ts", "0"),
+            ("complete_ts", "5"),
+            ("op_type", r#""write""#),
+            ("key", r#""k""#),
+            ("input", "1"),
+            ("output", "null"),
+            ("error", "null"),
+            ("timeout", "false"),
+            ("node", r#""n1""#),
+            ("fault_epoch", "null"),
+        ];
+        let record = |fields: &[(&str, &str)]| {
+            let members: Vec<String> = fields
+                .iter()
+                .map(|(n, v)| format!(r#""{n}":{v}"#))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        };
+        let mut once = Fast::default();
+        assert!(
+            scan(&record(&base), &mut once, None).is_some(),
+            "the plain record"
+        );
+        let others = ["null", r#""x""#, "7", "true"];
+        for (name, value) in base {
+            for other in others.iter().filter(|o| **o != value) {
+                for (first, second) in [(value, *other), (*other, value)] {
+                    let mut fields = vec![(name, first)];
+                    fields.extend(
+                        base.iter()
+                            .map(|&(n, v)| (n, if n == name { second } else { v })),
+                    );
+                    let line = record(&fields);
+                    assert!(scan(&line, &mut Fast::default(), None).is_none(), "{line}");
+                }
+            }
+        }
+        for marker in ["true", "false", "null"] {
+            let mut fields = base.to_vec();
+            fields.push(("timeout_marker", marker));
+            let line = record(&fields);
+            assert!(scan(&line, &mut Fast::default(), None).is_none(), "{line}");
+            fields.rotate_right(1);
+            let line = record(&fields);
+            assert!(scan(&line, &mut Fast::default(), None).is_none(), "{line}");
+        }
+    }
+
     /// Field names besides the default ones: the alias, others, one with an escape.
     const OTHER_NAMES: &[&str] = &[
         "timeout_marker",

@@ -194,6 +194,60 @@ fn a_dump_the_checker_cannot_read_exits_66_naming_its_file() {
     );
 }
 
+/// 8-bit controls (the C1 CSI and OSC) in a history and in a file name come out of
+/// `--json` escaped: the lines still parse, with the texts as written, and no raw
+/// C1 character reaches the terminal (the cleaning cut the JSON at them before).
+#[test]
+fn c1_controls_in_a_history_and_its_name_leave_json_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = dir.path().join("bad\u{9d}0;x.jsonl");
+    let op = |id: &str, key: &str| {
+        serde_json::json!({"op_id": id, "process": 0, "invoke_ts": 0, "complete_ts": 5,
+            "op_type": "write", "key": key, "input": 1, "output": null, "error": null,
+            "timeout": false, "node": "n1", "fault_epoch": null})
+        .to_string()
+    };
+    std::fs::write(&history, op("\u{9d}", "x\u{9b}") + "\n").expect("history");
+    let dump = dir.path().join("final.json");
+    std::fs::write(&dump, "{}").expect("dump");
+    let one = check(&[
+        "--checker",
+        "no-lost-ack",
+        "--json",
+        "--final-state",
+        dump.to_str().expect("utf-8"),
+        history.to_str().expect("utf-8"),
+    ]);
+    let many = check(&[
+        "--checker",
+        "monotonic-reads",
+        "--json",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    for out in [&one, &many] {
+        let text = String::from_utf8(out.stdout.clone()).expect("utf-8");
+        assert!(
+            !text.chars().any(|c| ('\u{80}'..='\u{9f}').contains(&c)),
+            "{text:?}"
+        );
+    }
+    assert_eq!(one.status.code(), Some(1));
+    let report = json(&one);
+    assert_eq!(report["valid"], false, "{report}");
+    assert_eq!(report["anomalies"][0]["ops"][0], "\u{9d}", "{report}");
+    let why = report["anomalies"][0]["why"].as_str().expect("why");
+    assert!(why.contains("x\u{9b}"), "{why:?}");
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&many.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    let files: Vec<&str> = rows.iter().filter_map(|r| r["file"].as_str()).collect();
+    assert!(
+        files.iter().any(|f| f.ends_with("bad\u{9d}0;x.jsonl")),
+        "{files:?}"
+    );
+}
+
 #[test]
 fn help_lists_every_checker() {
     let out = check(&["--help"]);
