@@ -14,13 +14,22 @@ use std::time::{Duration, Instant};
 /// are being dropped.
 const SETTLING: &str = "ready in a moment";
 
-/// Waits for `text` (a question's title), then until its answer box takes keys.
+/// How long a question drops keys after it is shown (the app's `GRACE`), with a
+/// margin.
+const GRACE_PASSED: Duration = Duration::from_millis(700);
+
+/// Waits for `text` (a question's title), then until its answer box takes keys:
+/// the box says so, and the grace has passed on the clock since the title showed. A
+/// frame reaches the terminal in pieces, and a capture between them (seen once on a
+/// loaded CI machine) had the new title over the last question's box, which never
+/// said "ready in a moment": the keys sent then were dropped.
 fn ready(tmux: &tmux::Tmux, text: &str, within: Duration) -> String {
     tmux.wait_for(text, within);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let shown = Instant::now();
+    let deadline = shown + Duration::from_secs(10);
     loop {
         let screen = tmux.screen();
-        if !screen.contains(SETTLING) {
+        if !screen.contains(SETTLING) && shown.elapsed() >= GRACE_PASSED {
             return screen;
         }
         assert!(Instant::now() < deadline, "never ready:\n{screen}");
