@@ -326,6 +326,15 @@ pub fn op_from_map(
     let error = match r.get("error") {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
+        // `false` would read as an error and make every op failed: a recorder that
+        // writes it for "no error" hides its lost writes; `true` names no error.
+        Some(Value::Bool(_)) => {
+            return Err(r.err(
+                "error",
+                "expected null (the op did not fail) or the error (a string, or any JSON \
+                 value but a boolean, kept as its text); a boolean would read as an error",
+            ));
+        }
         Some(other) => Some(other.to_string()),
     };
     let complete_ts = r.opt_u64("complete_ts")?;

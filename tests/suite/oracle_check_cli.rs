@@ -129,6 +129,44 @@ fn unreadable_and_torn_inputs_exit_66_with_the_line() {
     );
 }
 
+/// `"error": false` is refused, naming the line and the field: read as an error it
+/// made the op failed, and a history of such writes passed no-lost-ack with nothing
+/// acknowledged to lose.
+#[test]
+fn a_boolean_error_is_refused_not_read_as_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dump = dir.path().join("final.json");
+    std::fs::write(&dump, "{}").expect("dump");
+    for error in ["false", "true"] {
+        let history = dir.path().join("h.jsonl");
+        std::fs::write(
+            &history,
+            format!(
+                "{}\n",
+                serde_json::json!({"op_id": "1", "process": 0, "invoke_ts": 0,
+                    "complete_ts": 5, "op_type": "write", "key": "k", "input": 1,
+                    "output": null, "error": serde_json::from_str::<serde_json::Value>(error)
+                        .expect("bool"),
+                    "timeout": false, "node": "n1", "fault_epoch": null})
+            ),
+        )
+        .expect("history");
+        let out = check(&[
+            "--checker",
+            "no-lost-ack",
+            "--final-state",
+            dump.to_str().expect("utf-8"),
+            history.to_str().expect("utf-8"),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(66), "{error}: {stderr}");
+        assert!(
+            stderr.contains("h.jsonl:1") && stderr.contains("error") && stderr.contains("boolean"),
+            "{error}: {stderr}"
+        );
+    }
+}
+
 /// A final-state dump the checker cannot read is the input's fault: exit 66, the
 /// dump's file named; a checker asked for without its dump stays a usage error.
 #[test]
