@@ -163,7 +163,7 @@ fn read_history_at(
     path: &Path,
     file: std::fs::File,
 ) -> Result<HistoryRead, String> {
-    let shown = crate::sanitize::line(&path.display().to_string());
+    let shown = shown(path);
     let limit = crate::untrusted::READ_LIMIT;
     if file.metadata().is_ok_and(|m| m.len() > limit) {
         return Err(format!(
@@ -233,7 +233,7 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
     let history = match history {
         Some(path) => {
             let format = format_of(args, path)?;
-            let shown = crate::sanitize::line(&path.display().to_string());
+            let shown = shown(path);
             let open = || {
                 std::fs::File::open(path).map_err(|e| (Exit::UNREADABLE, format!("{shown}: {e}")))
             };
@@ -255,18 +255,9 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
     // checked here; any other checker gets it parsed once into a tree. Either way a
     // dump that is not JSON is refused before any checking, naming its file.
     let dump_text = args.final_state.as_deref().map(read).transpose()?;
-    let shown_dump = || {
-        args.final_state
-            .as_deref()
-            .map(|p| crate::sanitize::line(&p.display().to_string()))
-            .unwrap_or_default()
-    };
-    let invalid_dump = |e: serde_json::Error| {
-        (
-            Exit::UNREADABLE,
-            format!("{}: invalid JSON: {e}", shown_dump()),
-        )
-    };
+    let dump_shown = args.final_state.as_deref().map(shown).unwrap_or_default();
+    let invalid_dump =
+        |e: serde_json::Error| (Exit::UNREADABLE, format!("{dump_shown}: invalid JSON: {e}"));
     let folded = matches!(history, Some(HistoryRead::Folded(..)));
     let dump_tree: Option<Value> = match &dump_text {
         Some(text) if folded => {
@@ -294,7 +285,7 @@ fn check(args: &CheckArgs, history: Option<&Path>) -> Result<CheckerReport, (Exi
                     .map_err(|refusal| match refusal {
                         Refusal::Usage(m) => usage(m),
                         // The dump's own fault: named, and malformed input's exit.
-                        Refusal::Dump(m) => (Exit::UNREADABLE, format!("{}: {m}", shown_dump())),
+                        Refusal::Dump(m) => (Exit::UNREADABLE, format!("{dump_shown}: {m}")),
                         Refusal::History(m) => (Exit::UNREADABLE, m),
                     })?;
             return Ok(nothing_checked_is_unknown(report));
@@ -335,11 +326,16 @@ fn nothing_checked_is_unknown(mut report: CheckerReport) -> CheckerReport {
     report
 }
 
+/// A path as the operator is shown it: its text, cleaned for the terminal.
+fn shown(path: &Path) -> String {
+    crate::sanitize::line(&path.display().to_string())
+}
+
 /// A history or dump, whole, through its name as given (a symlink named on the
 /// command line is followed; a pipe such as `<(cmd)` is read). At most
 /// [`crate::untrusted::READ_LIMIT`] bytes: a larger file is refused, not cut.
 fn read(path: &Path) -> Result<String, (Exit, String)> {
-    let shown = crate::sanitize::line(&path.display().to_string());
+    let shown = shown(path);
     let file =
         std::fs::File::open(path).map_err(|e| (Exit::UNREADABLE, format!("{shown}: {e}")))?;
     read_text(file, &shown).map_err(|e| (Exit::UNREADABLE, e))
@@ -673,7 +669,7 @@ fn streamed_txn(
     {
         return Some(Ok(mismatch(&args.checker, "", reason)));
     }
-    let shown = crate::sanitize::line(&path.display().to_string());
+    let shown = shown(path);
     let file = match open() {
         Ok(file) => file,
         Err(e) => return Some(Err(e)),

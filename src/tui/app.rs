@@ -24,7 +24,7 @@ const PANE_REFRESH: Duration = Duration::from_millis(250);
 /// 250 ms (plus a keystroke already on its way, and an SSH link's delay), so keys
 /// meant for the screen beneath land inside it; reading even a one-line question
 /// takes longer, so nobody answering it on purpose is held up.
-const GRACE: Duration = Duration::from_millis(500);
+pub const GRACE: Duration = Duration::from_millis(500);
 
 /// The theme for this terminal: `NO_COLOR` and the locale decide colour and symbols.
 pub fn theme(name: &str) -> Result<Theme, super::theme::ThemeError> {

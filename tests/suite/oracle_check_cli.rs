@@ -22,6 +22,30 @@ fn json(out: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// One JSONL record line of every default field (a write acknowledged), with
+/// `changed` fields put over them.
+fn record(changed: serde_json::Value) -> String {
+    let mut record = serde_json::json!({"op_id": "1", "process": 0, "invoke_ts": 0,
+        "complete_ts": 5, "op_type": "write", "key": "k", "input": 1, "output": null,
+        "error": null, "timeout": false, "node": "n1", "fault_epoch": null});
+    if let (Some(fields), Some(changed)) = (record.as_object_mut(), changed.as_object()) {
+        fields.extend(changed.clone());
+    }
+    format!("{record}\n")
+}
+
+/// `faultline check --checker CHECKER [more] --final-state DUMP HISTORY`.
+fn check_with_dump(checker: &str, more: &[&str], dump: &Path, history: &Path) -> Output {
+    let mut args = vec!["--checker", checker];
+    args.extend_from_slice(more);
+    args.extend([
+        "--final-state",
+        dump.to_str().expect("utf-8"),
+        history.to_str().expect("utf-8"),
+    ]);
+    check(&args)
+}
+
 #[test]
 fn valid_invalid_and_unknown_exit_codes() {
     let ok = fixture("register-ok.edn");
@@ -139,25 +163,9 @@ fn a_boolean_error_is_refused_not_read_as_a_failure() {
     std::fs::write(&dump, "{}").expect("dump");
     for error in ["false", "true"] {
         let history = dir.path().join("h.jsonl");
-        std::fs::write(
-            &history,
-            format!(
-                "{}\n",
-                serde_json::json!({"op_id": "1", "process": 0, "invoke_ts": 0,
-                    "complete_ts": 5, "op_type": "write", "key": "k", "input": 1,
-                    "output": null, "error": serde_json::from_str::<serde_json::Value>(error)
-                        .expect("bool"),
-                    "timeout": false, "node": "n1", "fault_epoch": null})
-            ),
-        )
-        .expect("history");
-        let out = check(&[
-            "--checker",
-            "no-lost-ack",
-            "--final-state",
-            dump.to_str().expect("utf-8"),
-            history.to_str().expect("utf-8"),
-        ]);
+        let error: serde_json::Value = serde_json::from_str(error).expect("a boolean");
+        std::fs::write(&history, record(serde_json::json!({ "error": error }))).expect("history");
+        let out = check_with_dump("no-lost-ack", &[], &dump, &history);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(66), "{error}: {stderr}");
         assert!(
@@ -173,11 +181,9 @@ fn a_boolean_error_is_refused_not_read_as_a_failure() {
 fn a_dump_the_checker_cannot_read_exits_66_naming_its_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let history = dir.path().join("h.jsonl");
-    std::fs::write(
-        &history,
-        r#"{"op_id":"1","process":0,"invoke_ts":0,"complete_ts":5,"op_type":"transfer","key":null,"input":{"idempotency_key":"a"},"output":"ok","error":null,"timeout":false,"node":"n1","fault_epoch":null}"#,
-    )
-    .expect("history");
+    let transfer = serde_json::json!({"op_type": "transfer", "key": null,
+        "input": {"idempotency_key": "a"}, "output": "ok"});
+    std::fs::write(&history, record(transfer)).expect("history");
     let deep = 200;
     let dumps = [
         // Valid JSON, nested past serde_json's limit inside a record.
@@ -209,13 +215,7 @@ fn a_dump_the_checker_cannot_read_exits_66_naming_its_file() {
     for (name, text, says) in dumps {
         let dump = dir.path().join(name);
         std::fs::write(&dump, text).expect("dump");
-        let out = check(&[
-            "--checker",
-            "exactly-once",
-            "--final-state",
-            dump.to_str().expect("utf-8"),
-            history.to_str().expect("utf-8"),
-        ]);
+        let out = check_with_dump("exactly-once", &[], &dump, &history);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(66), "{name}: {stderr}");
         assert!(
@@ -239,23 +239,11 @@ fn a_dump_the_checker_cannot_read_exits_66_naming_its_file() {
 fn c1_controls_in_a_history_and_its_name_leave_json_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
     let history = dir.path().join("bad\u{9d}0;x.jsonl");
-    let op = |id: &str, key: &str| {
-        serde_json::json!({"op_id": id, "process": 0, "invoke_ts": 0, "complete_ts": 5,
-            "op_type": "write", "key": key, "input": 1, "output": null, "error": null,
-            "timeout": false, "node": "n1", "fault_epoch": null})
-        .to_string()
-    };
-    std::fs::write(&history, op("\u{9d}", "x\u{9b}") + "\n").expect("history");
+    let c1 = serde_json::json!({"op_id": "\u{9d}", "key": "x\u{9b}"});
+    std::fs::write(&history, record(c1)).expect("history");
     let dump = dir.path().join("final.json");
     std::fs::write(&dump, "{}").expect("dump");
-    let one = check(&[
-        "--checker",
-        "no-lost-ack",
-        "--json",
-        "--final-state",
-        dump.to_str().expect("utf-8"),
-        history.to_str().expect("utf-8"),
-    ]);
+    let one = check_with_dump("no-lost-ack", &["--json"], &dump, &history);
     let many = check(&[
         "--checker",
         "monotonic-reads",

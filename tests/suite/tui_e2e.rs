@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 /// are being dropped.
 const SETTLING: &str = "ready in a moment";
 
-/// How long a question drops keys after it is shown (the app's `GRACE`), with a
-/// margin.
-const GRACE_PASSED: Duration = Duration::from_millis(700);
+/// How long a question drops keys after it is shown, with a margin.
+const GRACE_PASSED: Duration =
+    faultline::tui::app::GRACE.saturating_add(Duration::from_millis(200));
 
 /// Waits for `text` (a question's title), then until its answer box takes keys:
 /// the box says so, and the grace has passed on the clock since the title showed. A
